@@ -1,0 +1,78 @@
+/// What changed between two documents, field by field: the audit trail of a revision.
+public struct DocumentDiff: Hashable, Sendable {
+    /// One changed value.
+    public struct Change: Hashable, Sendable {
+        public enum Kind: String, Hashable, Sendable {
+            case added, removed, changed
+        }
+
+        /// The feature concerned; `nil` for the document's own keys and the features' order.
+        public var feature: String?
+        /// The key that changed; `nil` when the whole feature was added or removed.
+        public var field: String?
+        public var kind: Kind
+        public var before: JSONValue?
+        public var after: JSONValue?
+    }
+
+    public private(set) var changes: [Change] = []
+
+    /// Compares `old` with `new`, features matched by name.
+    public init(from old: FeaturesDocument, to new: FeaturesDocument) {
+        let oldByName = Dictionary(old.features.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let newNames = Set(new.features.map(\.name))
+        for feature in new.features {
+            guard let previous = oldByName[feature.name] else {
+                changes.append(Change(feature: feature.name, field: nil, kind: .added, before: nil, after: .object(feature.jsonObject)))
+                continue
+            }
+            if previous != feature {
+                changes += Self.fieldChanges(from: previous.jsonObject, to: feature.jsonObject, feature: feature.name)
+            }
+        }
+        for feature in old.features where !newNames.contains(feature.name) {
+            changes.append(Change(feature: feature.name, field: nil, kind: .removed, before: .object(feature.jsonObject), after: nil))
+        }
+        let oldOrder = old.features.map(\.name).filter(newNames.contains)
+        let newOrder = new.features.map(\.name).filter { oldByName[$0] != nil }
+        if oldOrder != newOrder {
+            changes.append(Change(
+                feature: nil, field: "features", kind: .changed,
+                before: .array(oldOrder.map(JSONValue.string)), after: .array(newOrder.map(JSONValue.string))))
+        }
+        changes += Self.fieldChanges(from: old.extras, to: new.extras, feature: nil)
+    }
+
+    /// The names of features added, in the new document's order.
+    public var addedFeatures: [String] { names(of: .added) }
+    /// The names of features removed, in the old document's order.
+    public var removedFeatures: [String] { names(of: .removed) }
+    /// The names of features with at least one changed field, without repeats.
+    public var changedFeatures: [String] {
+        var seen: Set<String> = []
+        return changes.compactMap { change in
+            guard change.field != nil, let name = change.feature, seen.insert(name).inserted else { return nil }
+            return name
+        }
+    }
+
+    public var isEmpty: Bool { changes.isEmpty }
+
+    private func names(of kind: Change.Kind) -> [String] {
+        changes.filter { $0.field == nil && $0.kind == kind }.compactMap(\.feature)
+    }
+
+    private static func fieldChanges(from old: JSONObject, to new: JSONObject, feature: String?) -> [Change] {
+        var result: [Change] = []
+        for member in new.members {
+            let before = old[member.key]
+            if before != member.value {
+                result.append(Change(feature: feature, field: member.key, kind: before == nil ? .added : .changed, before: before, after: member.value))
+            }
+        }
+        for member in old.members where new[member.key] == nil {
+            result.append(Change(feature: feature, field: member.key, kind: .removed, before: member.value, after: nil))
+        }
+        return result
+    }
+}

@@ -1,0 +1,71 @@
+/// The ranges of points each variation owns, as the client assigns them (FORMAT.md §5).
+///
+/// Variation *i* owns `[Σ_{j<i} bias_j, Σ_{j≤i} bias_j)`, cut at 100: with biases that
+/// sum over 100, later variations shrink or become unreachable.
+public struct VariationRanges: Hashable, Sendable {
+    /// One variation's slice of [0, 100].
+    public struct Range: Hashable, Sendable {
+        public var name: String
+        public var lower: Double
+        public var upper: Double
+
+        /// The share of users in this range, in percent.
+        public var width: Double { upper - lower }
+    }
+
+    public var ranges: [Range]
+
+    /// The ranges of `names` with `biases` (already effective: clamped, one per name).
+    public init(names: [String], biases: [Double]) {
+        var lower = 0.0
+        ranges = zip(names, biases).map { name, bias in
+            let upper = lower + bias
+            defer { lower = upper }
+            return Range(name: name, lower: min(lower, 100), upper: min(upper, 100))
+        }
+    }
+
+    /// The ranges a feature's users fall into.
+    public init(of feature: Feature) {
+        self.init(names: feature.effectiveVariations, biases: feature.effectiveBiases)
+    }
+
+    /// The share of users, in percent, that moves from each variation to each other one
+    /// when the ranges change to `next`. Variations are matched by name, case-insensitively,
+    /// as the app compares them; pairs with no users are left out.
+    public func transitions(to next: VariationRanges) -> [Transition] {
+        var result: [Transition] = []
+        for old in ranges where old.width > 0 {
+            for new in next.ranges where new.width > 0 && old.name.lowercased() != new.name.lowercased() {
+                let overlap = min(old.upper, new.upper) - max(old.lower, new.lower)
+                if overlap > 0 { result.append(Transition(from: old.name, to: new.name, share: overlap)) }
+            }
+        }
+        return result
+    }
+
+    /// The share of users, in percent, that changes group when the ranges change to `next`.
+    public func movingShare(to next: VariationRanges) -> Double {
+        transitions(to: next).reduce(0) { $0 + $1.share }
+    }
+
+    /// The least share that must change group to reach `next`'s sizes: what only the shrinking
+    /// groups lose. Growing the first or the last group achieves it; re-ordering does not.
+    public func minimalMovingShare(to next: VariationRanges) -> Double {
+        let before = shares
+        let after = next.shares
+        return before.reduce(0) { total, entry in total + max(0, entry.value - (after[entry.key] ?? 0)) }
+    }
+
+    /// Users per variation name (lowercased, as the app compares names).
+    private var shares: [String: Double] {
+        ranges.reduce(into: [:]) { $0[$1.name.lowercased(), default: 0] += $1.width }
+    }
+}
+
+/// A share of users, in percent, that moves from one variation to another.
+public struct Transition: Hashable, Sendable {
+    public var from: String
+    public var to: String
+    public var share: Double
+}

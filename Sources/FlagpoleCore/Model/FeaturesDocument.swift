@@ -1,0 +1,29 @@
+/// A whole features.json: the features in file order and the other top-level keys.
+public struct FeaturesDocument: Hashable, Sendable {
+    public var features: [Feature]
+    /// Top-level keys other than `features`, in their order; apps often embed `features`
+    /// in a bigger config file and the client ignores the rest.
+    public var extras: JSONObject
+    /// Where `features` sits among the top-level keys, so exports keep the author's order.
+    public var featuresPosition: Int
+
+    /// Creates a document; `featuresPosition` is clamped to the extras' bounds.
+    public init(features: [Feature], extras: JSONObject = JSONObject(), featuresPosition: Int = 0) {
+        self.features = features
+        self.extras = extras
+        self.featuresPosition = min(max(featuresPosition, 0), extras.members.count)
+    }
+
+    /// The feature named `name` (exact, case-sensitive, as the client looks features up).
+    public func feature(named name: String) -> Feature? {
+        features.first { $0.name == name }
+    }
+
+    /// The document as a JSON object: always `{"features": [...]}` plus the extras in place.
+    public var jsonValue: JSONValue {
+        var members = extras.members
+        let features = JSONValue.array(features.map { .object($0.jsonObject) })
+        members.insert(JSONObject.Member(key: "features", value: features), at: featuresPosition)
+        return .object(JSONObject(members))
+    }
+}

@@ -1,0 +1,111 @@
+/// Reads a features.json file as the client does and reports, with positions, everything
+/// the client would reject (errors) or silently change (warnings) — all of it, not only
+/// the first problem.
+public enum DocumentDecoder {
+    /// Decodes `bytes` (UTF-8, an optional byte-order mark) into a document and diagnostics.
+    public static func decode(_ bytes: [UInt8]) -> DecodedDocument {
+        var pending = PendingDiagnostics()
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            pending.add(.notStrictJSON, feature: nil, at: .root, offset: error.offset, error.message, fix: error.fix)
+            return DecodedDocument(document: nil, diagnostics: pending.located(in: bytes), sources: [], bytes: bytes, featuresPointer: .root)
+        }
+        guard let shape = DocumentShape(root, pending: &pending) else {
+            return DecodedDocument(document: nil, diagnostics: pending.located(in: bytes), sources: [], bytes: bytes, featuresPointer: .root)
+        }
+
+        var features: [Feature] = []
+        var sources: [DecodedDocument.FeatureSource] = []
+        var firstOffsetByName: [String: Int] = [:]
+        let locator = LazyLocator(bytes: bytes)
+        for (index, node) in shape.featureNodes.enumerated() {
+            let pointer = shape.featuresPointer.appending(index)
+            guard let feature = FeatureDecoder.decode(node, at: pointer, pending: &pending) else { continue }
+            if let firstOffset = firstOffsetByName[feature.name] {
+                pending.add(
+                    .duplicateName, feature: feature.name, at: pointer, offset: node.offset,
+                    "a feature named \"\(feature.name)\" already appears at \(locator.location(of: firstOffset)); the app sees only the first, so the store keeps the first and drops this one",
+                    fix: "rename this feature or delete one of the two")
+                continue
+            }
+            firstOffsetByName[feature.name] = node.offset
+            FeatureLint.check(feature, node: node, at: pointer, pending: &pending)
+            features.append(feature)
+            sources.append(DecodedDocument.FeatureSource(pointer: pointer, node: node))
+        }
+
+        let document = pending.hasErrors
+            ? nil
+            : FeaturesDocument(features: features, extras: shape.extras, featuresPosition: shape.featuresPosition)
+        return DecodedDocument(document: document, diagnostics: pending.located(in: bytes), sources: sources, bytes: bytes, featuresPointer: shape.featuresPointer)
+    }
+}
+
+/// Builds the line table on first use only: duplicate names are rare.
+private final class LazyLocator {
+    private let bytes: [UInt8]
+    private lazy var locator = SourceLocator(bytes)
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    func location(of offset: Int) -> SourceLocation {
+        locator.location(of: offset)
+    }
+}
+
+/// The top level of a file: where the features array is and what surrounds it (FORMAT.md §1).
+private struct DocumentShape {
+    var featureNodes: [JSONNode]
+    var featuresPointer: JSONPointer
+    var extras = JSONObject()
+    var featuresPosition = 0
+
+    init?(_ root: JSONNode, pending: inout PendingDiagnostics) {
+        switch root.content {
+        case .array(let elements):
+            // The shape of the client's own cache: accepted as is.
+            featureNodes = elements
+            featuresPointer = .root
+        case .object(let members):
+            guard let position = members.firstIndex(where: { $0.key == "features" }) else {
+                pending.add(
+                    .notAFeaturesDocument, feature: nil, at: .root, offset: root.offset,
+                    "the top-level object has no \"features\" key; the app rejects the file",
+                    fix: "put the features in an array under \"features\": {\"features\": [...]}")
+                return nil
+            }
+            let features = members[position].node
+            featuresPointer = JSONPointer.root.appending("features")
+            featuresPosition = position
+            extras = JSONObject(members.enumerated().filter { $0.offset != position }.map {
+                JSONObject.Member(key: $0.element.key, value: $0.element.node.value)
+            })
+            switch features.content {
+            case .array(let elements):
+                featureNodes = elements
+            case .object:
+                pending.add(
+                    .featuresNotAnArray, feature: nil, at: featuresPointer, offset: features.offset,
+                    "\"features\" is an object, not an array; the app rejects the file",
+                    fix: "make \"features\" an array of feature objects: \"features\": [{\"name\": ...}]")
+                return nil
+            default:
+                pending.add(
+                    .featuresNotAnArray, feature: nil, at: featuresPointer, offset: features.offset,
+                    "\"features\" is \(features.value.summary), not an array; the app crashes on this file",
+                    fix: "make \"features\" an array of feature objects, or [] for none")
+                return nil
+            }
+        default:
+            pending.add(
+                .notAFeaturesDocument, feature: nil, at: .root, offset: root.offset,
+                "the file is \(root.value.summary), not an object with \"features\" or an array; the app rejects it",
+                fix: "write {\"features\": [...]}")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// An RFC 6901 JSON pointer such as `/features/3/test-biases/1`.
+public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
+    public private(set) var description: String
+
+    /// The pointer to the whole document.
+    public static let root = JSONPointer(description: "")
+
+    /// The pointer to member `key` of the value this points at.
+    public func appending(_ key: String) -> JSONPointer {
+        let escaped = key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        return JSONPointer(description: description + "/" + escaped)
+    }
+
+    /// The pointer to element `index` of the array this points at.
+    public func appending(_ index: Int) -> JSONPointer {
+        JSONPointer(description: description + "/" + String(index))
+    }
+}
