@@ -1,0 +1,16 @@
+/// The schema migrations, oldest first.
+///
+/// Each is a numbered SQL file of this folder, embedded in the binary by Package.swift so the
+/// schema never depends on the working directory. To change the schema, add the next
+/// numbered file, list it in Package.swift's resources and here; never edit a shipped one.
+public enum SchemaMigrations {
+    /// One migration: its identifier (the file name without `.sql`) and its SQL.
+    public struct Migration: Sendable {
+        public let identifier: String
+        public let sql: String
+    }
+
+    public static let all: [Migration] = [
+        Migration(identifier: "0001_initial", sql: String(decoding: PackageResources._001_initial_sql, as: UTF8.self)),
+    ]
+}

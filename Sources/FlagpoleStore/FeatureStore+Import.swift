@@ -1,0 +1,112 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+extension FeatureStore {
+    /// Replaces an environment's document with a file, as one transaction.
+    ///
+    /// The file is read as the client reads it; any error refuses it and nothing is written.
+    /// Features are matched by name: an existing feature keeps its salt, a feature absent from
+    /// the file is archived (and gets its salt back if it returns), and a file that renders to
+    /// the current revision's bytes creates no revision. Otherwise the import creates exactly
+    /// one revision with its audit rows.
+    ///
+    /// - throws: `StoreError.importRefused` (errors, or warnings with `isStrict`),
+    ///   `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    public func importDocument(_ bytes: [UInt8], into path: EnvironmentPath, options: ImportOptions) async throws -> ImportOutcome {
+        // Parsing and rendering need no database: keep them out of the write lock.
+        let decoded = DocumentDecoder.decode(bytes)
+        guard decoded.isValid, decoded.document != nil else {
+            throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
+        }
+        let rendered = decoded.document!.rendered()
+        if options.isDryRun {
+            return try await read { db in
+                try ImportPlan(db, path: path, decoded: decoded, rendered: rendered, options: options).outcome
+            }
+        }
+        return try await write { db in
+            try ImportPlan(db, path: path, decoded: decoded, rendered: rendered, options: options).apply(db)
+        }
+    }
+}
+
+/// The comparison of a valid file with an environment's current state, and how to apply it.
+private struct ImportPlan {
+    let scope: EnvironmentScope
+    let document: FeaturesDocument
+    let rendered: [UInt8]
+    let options: ImportOptions
+    let stored: [String: StoredFeature]
+    let current: FeaturesDocument
+    let latest: RevisionRecord?
+    let diff: DocumentDiff
+    let warnings: [Diagnostic]
+
+    init(_ db: Database, path: EnvironmentPath, decoded: DecodedDocument, rendered: [UInt8], options: ImportOptions) throws {
+        scope = try db.scope(of: path)
+        document = decoded.document!
+        self.rendered = rendered
+        self.options = options
+        let storedFeatures = try db.storedFeatures(in: scope)
+        stored = Dictionary(storedFeatures.map { ($0.feature.name, $0) }, uniquingKeysWith: { first, _ in first })
+        current = try db.currentDocument(in: scope, features: storedFeatures)
+        latest = try db.revisionRecord(nil, in: scope)
+        diff = DocumentDiff(from: current, to: document)
+        warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current)
+        if options.isStrict && !warnings.isEmpty {
+            throw StoreError.importRefused(path, diagnostics: warnings, isStrict: true)
+        }
+    }
+
+    var isUnchanged: Bool {
+        latest.map { Array($0.document) == rendered } ?? false
+    }
+
+    var outcome: ImportOutcome {
+        let next = (latest?.number ?? 0) + 1
+        let status: ImportOutcome.Status = if isUnchanged {
+            .unchanged(revision: latest!.number)
+        } else if options.isDryRun {
+            .planned(revision: next)
+        } else {
+            .applied(revision: next)
+        }
+        let added = diff.addedFeatures
+        return ImportOutcome(
+            path: scope.path, status: status,
+            added: isUnchanged ? [] : added,
+            returned: isUnchanged ? [] : added.filter { stored[$0] != nil },
+            changed: isUnchanged ? [] : diff.changedFeatures,
+            archived: isUnchanged ? [] : diff.removedFeatures,
+            unchangedCount: isUnchanged ? document.features.count : document.features.count - added.count - diff.changedFeatures.count,
+            warnings: warnings)
+    }
+
+    func apply(_ db: Database) throws -> ImportOutcome {
+        guard !isUnchanged else { return outcome }
+        let writer = DocumentWriter(db: db, scope: scope, now: Date())
+        _ = try writer.insertRevision(
+            number: (latest?.number ?? 0) + 1, kind: .import, actor: options.actor, message: options.message,
+            document: rendered, changes: diff.changes)
+        for (position, feature) in document.features.enumerated() {
+            guard let existing = stored[feature.name] else {
+                _ = try writer.insert(feature, at: position)
+                continue
+            }
+            if existing.isArchived || existing.feature != feature {
+                try writer.update(existing, to: feature, at: position)
+            } else if existing.position != position {
+                try writer.move(existing, to: position)
+            }
+        }
+        let names = Set(document.features.map(\.name))
+        for existing in stored.values where !existing.isArchived && !names.contains(existing.feature.name) {
+            try writer.archive(existing)
+        }
+        if current.extras != document.extras || current.featuresPosition != document.featuresPosition {
+            try writer.replaceExtras(of: document)
+        }
+        return outcome
+    }
+}

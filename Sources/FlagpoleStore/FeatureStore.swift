@@ -1,0 +1,119 @@
+import FlagpoleCore
+import FlagpoleMigrations
+import Foundation
+import GRDB
+
+/// The repository of tenants, environments, features and their history, on SQLite.
+///
+/// Every public method is one read or one write transaction, so a failed operation writes
+/// nothing and readers never see half of a change. SQL stays inside this module: callers
+/// speak of imports, exports and revisions, never of rows.
+public struct FeatureStore: Sendable {
+    let writer: any DatabaseWriter
+
+    /// Opens a store on `writer`, refusing a database migrated by a newer version and
+    /// applying the migrations it lacks.
+    ///
+    /// - throws: `StoreError.databaseTooNew`, `StoreError.storage`.
+    init(_ writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Self.translatingErrors {
+            let migrator = Self.migrator
+            let isSuperseded = try writer.read { try migrator.hasBeenSuperseded($0) }
+            if isSuperseded {
+                let known = Set(migrator.migrations)
+                let applied = try writer.read { try migrator.appliedMigrations($0) }
+                throw StoreError.databaseTooNew(unknownMigrations: applied.filter { !known.contains($0) })
+            }
+            try migrator.migrate(writer)
+        }
+    }
+
+    /// Opens (creating and migrating if needed) the SQLite file at `path`, in WAL mode so the
+    /// server keeps reading while the command line writes.
+    ///
+    /// - throws: `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
+    public static func open(atPath path: String) throws -> FeatureStore {
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+        }
+        return try FeatureStore(pool)
+    }
+
+    /// A store in memory, for tests and dry runs of whole workflows.
+    public static func inMemory() throws -> FeatureStore {
+        try FeatureStore(DatabaseQueue(configuration: configuration))
+    }
+
+    /// Which migrations the file at `path` has, without migrating it.
+    ///
+    /// - throws: `StoreError.cannotOpen`.
+    public static func migrationStatus(atPath path: String) throws -> MigrationStatus {
+        var readOnly = configuration
+        readOnly.readonly = true
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: readOnly)
+            let migrator = Self.migrator
+            let applied = try queue.read { db in
+                try db.tableExists("grdb_migrations") ? try migrator.appliedMigrations(db) : []
+            }
+            let known = migrator.migrations
+            return MigrationStatus(
+                applied: applied.filter(known.contains),
+                pending: known.filter { !applied.contains($0) },
+                unknown: applied.filter { !known.contains($0) })
+        } catch let error as DatabaseError {
+            throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    /// Another process (the CLI beside the server) may hold the write lock for a moment.
+    private static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        return configuration
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for migration in SchemaMigrations.all {
+            migrator.registerMigration(migration.identifier) { db in
+                try db.execute(sql: migration.sql)
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Transactions
+
+    /// Runs `work` in one read transaction.
+    func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await Self.translatingErrors { try await writer.read(work) }
+    }
+
+    /// Runs `work` in one write transaction: all of it is written, or none.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await Self.translatingErrors { try await writer.write(work) }
+    }
+
+    /// Keeps SQL out of user-facing errors.
+    static func translatingErrors<T>(_ work: () async throws -> T) async throws -> T {
+        do {
+            return try await work()
+        } catch let error as DatabaseError {
+            throw StoreError.storage(reason: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    static func translatingErrors<T>(_ work: () throws -> T) throws -> T {
+        do {
+            return try work()
+        } catch let error as DatabaseError {
+            throw StoreError.storage(reason: error.message ?? "\(error.resultCode)")
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import FlagpoleCore
+
+/// How to import a file.
+public struct ImportOptions: Hashable, Sendable {
+    /// Plan and report, write nothing.
+    public var isDryRun: Bool
+    /// Refuse on warnings as well as errors.
+    public var isStrict: Bool
+    /// The revision message; a default names the import.
+    public var message: String
+    /// Who imports: recorded on the revision.
+    public var actor: String
+
+    public init(isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String) {
+        self.isDryRun = isDryRun
+        self.isStrict = isStrict
+        self.message = message
+        self.actor = actor
+    }
+}
+
+/// What an import did, or would do on a dry run.
+public struct ImportOutcome: Hashable, Sendable {
+    public enum Status: Hashable, Sendable {
+        /// A new revision was written.
+        case applied(revision: Int)
+        /// The file renders to the current revision's bytes: nothing written.
+        case unchanged(revision: Int)
+        /// A dry run: the revision it would create.
+        case planned(revision: Int)
+    }
+
+    public var path: EnvironmentPath
+    public var status: Status
+    /// Features new to the environment, in file order (including `returned` ones).
+    public var added: [String]
+    /// Features that come back from the archive with their old salt.
+    public var returned: [String]
+    /// Features with at least one changed field.
+    public var changed: [String]
+    /// Features absent from the file, now archived.
+    public var archived: [String]
+    /// Features kept as they were.
+    public var unchangedCount: Int
+    /// The file's warnings and the store's (W250–W252).
+    public var warnings: [Diagnostic]
+}

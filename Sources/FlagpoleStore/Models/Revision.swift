@@ -1,0 +1,37 @@
+import FlagpoleCore
+import Foundation
+
+/// What kind of change made a revision.
+public enum RevisionKind: String, Hashable, Sendable {
+    case `import`, edit, bias, rollout, rollback, restore
+}
+
+/// One revision of an environment, without its document.
+public struct RevisionSummary: Hashable, Sendable {
+    public var number: Int
+    public var kind: RevisionKind
+    public var actor: String
+    public var message: String
+    public var createdAt: Date
+    /// The size of the rendered document, in bytes.
+    public var size: Int
+    /// How many audit rows (changed fields, added or removed features) it has.
+    public var changeCount: Int
+}
+
+/// One revision of an environment with its rendered features.json.
+public struct Revision: Hashable, Sendable {
+    public var path: EnvironmentPath
+    public var number: Int
+    public var createdAt: Date
+    /// The export bytes, in the default 4-space layout.
+    public var document: [UInt8]
+}
+
+/// The current state of an environment.
+public struct EnvironmentSnapshot: Hashable, Sendable {
+    public var path: EnvironmentPath
+    /// The current revision; `nil` until the first import.
+    public var revision: Int?
+    public var document: FeaturesDocument
+}

@@ -1,0 +1,21 @@
+import FlagpoleCore
+import Foundation
+
+/// A customer or an app family, owning environments.
+public struct Tenant: Hashable, Sendable {
+    public var slug: TenantSlug
+    public var name: String
+    public var createdAt: Date
+    /// The tenant's environments, by name.
+    public var environments: [EnvironmentName]
+}
+
+/// One environment of a tenant, with its current revision.
+public struct Environment: Hashable, Sendable {
+    public var path: EnvironmentPath
+    public var createdAt: Date
+    /// The current revision; `nil` until the first import.
+    public var revision: Int?
+    /// How many features the current document holds.
+    public var featureCount: Int
+}

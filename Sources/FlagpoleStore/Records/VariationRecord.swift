@@ -1,0 +1,26 @@
+import GRDB
+
+/// A row of `variations`: element `position` of a feature's test-variations, test-biases
+/// and labels (each `nil` past the end of its array).
+struct VariationRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
+    static let databaseTableName = "variations"
+
+    var id: Int64?
+    var tenantID: Int64
+    var featureID: Int64
+    var position: Int
+    var name: String?
+    var bias: Double?
+    var label: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, position, name, bias, label
+        case tenantID = "tenant_id"
+        case featureID = "feature_id"
+    }
+
+    enum Columns {
+        static let featureID = Column(CodingKeys.featureID)
+        static let position = Column(CodingKeys.position)
+    }
+}

@@ -1,0 +1,40 @@
+import FlagpoleCore
+import GRDB
+
+/// A tenant resolved inside a transaction: queries of its data filter on `id`.
+struct TenantScope: Sendable {
+    let id: Int64
+    let slug: TenantSlug
+}
+
+/// An environment resolved inside a transaction.
+struct EnvironmentScope: Sendable {
+    let tenant: TenantScope
+    let id: Int64
+    let path: EnvironmentPath
+    let featuresPosition: Int
+}
+
+extension Database {
+    /// The tenant named `slug`.
+    ///
+    /// - throws: `StoreError.tenantNotFound`.
+    func scope(of slug: TenantSlug) throws -> TenantScope {
+        guard let record = try TenantRecord.filter(TenantRecord.Columns.slug == slug.rawValue).fetchOne(self),
+              let id = record.id
+        else { throw StoreError.tenantNotFound(slug) }
+        return TenantScope(id: id, slug: slug)
+    }
+
+    /// The environment at `path`.
+    ///
+    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    func scope(of path: EnvironmentPath) throws -> EnvironmentScope {
+        let tenant = try scope(of: path.tenant)
+        let environments = try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(self)
+        guard let record = environments.first(where: { $0.name == path.environment.rawValue }), let id = record.id else {
+            throw StoreError.environmentNotFound(path, existing: environments.map { EnvironmentName(rawValue: $0.name) })
+        }
+        return EnvironmentScope(tenant: tenant, id: id, path: path, featuresPosition: record.featuresPosition)
+    }
+}

@@ -1,0 +1,45 @@
+import FlagpoleCore
+
+/// Why a store operation failed, worded for the person who can fix it.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    case tenantNotFound(TenantSlug)
+    case tenantAlreadyExists(TenantSlug)
+    case environmentNotFound(EnvironmentPath, existing: [EnvironmentName])
+    case environmentAlreadyExists(EnvironmentPath)
+    case noRevision(EnvironmentPath)
+    case revisionNotFound(EnvironmentPath, number: Int, latest: Int?)
+    /// The file has errors, or warnings under `--strict`; nothing was written.
+    case importRefused(EnvironmentPath, diagnostics: [Diagnostic], isStrict: Bool)
+    /// The database was migrated by a newer Flagpole.
+    case databaseTooNew(unknownMigrations: [String])
+    case cannotOpen(path: String, reason: String)
+    /// The database refused an operation for a reason the store did not foresee.
+    case storage(reason: String)
+
+    public var description: String {
+        switch self {
+        case .tenantNotFound(let slug):
+            "There is no tenant \"\(slug)\". Create it with `flagpole tenant create \(slug)`, or list tenants with `flagpole tenant list`."
+        case .tenantAlreadyExists(let slug):
+            "A tenant \"\(slug)\" already exists. Pick another slug, or use the existing tenant."
+        case .environmentNotFound(let path, let existing):
+            "Tenant \"\(path.tenant)\" has no environment \"\(path.environment)\" (it has: \(existing.map(\.rawValue).joined(separator: ", "))). Create it with `flagpole env create \(path.environment) --tenant \(path.tenant)`."
+        case .environmentAlreadyExists(let path):
+            "Tenant \"\(path.tenant)\" already has an environment \"\(path.environment)\"."
+        case .noRevision(let path):
+            "\(path) has no revision yet. Import a file first: `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
+        case .revisionNotFound(let path, let number, let latest):
+            "\(path) has no revision \(number)" + (latest.map { " (revisions run from 1 to \($0))." } ?? " (it has none yet).")
+        case .importRefused(let path, let diagnostics, let isStrict):
+            isStrict && !diagnostics.hasErrors
+                ? "Import into \(path) refused under --strict: \(diagnostics.count) warning(s). Nothing was written."
+                : "Import into \(path) refused: \(diagnostics.errors.count) error(s) the app would reject. Nothing was written."
+        case .databaseTooNew(let unknown):
+            "This database was migrated by a newer version of Flagpole (it has migrations \(unknown.joined(separator: ", ")) that this version does not know). Upgrade Flagpole to open it."
+        case .cannotOpen(let path, let reason):
+            "Cannot open the database at \(path): \(reason). Check the path and its permissions, or choose another with --db."
+        case .storage(let reason):
+            "The database refused the operation: \(reason). Nothing was written."
+        }
+    }
+}
