@@ -54,6 +54,9 @@ let package = Package(
                 "FlagpoleStore",
                 "FlagpoleServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            resources: [
+                .embedInCode("Resources/example-features.json"),
             ]
         ),
 

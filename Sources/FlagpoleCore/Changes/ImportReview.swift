@@ -44,13 +44,10 @@ public enum ImportReview {
         let cause = isReordered ? "the variations were re-ordered" : "a middle group changed"
         return DecodedDocument.Finding(
             featureIndex: index, key: isReordered ? "test-variations" : "test-biases", code: .needlessMoves,
-            message: "\(cause): \(percent(moving)) of users change group where \(percent(minimal)) would suffice",
+            message: "\(cause): \(Percent.format(moving)) of users change group where \(Percent.format(minimal)) would suffice",
             fix: isReordered
                 ? "keep the variations in their previous order"
                 : "change only the first or the last group's bias, or accept the extra moves")
     }
 
-    static func percent(_ share: Double) -> String {
-        JSONWriter.format((share * 100).rounded() / 100) + " %"
-    }
 }

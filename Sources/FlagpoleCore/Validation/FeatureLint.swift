@@ -54,7 +54,7 @@ enum FeatureLint {
                  "use a value between 0 and 100")
         }
         let variations = feature.effectiveVariations
-        let split = "splits users equally (\(JSONWriter.format(100.0 / Double(variations.count))) % each)"
+        let split = "splits users equally (\(Percent.format(100.0 / Double(variations.count))) each)"
         switch feature.biasReading {
         case .absent, .accepted:
             break
@@ -65,16 +65,16 @@ enum FeatureLint {
                  "give exactly one bias per variation, in order")
         case .sumShort(let sum):
             warn(.biasSumShort, "test-biases", nil,
-                 "\"test-biases\" add up to \(JSONWriter.format(sum)), short of 100; the app ignores them and \(split)",
+                 "\"test-biases\" add up to \(Percent.number(sum, digits: 6) == "100" ? JSONWriter.format(sum) : Percent.number(sum, digits: 6)), short of 100; the app ignores them and \(split)",
                  "make the biases add up to exactly 100")
         }
         let total = biases.map(Feature.clampedPercentage).reduce(0, +)
         if case .accepted = feature.biasReading, total > 100 + 1e-9 {
             let shares = zip(variations, feature.effectiveShares)
-                .map { "\"\($0)\" \(JSONWriter.format(($1 * 1e6).rounded() / 1e6)) %" }
+                .map { "\"\($0)\" \(Percent.format($1))" }
                 .joined(separator: ", ")
             warn(.biasSumOver, "test-biases", nil,
-                 "\"test-biases\" add up to \(JSONWriter.format(total)), over 100; the app keeps them as written, so the groups get \(shares)",
+                 "\"test-biases\" add up to \(Percent.number(total, digits: 6)), over 100; the app keeps them as written, so the groups get \(shares)",
                  "make the biases add up to exactly 100")
         }
     }

@@ -1,0 +1,27 @@
+import CompressNIO
+import Crypto
+import FlagpoleStore
+import NIOCore
+
+/// A features.json as it is delivered: its bytes, their SHA-256 and their gzip encoding.
+public struct DeliveryArtifact: Sendable {
+    public let bytes: [UInt8]
+    /// The hex SHA-256 of `bytes`: the strong ETag and the CDN manifest's checksum.
+    public let sha256: String
+
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+        self.sha256 = SHA256.hash(data: bytes).map { byte in
+            let digits = String(byte, radix: 16)
+            return byte < 16 ? "0" + digits : digits
+        }.joined()
+    }
+
+    /// The gzip encoding of `bytes`: deterministic (no timestamp in the header), so an
+    /// unchanged document keeps the same compressed bytes too.
+    public func gzipped() throws -> [UInt8] {
+        var buffer = ByteBuffer(bytes: bytes)
+        let compressed = try buffer.compress(with: .gzip(configuration: .init(compressionLevel: 9)))
+        return Array(compressed.readableBytesView)
+    }
+}

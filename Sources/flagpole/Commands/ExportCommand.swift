@@ -1,0 +1,92 @@
+import ArgumentParser
+import FlagpoleCore
+import FlagpoleServer
+import FlagpoleStore
+import Foundation
+
+/// `flagpole export`: one environment's features.json, or with `--all` the whole CDN tree.
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write an environment's features.json, or every environment's as a CDN upload tree.",
+        discussion: """
+            flagpole export --tenant SLUG [--env NAME] [--revision N] [--output FILE] [--compact]
+            flagpole export --all --dir DIR
+            Two exports of the same revision are byte-identical. --output and --dir are written beside \
+            and renamed into place, so readers never see half a file or half a tree.
+            """)
+
+    @Option(help: ArgumentHelp("The tenant's slug.", valueName: "slug"))
+    var tenant: String?
+
+    @Option(help: ArgumentHelp("The environment.", valueName: "name"))
+    var env: String = EnvironmentName.production.rawValue
+
+    @Option(help: ArgumentHelp("A past revision instead of the current one.", valueName: "n"))
+    var revision: Int?
+
+    @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Flag(help: "No whitespace.")
+    var compact = false
+
+    @Flag(help: "Export every environment of every tenant (with --dir).")
+    var all = false
+
+    @Option(help: ArgumentHelp("The CDN tree's directory (with --all).", valueName: "dir"))
+    var dir: String?
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if all {
+            guard dir != nil else { throw ValidationError("--all needs --dir DIR, the directory of the CDN tree.") }
+            guard tenant == nil, revision == nil, output == nil, !compact else {
+                throw ValidationError("--all exports every tenant's current revision: don't combine it with --tenant, --revision, --output or --compact.")
+            }
+        } else {
+            guard tenant != nil else { throw ValidationError("Name the tenant with --tenant SLUG, or export everything with --all --dir DIR.") }
+            guard dir == nil else { throw ValidationError("--dir is for --all; use --output FILE for one environment.") }
+            if let revision, revision < 1 { throw ValidationError("--revision counts from 1.") }
+        }
+    }
+
+    func run() async throws {
+        let store = try database.openStore()
+        if all {
+            try await exportTree(store)
+            return
+        }
+        let path = try EnvironmentOptions.path(tenant: tenant!, environment: env)
+        let stored = try await store.revision(revision, of: path)
+        var bytes = stored.document
+        if compact, let document = DocumentDecoder.decode(bytes).document {
+            bytes = document.rendered(.compact)
+        }
+        if let output {
+            do {
+                try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw ValidationError("Cannot write \(output): \(error.localizedDescription)")
+            }
+            Console.error("Wrote revision \(stored.number) of \(path) to \(output) (\(bytes.count) bytes).")
+        } else {
+            Console.out(bytes: bytes)
+        }
+    }
+
+    private func exportTree(_ store: FeatureStore) async throws {
+        let revisions = try await store.currentRevisions()
+        let directory = URL(fileURLWithPath: dir!)
+        let entries = try CDNTree(directory: directory).publish(revisions)
+        let published = Set(revisions.map(\.path))
+        for tenant in try await store.tenants() {
+            for environment in tenant.environments {
+                let path = EnvironmentPath(tenant: tenant.slug, environment: environment)
+                if !published.contains(path) { Console.error("skipped \(path): no revision yet") }
+            }
+        }
+        Console.out("Published \(revisions.count) environment\(revisions.count == 1 ? "" : "s") (\(entries.count) files) to \(directory.path), with manifest.json.")
+    }
+}

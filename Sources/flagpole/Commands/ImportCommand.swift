@@ -1,0 +1,111 @@
+import ArgumentParser
+import FlagpoleCore
+import FlagpoleStore
+
+/// `flagpole import FILE --tenant SLUG [--env NAME] [--dry-run] [--message TEXT] [--strict]`.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Replace an environment's features with a features.json, as one new revision.",
+        discussion: """
+            Refused (exit 1, nothing written) when the app would reject the file, or on any warning with --strict. \
+            Features are matched by name: absent ones are archived and keep their salt; a file identical \
+            to the current revision creates no revision.
+            """)
+
+    @Argument(help: ArgumentHelp("The file to import, or - for standard input.", valueName: "file"))
+    var file: String
+
+    @OptionGroup var environment: EnvironmentOptions
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Show what would change; write nothing.")
+    var dryRun = false
+
+    @Option(help: "The revision message.")
+    var message: String?
+
+    @Flag(help: "Refuse the file on warnings too.")
+    var strict = false
+
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let input = InputFile(argument: file)
+        let bytes = try input.read()
+        let path = try environment.path()
+        let options = ImportOptions(
+            isDryRun: dryRun, isStrict: strict, message: message ?? "import \(input.displayName)", actor: Actor.current)
+        let outcome: ImportOutcome
+        do {
+            outcome = try await database.openStore().importDocument(bytes, into: path, options: options)
+        } catch StoreError.importRefused(_, let diagnostics, let isStrict) {
+            DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()
+            Console.error(StoreError.importRefused(path, diagnostics: diagnostics, isStrict: isStrict).description)
+            throw ExitCode.failure
+        }
+        if output.json {
+            Console.json(ImportSummary(outcome: outcome, file: input.displayName).jsonValue)
+        } else {
+            Console.out(ImportSummary(outcome: outcome, file: input.displayName).text)
+        }
+        DiagnosticReport(file: input.displayName, diagnostics: outcome.warnings).printToStandardError()
+    }
+}
+
+/// How an import's outcome is shown.
+struct ImportSummary {
+    let outcome: ImportOutcome
+    let file: String
+
+    var text: String {
+        let path = outcome.path
+        var lines: [String]
+        switch outcome.status {
+        case .unchanged(let revision):
+            return "\(file) is identical to revision \(revision) of \(path): nothing to import."
+        case .applied(let revision):
+            lines = ["Imported \(file) into \(path) as revision \(revision)."]
+        case .planned(let revision):
+            lines = ["Dry run: importing \(file) into \(path) would create revision \(revision). Nothing was written."]
+        }
+        func row(_ label: String, _ names: [String]) {
+            guard !names.isEmpty else { return }
+            let shown = names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", … (\(names.count - 10) more)" : "")
+            lines.append("  \(label.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(names.count).leftPadded(6))  \(shown)")
+        }
+        row("added", outcome.added)
+        row("returned", outcome.returned)
+        row("changed", outcome.changed)
+        row("archived", outcome.archived)
+        lines.append("  \("unchanged".padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(outcome.unchangedCount).leftPadded(6))")
+        return lines.joined(separator: "\n")
+    }
+
+    var jsonValue: JSONValue {
+        let (status, revision): (String, Int) = switch outcome.status {
+        case .applied(let revision): ("applied", revision)
+        case .unchanged(let revision): ("unchanged", revision)
+        case .planned(let revision): ("planned", revision)
+        }
+        let strings = { (names: [String]) in JSONValue.array(names.map(JSONValue.string)) }
+        return [
+            "tenant": .string(outcome.path.tenant.rawValue),
+            "environment": .string(outcome.path.environment.rawValue),
+            "status": .string(status),
+            "revision": .number(Double(revision)),
+            "added": strings(outcome.added),
+            "returned": strings(outcome.returned),
+            "changed": strings(outcome.changed),
+            "archived": strings(outcome.archived),
+            "unchanged": .number(Double(outcome.unchangedCount)),
+            "warnings": .array(outcome.warnings.map(\.jsonValue)),
+        ]
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - count)) + self
+    }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+
+@main
+struct Flagpole: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flagpole",
+        abstract: "A self-hosted store for the features.json files of the FeatureFlags iOS library.",
+        discussion: """
+            Every command works on one SQLite file: --db PATH, else $FLAGPOLE_DB, else ./flagpole.sqlite \
+            (created and migrated on first use).
+            """,
+        version: "0.1.0",
+        subcommands: [
+            DemoCommand.self,
+            ValidateCommand.self,
+            ImportCommand.self,
+            ExportCommand.self,
+            TenantCommand.self,
+            EnvCommand.self,
+            FeatureCommand.self,
+            RevisionsCommand.self,
+            MigrateCommand.self,
+        ])
+}

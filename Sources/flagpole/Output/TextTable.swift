@@ -1,0 +1,25 @@
+/// Rows of text in aligned columns, for human listings.
+struct TextTable {
+    let header: [String]
+    var rows: [[String]] = []
+
+    init(_ header: String...) {
+        self.header = header
+    }
+
+    mutating func append(_ row: String...) {
+        rows.append(row)
+    }
+
+    var text: String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
+
+import Foundation
