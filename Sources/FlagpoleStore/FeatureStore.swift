@@ -22,8 +22,8 @@ public struct FeatureStore: Sendable {
             let isSuperseded = try writer.read { try migrator.hasBeenSuperseded($0) }
             if isSuperseded {
                 let known = Set(migrator.migrations)
-                let applied = try writer.read { try migrator.appliedMigrations($0) }
-                throw StoreError.databaseTooNew(unknownMigrations: applied.filter { !known.contains($0) })
+                let applied = try writer.read { try migrator.appliedIdentifiers($0) }
+                throw StoreError.databaseTooNew(unknownMigrations: applied.filter { !known.contains($0) }.sorted())
             }
             try migrator.migrate(writer)
         }
@@ -58,7 +58,7 @@ public struct FeatureStore: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: readOnly)
             let migrator = Self.migrator
             let applied = try queue.read { db in
-                try db.tableExists("grdb_migrations") ? try migrator.appliedMigrations(db) : []
+                try db.tableExists("grdb_migrations") ? try migrator.appliedIdentifiers(db).sorted() : []
             }
             let known = migrator.migrations
             return MigrationStatus(

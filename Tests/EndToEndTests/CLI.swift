@@ -1,0 +1,93 @@
+import Foundation
+
+/// The built `flagpole` binary, run as a user runs it, on a temporary directory of its own.
+struct CLI {
+    /// What one run printed and returned.
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutBytes: [UInt8]
+    }
+
+    /// A fresh directory holding this test's database and files.
+    let directory: URL
+
+    var databasePath: String { directory.appendingPathComponent("flagpole.sqlite").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// The binary SwiftPM built beside this test bundle.
+    static let executable: URL = {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = testBinary.deletingLastPathComponent()
+        // On Linux the runner is .build/<config>/<Package>PackageTests.xctest; look beside it and above.
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent("flagpole")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        fatalError("the flagpole binary is not built next to \(testBinary.path); run `swift build` first")
+    }()
+
+    /// Runs `flagpole arguments…` in the test's directory with `--db`'s default pointing into it.
+    @discardableResult
+    func run(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var processEnvironment = ProcessInfo.processInfo.environment
+        processEnvironment["FLAGPOLE_DB"] = databasePath
+        processEnvironment["FLAGPOLE_ACTOR"] = "e2e"
+        processEnvironment.merge(environment) { _, new in new }
+        process.environment = processEnvironment
+        // Output goes to files, not pipes: a child writing much to both never blocks on a full pipe.
+        let run = UUID().uuidString
+        let outURL = directory.appendingPathComponent(".stdout-\(run)")
+        let errURL = directory.appendingPathComponent(".stderr-\(run)")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let outData = try Data(contentsOf: outURL)
+        let errData = try Data(contentsOf: errURL)
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self),
+            stdoutBytes: Array(outData))
+    }
+
+    /// Runs and returns the JSON printed on stdout.
+    func json(_ arguments: [String]) throws -> Any {
+        let result = try run(arguments)
+        return try JSONSerialization.jsonObject(with: Data(result.stdoutBytes))
+    }
+
+    /// Writes `text` to a file of the test's directory and returns its path.
+    func write(_ text: String, to name: String) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// The path of a real fixture.
+    static func fixture(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/real/\(name)").path
+    }
+}

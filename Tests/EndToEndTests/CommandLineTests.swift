@@ -1,0 +1,311 @@
+import Foundation
+import Testing
+
+/// The real `flagpole` binary on a real SQLite file in a temporary directory.
+@Suite("flagpole command line")
+struct CommandLineTests {
+    let cli: CLI
+
+    init() throws {
+        cli = try CLI()
+    }
+
+    // MARK: validate
+
+    @Test("validate accepts a real file and refuses the one with a comment at its line and column")
+    func validateRealFiles() throws {
+        let valid = try cli.run(["validate", CLI.fixture("rwbutler-HEAD-Features.json")])
+        #expect(valid.status == 0)
+        #expect(valid.stdout.contains("valid (6 features), no problems"))
+
+        let commented = CLI.fixture("vantientu1703-f305791-Features-with-comment.json")
+        let invalid = try cli.run(["validate", commented])
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.contains("\(commented):7:9: error: E100"))
+        #expect(invalid.stdout.contains("fix: "))
+    }
+
+    @Test("validate --json prints exactly valid and diagnostics with the eight fields")
+    func validateJSON() throws {
+        let file = try cli.write(#"{"features": [{"name": "a", "enabled": "true"}, {"name": "b", "test-variations": ["x"]}]}"#, to: "f.json")
+        let result = try cli.run(["validate", file, "--json"])
+        #expect(result.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any])
+        #expect(Set(object.keys) == ["valid", "diagnostics"])
+        #expect(object["valid"] as? Bool == false)
+        let diagnostics = try #require(object["diagnostics"] as? [[String: Any]])
+        #expect(diagnostics.count == 2)
+        for diagnostic in diagnostics {
+            #expect(Set(diagnostic.keys) == ["severity", "code", "message", "feature", "pointer", "line", "column", "fix"])
+        }
+        #expect(diagnostics[0]["code"] as? String == "E112")
+        #expect(diagnostics[0]["severity"] as? String == "error")
+        #expect(diagnostics[0]["feature"] as? String == "a")
+        #expect(diagnostics[0]["pointer"] as? String == "/features/0/enabled")
+        #expect(diagnostics[0]["line"] as? Int == 1)
+        #expect(diagnostics[0]["column"] as? Int == 40)
+        #expect(diagnostics[1]["code"] as? String == "W230")
+        #expect(diagnostics[1]["severity"] as? String == "warning")
+    }
+
+    @Test("validate reads standard input, and needs no database")
+    func validateStandardInput() throws {
+        let result = try cli.run(["validate", "-"], stdin: Array(#"[{"name": "a"}]"#.utf8))
+        #expect(result.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: cli.databasePath))
+    }
+
+    // MARK: tenants and environments
+
+    @Test("tenant and env commands create and list, in text and JSON")
+    func tenantsAndEnvironments() throws {
+        #expect(try cli.run(["tenant", "create", "acme", "--name", "Acme Inc."]).status == 0)
+        #expect(try cli.run(["env", "create", "staging", "--tenant", "acme"]).status == 0)
+
+        let tenants = try #require(try cli.json(["tenant", "list", "--json"]) as? [[String: Any]])
+        #expect(tenants.map { $0["slug"] as? String } == ["acme"])
+        #expect(tenants.first?["name"] as? String == "Acme Inc.")
+        #expect(tenants.first?["environments"] as? [String] == ["production", "staging"])
+
+        let environments = try #require(try cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(environments.map { $0["name"] as? String } == ["production", "staging"])
+        #expect(environments.allSatisfy { $0["revision"] is NSNull })
+
+        let duplicate = try cli.run(["tenant", "create", "acme"])
+        #expect(duplicate.status == 1)
+        #expect(duplicate.stderr.contains("already exists"))
+    }
+
+    @Test("A bad argument is a usage error (exit 64); an unknown tenant says how to create it (exit 1)")
+    func errorsAndExitCodes() throws {
+        let badSlug = try cli.run(["tenant", "create", "Not A Slug"])
+        #expect(badSlug.status == 64)
+        #expect(badSlug.stderr.contains("lowercase letters, digits and hyphens"))
+
+        let missingOption = try cli.run(["import", "x.json"])
+        #expect(missingOption.status == 64)
+
+        let missingFile = try cli.run(["validate", "does-not-exist.json"])
+        #expect(missingFile.status == 64)
+        #expect(missingFile.stderr.contains("no such file"))
+
+        let unknownTenant = try cli.run(["export", "--tenant", "nobody"])
+        #expect(unknownTenant.status == 1)
+        #expect(unknownTenant.stderr.contains("flagpole tenant create nobody"))
+
+        try cli.run(["tenant", "create", "acme"])
+        let unknownEnvironment = try cli.run(["export", "--tenant", "acme", "--env", "qa"])
+        #expect(unknownEnvironment.status == 1)
+        #expect(unknownEnvironment.stderr.contains("flagpole env create qa --tenant acme"))
+
+        let noRevision = try cli.run(["export", "--tenant", "acme"])
+        #expect(noRevision.status == 1)
+        #expect(noRevision.stderr.contains("no revision yet"))
+    }
+
+    // MARK: import and export
+
+    @Test("import then export: byte-identical twice, equal to the canonical rendering, and stable on re-import")
+    func importExportRoundTrip() throws {
+        try cli.run(["tenant", "create", "acme"])
+        let fixture = CLI.fixture("rwbutler-HEAD-Features.json")
+        let imported = try cli.run(["import", fixture, "--tenant", "acme", "--message", "first"])
+        #expect(imported.status == 0)
+        #expect(imported.stdout.contains("as revision 1"))
+
+        let first = try cli.run(["export", "--tenant", "acme"])
+        let second = try cli.run(["export", "--tenant", "acme"])
+        #expect(first.status == 0)
+        #expect(first.stdoutBytes == second.stdoutBytes)
+        #expect(first.stdout.hasPrefix("{\n    \"features\": [\n        {\n            \"name\": \"Example Feature Flag\""))
+
+        // The export imports back to the same state: no new revision.
+        let exportFile = try cli.write(first.stdout, to: "export.json")
+        let reimport = try cli.run(["import", exportFile, "--tenant", "acme"])
+        #expect(reimport.stdout.contains("identical to revision 1"))
+        let revisions = try #require(try cli.json(["revisions", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(revisions.count == 1)
+        #expect(revisions.first?["message"] as? String == "first")
+        #expect(revisions.first?["actor"] as? String == "e2e")
+
+        // Compact output parses to the same JSON.
+        let compact = try cli.run(["export", "--tenant", "acme", "--compact"])
+        #expect(!compact.stdout.contains("\n    "))
+        let pretty = try JSONSerialization.jsonObject(with: Data(first.stdoutBytes)) as? NSDictionary
+        let dense = try JSONSerialization.jsonObject(with: Data(compact.stdoutBytes)) as? NSDictionary
+        #expect(pretty == dense)
+    }
+
+    @Test("import reads standard input, --dry-run writes nothing, --strict refuses warnings, refusals print diagnostics")
+    func importModes() throws {
+        try cli.run(["tenant", "create", "acme"])
+        let withWarning = Array(#"{"features": [{"name": "a", "test-variations": ["x", "y"], "test-biases": [50, 49]}]}"#.utf8)
+
+        let dryRun = try cli.run(["import", "-", "--tenant", "acme", "--dry-run"], stdin: withWarning)
+        #expect(dryRun.status == 0)
+        #expect(dryRun.stdout.contains("would create revision 1"))
+        #expect(dryRun.stderr.contains("W201"))
+        #expect(try cli.run(["revisions", "--tenant", "acme"]).stdout.contains("no revisions yet"))
+
+        let strict = try cli.run(["import", "-", "--tenant", "acme", "--strict"], stdin: withWarning)
+        #expect(strict.status == 1)
+        #expect(strict.stderr.contains("<stdin>:1:75: warning: W201"))
+        #expect(strict.stderr.contains("refused under --strict"))
+
+        let refused = try cli.run(["import", "-", "--tenant", "acme"], stdin: Array(#"{"features": {"name": "a"}}"#.utf8))
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("<stdin>:1:14: error: E102"))
+        #expect(refused.stderr.contains("Nothing was written"))
+
+        let applied = try cli.run(["import", "-", "--tenant", "acme", "--json"], stdin: withWarning)
+        let outcome = try #require(try JSONSerialization.jsonObject(with: Data(applied.stdoutBytes)) as? [String: Any])
+        #expect(outcome["status"] as? String == "applied")
+        #expect(outcome["revision"] as? Int == 1)
+        #expect(outcome["added"] as? [String] == ["a"])
+    }
+
+    @Test("export --revision serves past revisions; --output writes the file")
+    func exportRevisionsAndOutput() throws {
+        try cli.run(["tenant", "create", "acme"])
+        let v1 = try cli.write(#"{"features": [{"name": "a"}]}"#, to: "v1.json")
+        let v2 = try cli.write(#"{"features": [{"name": "a", "enabled": true}]}"#, to: "v2.json")
+        try cli.run(["import", v1, "--tenant", "acme"])
+        try cli.run(["import", v2, "--tenant", "acme"])
+
+        let old = try cli.run(["export", "--tenant", "acme", "--revision", "1", "--compact"])
+        #expect(old.stdout == #"{"features":[{"name":"a"}]}"#)
+        let missing = try cli.run(["export", "--tenant", "acme", "--revision", "7"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("revisions run from 1 to 2"))
+
+        let output = cli.directory.appendingPathComponent("out/features.json")
+        try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+        #expect(try cli.run(["export", "--tenant", "acme", "--output", output.path]).status == 0)
+        #expect(try Data(contentsOf: output) == Data(try cli.run(["export", "--tenant", "acme"]).stdoutBytes))
+    }
+
+    @Test("export --all --dir writes the CDN tree with gzip and a manifest, and keeps unchanged files' bytes and times")
+    func exportCDNTree() throws {
+        try cli.run(["tenant", "create", "acme"])
+        try cli.run(["tenant", "create", "globex"])
+        try cli.run(["env", "create", "staging", "--tenant", "acme"])
+        try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"])
+        try cli.run(["import", CLI.fixture("thbonk-repti-HEAD-features.json"), "--tenant", "globex"])
+
+        let tree = cli.directory.appendingPathComponent("cdn")
+        let published = try cli.run(["export", "--all", "--dir", tree.path])
+        #expect(published.status == 0)
+        #expect(published.stderr.contains("skipped acme/staging: no revision yet"))
+
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json"))) as? [String: Any])
+        let files = try #require(manifest["files"] as? [[String: Any]])
+        #expect(files.map { $0["path"] as? String } == [
+            "acme/production/features.json", "acme/production/features.json.gz",
+            "globex/production/features.json", "globex/production/features.json.gz",
+        ])
+        for file in files {
+            let data = try Data(contentsOf: tree.appendingPathComponent(file["path"] as! String))
+            #expect(file["size"] as? Int == data.count)
+            #expect(file["sha256"] as? String == sha256(of: data))
+            #expect(file["revision"] as? Int == 1)
+        }
+        let json = try Data(contentsOf: tree.appendingPathComponent("acme/production/features.json"))
+        #expect(json == Data(try cli.run(["export", "--tenant", "acme"]).stdoutBytes))
+        #expect(try gunzip(tree.appendingPathComponent("acme/production/features.json.gz")) == json)
+
+        // Publishing again after a change in globex only: acme's files keep their bytes and times.
+        let acmeFile = tree.appendingPathComponent("acme/production/features.json.gz")
+        // Date the published file in the past: a rewrite would carry the present time instead.
+        let past = Date(timeIntervalSince1970: 1_600_000_000)
+        try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: acmeFile.path)
+        let acmeBytes = try Data(contentsOf: acmeFile)
+        let change = try cli.write(#"{"features": [{"name": "repti_enable_documents", "enabled": false}]}"#, to: "g.json")
+        try cli.run(["import", change, "--tenant", "globex"])
+        #expect(try cli.run(["export", "--all", "--dir", tree.path]).status == 0)
+        #expect(try Data(contentsOf: acmeFile) == acmeBytes)
+        #expect(try FileManager.default.attributesOfItem(atPath: acmeFile.path)[.modificationDate] as? Date == past)
+        let globexFile = tree.appendingPathComponent("globex/production/features.json")
+        #expect(try String(decoding: Data(contentsOf: globexFile), as: UTF8.self).contains("\"enabled\": false"))
+        let globex = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json"))) as? [String: Any])
+        #expect((globex["files"] as? [[String: Any]])?.last?["revision"] as? Int == 2)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter { $0.hasPrefix(".cdn") }
+        #expect(leftovers.isEmpty)
+    }
+
+    // MARK: listings and the rest
+
+    @Test("feature list shows kinds and the biases the app uses")
+    func featureList() throws {
+        try cli.run(["tenant", "create", "acme"])
+        try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"])
+        let features = try #require(try cli.json(["feature", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(features.map { $0["kind"] as? String } == [
+            "flag", "development-flag", "unlock-flag", "ab-test", "on-off-ab-test", "mvt-test",
+        ])
+        let onOff = try #require(features[4]["variations"] as? [[String: Any]])
+        #expect(onOff.map { $0["name"] as? String } == ["Enabled", "Disabled"])
+        #expect(onOff.map { $0["share"] as? Double } == [80, 20])
+        let text = try cli.run(["feature", "list", "--tenant", "acme"]).stdout
+        #expect(text.contains("Example MVT Test  ·  MVT Test  ·  enabled"))
+    }
+
+    @Test("migrate --status lists the applied migrations; a database from a newer version is refused")
+    func migrations() throws {
+        let none = try cli.run(["migrate", "--status"])
+        #expect(none.stdout.contains("No database at"))
+        #expect(try cli.run(["migrate"]).stdout.contains("Applied 0001_initial"))
+        #expect(try cli.run(["migrate"]).stdout.contains("is up to date"))
+        #expect(try cli.run(["migrate", "--status"]).stdout.contains("applied  0001_initial"))
+
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["sqlite3", cli.databasePath, "INSERT INTO grdb_migrations VALUES ('9999_future')"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        try #require(sqlite.terminationStatus == 0, "the sqlite3 shell is needed (apt-get install sqlite3)")
+        let refused = try cli.run(["tenant", "list"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("newer version of Flagpole"))
+    }
+
+    @Test("demo imports the example, shows the report, the features and the export, and is safe to run twice")
+    func demo() throws {
+        let first = try cli.run(["demo"])
+        #expect(first.status == 0)
+        #expect(first.stdout.contains("warning: W201 [Checkout Button Colour]"))
+        #expect(first.stdout.contains("as revision 1"))
+        #expect(first.stdout.contains("New Onboarding  ·  Feature On/Off A/B Test"))
+        #expect(first.stdout.contains("\"owner\": \"growth-team@example.com\""))
+        let second = try cli.run(["demo"])
+        #expect(second.status == 0)
+        #expect(second.stdout.contains("identical to revision 1"))
+    }
+}
+
+private func sha256(of data: Data) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sha256sum"]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try? process.run()
+    input.fileHandleForWriting.write(data)
+    try? input.fileHandleForWriting.close()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return text.split(separator: " ").first.map(String.init)
+}
+
+private func gunzip(_ url: URL) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["gzip", "-dc", url.path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return data
+}
