@@ -26,6 +26,13 @@ public struct Revision: Hashable, Sendable {
     public var createdAt: Date
     /// The export bytes, in the default 4-space layout.
     public var document: [UInt8]
+
+    public init(path: EnvironmentPath, number: Int, createdAt: Date, document: [UInt8]) {
+        self.path = path
+        self.number = number
+        self.createdAt = createdAt
+        self.document = document
+    }
 }
 
 /// The current state of an environment.
