@@ -11,6 +11,20 @@ import GRDB
 public struct FeatureStore: Sendable {
     let writer: any DatabaseWriter
 
+    /// How a command means to use the file.
+    public enum Access: Sendable {
+        /// Writes, and migrates the schema when it is behind.
+        case readWrite
+        /// Only reads: the file is opened read-only, so a read changes nothing on disk (not even
+        /// the schema cookie a server's cached statements depend on) and works on a read-only mount.
+        case readOnly
+    }
+
+    /// Wraps a database whose schema is known to be current.
+    private init(current writer: any DatabaseWriter) {
+        self.writer = writer
+    }
+
     /// Opens a store on `writer`, refusing a database migrated by a newer version and
     /// applying the migrations it lacks.
     ///
@@ -18,22 +32,24 @@ public struct FeatureStore: Sendable {
     init(_ writer: any DatabaseWriter) throws {
         self.writer = writer
         try Self.translatingErrors {
-            let migrator = Self.migrator
-            let isSuperseded = try writer.read { try migrator.hasBeenSuperseded($0) }
-            if isSuperseded {
-                let known = Set(migrator.migrations)
-                let applied = try writer.read { try migrator.appliedIdentifiers($0) }
-                throw StoreError.databaseTooNew(unknownMigrations: applied.filter { !known.contains($0) }.sorted())
-            }
-            try migrator.migrate(writer)
+            let unknown = try writer.read { try Self.status(of: $0).unknown }
+            guard unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: unknown) }
+            try Self.migrator.migrate(writer)
         }
     }
 
-    /// Opens (creating and migrating if needed) the SQLite file at `path`, in WAL mode so the
-    /// server keeps reading while the command line writes.
+    /// Opens the SQLite file at `path`, in WAL mode so the server keeps reading while the
+    /// command line writes. For `.readWrite`, or when the file does not exist yet or its schema
+    /// is behind, the file is created and migrated first.
     ///
     /// - throws: `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
-    public static func open(atPath path: String) throws -> FeatureStore {
+    public static func open(atPath path: String, access: Access = .readWrite) throws -> FeatureStore {
+        if access == .readOnly, FileManager.default.fileExists(atPath: path) {
+            let queue = try readOnlyQueue(atPath: path)
+            let status = try translatingErrors { try queue.read(Self.status(of:)) }
+            guard status.unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: status.unknown) }
+            if status.pending.isEmpty { return FeatureStore(current: queue) }
+        }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
@@ -52,22 +68,28 @@ public struct FeatureStore: Sendable {
     ///
     /// - throws: `StoreError.cannotOpen`.
     public static func migrationStatus(atPath path: String) throws -> MigrationStatus {
+        let queue = try readOnlyQueue(atPath: path)
+        return try translatingErrors { try queue.read(Self.status(of:)) }
+    }
+
+    private static func readOnlyQueue(atPath path: String) throws -> DatabaseQueue {
         var readOnly = configuration
         readOnly.readonly = true
         do {
-            let queue = try DatabaseQueue(path: path, configuration: readOnly)
-            let migrator = Self.migrator
-            let applied = try queue.read { db in
-                try db.tableExists("grdb_migrations") ? try migrator.appliedIdentifiers(db).sorted() : []
-            }
-            let known = migrator.migrations
-            return MigrationStatus(
-                applied: applied.filter(known.contains),
-                pending: known.filter { !applied.contains($0) },
-                unknown: applied.filter { !known.contains($0) })
+            return try DatabaseQueue(path: path, configuration: readOnly)
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
+    }
+
+    private static func status(of db: Database) throws -> MigrationStatus {
+        let migrator = Self.migrator
+        let applied = try db.tableExists("grdb_migrations") ? try migrator.appliedIdentifiers(db).sorted() : []
+        let known = migrator.migrations
+        return MigrationStatus(
+            applied: applied.filter(known.contains),
+            pending: known.filter { !applied.contains($0) },
+            unknown: applied.filter { !known.contains($0) })
     }
 
     /// Another process (the CLI beside the server) may hold the write lock for a moment.

@@ -47,7 +47,7 @@ enum TestSupport {
 
     /// A one-feature document `{"features": [{"name": "f", <members>}]}`.
     static func document(feature members: String) -> String {
-        #"{"features": [{"name": "f", "# + members + "}]}"
+        members.isEmpty ? #"{"features": [{"name": "f"}]}"# : #"{"features": [{"name": "f", "# + members + "}]}"
     }
 
     /// The only feature of a valid one-feature document, or a test failure.

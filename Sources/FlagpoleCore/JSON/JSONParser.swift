@@ -206,6 +206,8 @@ private struct Scanner {
             }
         } else if isDigit(first) {
             while let next = peek(), isDigit(next) { index += 1 }
+        } else if first == UInt8(ascii: "I") {
+            throw notANumber(at: start)
         } else {
             throw unexpected(at: index, expecting: "a digit after '-'")
         }
@@ -373,8 +375,6 @@ private struct Scanner {
                 offset: offset, message: "comments are not allowed in JSON; the app rejects the whole file",
                 fix: "delete the comment; keep notes in an unknown key such as \"_comment\"")
         case UInt8(ascii: "N"), UInt8(ascii: "I"):
-            return notANumber(at: offset)
-        case UInt8(ascii: "-") where next == UInt8(ascii: "I"):
             return notANumber(at: offset)
         case UInt8(ascii: "'"):
             return JSONSyntaxError(

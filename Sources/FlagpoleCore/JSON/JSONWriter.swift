@@ -31,9 +31,10 @@ public struct JSONWriter: Sendable {
         String(decoding: bytes(of: value), as: UTF8.self)
     }
 
-    /// A number as it is written: `50`, `33.3`, `1e-05`.
+    /// A number as it is written: `50`, `33.3`, `1e-05`; integral values below 2^63 in plain
+    /// digits, larger ones in the shortest exponent form (`1e+20`).
     public static func format(_ number: Double) -> String {
-        if number.rounded(.towardZero) == number, abs(number) < 1e15 {
+        if number.rounded(.towardZero) == number, abs(number) < 0x1p63 {
             return String(Int64(number))
         }
         return number.description

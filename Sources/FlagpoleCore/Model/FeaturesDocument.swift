@@ -8,10 +8,13 @@ public struct FeaturesDocument: Hashable, Sendable {
     public var featuresPosition: Int
 
     /// Creates a document; `featuresPosition` is clamped to the extras' bounds.
+    ///
+    /// An extra named `features` is dropped: the document's own `features` array is the only one
+    /// an export may carry.
     public init(features: [Feature], extras: JSONObject = JSONObject(), featuresPosition: Int = 0) {
         self.features = features
-        self.extras = extras
-        self.featuresPosition = min(max(featuresPosition, 0), extras.members.count)
+        self.extras = JSONObject(extras.members.filter { $0.key != "features" })
+        self.featuresPosition = min(max(featuresPosition, 0), self.extras.members.count)
     }
 
     /// The feature named `name` (exact, case-sensitive, as the client looks features up).

@@ -19,7 +19,7 @@ enum FeatureDecoder {
             reader.featureName = name
         case nil, .null:
             reader.pending.add(
-                .missingName, feature: nil, at: pointer.appending("name"), offset: node.offset,
+                .missingName, feature: nil, at: pointer.appending("name"), offset: nameMember?.node.offset ?? node.offset,
                 "this feature has no \"name\"; the app rejects the whole file",
                 fix: "add \"name\": \"…\" (lookups are exact and case-sensitive)")
         case .some:
@@ -170,8 +170,8 @@ private struct MemberReader {
         if object["unlock-flag"] != nil {
             invalidType(node, at: typePointer, "the app has no {\"unlock-flag\": …} type object; it rejects the whole file",
                         fix: "remove \"type\" and write \"unlocked\": false to make an unlock flag")
-        } else if case .string(let raw) = object["feature-test"] {
-            invalidType(node, at: typePointer.appending("feature-test"), "\"feature-test\" is \"\(raw)\", an unknown test kind; the app rejects the whole file",
+        } else if case .string(let raw) = object["feature-test"], let kind = node.member("feature-test")?.node {
+            invalidType(kind, at: typePointer.appending("feature-test"), "\"feature-test\" is \"\(raw)\", an unknown test kind; the app rejects the whole file",
                         fix: "use \"ab\", \"featureFlagAB\" or \"mvt\" (case-sensitive)")
         } else {
             invalidType(node, at: typePointer, "this \"type\" object is not one the app accepts: \(accepted)",

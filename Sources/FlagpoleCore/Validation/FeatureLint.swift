@@ -64,8 +64,10 @@ enum FeatureLint {
                  "\"test-biases\" has \(biases.count) value\(biases.count == 1 ? "" : "s") for \(expected) variations\(synthetic); the app ignores them and \(split)",
                  "give exactly one bias per variation, in order")
         case .sumShort(let sum):
+            // Rounded for reading, unless rounding would show the very 100 it falls short of.
+            let shown = Percent.number(sum, digits: 6) == "100" ? JSONWriter.format(sum) : Percent.number(sum, digits: 6)
             warn(.biasSumShort, "test-biases", nil,
-                 "\"test-biases\" add up to \(Percent.number(sum, digits: 6) == "100" ? JSONWriter.format(sum) : Percent.number(sum, digits: 6)), short of 100; the app ignores them and \(split)",
+                 "\"test-biases\" add up to \(shown), short of 100; the app ignores them and \(split)",
                  "make the biases add up to exactly 100")
         }
         let total = biases.map(Feature.clampedPercentage).reduce(0, +)

@@ -33,7 +33,7 @@ struct EnvCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let environments = try await database.openStore().environments(of: try tenant.slug())
+            let environments = try await database.openStore(.readOnly).environments(of: try tenant.slug())
             if output.json {
                 Console.json(.array(environments.map { environment in
                     [

@@ -53,7 +53,7 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try database.openStore()
+        let store = try database.openStore(.readOnly)
         if all {
             try await exportTree(store)
             return

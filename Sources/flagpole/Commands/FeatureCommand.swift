@@ -18,7 +18,7 @@ struct FeatureCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let snapshot = try await database.openStore().snapshot(of: try environment.path())
+            let snapshot = try await database.openStore(.readOnly).snapshot(of: try environment.path())
             let listing = FeatureListing(document: snapshot.document)
             if output.json {
                 Console.json(listing.jsonValue)

@@ -38,7 +38,7 @@ struct ImportCommand: AsyncParsableCommand {
             isDryRun: dryRun, isStrict: strict, message: message ?? "import \(input.displayName)", actor: Actor.current)
         let outcome: ImportOutcome
         do {
-            outcome = try await database.openStore().importDocument(bytes, into: path, options: options)
+            outcome = try await database.openStore(dryRun ? .readOnly : .readWrite).importDocument(bytes, into: path, options: options)
         } catch StoreError.importRefused(_, let diagnostics, let isStrict) {
             DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()
             Console.error(StoreError.importRefused(path, diagnostics: diagnostics, isStrict: isStrict).description)

@@ -14,7 +14,7 @@ struct RevisionsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let path = try environment.path()
-        let revisions = try await database.openStore().revisions(of: path)
+        let revisions = try await database.openStore(.readOnly).revisions(of: path)
         if output.json {
             Console.json(.array(revisions.map { revision in
                 [

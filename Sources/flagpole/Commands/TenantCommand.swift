@@ -36,7 +36,7 @@ struct TenantCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let tenants = try await database.openStore().tenants()
+            let tenants = try await database.openStore(.readOnly).tenants()
             if output.json {
                 Console.json(.array(tenants.map { tenant in
                     [

@@ -21,7 +21,7 @@ struct ValidateCommand: ParsableCommand {
             Console.json(report.jsonValue)
         } else {
             for line in report.lines { Console.out(line) }
-            let features = decoded.document.map { " (\($0.features.count) features)" } ?? ""
+            let features = decoded.document.map { " (\($0.features.count) feature\($0.features.count == 1 ? "" : "s"))" } ?? ""
             Console.out("\(input.displayName): \(decoded.isValid ? "valid" : "invalid")\(features), \(report.summary)")
         }
         if !decoded.isValid { throw ExitCode.failure }

@@ -13,8 +13,9 @@ struct DatabaseOptions: ParsableArguments {
         explicitPath ?? ProcessInfo.processInfo.environment["FLAGPOLE_DB"] ?? "./flagpole.sqlite"
     }
 
-    /// Opens the store, creating and migrating the file when needed.
-    func openStore() throws -> FeatureStore {
-        try FeatureStore.open(atPath: path)
+    /// Opens the store, creating and migrating the file when needed; commands that only
+    /// read pass `.readOnly` so they change nothing on disk.
+    func openStore(_ access: FeatureStore.Access = .readWrite) throws -> FeatureStore {
+        try FeatureStore.open(atPath: path, access: access)
     }
 }
