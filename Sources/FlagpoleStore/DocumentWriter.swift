@@ -10,6 +10,15 @@ struct DocumentWriter {
     let db: Database
     let scope: EnvironmentScope
     let now: Date
+    /// `now` as the database stores it, converted once rather than for every row.
+    private let timestamp: DatabaseValue
+
+    init(db: Database, scope: EnvironmentScope, now: Date) {
+        self.db = db
+        self.scope = scope
+        self.now = now
+        self.timestamp = now.databaseValue
+    }
 
     /// Inserts a new feature with a new random salt; returns its id.
     func insert(_ feature: Feature, at position: Int) throws -> Int64 {
@@ -20,7 +29,7 @@ struct DocumentWriter {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         try statement.execute(arguments: [scope.tenant.id, scope.id, feature.name, position, Self.makeSalt()]
-            + Self.fieldArguments(of: feature) + [now, now])
+            + Self.fieldArguments(of: feature) + [timestamp, timestamp])
         let id = db.lastInsertedRowID
         try insertVariations(of: feature, featureID: id)
         return id
@@ -34,7 +43,7 @@ struct DocumentWriter {
                 unknown_json = ?, updated_at = ?, archived_at = NULL
             WHERE id = ? AND tenant_id = ?
             """)
-        try statement.execute(arguments: [position] + Self.fieldArguments(of: feature) + [now, stored.id, scope.tenant.id])
+        try statement.execute(arguments: [position] + Self.fieldArguments(of: feature) + [timestamp, stored.id, scope.tenant.id])
         let before = stored.feature
         if before.testVariations != feature.testVariations || before.testBiases != feature.testBiases || before.labels != feature.labels {
             try db.cachedStatement(sql: "DELETE FROM variations WHERE feature_id = ? AND tenant_id = ?")
@@ -52,7 +61,7 @@ struct DocumentWriter {
     /// Archives a feature absent from the new document; its row, and so its salt, stays.
     func archive(_ stored: StoredFeature) throws {
         try db.cachedStatement(sql: "UPDATE features SET position = NULL, archived_at = ?, updated_at = ? WHERE id = ? AND tenant_id = ?")
-            .execute(arguments: [now, now, stored.id, scope.tenant.id])
+            .execute(arguments: [timestamp, timestamp, stored.id, scope.tenant.id])
     }
 
     /// Replaces the document's other top-level keys and the place of `features` among them.

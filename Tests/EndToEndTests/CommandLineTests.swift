@@ -268,6 +268,24 @@ struct CommandLineTests {
         #expect(refused.stderr.contains("newer version of Flagpole"))
     }
 
+    @Test("Commands that only read write nothing to the database")
+    func readsChangeNothingOnDisk() throws {
+        try cli.run(["tenant", "create", "acme"])
+        try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"])
+        let database = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
+        let reads: [[String]] = [
+            ["export", "--tenant", "acme"], ["export", "--tenant", "acme", "--compact"], ["feature", "list", "--tenant", "acme"],
+            ["revisions", "--tenant", "acme"], ["tenant", "list"], ["env", "list", "--tenant", "acme"],
+            ["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme", "--dry-run"],
+        ]
+        for arguments in reads {
+            #expect(try cli.run(arguments).status == 0, "\(arguments)")
+        }
+        // Reading a WAL database may create an empty -wal and a -shm index, but writes nothing.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cli.databasePath)) == database)
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: cli.databasePath + "-wal")))?.isEmpty ?? true)
+    }
+
     @Test("demo imports the example, shows the report, the features and the export, and is safe to run twice")
     func demo() throws {
         let first = try cli.run(["demo"])

@@ -33,6 +33,17 @@ public struct Revision: Hashable, Sendable {
         self.createdAt = createdAt
         self.document = document
     }
+
+    /// The document in `style`: the stored bytes for the default layout, otherwise the same
+    /// JSON re-laid out (the stored document is already canonical, so no re-validation).
+    public func document(_ style: JSONWriter.Style) throws -> [UInt8] {
+        if case .pretty(indent: 4) = style { return document }
+        do {
+            return JSONWriter(style: style).bytes(of: try JSONParser.parse(document).value)
+        } catch {
+            throw StoreError.storage(reason: "revision \(number) of \(path) is damaged: \(error.message)")
+        }
+    }
 }
 
 /// The current state of an environment.

@@ -60,10 +60,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         let path = try EnvironmentOptions.path(tenant: tenant!, environment: env)
         let stored = try await store.revision(revision, of: path)
-        var bytes = stored.document
-        if compact, let document = DocumentDecoder.decode(bytes).document {
-            bytes = document.rendered(.compact)
-        }
+        let bytes = try stored.document(compact ? .compact : .pretty)
         if let output {
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
