@@ -59,28 +59,24 @@ private struct ImportPlan {
         }
     }
 
+    /// Whether the file renders to the current revision's very bytes.
     var isUnchanged: Bool {
-        latest.map { Array($0.document) == rendered } ?? false
+        latest.map { $0.document.elementsEqual(rendered) } ?? false
     }
 
     var outcome: ImportOutcome {
         let next = (latest?.number ?? 0) + 1
-        let status: ImportOutcome.Status = if isUnchanged {
-            .unchanged(revision: latest!.number)
-        } else if options.isDryRun {
-            .planned(revision: next)
-        } else {
-            .applied(revision: next)
+        if let latest, isUnchanged {
+            return ImportOutcome(
+                path: scope.path, status: .unchanged(revision: latest.number), added: [], returned: [], changed: [],
+                archived: [], unchangedCount: document.features.count, warnings: warnings)
         }
         let added = diff.addedFeatures
+        let changed = diff.changedFeatures
         return ImportOutcome(
-            path: scope.path, status: status,
-            added: isUnchanged ? [] : added,
-            returned: isUnchanged ? [] : added.filter { stored[$0] != nil },
-            changed: isUnchanged ? [] : diff.changedFeatures,
-            archived: isUnchanged ? [] : diff.removedFeatures,
-            unchangedCount: isUnchanged ? document.features.count : document.features.count - added.count - diff.changedFeatures.count,
-            warnings: warnings)
+            path: scope.path, status: options.isDryRun ? .planned(revision: next) : .applied(revision: next),
+            added: added, returned: added.filter { stored[$0] != nil }, changed: changed, archived: diff.removedFeatures,
+            unchangedCount: document.features.count - added.count - changed.count, warnings: warnings)
     }
 
     func apply(_ db: Database) throws -> ImportOutcome {
