@@ -30,7 +30,6 @@ enum FeatureDecoder {
         }
 
         var feature = Feature(name: reader.featureName ?? "")
-        var isValid = reader.featureName != nil
         for member in members {
             let node = member.node
             if case .null = node.content, member.key != "name" {
@@ -72,8 +71,7 @@ enum FeatureDecoder {
                 feature.unknownKeys.append(member.key, node.value)
             }
         }
-        isValid = isValid && !reader.hasFailed
-        return isValid ? feature : nil
+        return reader.featureName != nil && !reader.hasFailed ? feature : nil
     }
 }
 
