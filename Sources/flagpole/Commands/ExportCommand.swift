@@ -65,7 +65,7 @@ struct ExportCommand: AsyncParsableCommand {
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
-                throw ValidationError("Cannot write \(output): \(error.localizedDescription)")
+                throw CommandFailure("Cannot write \(output): \(error.localizedDescription) Check that its folder exists and is writable.")
             }
             Console.error("Wrote revision \(stored.number) of \(path) to \(output) (\(bytes.count) bytes).")
         } else {
