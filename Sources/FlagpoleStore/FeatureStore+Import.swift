@@ -42,6 +42,8 @@ private struct ImportPlan {
     let latest: RevisionRecord?
     let diff: DocumentDiff
     let warnings: [Diagnostic]
+    /// Whether the file renders to the current revision's very bytes.
+    let isUnchanged: Bool
 
     init(_ db: Database, path: EnvironmentPath, decoded: DecodedDocument, rendered: [UInt8], options: ImportOptions) throws {
         scope = try db.scope(of: path)
@@ -52,16 +54,12 @@ private struct ImportPlan {
         stored = Dictionary(storedFeatures.map { ($0.feature.name, $0) }, uniquingKeysWith: { first, _ in first })
         current = try db.currentDocument(in: scope, features: storedFeatures)
         latest = try db.revisionRecord(nil, in: scope)
+        isUnchanged = latest?.document == Data(rendered)
         diff = DocumentDiff(from: current, to: document)
         warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current)
         if options.isStrict && !warnings.isEmpty {
             throw StoreError.importRefused(path, diagnostics: warnings, isStrict: true)
         }
-    }
-
-    /// Whether the file renders to the current revision's very bytes.
-    var isUnchanged: Bool {
-        latest.map { $0.document.elementsEqual(rendered) } ?? false
     }
 
     var outcome: ImportOutcome {

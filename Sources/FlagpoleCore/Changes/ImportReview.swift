@@ -4,9 +4,10 @@ public enum ImportReview {
     /// Reviews `decoded` (a valid file) as the replacement of `current`.
     public static func review(_ decoded: DecodedDocument, replacing current: FeaturesDocument) -> [Diagnostic] {
         guard let next = decoded.document else { return [] }
+        let currentByName = Dictionary(current.features.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var findings: [DecodedDocument.Finding] = []
         for (index, feature) in next.features.enumerated() {
-            guard let previous = current.feature(named: feature.name) else { continue }
+            guard let previous = currentByName[feature.name] else { continue }
             if let finding = flagBecameTest(previous, feature, index: index) ?? needlessMoves(previous, feature, index: index) {
                 findings.append(finding)
             }

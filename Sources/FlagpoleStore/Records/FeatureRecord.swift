@@ -50,3 +50,29 @@ struct FeatureRecord: Codable, FetchableRecord, MutablePersistableRecord, Tenant
         id = inserted.rowID
     }
 }
+
+extension FeatureRecord {
+    /// Reads a row without going through `Decodable`: every import and listing loads all the
+    /// features of an environment, and the generic decoder dominated that load.
+    init(row: Row) throws {
+        id = row[CodingKeys.id.rawValue]
+        tenantID = row[CodingKeys.tenantID.rawValue]
+        environmentID = row[CodingKeys.environmentID.rawValue]
+        name = row[CodingKeys.name.rawValue]
+        position = row[CodingKeys.position.rawValue]
+        salt = row[CodingKeys.salt.rawValue]
+        description = row[CodingKeys.description.rawValue]
+        section = row[CodingKeys.section.rawValue]
+        development = row[CodingKeys.development.rawValue]
+        enabled = row[CodingKeys.enabled.rawValue]
+        unlocked = row[CodingKeys.unlocked.rawValue]
+        typeJSON = row[CodingKeys.typeJSON.rawValue]
+        variationCount = row[CodingKeys.variationCount.rawValue]
+        biasCount = row[CodingKeys.biasCount.rawValue]
+        labelCount = row[CodingKeys.labelCount.rawValue]
+        unknownJSON = row[CodingKeys.unknownJSON.rawValue]
+        createdAt = row[CodingKeys.createdAt.rawValue]
+        updatedAt = row[CodingKeys.updatedAt.rawValue]
+        archivedAt = row[CodingKeys.archivedAt.rawValue]
+    }
+}

@@ -24,3 +24,16 @@ struct VariationRecord: Codable, FetchableRecord, MutablePersistableRecord, Tena
         static let position = Column(CodingKeys.position)
     }
 }
+
+extension VariationRecord {
+    /// Reads a row without going through `Decodable`, for the same reason as `FeatureRecord`.
+    init(row: Row) throws {
+        id = row[CodingKeys.id.rawValue]
+        tenantID = row[CodingKeys.tenantID.rawValue]
+        featureID = row[CodingKeys.featureID.rawValue]
+        position = row[CodingKeys.position.rawValue]
+        name = row[CodingKeys.name.rawValue]
+        bias = row[CodingKeys.bias.rawValue]
+        label = row[CodingKeys.label.rawValue]
+    }
+}
