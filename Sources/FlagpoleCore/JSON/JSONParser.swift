@@ -367,6 +367,11 @@ private struct Scanner {
     // MARK: Errors
 
     func unexpected(at offset: Int, expecting expected: String, fix: String? = nil) -> JSONSyntaxError {
+        guard offset < bytes.count else {
+            return JSONSyntaxError(
+                offset: bytes.count, message: "the file ends where \(expected) was expected",
+                fix: "complete the document; it may have been cut off")
+        }
         let byte = bytes[offset]
         let next = offset + 1 < bytes.count ? bytes[offset + 1] : 0
         switch byte {

@@ -1,0 +1,30 @@
+import FlagpoleCore
+import Testing
+
+/// A file cut off anywhere (an interrupted upload, a full disk) must be refused as E100,
+/// never crash the parser.
+@Suite("Truncated files")
+struct TruncationTests {
+    static let sample = """
+        {"v": [-1.5e+3, 12.25E-2, 0, true, false, null], "features": [{"name": "caf\\u00e9 ☕", \
+        "test-variations": ["A", "B"], "test-biases": [50.5, 49.5], "labels": ["l\\n", null]}]}
+        """
+
+    @Test("Every prefix of a document short of its closing bracket is E100", arguments: ["sample", "rwbutler-HEAD-Features.json"])
+    func everyPrefixIsRefused(name: String) throws {
+        let bytes = name == "sample" ? Array(Self.sample.utf8) : try TestSupport.realFixture(name)
+        #expect(DocumentDecoder.decode(bytes).isValid)
+        let end = try #require(bytes.lastIndex(of: UInt8(ascii: "}")))
+        for length in 0...end {
+            let decoded = DocumentDecoder.decode(Array(bytes[0..<length]))
+            #expect(decoded.diagnostics.map(\.code) == [.notStrictJSON], "prefix of \(length) bytes")
+        }
+    }
+
+    @Test("A number cut off after its point or exponent says where the file ends", arguments: ["[1.", "[1e", "[-1.5e+", "12.25E-"])
+    func cutNumbers(text: String) {
+        let diagnostics = DocumentDecoder.decode(Array(text.utf8)).diagnostics
+        #expect(diagnostics.map(\.code) == [.notStrictJSON])
+        #expect(diagnostics.first?.location == SourceLocation(line: 1, column: text.count + 1))
+    }
+}
