@@ -28,3 +28,29 @@ struct TruncationTests {
         #expect(diagnostics.first?.location == SourceLocation(line: 1, column: text.count + 1))
     }
 }
+
+/// SQLite text ends at U+0000: the store refuses such strings instead of cutting them short.
+@Suite("NUL characters")
+struct NULCharacterTests {
+    @Test("U+0000 in a stored string is E114 at that string", arguments: [
+        (#"{"features": [{"name": "a\u0000b"}]}"#, "/features/0/name", 24),
+        (#"{"features": [{"name": "a", "description": "x\u0000"}]}"#, "/features/0/description", 44),
+        (#"{"features": [{"name": "a", "test-variations": ["x", "\u0000"]}]}"#, "/features/0/test-variations/1", 54),
+        (#"{"features": [{"name": "a", "labels": [null, "l\u0000"]}]}"#, "/features/0/labels/1", 46),
+        (#"{"k\u0000": 1, "features": []}"#, "/k\u{0}", 2),
+    ])
+    func refused(text: String, pointer: String, column: Int) {
+        let diagnostics = DocumentDecoder.decode(Array(text.utf8)).diagnostics
+        #expect(diagnostics.map(\.code) == [.nulCharacter])
+        #expect(diagnostics.first?.pointer.description == pointer)
+        #expect(diagnostics.first?.location == SourceLocation(line: 1, column: column))
+    }
+
+    @Test("U+0000 inside unknown keys' values is kept: the store writes them as JSON")
+    func keptInUnknownValues() throws {
+        let decoded = DocumentDecoder.decode(Array(#"{"features": [{"name": "a", "note": "x\u0000y"}]}"#.utf8))
+        let feature = try #require(decoded.document?.features.first)
+        #expect(feature.unknownKeys["note"] == .string("x\u{0}y"))
+        #expect(String(decoding: decoded.document!.rendered(.compact), as: UTF8.self).contains(#""x\u0000y""#))
+    }
+}

@@ -7,6 +7,8 @@ public enum DiagnosticCode: String, Hashable, Sendable, CaseIterable, Comparable
     case missingName = "E111"
     case wrongType = "E112"
     case invalidTypeObject = "E113"
+    /// Not a client rule: SQLite text cannot hold U+0000, so the store refuses it rather than cut the text short.
+    case nulCharacter = "E114"
     case biasCountMismatch = "W200"
     case biasSumShort = "W201"
     case biasSumOver = "W202"

@@ -84,6 +84,12 @@ private struct DocumentShape {
             extras = JSONObject(members.enumerated().filter { $0.offset != position }.map {
                 JSONObject.Member(key: $0.element.key, value: $0.element.node.value)
             })
+            for member in members where member.key.utf8.contains(0) {
+                pending.add(
+                    .nulCharacter, feature: nil, at: JSONPointer.root.appending(member.key), offset: member.keyOffset,
+                    "this top-level key contains the NUL character (U+0000): the app ignores it, but Flagpole cannot store it",
+                    fix: "remove the \\u0000 from the key")
+            }
             switch features.content {
             case .array(let elements):
                 featureNodes = elements

@@ -17,6 +17,7 @@ enum FeatureDecoder {
         switch nameMember?.node.content {
         case .string(let name):
             reader.featureName = name
+            reader.refuseNUL(in: name, node: nameMember!.node, at: pointer.appending("name"))
         case nil, .null:
             reader.pending.add(
                 .missingName, feature: nil, at: pointer.appending("name"), offset: nameMember?.node.offset ?? node.offset,
@@ -88,7 +89,10 @@ private struct MemberReader {
     }
 
     mutating func string(_ node: JSONNode, key: String) -> String? {
-        if case .string(let value) = node.content { return value }
+        if case .string(let value) = node.content {
+            refuseNUL(in: value, node: node, at: pointer.appending(key))
+            return value
+        }
         wrongType(node, at: pointer.appending(key), key: key, expected: "a string", fix: "write the text in double quotes")
         return nil
     }
@@ -153,7 +157,22 @@ private struct MemberReader {
                     fix: elementFix(element))
             }
         }
+        if case .array(let nodes) = node.content {
+            for (index, element) in nodes.enumerated() {
+                if case .string(let text) = element.content { refuseNUL(in: text, node: element, at: keyPointer.appending(index)) }
+            }
+        }
         return isValid ? values : nil
+    }
+
+    /// E114: the store keeps these strings as SQLite text, which ends at the first U+0000.
+    mutating func refuseNUL(in text: String, node: JSONNode, at pointer: JSONPointer) {
+        guard text.utf8.contains(0) else { return }
+        hasFailed = true
+        pending.add(
+            .nulCharacter, feature: featureName, at: pointer, offset: node.offset,
+            "this text contains the NUL character (U+0000): the app accepts it, but Flagpole cannot store it without cutting the text short",
+            fix: "remove the \\u0000")
     }
 
     mutating func typeObject(_ node: JSONNode) -> JSONObject? {
