@@ -56,7 +56,8 @@ private struct ImportPlan {
         latest = try db.revisionRecord(nil, in: scope)
         isUnchanged = latest?.document == Data(rendered)
         diff = DocumentDiff(from: current, to: document)
-        warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current)
+        let archived = storedFeatures.filter(\.isArchived).map(\.feature)
+        warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current, archived: archived)
         if options.isStrict && !warnings.isEmpty {
             throw StoreError.importRefused(path, diagnostics: warnings, isStrict: true)
         }

@@ -162,6 +162,19 @@ struct ImportTests {
         ])
     }
 
+    @Test("Moving the features key among the top-level keys is a revision with its audit row")
+    func topLevelOrderIsAudited() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "a"}], "version": 1}"#)
+        let outcome = try await store.importText(#"{"version": 1, "features": [{"name": "a"}]}"#)
+        #expect(outcome.status == .applied(revision: 2))
+        let rows = try await store.auditRows(ofRevision: 2)
+        #expect(rows.map { "\($0.featureName ?? "-") \($0.field ?? "*") \($0.change) \($0.beforeJSON ?? "∅") → \($0.afterJSON ?? "∅")" } == [
+            #"- * changed ["features","version"] → ["version","features"]"#,
+        ])
+        #expect(try await store.revision(of: .acmeProduction).document.starts(with: Array("{\n    \"version\": 1,".utf8)))
+    }
+
     @Test("The tables and the revision's document always agree")
     func tablesMatchRevisionDocument() async throws {
         let store = try await FeatureStore.makeWithTenants()
@@ -187,6 +200,17 @@ struct ImportTests {
         #expect(outcome.warnings.map(\.code) == [.flagBecameTest, .needlessMoves])
         #expect(outcome.warnings[1].pointer.description == "/features/1/test-variations")
         #expect(outcome.warnings[1].location == SourceLocation(line: 1, column: 99))
+    }
+
+    @Test("A flag that returns from the archive as a test is still reported: devices kept it (W251)")
+    func returningFlagBecomesTest() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "f", "enabled": true}, {"name": "g"}]}"#)
+        try await store.importText(#"{"features": [{"name": "g"}]}"#)
+        let outcome = try await store.importText(#"{"features": [{"name": "g"}, {"name": "f", "test-variations": ["A", "B"]}]}"#)
+        #expect(outcome.returned == ["f"])
+        #expect(outcome.warnings.map(\.code) == [.flagBecameTest])
+        #expect(outcome.warnings.first?.feature == "f")
     }
 
     @Test("Growing the last group of a roll-out moves only the growth: no W252")

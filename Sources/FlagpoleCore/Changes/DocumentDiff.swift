@@ -6,9 +6,11 @@ public struct DocumentDiff: Hashable, Sendable {
             case added, removed, changed
         }
 
-        /// The feature concerned; `nil` for the document's own keys and the features' order.
+        /// The feature concerned; `nil` for the document's own keys, the features' order
+        /// (field `features`) and the order of the top-level keys (no field).
         public var feature: String?
-        /// The key that changed; `nil` when the whole feature was added or removed.
+        /// The key that changed; `nil` when the whole feature was added or removed, or for the
+        /// order of the top-level keys.
         public var field: String?
         public var kind: Kind
         public var before: JSONValue?
@@ -41,6 +43,13 @@ public struct DocumentDiff: Hashable, Sendable {
                 before: .array(oldOrder.map(JSONValue.string)), after: .array(newOrder.map(JSONValue.string))))
         }
         changes += Self.fieldChanges(from: old.extras, to: new.extras, feature: nil)
+        let oldKeys = old.topLevelKeys.filter(new.topLevelKeys.contains)
+        let newKeys = new.topLevelKeys.filter(old.topLevelKeys.contains)
+        if oldKeys != newKeys {
+            changes.append(Change(
+                feature: nil, field: nil, kind: .changed,
+                before: .array(oldKeys.map(JSONValue.string)), after: .array(newKeys.map(JSONValue.string))))
+        }
     }
 
     /// The names of features added, in the new document's order.

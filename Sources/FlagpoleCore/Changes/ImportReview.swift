@@ -2,12 +2,17 @@
 /// the current document with a file does to devices that already run the current one.
 public enum ImportReview {
     /// Reviews `decoded` (a valid file) as the replacement of `current`.
-    public static func review(_ decoded: DecodedDocument, replacing current: FeaturesDocument) -> [Diagnostic] {
+    ///
+    /// `archived` are features that left earlier documents: devices still cache them, so one
+    /// that comes back is judged against its last version too.
+    public static func review(
+        _ decoded: DecodedDocument, replacing current: FeaturesDocument, archived: [Feature] = []
+    ) -> [Diagnostic] {
         guard let next = decoded.document else { return [] }
-        let currentByName = Dictionary(current.features.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let previousByName = Dictionary((archived + current.features).map { ($0.name, $0) }, uniquingKeysWith: { _, latest in latest })
         var findings: [DecodedDocument.Finding] = []
         for (index, feature) in next.features.enumerated() {
-            guard let previous = currentByName[feature.name] else { continue }
+            guard let previous = previousByName[feature.name] else { continue }
             if let finding = flagBecameTest(previous, feature, index: index) ?? needlessMoves(previous, feature, index: index) {
                 findings.append(finding)
             }

@@ -22,6 +22,13 @@ public struct FeaturesDocument: Hashable, Sendable {
         features.first { $0.name == name }
     }
 
+    /// The top-level keys in their order, `features` among them.
+    public var topLevelKeys: [String] {
+        var keys = extras.keys
+        keys.insert("features", at: featuresPosition)
+        return keys
+    }
+
     /// The document as a JSON object: always `{"features": [...]}` plus the extras in place.
     public var jsonValue: JSONValue {
         var members = extras.members
