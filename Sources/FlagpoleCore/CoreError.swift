@@ -6,7 +6,7 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidSlug(let kind, let value, let reason):
-            "\"\(value)\" is not a valid \(kind): \(reason). Use lowercase letters, digits and hyphens, such as \"my-app\"."
+            "\"\(value)\" is not a valid \(kind): \(reason) (for example \"my-app\")."
         }
     }
 }

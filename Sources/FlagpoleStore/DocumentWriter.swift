@@ -20,8 +20,8 @@ struct DocumentWriter {
         self.timestamp = now.databaseValue
     }
 
-    /// Inserts a new feature with a new random salt; returns its id.
-    func insert(_ feature: Feature, at position: Int) throws -> Int64 {
+    /// Inserts a new feature with a new random salt.
+    func insert(_ feature: Feature, at position: Int) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO features (tenant_id, environment_id, name, position, salt, description, section,
                 development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
@@ -30,9 +30,7 @@ struct DocumentWriter {
             """)
         try statement.execute(arguments: [scope.tenant.id, scope.id, feature.name, position, Self.makeSalt()]
             + Self.fieldArguments(of: feature) + [timestamp, timestamp])
-        let id = db.lastInsertedRowID
-        try insertVariations(of: feature, featureID: id)
-        return id
+        try insertVariations(of: feature, featureID: db.lastInsertedRowID)
     }
 
     /// Rewrites every field of a stored feature (and brings it back from the archive).
@@ -83,7 +81,7 @@ struct DocumentWriter {
     /// Records a new revision with its rendered document and one audit row per change.
     func insertRevision(
         number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8], changes: [DocumentDiff.Change]
-    ) throws -> RevisionRecord {
+    ) throws {
         let revision = try RevisionRecord(
             tenantID: scope.tenant.id, environmentID: scope.id, number: number, kind: kind.rawValue,
             actor: actor, message: message, createdAt: now, document: Data(document)
@@ -98,7 +96,6 @@ struct DocumentWriter {
                 change.before?.storedText, change.after?.storedText,
             ])
         }
-        return revision
     }
 
     private func insertVariations(of feature: Feature, featureID: Int64) throws {

@@ -16,7 +16,7 @@ extension FeatureStore {
                 }
                 throw StoreError.noRevision(path)
             }
-            return Revision(path: path, number: record.number, createdAt: record.createdAt, document: Array(record.document))
+            return Revision(record, of: path)
         }
     }
 
@@ -28,10 +28,9 @@ extension FeatureStore {
             for tenant in try TenantRecord.order(TenantRecord.Columns.slug).fetchAll(db) {
                 let tenantScope = TenantScope(id: tenant.id!, slug: TenantSlug(rawValue: tenant.slug))
                 for environment in try EnvironmentRecord.owned(by: tenantScope).order(EnvironmentRecord.Columns.name).fetchAll(db) {
-                    let path = EnvironmentPath(tenant: tenantScope.slug, environment: EnvironmentName(rawValue: environment.name))
-                    let scope = EnvironmentScope(tenant: tenantScope, id: environment.id!, path: path, featuresPosition: environment.featuresPosition)
+                    let scope = EnvironmentScope(environment, of: tenantScope)
                     if let record = try db.revisionRecord(nil, in: scope) {
-                        revisions.append(Revision(path: path, number: record.number, createdAt: record.createdAt, document: Array(record.document)))
+                        revisions.append(Revision(record, of: scope.path))
                     }
                 }
             }
@@ -68,5 +67,11 @@ extension FeatureStore {
                     message: row["message"], createdAt: row["created_at"], size: row["size"], changeCount: row["changes"])
             }
         }
+    }
+}
+
+extension Revision {
+    init(_ record: RevisionRecord, of path: EnvironmentPath) {
+        self.init(path: path, number: record.number, createdAt: record.createdAt, document: Array(record.document))
     }
 }

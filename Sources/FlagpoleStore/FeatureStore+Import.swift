@@ -16,17 +16,17 @@ extension FeatureStore {
     public func importDocument(_ bytes: [UInt8], into path: EnvironmentPath, options: ImportOptions) async throws -> ImportOutcome {
         // Parsing and rendering need no database: keep them out of the write lock.
         let decoded = DocumentDecoder.decode(bytes)
-        guard decoded.isValid, decoded.document != nil else {
+        guard let document = decoded.document else {
             throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
-        let rendered = decoded.document!.rendered()
+        let rendered = document.rendered()
         if options.isDryRun {
             return try await read { db in
-                try ImportPlan(db, path: path, decoded: decoded, rendered: rendered, options: options).outcome
+                try ImportPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options).outcome
             }
         }
         return try await write { db in
-            try ImportPlan(db, path: path, decoded: decoded, rendered: rendered, options: options).apply(db)
+            try ImportPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options).apply(db)
         }
     }
 }
@@ -45,13 +45,16 @@ private struct ImportPlan {
     /// Whether the file renders to the current revision's very bytes.
     let isUnchanged: Bool
 
-    init(_ db: Database, path: EnvironmentPath, decoded: DecodedDocument, rendered: [UInt8], options: ImportOptions) throws {
+    init(
+        _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument, rendered: [UInt8],
+        options: ImportOptions
+    ) throws {
         scope = try db.scope(of: path)
-        document = decoded.document!
+        self.document = document
         self.rendered = rendered
         self.options = options
         let storedFeatures = try db.storedFeatures(in: scope)
-        stored = Dictionary(storedFeatures.map { ($0.feature.name, $0) }, uniquingKeysWith: { first, _ in first })
+        stored = Dictionary(uniqueKeysWithValues: storedFeatures.map { ($0.feature.name, $0) })
         current = try db.currentDocument(in: scope, features: storedFeatures)
         latest = try db.revisionRecord(nil, in: scope)
         isUnchanged = latest?.document == Data(rendered)
@@ -81,12 +84,12 @@ private struct ImportPlan {
     func apply(_ db: Database) throws -> ImportOutcome {
         guard !isUnchanged else { return outcome }
         let writer = DocumentWriter(db: db, scope: scope, now: Date())
-        _ = try writer.insertRevision(
+        try writer.insertRevision(
             number: (latest?.number ?? 0) + 1, kind: .import, actor: options.actor, message: options.message,
             document: rendered, changes: diff.changes)
         for (position, feature) in document.features.enumerated() {
             guard let existing = stored[feature.name] else {
-                _ = try writer.insert(feature, at: position)
+                try writer.insert(feature, at: position)
                 continue
             }
             if existing.isArchived || existing.feature != feature {

@@ -59,10 +59,9 @@ extension FeatureStore {
         try await read { db in
             let tenant = try db.scope(of: slug)
             return try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(db).map { record in
-                let path = EnvironmentPath(tenant: slug, environment: EnvironmentName(rawValue: record.name))
-                let scope = EnvironmentScope(tenant: tenant, id: record.id!, path: path, featuresPosition: record.featuresPosition)
+                let scope = EnvironmentScope(record, of: tenant)
                 return Environment(
-                    path: path, createdAt: record.createdAt,
+                    path: scope.path, createdAt: record.createdAt,
                     revision: try db.latestRevisionNumber(in: scope),
                     featureCount: try FeatureRecord.active(in: scope).fetchCount(db))
             }

@@ -39,12 +39,16 @@ public struct FeatureStore: Sendable {
     }
 
     /// Opens the SQLite file at `path`, in WAL mode so the server keeps reading while the
-    /// command line writes. For `.readWrite`, or when the file does not exist yet or its schema
-    /// is behind, the file is created and migrated first.
+    /// command line writes. For `.readWrite` the file is created and migrated when needed; for
+    /// `.readOnly` a missing file reads as an empty store and creates nothing, and a file whose
+    /// schema is behind is migrated once.
     ///
     /// - throws: `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
     public static func open(atPath path: String, access: Access = .readWrite) throws -> FeatureStore {
-        if access == .readOnly, FileManager.default.fileExists(atPath: path) {
+        if access == .readOnly && !FileManager.default.fileExists(atPath: path) {
+            return try inMemory()
+        }
+        if access == .readOnly {
             let queue = try readOnlyQueue(atPath: path)
             let status = try translatingErrors { try queue.read(Self.status(of:)) }
             guard status.unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: status.unknown) }
@@ -127,7 +131,7 @@ public struct FeatureStore: Sendable {
         do {
             return try await work()
         } catch let error as DatabaseError {
-            throw StoreError.storage(reason: error.message ?? "\(error.resultCode)")
+            throw StoreError(error)
         }
     }
 
@@ -135,7 +139,7 @@ public struct FeatureStore: Sendable {
         do {
             return try work()
         } catch let error as DatabaseError {
-            throw StoreError.storage(reason: error.message ?? "\(error.resultCode)")
+            throw StoreError(error)
         }
     }
 }

@@ -13,6 +13,14 @@ struct EnvironmentScope: Sendable {
     let id: Int64
     let path: EnvironmentPath
     let featuresPosition: Int
+
+    /// The scope of an environment row of `tenant`.
+    init(_ record: EnvironmentRecord, of tenant: TenantScope) {
+        self.tenant = tenant
+        self.id = record.id!
+        self.path = EnvironmentPath(tenant: tenant.slug, environment: EnvironmentName(rawValue: record.name))
+        self.featuresPosition = record.featuresPosition
+    }
 }
 
 extension Database {
@@ -32,9 +40,9 @@ extension Database {
     func scope(of path: EnvironmentPath) throws -> EnvironmentScope {
         let tenant = try scope(of: path.tenant)
         let environments = try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(self)
-        guard let record = environments.first(where: { $0.name == path.environment.rawValue }), let id = record.id else {
+        guard let record = environments.first(where: { $0.name == path.environment.rawValue }) else {
             throw StoreError.environmentNotFound(path, existing: environments.map { EnvironmentName(rawValue: $0.name) })
         }
-        return EnvironmentScope(tenant: tenant, id: id, path: path, featuresPosition: record.featuresPosition)
+        return EnvironmentScope(record, of: tenant)
     }
 }

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import GRDB
 
 /// Why a store operation failed, worded for the person who can fix it.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
@@ -13,6 +14,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The database was migrated by a newer Flagpole.
     case databaseTooNew(unknownMigrations: [String])
     case cannotOpen(path: String, reason: String)
+    /// Another process held the database's write lock past the busy timeout.
+    case busy
     /// The database refused an operation for a reason the store did not foresee.
     case storage(reason: String)
 
@@ -38,8 +41,18 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             "This database was migrated by a newer version of Flagpole (it has migrations \(unknown.joined(separator: ", ")) that this version does not know). Upgrade Flagpole to open it."
         case .cannotOpen(let path, let reason):
             "Cannot open the database at \(path): \(reason). Check the path and its permissions, or choose another with --db."
+        case .busy:
+            "The database stayed locked by another writer for more than 10 seconds. Nothing was written; try again."
         case .storage(let reason):
-            "The database refused the operation: \(reason). Nothing was written."
+            "The database failed: \(reason). Nothing was written."
+        }
+    }
+
+    /// The error to show for a database failure the store did not foresee.
+    init(_ error: DatabaseError) {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: self = .busy
+        default: self = .storage(reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
     }
 }

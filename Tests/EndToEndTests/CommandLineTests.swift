@@ -21,8 +21,9 @@ struct CommandLineTests {
         let commented = CLI.fixture("vantientu1703-f305791-Features-with-comment.json")
         let invalid = try cli.run(["validate", commented])
         #expect(invalid.status == 1)
-        #expect(invalid.stdout.contains("\(commented):7:9: error: E100"))
-        #expect(invalid.stdout.contains("fix: "))
+        #expect(invalid.stderr.contains("\(commented):7:9: error: E100"))
+        #expect(invalid.stderr.contains("fix: "))
+        #expect(invalid.stdout.contains("invalid, 1 error, 0 warnings"))
     }
 
     @Test("validate --json prints exactly valid and diagnostics with the eight fields")
@@ -81,6 +82,17 @@ struct CommandLineTests {
         let badSlug = try cli.run(["tenant", "create", "Not A Slug"])
         #expect(badSlug.status == 64)
         #expect(badSlug.stderr.contains("lowercase letters, digits and hyphens"))
+        #expect(badSlug.stderr.contains("Usage: flagpole tenant create"))
+
+        let badEnvironment = try cli.run(["export", "--tenant", "acme", "--env", "Prod"])
+        #expect(badEnvironment.status == 64)
+        #expect(badEnvironment.stderr.contains("Usage: flagpole export"))
+        #expect(try cli.run(["export", "--all", "--dir", "cdn", "--env", "staging"]).status == 64)
+
+        // Read-only commands on a database that does not exist answer without creating it.
+        #expect(try cli.run(["tenant", "list"]).stdout.contains("No tenants yet"))
+        #expect(try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme", "--dry-run"]).status == 1)
+        #expect(!FileManager.default.fileExists(atPath: cli.databasePath))
 
         let missingOption = try cli.run(["import", "x.json"])
         #expect(missingOption.status == 64)

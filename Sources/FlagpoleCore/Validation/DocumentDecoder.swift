@@ -18,19 +18,18 @@ public enum DocumentDecoder {
 
         var features: [Feature] = []
         var sources: [DecodedDocument.FeatureSource] = []
-        var firstOffsetByName: [String: Int] = [:]
-        let locator = LazyLocator(bytes: bytes)
+        var firstPointerByName: [String: JSONPointer] = [:]
         for (index, node) in shape.featureNodes.enumerated() {
             let pointer = shape.featuresPointer.appending(index)
             guard let feature = FeatureDecoder.decode(node, at: pointer, pending: &pending) else { continue }
-            if let firstOffset = firstOffsetByName[feature.name] {
+            if let first = firstPointerByName[feature.name] {
                 pending.add(
                     .duplicateName, feature: feature.name, at: pointer, offset: node.offset,
-                    "a feature named \"\(feature.name)\" already appears at \(locator.location(of: firstOffset)); the app sees only the first, so the store keeps the first and drops this one",
+                    "a feature named \"\(feature.name)\" already appears at \(first); the app sees only the first, so the store keeps the first and drops this one",
                     fix: "rename this feature or delete one of the two")
                 continue
             }
-            firstOffsetByName[feature.name] = node.offset
+            firstPointerByName[feature.name] = pointer
             FeatureLint.check(feature, node: node, at: pointer, pending: &pending)
             features.append(feature)
             sources.append(DecodedDocument.FeatureSource(pointer: pointer, node: node))
@@ -40,20 +39,6 @@ public enum DocumentDecoder {
             ? nil
             : FeaturesDocument(features: features, extras: shape.extras, featuresPosition: shape.featuresPosition)
         return DecodedDocument(document: document, diagnostics: pending.located(in: bytes), sources: sources, bytes: bytes, featuresPointer: shape.featuresPointer)
-    }
-}
-
-/// Builds the line table on first use only: duplicate names are rare.
-private final class LazyLocator {
-    private let bytes: [UInt8]
-    private lazy var locator = SourceLocator(bytes)
-
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    func location(of offset: Int) -> SourceLocation {
-        locator.location(of: offset)
     }
 }
 

@@ -21,7 +21,12 @@ enum AtomicRename {
         #endif
         let aside = second.deletingLastPathComponent().appendingPathComponent(".\(second.lastPathComponent).old-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.moveItem(at: second, to: aside)
-        try FileManager.default.moveItem(at: first, to: second)
+        do {
+            try FileManager.default.moveItem(at: first, to: second)
+        } catch {
+            try? FileManager.default.moveItem(at: aside, to: second)
+            throw error
+        }
         try FileManager.default.moveItem(at: aside, to: first)
     }
 }

@@ -1,6 +1,5 @@
 import CompressNIO
 import Crypto
-import FlagpoleStore
 import NIOCore
 
 /// A features.json as it is delivered: its bytes, their SHA-256 and their gzip encoding.

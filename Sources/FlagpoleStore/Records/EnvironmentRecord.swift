@@ -19,7 +19,6 @@ struct EnvironmentRecord: Codable, FetchableRecord, MutablePersistableRecord, Te
     }
 
     enum Columns {
-        static let id = Column(CodingKeys.id)
         static let name = Column(CodingKeys.name)
     }
 

@@ -16,7 +16,6 @@ struct TenantRecord: Codable, FetchableRecord, MutablePersistableRecord {
     }
 
     enum Columns {
-        static let id = Column(CodingKeys.id)
         static let slug = Column(CodingKeys.slug)
     }
 

@@ -14,6 +14,10 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    func validate() throws {
+        _ = try TenantOptions.slug(tenant)
+    }
+
     func run() async throws {
         let path = try EnvironmentOptions.path(tenant: tenant, environment: EnvironmentName.production.rawValue)
         let file = "example-features.json"

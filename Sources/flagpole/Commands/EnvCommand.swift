@@ -18,6 +18,10 @@ struct EnvCommand: ParsableCommand {
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var database: DatabaseOptions
 
+        func validate() throws {
+            _ = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
+        }
+
         func run() async throws {
             let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
             try await database.openStore().createEnvironment(path)

@@ -19,8 +19,8 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The tenant's slug.", valueName: "slug"))
     var tenant: String?
 
-    @Option(help: ArgumentHelp("The environment.", valueName: "name"))
-    var env: String = EnvironmentName.production.rawValue
+    @Option(help: ArgumentHelp("The environment (default: production).", valueName: "name"))
+    var env: String?
 
     @Option(help: ArgumentHelp("A past revision instead of the current one.", valueName: "n"))
     var revision: Int?
@@ -42,11 +42,12 @@ struct ExportCommand: AsyncParsableCommand {
     func validate() throws {
         if all {
             guard dir != nil else { throw ValidationError("--all needs --dir DIR, the directory of the CDN tree.") }
-            guard tenant == nil, revision == nil, output == nil, !compact else {
-                throw ValidationError("--all exports every tenant's current revision: don't combine it with --tenant, --revision, --output or --compact.")
+            guard tenant == nil, env == nil, revision == nil, output == nil, !compact else {
+                throw ValidationError("--all exports every environment's current revision: don't combine it with --tenant, --env, --revision, --output or --compact.")
             }
         } else {
-            guard tenant != nil else { throw ValidationError("Name the tenant with --tenant SLUG, or export everything with --all --dir DIR.") }
+            guard let tenant else { throw ValidationError("Name the tenant with --tenant SLUG, or export everything with --all --dir DIR.") }
+            _ = try EnvironmentOptions.path(tenant: tenant, environment: environmentName)
             guard dir == nil else { throw ValidationError("--dir is for --all; use --output FILE for one environment.") }
             if let revision, revision < 1 { throw ValidationError("--revision counts from 1.") }
         }
@@ -58,7 +59,7 @@ struct ExportCommand: AsyncParsableCommand {
             try await exportTree(store)
             return
         }
-        let path = try EnvironmentOptions.path(tenant: tenant!, environment: env)
+        let path = try EnvironmentOptions.path(tenant: tenant!, environment: environmentName)
         let stored = try await store.revision(revision, of: path)
         let bytes = try stored.document(compact ? .compact : .pretty)
         if let output {
@@ -71,6 +72,10 @@ struct ExportCommand: AsyncParsableCommand {
         } else {
             Console.out(bytes: bytes)
         }
+    }
+
+    private var environmentName: String {
+        env ?? EnvironmentName.production.rawValue
     }
 
     private func exportTree(_ store: FeatureStore) async throws {

@@ -39,9 +39,10 @@ struct ImportCommand: AsyncParsableCommand {
         let outcome: ImportOutcome
         do {
             outcome = try await database.openStore(dryRun ? .readOnly : .readWrite).importDocument(bytes, into: path, options: options)
-        } catch StoreError.importRefused(_, let diagnostics, let isStrict) {
+        } catch let error as StoreError {
+            guard case .importRefused(_, let diagnostics, _) = error else { throw error }
             DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()
-            Console.error(StoreError.importRefused(path, diagnostics: diagnostics, isStrict: isStrict).description)
+            Console.error(error.description)
             throw ExitCode.failure
         }
         if output.json {
@@ -74,7 +75,7 @@ struct ImportSummary {
             let shown = names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", … (\(names.count - 10) more)" : "")
             lines.append("  \(label.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(names.count).leftPadded(6))  \(shown)")
         }
-        row("added", outcome.added)
+        row("added", outcome.added.filter { !outcome.returned.contains($0) })
         row("returned", outcome.returned)
         row("changed", outcome.changed)
         row("archived", outcome.archived)

@@ -21,10 +21,12 @@ struct TenantCommand: ParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
+        func validate() throws {
+            _ = try TenantOptions.slug(slug)
+        }
+
         func run() async throws {
-            let slug: TenantSlug
-            do { slug = try TenantSlug(validating: self.slug) } catch { throw ValidationError(error.description) }
-            let tenant = try await database.openStore().createTenant(slug, name: name)
+            let tenant = try await database.openStore().createTenant(TenantSlug(rawValue: slug), name: name)
             Console.out("Created tenant \(tenant.slug) with environment production.")
         }
     }

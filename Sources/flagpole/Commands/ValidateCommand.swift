@@ -20,7 +20,7 @@ struct ValidateCommand: ParsableCommand {
         if output.json {
             Console.json(report.jsonValue)
         } else {
-            for line in report.lines { Console.out(line) }
+            report.printToStandardError()
             let features = decoded.document.map { " (\($0.features.count) feature\($0.features.count == 1 ? "" : "s"))" } ?? ""
             Console.out("\(input.displayName): \(decoded.isValid ? "valid" : "invalid")\(features), \(report.summary)")
         }

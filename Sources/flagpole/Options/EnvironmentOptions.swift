@@ -11,11 +11,23 @@ struct TenantOptions: ParsableArguments {
     ///
     /// - throws: `ValidationError` (a usage error) when the slug breaks the rules.
     func slug() throws -> TenantSlug {
+        try Self.slug(tenant)
+    }
+
+    /// Validates a tenant slug given as text.
+    ///
+    /// - throws: `ValidationError` when it breaks the rules.
+    static func slug(_ text: String) throws -> TenantSlug {
         do {
-            return try TenantSlug(validating: tenant)
+            return try TenantSlug(validating: text)
         } catch {
             throw ValidationError(error.description)
         }
+    }
+
+    /// Checked while parsing, so a bad slug prints this command's usage.
+    func validate() throws {
+        _ = try slug()
     }
 }
 
@@ -31,6 +43,10 @@ struct EnvironmentOptions: ParsableArguments {
     /// - throws: `ValidationError` when the slug or the name breaks the rules.
     func path() throws -> EnvironmentPath {
         try Self.path(tenant: tenant.tenant, environment: env)
+    }
+
+    func validate() throws {
+        _ = try path()
     }
 
     /// Validates a tenant slug and an environment name given as text.
