@@ -69,7 +69,7 @@ private struct DocumentShape {
             extras = JSONObject(members.enumerated().filter { $0.offset != position }.map {
                 JSONObject.Member(key: $0.element.key, value: $0.element.node.value)
             })
-            for member in members where member.key.utf8.contains(0) {
+            for member in members where member.key.containsNUL {
                 pending.add(
                     .nulCharacter, feature: nil, at: JSONPointer.root.appending(member.key), offset: member.keyOffset,
                     "this top-level key contains the NUL character (U+0000): the app ignores it, but Flagpole cannot store it",

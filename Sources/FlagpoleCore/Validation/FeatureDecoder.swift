@@ -17,7 +17,7 @@ enum FeatureDecoder {
         switch nameMember?.node.content {
         case .string(let name):
             reader.featureName = name
-            reader.refuseNUL(in: name, node: nameMember!.node, at: pointer.appending("name"))
+            if name.containsNUL { reader.refuseNUL(nameMember!.node, at: pointer.appending("name")) }
         case nil, .null:
             reader.pending.add(
                 .missingName, feature: nil, at: pointer.appending("name"), offset: nameMember?.node.offset ?? node.offset,
@@ -90,7 +90,7 @@ private struct MemberReader {
 
     mutating func string(_ node: JSONNode, key: String) -> String? {
         if case .string(let value) = node.content {
-            refuseNUL(in: value, node: node, at: pointer.appending(key))
+            if value.containsNUL { refuseNUL(node, at: pointer.appending(key)) }
             return value
         }
         wrongType(node, at: pointer.appending(key), key: key, expected: "a string", fix: "write the text in double quotes")
@@ -159,15 +159,14 @@ private struct MemberReader {
         }
         if case .array(let nodes) = node.content {
             for (index, element) in nodes.enumerated() {
-                if case .string(let text) = element.content { refuseNUL(in: text, node: element, at: keyPointer.appending(index)) }
+                if case .string(let text) = element.content, text.containsNUL { refuseNUL(element, at: keyPointer.appending(index)) }
             }
         }
         return isValid ? values : nil
     }
 
     /// E114: the store keeps these strings as SQLite text, which ends at the first U+0000.
-    mutating func refuseNUL(in text: String, node: JSONNode, at pointer: JSONPointer) {
-        guard text.utf8.contains(0) else { return }
+    mutating func refuseNUL(_ node: JSONNode, at pointer: JSONPointer) {
         hasFailed = true
         pending.add(
             .nulCharacter, feature: featureName, at: pointer, offset: node.offset,
@@ -209,4 +208,9 @@ private struct MemberReader {
             "\"\(key)\" is \(node.value.summary), but it must be \(expected); the app rejects the whole file",
             fix: fix)
     }
+}
+
+extension String {
+    /// Whether the text holds U+0000 (checked before building a pointer: this runs for every string).
+    var containsNUL: Bool { utf8.contains(0) }
 }

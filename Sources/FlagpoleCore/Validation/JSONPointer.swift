@@ -9,6 +9,9 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
 
     /// The pointer to member `key` of the value this points at.
     public func appending(_ key: String) -> JSONPointer {
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+            return JSONPointer(description: description + "/" + key)
+        }
         let escaped = key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
         return JSONPointer(description: description + "/" + escaped)
     }
