@@ -45,10 +45,8 @@ public struct FeatureStore: Sendable {
     ///
     /// - throws: `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
     public static func open(atPath path: String, access: Access = .readWrite) throws -> FeatureStore {
-        if access == .readOnly && !FileManager.default.fileExists(atPath: path) {
-            return try inMemory()
-        }
         if access == .readOnly {
+            guard FileManager.default.fileExists(atPath: path) else { return try inMemory() }
             let queue = try readOnlyQueue(atPath: path)
             let status = try translatingErrors { try queue.read(Self.status(of:)) }
             guard status.unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: status.unknown) }
