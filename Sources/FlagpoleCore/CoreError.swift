@@ -2,11 +2,31 @@
 public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A tenant slug or environment name breaks the slug rules.
     case invalidSlug(kind: String, value: String, reason: String)
+    /// A user id breaks the user id rules.
+    case invalidUserID(value: String, reason: String)
+    /// An operation on tests was asked of a feature that is not one.
+    case notATest(feature: String, kind: String)
+    /// A test with no obvious winner was rolled out without naming one.
+    case winnerRequired(feature: String, variations: [String])
+    /// A variation the feature does not have.
+    case unknownVariation(feature: String, variation: String, variations: [String])
 
     public var description: String {
         switch self {
         case .invalidSlug(let kind, let value, let reason):
             "\"\(value)\" is not a valid \(kind): \(reason) (for example \"my-app\")."
+        case .invalidUserID(let value, let reason):
+            "\"\(value.prefix(80))\" is not a valid user id: \(reason)."
+        case .notATest(let feature, let kind):
+            "\"\(feature)\" is a \(kind), not a test: its users are not split into variations. Use `flagpole feature enable` or `disable` instead."
+        case .winnerRequired(let feature, let variations):
+            "Name the winning variation of \"\(feature)\" with --variation (one of \(Self.list(variations)))."
+        case .unknownVariation(let feature, let variation, let variations):
+            "\"\(feature)\" has no variation \"\(variation)\"; its variations are \(Self.list(variations)) (compared ignoring case)."
         }
+    }
+
+    private static func list(_ names: [String]) -> String {
+        names.map { "\"\($0)\"" }.joined(separator: ", ")
     }
 }

@@ -30,6 +30,34 @@ public struct VariationRanges: Hashable, Sendable {
         self.init(names: feature.effectiveVariations, biases: feature.effectiveBiases)
     }
 
+    /// The index of the range a point in [0, 100) falls into: the first whose upper bound is
+    /// above it, else the last (which takes everything from its lower bound, so a sum that
+    /// rounds just under 100 strands no one). `nil` only without ranges.
+    public func index(containing point: Double) -> Int? {
+        guard !ranges.isEmpty else { return nil }
+        return ranges.indices.dropLast().first { point < ranges[$0].upper } ?? ranges.count - 1
+    }
+
+    /// The points range `index` owns under `index(containing:)`: `lower ..< upper`, the last
+    /// range's upper bound being 100.
+    public func bounds(of index: Int) -> (lower: Double, upper: Double) {
+        let range = ranges[index]
+        return (range.lower, index == ranges.count - 1 ? 100 : range.upper)
+    }
+
+    /// A point that lands in `variation` (compared case-insensitively): `point` itself when it
+    /// already does, else the middle of the variation's first range that owns any point;
+    /// `nil` when the variation owns none.
+    public func point(in variation: String, preferring point: Double) -> Double? {
+        let name = variation.lowercased()
+        if let index = index(containing: point), ranges[index].name.lowercased() == name { return point }
+        for index in ranges.indices where ranges[index].name.lowercased() == name {
+            let (lower, upper) = bounds(of: index)
+            if lower < upper { return lower + (upper - lower) / 2 }
+        }
+        return nil
+    }
+
     /// The share of users, in percent, that moves from each variation to each other one
     /// when the ranges change to `next`. Variations are matched by name, case-insensitively,
     /// as the app compares them; pairs with no users are left out.

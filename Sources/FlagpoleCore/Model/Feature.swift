@@ -60,6 +60,11 @@ extension Feature {
 
     /// The feature as a JSON object: known keys in the export order, then unknown keys in theirs.
     public var jsonObject: JSONObject {
+        jsonObject(assignment: nil)
+    }
+
+    /// The feature as a JSON object carrying `test-variation-assignment` (a pinned per-user export).
+    public func jsonObject(assignment: Double?) -> JSONObject {
         var object = JSONObject()
         object.append("name", .string(name))
         if let description { object.append("description", .string(description)) }
@@ -71,6 +76,7 @@ extension Feature {
         if let testVariations { object.append("test-variations", .array(testVariations.map(JSONValue.string))) }
         if let testBiases { object.append("test-biases", .array(testBiases.map(JSONValue.number))) }
         if let labels { object.append("labels", .array(labels.map { $0.map(JSONValue.string) ?? .null })) }
+        if let assignment { object.append(Self.assignmentKey, .number(assignment)) }
         object.members.append(contentsOf: unknownKeys.members)
         return object
     }

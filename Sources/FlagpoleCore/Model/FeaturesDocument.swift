@@ -31,8 +31,13 @@ public struct FeaturesDocument: Hashable, Sendable {
 
     /// The document as a JSON object: always `{"features": [...]}` plus the extras in place.
     public var jsonValue: JSONValue {
+        jsonValue(assignments: [:])
+    }
+
+    /// The document with `test-variation-assignment` set on the features named in `assignments`.
+    func jsonValue(assignments: [String: Double]) -> JSONValue {
         var members = extras.members
-        let features = JSONValue.array(features.map { .object($0.jsonObject) })
+        let features = JSONValue.array(features.map { .object($0.jsonObject(assignment: assignments[$0.name])) })
         members.insert(JSONObject.Member(key: "features", value: features), at: featuresPosition)
         return .object(JSONObject(members))
     }

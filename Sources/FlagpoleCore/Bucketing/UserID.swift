@@ -1,0 +1,33 @@
+/// The id of an app user, as the app's backend knows it (an account id, an install id, …).
+public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Longer ids are almost always a file read in the wrong format.
+    public static let maximumLength = 256
+
+    public let rawValue: String
+
+    /// Trusts `rawValue`; for values read back from the store.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Checks `text`: 1 to 256 bytes of UTF-8 without control characters, so every id prints
+    /// on one line of a log, a CSV or a terminal. Spaces are allowed and significant.
+    ///
+    /// - throws: `CoreError.invalidUserID` saying which rule `text` breaks.
+    public init(validating text: String) throws(CoreError) {
+        let reason: String? = if text.isEmpty {
+            "it is empty"
+        } else if text.utf8.count > Self.maximumLength {
+            "it is longer than \(Self.maximumLength) bytes"
+        } else if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) {
+            "it contains a control character (a tab, a line break or U+0000–U+001F)"
+        } else {
+            nil
+        }
+        if let reason { throw CoreError.invalidUserID(value: text, reason: reason) }
+        rawValue = text
+    }
+
+    public var description: String { rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
