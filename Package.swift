@@ -27,6 +27,7 @@ let package = Package(
             path: "Migrations",
             resources: [
                 .embedInCode("0001_initial.sql"),
+                .embedInCode("0002_assignments.sql"),
             ]
         ),
 

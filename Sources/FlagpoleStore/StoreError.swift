@@ -11,6 +11,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case revisionNotFound(EnvironmentPath, number: Int, latest: Int?)
     /// The file has errors, or warnings under `--strict`; nothing was written.
     case importRefused(EnvironmentPath, diagnostics: [Diagnostic], isStrict: Bool)
+    case featureNotFound(EnvironmentPath, name: String)
+    /// Biases the app would ignore; nothing was written.
+    case biasesIgnored(feature: String, diagnostics: [Diagnostic])
+    case notAnUnlockFlag(feature: String, kind: FeatureKind)
+    /// A QA override into a variation that owns no points: the app could never land there.
+    case unreachableVariation(feature: String, variation: String)
+    case noOverride(feature: String, user: UserID)
     /// The database was migrated by a newer Flagpole.
     case databaseTooNew(unknownMigrations: [String])
     case cannotOpen(path: String, reason: String)
@@ -37,6 +44,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             isStrict && !diagnostics.hasErrors
                 ? "Import into \(path) refused under --strict: \(diagnostics.count) warning(s). Nothing was written."
                 : "Import into \(path) refused: \(diagnostics.errors.count) error(s) the app would reject. Nothing was written."
+        case .featureNotFound(let path, let name):
+            "\(path) has no feature \"\(name)\" (names are case-sensitive). List them with `flagpole feature list --tenant \(path.tenant) --env \(path.environment)`."
+        case .biasesIgnored(let feature, let diagnostics):
+            "The app would ignore these biases of \"\(feature)\": \(diagnostics.map(\.message).joined(separator: "; ")). Nothing was written; fix them, or pass --force to store them anyway."
+        case .notAnUnlockFlag(let feature, let kind):
+            "\"\(feature)\" is a \(kind), not an unlock flag: only features with an \"unlocked\" key (and not exactly two variations) can be unlocked per user."
+        case .unreachableVariation(let feature, let variation):
+            "Variation \"\(variation)\" of \"\(feature)\" owns no users under the current biases, so no app could land in it. Give it a bias first with `flagpole bias set \(feature) …`."
+        case .noOverride(let feature, let user):
+            "User \"\(user)\" has no override on \"\(feature)\"; nothing to clear."
         case .databaseTooNew(let unknown):
             "This database was migrated by a newer version of Flagpole (it has migrations \(unknown.joined(separator: ", ")) that this version does not know). Upgrade Flagpole to open it."
         case .cannotOpen(let path, let reason):

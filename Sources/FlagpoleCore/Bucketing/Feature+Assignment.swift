@@ -17,8 +17,7 @@ extension Feature {
 
     /// The variation of a user at `point`.
     public func variation(at point: Double) -> String {
-        let ranges = assignmentRanges
-        // Never empty: every feature has at least two effective variations.
-        return ranges.ranges[ranges.index(containing: point)!].name
+        // Never nil: every feature has at least two effective variations.
+        assignmentRanges.variation(at: point)!
     }
 }

@@ -38,6 +38,11 @@ public struct VariationRanges: Hashable, Sendable {
         return ranges.indices.dropLast().first { point < ranges[$0].upper } ?? ranges.count - 1
     }
 
+    /// The variation a point in [0, 100) falls into.
+    public func variation(at point: Double) -> String? {
+        index(containing: point).map { ranges[$0].name }
+    }
+
     /// The points range `index` owns under `index(containing:)`: `lower ..< upper`, the last
     /// range's upper bound being 100.
     public func bounds(of index: Int) -> (lower: Double, upper: Double) {

@@ -44,4 +44,6 @@ public struct ImportOutcome: Hashable, Sendable {
     public var unchangedCount: Int
     /// The file's warnings and the store's (W250–W252).
     public var warnings: [Diagnostic]
+    /// Recorded users who changed group (0 for a dry run).
+    public var reassigned: Int
 }

@@ -1,0 +1,152 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+/// Writes users' groups and their history inside one transaction.
+///
+/// Bulk assignment and re-evaluation touch millions of rows: every statement is prepared once
+/// per connection and bound without GRDB's per-call argument checks.
+struct AssignmentWriter {
+    let db: Database
+    let scope: EnvironmentScope
+    /// The revision the groups are computed under.
+    let revision: Int
+    /// Unix milliseconds, as the per-user tables keep time.
+    let time: Int64
+
+    init(db: Database, scope: EnvironmentScope, revision: Int, now: Date) {
+        self.db = db
+        self.scope = scope
+        self.revision = revision
+        self.time = now.unixMilliseconds
+    }
+
+    /// Records `user`'s first assignment with a `first` event; `false` (and nothing written)
+    /// when the user is already recorded.
+    func recordFirst(user: String, featureID: Int64, point: Double, variation: String) throws -> Bool {
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (feature_id, user_id) DO NOTHING
+            """)
+        insert.setUncheckedArguments([scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
+        try insert.execute()
+        guard db.changesCount == 1 else { return false }
+        try appendEvent(featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .first)
+        return true
+    }
+
+    /// Moves a recorded user to `variation`, setting or clearing the override mark, with an event.
+    func move(_ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason) throws {
+        let update = try db.cachedStatement(sql: """
+            UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
+            WHERE feature_id = ? AND user_id = ?
+            """)
+        update.setUncheckedArguments([variation, isOverride, revision, time, featureID, assignment.user.rawValue])
+        try update.execute()
+        try appendEvent(
+            featureID: featureID, user: assignment.user.rawValue, previous: assignment.variation, variation: variation,
+            point: assignment.point, reason: reason)
+    }
+
+    /// Records a user never assigned before directly under an override.
+    func recordOverride(user: String, featureID: Int64, point: Double, variation: String) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at)
+            VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
+            """).execute(arguments: [scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
+        try appendEvent(featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .override)
+    }
+
+    /// Puts every recorded user of a feature (QA overrides aside) in the group `ranges` gives
+    /// their point, with an event for each one who changes group. Only the users whose group
+    /// changes are read, through the point index. Returns how many changed.
+    func reevaluate(featureID: Int64, under ranges: VariationRanges, reason: AssignmentReason) throws -> Int {
+        let record = try db.cachedStatement(sql: """
+            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+                point, revision, reason, created_at)
+            SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?
+            FROM assignments \(Self.movingUsers)
+            """)
+        let update = try db.cachedStatement(sql: """
+            UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
+            """)
+        var moved = 0
+        for bucket in ranges.buckets {
+            let target: StatementArguments = [featureID, bucket.lower, bucket.upper, bucket.name]
+            record.setUncheckedArguments([bucket.name, revision, reason.rawValue, time] + target)
+            try record.execute()
+            moved += db.changesCount
+            update.setUncheckedArguments([bucket.name, revision, time] + target)
+            try update.execute()
+        }
+        return moved
+    }
+
+    /// The users of one feature whose point lies in a range (`lower ..< upper`) owned by another
+    /// variation than theirs; arguments: feature id, lower, upper, the range's variation.
+    static let movingUsers = """
+        WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND is_override = 0
+        """
+
+    func appendEvent(featureID: Int64, user: String, previous: String?, variation: String, point: Double, reason: AssignmentReason) throws {
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+                point, revision, reason, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        insert.setUncheckedArguments([
+            scope.tenant.id, scope.id, featureID, user, previous, variation, point, revision, reason.rawValue, time,
+        ])
+        try insert.execute()
+    }
+}
+
+extension VariationRanges {
+    /// The ranges that own points, as `index(containing:)` reads them: `lower ..< upper`.
+    var buckets: [(name: String, lower: Double, upper: Double)] {
+        ranges.indices.compactMap { index in
+            let (lower, upper) = bounds(of: index)
+            return lower < upper ? (ranges[index].name, lower, upper) : nil
+        }
+    }
+}
+
+extension Database {
+    /// The recorded users of a feature that `ranges` would move, by pair of variations, in the
+    /// order of `ranges`; the same selection `AssignmentWriter.reevaluate` moves.
+    func pendingMoves(featureID: Int64, under ranges: VariationRanges) throws -> [(from: String, to: String, users: Int)] {
+        let count = try cachedStatement(sql: """
+            SELECT variation, count(*) FROM assignments \(AssignmentWriter.movingUsers) GROUP BY variation ORDER BY variation
+            """)
+        var moves: [(from: String, to: String, users: Int)] = []
+        for bucket in ranges.buckets {
+            let rows = try Row.fetchCursor(count, arguments: [featureID, bucket.lower, bucket.upper, bucket.name])
+            while let row = try rows.next() {
+                moves.append((row[0], bucket.name, row[1]))
+            }
+        }
+        return moves
+    }
+
+    /// The recorded assignment of `user` in a feature.
+    func assignment(of user: UserID, in feature: StoredFeature) throws -> Assignment? {
+        let row = try Row.fetchOne(cachedStatement(sql: """
+            SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND user_id = ?
+            """), arguments: [feature.id, user.rawValue])
+        return row.map { row in
+            Assignment(user: user, feature: feature.feature.name, variation: row[1], point: row[0], revision: row[2], isOverride: row[3])
+        }
+    }
+}
+
+extension Date {
+    /// Milliseconds since 1970, as the per-user tables keep time.
+    var unixMilliseconds: Int64 {
+        Int64((timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    init(unixMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(unixMilliseconds) / 1000)
+    }
+}

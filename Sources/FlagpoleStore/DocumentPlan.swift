@@ -1,0 +1,104 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+/// The comparison of a valid document with an environment's current state, and how to apply
+/// it as one new revision: imports, edits and rollbacks all go through here, so each is
+/// reviewed, audited and re-evaluates its users the same way.
+struct DocumentPlan {
+    let scope: EnvironmentScope
+    let document: FeaturesDocument
+    let rendered: [UInt8]
+    let options: ImportOptions
+    let stored: [String: StoredFeature]
+    let current: FeaturesDocument
+    let latest: RevisionRecord?
+    let diff: DocumentDiff
+    let warnings: [Diagnostic]
+    /// Whether the file renders to the current revision's very bytes.
+    let isUnchanged: Bool
+
+    init(
+        _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument, rendered: [UInt8],
+        options: ImportOptions
+    ) throws {
+        scope = try db.scope(of: path)
+        self.document = document
+        self.rendered = rendered
+        self.options = options
+        let storedFeatures = try db.storedFeatures(in: scope)
+        stored = Dictionary(uniqueKeysWithValues: storedFeatures.map { ($0.feature.name, $0) })
+        current = try db.currentDocument(in: scope, features: storedFeatures)
+        latest = try db.revisionRecord(nil, in: scope)
+        isUnchanged = latest?.document == Data(rendered)
+        diff = DocumentDiff(from: current, to: document)
+        let archived = storedFeatures.filter(\.isArchived).map(\.feature)
+        warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current, archived: archived)
+        if options.isStrict && !warnings.isEmpty {
+            throw StoreError.importRefused(path, diagnostics: warnings, isStrict: true)
+        }
+    }
+
+    var outcome: ImportOutcome {
+        let next = (latest?.number ?? 0) + 1
+        if let latest, isUnchanged {
+            return ImportOutcome(
+                path: scope.path, status: .unchanged(revision: latest.number), added: [], returned: [], changed: [],
+                archived: [], unchangedCount: document.features.count, warnings: warnings, reassigned: 0)
+        }
+        let added = diff.addedFeatures
+        let changed = diff.changedFeatures
+        return ImportOutcome(
+            path: scope.path, status: options.isDryRun ? .planned(revision: next) : .applied(revision: next),
+            added: added, returned: added.filter { stored[$0] != nil }, changed: changed, archived: diff.removedFeatures,
+            unchangedCount: document.features.count - added.count - changed.count, warnings: warnings, reassigned: 0)
+    }
+
+    /// Writes the revision; the users of every test whose ranges change are re-evaluated.
+    func apply(_ db: Database, kind: RevisionKind) throws -> ImportOutcome {
+        guard !isUnchanged else { return outcome }
+        let now = Date()
+        let number = (latest?.number ?? 0) + 1
+        let writer = DocumentWriter(db: db, scope: scope, now: now)
+        try writer.insertRevision(
+            number: number, kind: kind, actor: options.actor, message: options.message,
+            document: rendered, changes: diff.changes)
+        for (position, feature) in document.features.enumerated() {
+            guard let existing = stored[feature.name] else {
+                try writer.insert(feature, at: position)
+                continue
+            }
+            if existing.isArchived || existing.feature != feature {
+                try writer.update(existing, to: feature, at: position)
+            } else if existing.position != position {
+                try writer.move(existing, to: position)
+            }
+        }
+        let names = Set(document.features.map(\.name))
+        for existing in stored.values where !existing.isArchived && !names.contains(existing.feature.name) {
+            try writer.archive(existing)
+        }
+        if current.extras != document.extras || current.featuresPosition != document.featuresPosition {
+            try writer.replaceExtras(of: document)
+        }
+        var result = outcome
+        result.reassigned = try reevaluate(AssignmentWriter(db: db, scope: scope, revision: number, now: now), kind: kind)
+        return result
+    }
+
+    /// The features whose recorded users may change group: those kept or returning whose
+    /// ranges differ. Features leaving the document keep their users as devices keep them.
+    var rangeChanges: [(stored: StoredFeature, next: Feature)] {
+        document.features.compactMap { feature in
+            guard let existing = stored[feature.name], existing.feature.assignmentRanges != feature.assignmentRanges else { return nil }
+            return (existing, feature)
+        }
+    }
+
+    private func reevaluate(_ writer: AssignmentWriter, kind: RevisionKind) throws -> Int {
+        try rangeChanges.reduce(0) { total, change in
+            let reason = AssignmentReason.reevaluation(from: change.stored.feature, to: change.next, in: kind)
+            return total + (try writer.reevaluate(featureID: change.stored.id, under: change.next.assignmentRanges, reason: reason))
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+extension FeatureStore {
+    /// Puts users in a test's groups by their points and records the ones seen for the first
+    /// time, with a `first` event each, in one transaction. A user already recorded keeps
+    /// their group (bias changes have re-evaluated it) and nothing is written for them.
+    ///
+    /// - parameter report: called with each user's assignment, in order, as it is decided.
+    /// - throws: `CoreError.notATest`, `StoreError.featureNotFound`.
+    public func assign(
+        _ users: [UserID], to name: String, in path: EnvironmentPath, report: (@Sendable (Assignment) -> Void)? = nil
+    ) async throws -> AssignmentSummary {
+        try await write { db in
+            let scope = try db.scope(of: path)
+            let stored = try db.storedFeature(named: name, in: scope)
+            guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind.description) }
+            let revision = try db.latestRevisionNumber(in: scope) ?? 0
+            let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: Date())
+            let points = UserPoints(salt: stored.salt)
+            let ranges = stored.feature.assignmentRanges
+            var summary = AssignmentSummary(recorded: 0, known: 0)
+            for user in users {
+                let point = points.point(for: user.rawValue)
+                let variation = ranges.variation(at: point)!
+                if try writer.recordFirst(user: user.rawValue, featureID: stored.id, point: point, variation: variation) {
+                    summary.recorded += 1
+                    report?(Assignment(user: user, feature: name, variation: variation, point: point, revision: revision, isOverride: false))
+                } else {
+                    summary.known += 1
+                    if let report, let recorded = try db.assignment(of: user, in: stored) { report(recorded) }
+                }
+            }
+            return summary
+        }
+    }
+
+    /// Assignment events of an environment, newest first.
+    ///
+    /// - throws: `StoreError.featureNotFound` when `query.feature` names no feature, current or archived.
+    public func assignmentEvents(in path: EnvironmentPath, matching query: AssignmentEventQuery) async throws -> [AssignmentEvent] {
+        try await read { db in
+            let scope = try db.scope(of: path)
+            var sql = """
+                SELECT e.id, e.user_id, f.name, e.previous_variation, e.variation, e.point, e.revision, e.reason, e.created_at
+                FROM assignment_events e JOIN features f ON f.id = e.feature_id
+                WHERE e.environment_id = ? AND e.tenant_id = ?
+                """
+            var arguments: StatementArguments = [scope.id, scope.tenant.id]
+            func filter(_ condition: String, _ value: (any DatabaseValueConvertible)?) {
+                guard let value else { return }
+                sql += " AND \(condition)"
+                arguments += [value]
+            }
+            filter("e.user_id = ?", query.user?.rawValue)
+            filter("e.feature_id = ?", try query.feature.map { try db.featureID(named: $0, in: scope) })
+            filter("e.created_at >= ?", query.since?.unixMilliseconds)
+            filter("e.created_at < ?", query.until?.unixMilliseconds)
+            filter("e.id < ?", query.before)
+            sql += " ORDER BY e.id DESC LIMIT ?"
+            arguments += [query.limit]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                AssignmentEvent(
+                    id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3], variation: row[4],
+                    point: row[5], revision: row[6], reason: AssignmentReason(rawValue: row[7]) ?? .first,
+                    time: Date(unixMilliseconds: row[8]))
+            }
+        }
+    }
+
+    /// Users per variation of a test, now or as they stood at `time` (replayed from history).
+    /// Variations come in the feature's order, then any others users were recorded in.
+    ///
+    /// - throws: `StoreError.featureNotFound`.
+    public func assignmentCounts(of name: String, in path: EnvironmentPath, at time: Date? = nil) async throws -> [VariationCount] {
+        try await read { db in
+            let scope = try db.scope(of: path)
+            let stored = try db.storedFeature(named: name, in: scope)
+            let rows = if let time {
+                try Row.fetchAll(db, sql: """
+                    SELECT variation, count(*) FROM (
+                        SELECT variation, max(id) FROM assignment_events
+                        WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
+                    GROUP BY variation
+                    """, arguments: [stored.id, time.unixMilliseconds])
+            } else {
+                try Row.fetchAll(db, sql: "SELECT variation, count(*) FROM assignments WHERE feature_id = ? GROUP BY variation",
+                                 arguments: [stored.id])
+            }
+            var counts = Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+            var result: [VariationCount] = []
+            for variation in stored.feature.effectiveVariations + ["Disabled", "Enabled"] {
+                if let users = counts.removeValue(forKey: variation) { result.append(VariationCount(variation: variation, users: users)) }
+                else if stored.feature.effectiveVariations.contains(variation) { result.append(VariationCount(variation: variation, users: 0)) }
+            }
+            return result + counts.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
+        }
+    }
+
+    /// The document one user's app should fetch (see `FeaturesDocument.pinned`): every test
+    /// pinned to the user's recorded group, which is recorded now if it was not, and every
+    /// unlock flag in the user's unlock state.
+    ///
+    /// - throws: `StoreError.noRevision`.
+    public func pinnedDocument(for user: UserID, in path: EnvironmentPath) async throws -> PinnedDocument {
+        try await write { db in
+            let scope = try db.scope(of: path)
+            guard let revision = try db.latestRevisionNumber(in: scope) else { throw StoreError.noRevision(path) }
+            let features = try db.storedFeatures(in: scope).filter { !$0.isArchived }
+            let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: Date())
+            var points: [String: Double] = [:]
+            var assignments: [Assignment] = []
+            for stored in features where stored.feature.isBucketed {
+                let ranges = stored.feature.assignmentRanges
+                let assignment = try db.assignment(of: user, in: stored) ?? {
+                    let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+                    let variation = ranges.variation(at: point)!
+                    _ = try writer.recordFirst(user: user.rawValue, featureID: stored.id, point: point, variation: variation)
+                    return Assignment(user: user, feature: stored.feature.name, variation: variation, point: point, revision: revision, isOverride: false)
+                }()
+                assignments.append(assignment)
+                // An override's point is moved inside its variation, so a fresh install lands there too.
+                let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil
+                points[stored.feature.name] = forced ?? assignment.point
+            }
+            let unlocks = try db.unlockStates(of: user, in: scope)
+            let document = try db.currentDocument(in: scope, features: features)
+            return PinnedDocument(
+                revision: revision, bytes: document.pinned(points: points, unlocks: unlocks).rendered(), assignments: assignments)
+        }
+    }
+}
+
+/// One user's features.json.
+public struct PinnedDocument: Hashable, Sendable {
+    /// The revision it renders.
+    public var revision: Int
+    public var bytes: [UInt8]
+    /// The user's group in every test of the document.
+    public var assignments: [Assignment]
+}
+
+extension Database {
+    /// The id of the feature named `name` in the environment, current or archived (history
+    /// outlives a feature's place in the document).
+    ///
+    /// - throws: `StoreError.featureNotFound`.
+    func featureID(named name: String, in scope: EnvironmentScope) throws -> Int64 {
+        let id = try Int64.fetchOne(self, sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name = ?",
+                                    arguments: [scope.tenant.id, scope.id, name])
+        guard let id else { throw StoreError.featureNotFound(scope.path, name: name) }
+        return id
+    }
+}

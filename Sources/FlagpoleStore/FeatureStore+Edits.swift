@@ -1,0 +1,177 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+extension FeatureStore {
+    /// Sets a test's biases as one new revision, re-evaluating its recorded users; with
+    /// `isDryRun`, only plans.
+    ///
+    /// - throws: `StoreError.biasesIgnored` when the app would not use these biases (unless
+    ///   `isForced`), `StoreError.featureNotFound`, `StoreError.importRefused` (a value that is
+    ///   not a JSON number).
+    public func setBiases(_ biases: [Double], of name: String, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
+        try await edit(name, in: path, kind: .bias, options: options, message: "set biases of \(name)") { feature in
+            feature.testBiases = biases
+        } check: { warnings in
+            let ignored = warnings.filter { Self.ignoredBiasCodes.contains($0.code) }
+            if !options.isForced && !ignored.isEmpty { throw StoreError.biasesIgnored(feature: name, diagnostics: ignored) }
+        }
+    }
+
+    /// Biases the app would not use: a count that differs from the variations', a sum short of
+    /// 100, biases on a flag with no variations.
+    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort, .biasesOnPlainFlag]
+
+    /// Enables or disables a feature as one new revision (nothing when it already is).
+    ///
+    /// - throws: `StoreError.featureNotFound`.
+    public func setEnabled(_ isEnabled: Bool, feature name: String, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
+        try await edit(name, in: path, kind: .edit, options: options, message: "\(isEnabled ? "enable" : "disable") \(name)") { feature in
+            feature.enabled = isEnabled
+        }
+    }
+
+    /// Rolls a finished test out to its winner (see `Feature.rolledOut(to:)`) as one new revision.
+    ///
+    /// - throws: `CoreError.notATest`, `CoreError.winnerRequired`, `CoreError.unknownVariation`,
+    ///   `StoreError.featureNotFound`.
+    public func rollOut(_ name: String, to winner: String?, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
+        try await edit(name, in: path, kind: .rollout, options: options, message: "roll out \(name)") { feature in
+            feature = try feature.rolledOut(to: winner)
+        }
+    }
+
+    /// Makes revision `number`'s content current again, as a new revision; users are
+    /// re-evaluated as after a bias change, and features it lacks are archived as by an import.
+    ///
+    /// - throws: `StoreError.revisionNotFound`.
+    public func rollBack(_ path: EnvironmentPath, to number: Int, options: EditOptions) async throws -> EditOutcome {
+        try await transaction(isReadOnly: options.isDryRun) { db in
+            let scope = try db.scope(of: path)
+            guard let record = try db.revisionRecord(number, in: scope) else {
+                throw StoreError.revisionNotFound(path, number: number, latest: try db.latestRevisionNumber(in: scope))
+            }
+            return try Self.revise(
+                db, path: path, rendered: Array(record.document), kind: .rollback, options: options,
+                message: "roll back to revision \(number)", focus: nil)
+        }
+    }
+
+    /// What changed from revision `old` to revision `new`, field by field.
+    ///
+    /// - throws: `StoreError.revisionNotFound`.
+    public func diff(_ path: EnvironmentPath, from old: Int, to new: Int) async throws -> DocumentDiff {
+        let revisions = try await read { db in
+            let scope = try db.scope(of: path)
+            return try [old, new].map { number in
+                guard let record = try db.revisionRecord(number, in: scope) else {
+                    throw StoreError.revisionNotFound(path, number: number, latest: try db.latestRevisionNumber(in: scope))
+                }
+                return record.document
+            }
+        }
+        let documents = try revisions.map { bytes in
+            guard let document = DocumentDecoder.decode(Array(bytes)).document else {
+                throw StoreError.storage(reason: "a stored revision is not a valid document")
+            }
+            return document
+        }
+        return DocumentDiff(from: documents[0], to: documents[1])
+    }
+
+    /// One feature of the current document with what the store keeps beside it.
+    ///
+    /// - throws: `StoreError.featureNotFound`.
+    public func feature(_ name: String, in path: EnvironmentPath) async throws -> FeatureDetail {
+        try await read { db in
+            let scope = try db.scope(of: path)
+            let stored = try db.storedFeature(named: name, in: scope)
+            let users = try Int.fetchOne(db, sql: "SELECT count(*) FROM assignments WHERE feature_id = ?", arguments: [stored.id]) ?? 0
+            return FeatureDetail(
+                feature: stored.feature, salt: stored.salt, revision: try db.latestRevisionNumber(in: scope) ?? 0, recordedUsers: users)
+        }
+    }
+
+    // MARK: The one way to change a document
+
+    /// Changes one feature of the current document and applies the result as a revision, in
+    /// one transaction, so two editors never overwrite each other's change.
+    private func edit(
+        _ name: String, in path: EnvironmentPath, kind: RevisionKind, options: EditOptions, message: String,
+        change: @escaping @Sendable (inout Feature) throws -> Void,
+        check: @escaping @Sendable ([Diagnostic]) throws -> Void = { _ in }
+    ) async throws -> EditOutcome {
+        try await transaction(isReadOnly: options.isDryRun) { db in
+            let scope = try db.scope(of: path)
+            var document = try db.currentDocument(in: scope)
+            guard let index = document.features.firstIndex(where: { $0.name == name }) else {
+                throw StoreError.featureNotFound(path, name: name)
+            }
+            try change(&document.features[index])
+            return try Self.revise(
+                db, path: path, rendered: document.rendered(), kind: kind, options: options, message: message, focus: name,
+                check: check)
+        }
+    }
+
+    private func transaction<T: Sendable>(isReadOnly: Bool, _ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        isReadOnly ? try await read(work) : try await write(work)
+    }
+
+    /// Reviews a rendered document against the current one and writes it as a revision of
+    /// `kind` (unless a dry run): the path imports take, so edits are validated, audited and
+    /// re-evaluate users exactly as imports do. Warnings are those of `focus` when named.
+    private static func revise(
+        _ db: Database, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions, message: String,
+        focus: String?, check: ([Diagnostic]) throws -> Void = { _ in }
+    ) throws -> EditOutcome {
+        let decoded = DocumentDecoder.decode(rendered)
+        guard let document = decoded.document else {
+            throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
+        }
+        let importOptions = ImportOptions(isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor)
+        let plan = try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions)
+        let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
+        try check(warnings)
+        let plans = try plan.rangeChanges.map { try db.rolloutPlan(of: $0.stored, to: $0.next) }
+        let outcome = options.isDryRun ? plan.outcome : try plan.apply(db, kind: kind)
+        let (revision, isApplied): (Int, Bool) = switch outcome.status {
+        case .applied(let number): (number, true)
+        case .planned(let number): (number, false)
+        case .unchanged(let number): (number, false)
+        }
+        return EditOutcome(revision: revision, isApplied: isApplied, plans: plans, warnings: warnings)
+    }
+}
+
+extension Database {
+    /// What moving a feature's users to `next`'s ranges does, from the geometry and the records.
+    func rolloutPlan(of stored: StoredFeature, to next: Feature) throws -> RolloutPlan {
+        let before = stored.feature.assignmentRanges
+        let after = next.assignmentRanges
+        var moves = before.transitions(to: after).map { RolloutPlan.Move(from: $0.from, to: $0.to, share: $0.share, recordedUsers: 0) }
+        for pending in try pendingMoves(featureID: stored.id, under: after) {
+            if let index = moves.firstIndex(where: { $0.from == pending.from && $0.to == pending.to }) {
+                moves[index].recordedUsers += pending.users
+            } else {
+                moves.append(RolloutPlan.Move(from: pending.from, to: pending.to, share: 0, recordedUsers: pending.users))
+            }
+        }
+        let recorded = try Int.fetchOne(self, sql: "SELECT count(*) FROM assignments WHERE feature_id = ?", arguments: [stored.id]) ?? 0
+        return RolloutPlan(feature: next.name, before: before, after: after, moves: moves, recordedUsers: recorded)
+    }
+
+    /// The feature named `name` in the environment's current document.
+    ///
+    /// - throws: `StoreError.featureNotFound`.
+    func storedFeature(named name: String, in scope: EnvironmentScope) throws -> StoredFeature {
+        guard let record = try FeatureRecord.active(in: scope).filter(FeatureRecord.Columns.name == name).fetchOne(self) else {
+            throw StoreError.featureNotFound(scope.path, name: name)
+        }
+        let variations = try VariationRecord.owned(by: scope.tenant)
+            .filter(VariationRecord.Columns.featureID == record.id!)
+            .order(VariationRecord.Columns.position)
+            .fetchAll(self)
+        return StoredFeature(id: record.id!, salt: record.salt, position: record.position, feature: try record.feature(variations: variations))
+    }
+}
