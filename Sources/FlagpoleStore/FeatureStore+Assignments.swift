@@ -70,7 +70,8 @@ extension FeatureStore {
     }
 
     /// Users per variation of a test, now or as they stood at `time` (replayed from history).
-    /// Variations come in the feature's order, then any others users were recorded in.
+    /// Variations come in the feature's order, then any others users are recorded in (`Disabled`
+    /// while a test is off), by name.
     ///
     /// - throws: `StoreError.featureNotFound`.
     public func assignmentCounts(of name: String, in path: EnvironmentPath, at time: Date? = nil) async throws -> [VariationCount] {
@@ -90,9 +91,8 @@ extension FeatureStore {
             }
             var counts = Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
             var result: [VariationCount] = []
-            for variation in stored.feature.effectiveVariations + ["Disabled", "Enabled"] {
-                if let users = counts.removeValue(forKey: variation) { result.append(VariationCount(variation: variation, users: users)) }
-                else if stored.feature.effectiveVariations.contains(variation) { result.append(VariationCount(variation: variation, users: 0)) }
+            for variation in stored.feature.effectiveVariations where !result.contains(where: { $0.variation == variation }) {
+                result.append(VariationCount(variation: variation, users: counts.removeValue(forKey: variation) ?? 0))
             }
             return result + counts.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
         }
@@ -103,7 +103,9 @@ extension FeatureStore {
     /// unlock flag in the user's unlock state.
     ///
     /// - throws: `StoreError.noRevision`.
-    public func pinnedDocument(for user: UserID, in path: EnvironmentPath) async throws -> PinnedDocument {
+    public func pinnedDocument(
+        for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty
+    ) async throws -> PinnedDocument {
         try await write { db in
             let scope = try db.scope(of: path)
             guard let revision = try db.latestRevisionNumber(in: scope) else { throw StoreError.noRevision(path) }
@@ -127,7 +129,7 @@ extension FeatureStore {
             let unlocks = try db.unlockStates(of: user, in: scope)
             let document = try db.currentDocument(in: scope, features: features)
             return PinnedDocument(
-                revision: revision, bytes: document.pinned(points: points, unlocks: unlocks).rendered(), assignments: assignments)
+                revision: revision, bytes: document.pinned(points: points, unlocks: unlocks).rendered(style), assignments: assignments)
         }
     }
 }

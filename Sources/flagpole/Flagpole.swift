@@ -18,7 +18,17 @@ struct Flagpole: AsyncParsableCommand {
             TenantCommand.self,
             EnvCommand.self,
             FeatureCommand.self,
+            BiasCommand.self,
+            RolloutCommand.self,
+            AssignCommand.self,
+            AssignmentsCommand.self,
+            UnlockCommand.self,
+            LockCommand.self,
+            UnlocksCommand.self,
+            OverrideCommand.self,
             RevisionsCommand.self,
+            DiffCommand.self,
+            RollbackCommand.self,
             MigrateCommand.self,
         ])
 }

@@ -56,11 +56,13 @@ struct BucketingTests {
     }
 
     /// Computed the same way as `hashVectors`.
-    @Test("MurmurHash3 of raw bytes: high bytes in the tail, and 256 bytes", arguments: [([UInt8], UInt32)]([
+    static let byteVectors: [([UInt8], UInt32)] = [
         ([0xff], 0xfd6c_f10d),
         ([0x80, 0x81, 0x82], 0x7508_a955),
-        (Array(UInt8.min...UInt8.max), 0xe40a_0e56),
-    ]))
+        ((0...255).map { UInt8($0) }, 0xe40a_0e56),
+    ]
+
+    @Test("MurmurHash3 of raw bytes: high bytes in the tail, and 256 bytes", arguments: byteVectors)
     func murmur3Bytes(bytes: [UInt8], hash: UInt32) {
         #expect(Murmur3.hash32(bytes) == hash)
         // A slice that starts off a 4-byte boundary hashes the same.
@@ -388,7 +390,7 @@ struct BucketingTests {
         // The names the client stores.
         Bucket(feature: Feature(name: "f", testVariations: ["off", "on"], testBiases: [30, 70]), point: 10, variation: "Disabled",
                label: "normalised names"),
-        Bucket(feature: Feature(name: "f", testVariations: ["X"], type: ["feature-test": .string("ab")]), point: 50,
+        Bucket(feature: Feature(name: "f", type: ["feature-test": .string("ab")], testVariations: ["X"]), point: 50,
                variation: "!X", label: "a synthetic second variation"),
         // A test with exactly two variations ignores `unlocked`.
         Bucket(feature: Feature(name: "f", unlocked: true, testVariations: ["A", "B"], testBiases: [10, 90]), point: 5,

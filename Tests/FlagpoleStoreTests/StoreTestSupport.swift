@@ -71,3 +71,103 @@ extension FeatureStore {
         }
     }
 }
+
+// MARK: Per-user state
+
+extension UserID {
+    /// `count` distinct users: `prefix-0`, `prefix-1`, …
+    static func numbered(_ count: Int, prefix: String = "user") -> [UserID] {
+        (0..<count).map { UserID(rawValue: "\(prefix)-\($0)") }
+    }
+}
+
+extension UserPoints {
+    /// The first of `prefix-0`, `prefix-1`, … whose point satisfies `condition`.
+    func firstUser(prefix: String = "user", where condition: (Double) -> Bool) -> UserID {
+        var index = 0
+        while !condition(point(for: "\(prefix)-\(index)")) { index += 1 }
+        return UserID(rawValue: "\(prefix)-\(index)")
+    }
+}
+
+extension FeatureStore {
+    /// A fresh store in a temporary SQLite file (a WAL `DatabasePool`, as the CLI and the
+    /// server open it), with tenants acme and globex.
+    static func makeOnFileWithTenants() async throws -> FeatureStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try FeatureStore.open(atPath: directory.appendingPathComponent("flagpole.sqlite").path)
+        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.createTenant(EnvironmentPath.globexProduction.tenant)
+        return store
+    }
+
+    /// Every assignment event of an environment, newest first.
+    func allAssignmentEvents(in path: EnvironmentPath = .acmeProduction, user: UserID? = nil, feature: String? = nil) async throws -> [AssignmentEvent] {
+        try await assignmentEvents(in: path, matching: AssignmentEventQuery(user: user, feature: feature, limit: Int(Int32.max)))
+    }
+
+    /// The recorded assignments of a feature (current or archived), by user.
+    func recordedAssignments(of feature: String, in path: EnvironmentPath = .acmeProduction) async throws -> [UserID: Assignment] {
+        try await read { db in
+            let id = try db.featureID(named: feature, in: db.scope(of: path))
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?", arguments: [id])
+            return Dictionary(uniqueKeysWithValues: rows.map { row in
+                let user = UserID(rawValue: row[0])
+                return (user, Assignment(user: user, feature: feature, variation: row[2], point: row[1], revision: row[3], isOverride: row[4]))
+            })
+        }
+    }
+
+    /// How many unlock events an environment has.
+    func unlockEventCount(in path: EnvironmentPath = .acmeProduction) async throws -> Int {
+        try await read { db in
+            let scope = try db.scope(of: path)
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM unlock_events WHERE tenant_id = ? AND environment_id = ?",
+                arguments: [scope.tenant.id, scope.id]) ?? 0
+        }
+    }
+
+    /// Moves every assignment event of an environment `seconds` into the past, so history can
+    /// be told apart from now without waiting.
+    func backdateAssignmentEvents(by seconds: Double, in path: EnvironmentPath = .acmeProduction) async throws {
+        try await write { db in
+            let scope = try db.scope(of: path)
+            try db.execute(
+                sql: "UPDATE assignment_events SET created_at = created_at - ? WHERE tenant_id = ? AND environment_id = ?",
+                arguments: [Int64(seconds * 1000), scope.tenant.id, scope.id])
+        }
+    }
+}
+
+extension JSONValue {
+    /// The feature objects of a parsed features.json, by name.
+    var featuresByName: [String: JSONObject] {
+        guard case .object(let root) = self, case .array(let features)? = root["features"] else { return [:] }
+        var result: [String: JSONObject] = [:]
+        for case .object(let feature) in features {
+            if case .string(let name)? = feature["name"] { result[name] = feature }
+        }
+        return result
+    }
+}
+
+/// Collects what a `report` callback sees, from whatever thread it runs on.
+final class Collected<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Element] = []
+
+    func append(_ item: Element) {
+        lock.lock()
+        defer { lock.unlock() }
+        items.append(item)
+    }
+
+    var all: [Element] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+}

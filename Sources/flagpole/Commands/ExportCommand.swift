@@ -11,7 +11,11 @@ struct ExportCommand: AsyncParsableCommand {
         abstract: "Write an environment's features.json, or every environment's as a CDN upload tree.",
         discussion: """
             flagpole export --tenant SLUG [--env NAME] [--revision N] [--output FILE] [--compact]
+            flagpole export --tenant SLUG [--env NAME] --user ID [--output FILE] [--compact]
             flagpole export --all --dir DIR
+            With --user, the user's own document: every test carries test-variation-assignment (the user's \
+            point, so a fresh install lands in the recorded group), every unlock flag the user's unlock state; \
+            first assignments are recorded. Shared exports never carry test-variation-assignment.
             Two exports of the same revision are byte-identical. --output and --dir are written beside \
             and renamed into place, so readers never see half a file or half a tree.
             """)
@@ -28,6 +32,9 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
     var output: String?
 
+    @Option(help: ArgumentHelp("Export this user's pinned document.", valueName: "id"))
+    var user: String?
+
     @Flag(help: "No whitespace.")
     var compact = false
 
@@ -42,36 +49,51 @@ struct ExportCommand: AsyncParsableCommand {
     func validate() throws {
         if all {
             guard dir != nil else { throw ValidationError("--all needs --dir DIR, the directory of the CDN tree.") }
-            guard tenant == nil, env == nil, revision == nil, output == nil, !compact else {
-                throw ValidationError("--all exports every environment's current revision: don't combine it with --tenant, --env, --revision, --output or --compact.")
+            guard tenant == nil, env == nil, revision == nil, output == nil, !compact, user == nil else {
+                throw ValidationError("--all exports every environment's current revision: don't combine it with --tenant, --env, --revision, --output, --compact or --user.")
             }
         } else {
             guard let tenant else { throw ValidationError("Name the tenant with --tenant SLUG, or export everything with --all --dir DIR.") }
             _ = try EnvironmentOptions.path(tenant: tenant, environment: environmentName)
             guard dir == nil else { throw ValidationError("--dir is for --all; use --output FILE for one environment.") }
             if let revision, revision < 1 { throw ValidationError("--revision counts from 1.") }
+            if let user {
+                _ = try UserOptions.id(user)
+                guard revision == nil else { throw ValidationError("--user exports the current revision; drop --revision.") }
+            }
         }
     }
 
     func run() async throws {
-        let store = try database.openStore(.readOnly)
+        // A per-user export records the user's first assignments; every other export only reads.
+        let store = try database.openStore(user == nil ? .readOnly : .readWrite)
         if all {
             try await exportTree(store)
             return
         }
         let path = try EnvironmentOptions.path(tenant: tenant!, environment: environmentName)
-        let stored = try await store.revision(revision, of: path)
-        let bytes = try stored.document(compact ? .compact : .pretty)
+        let (number, bytes) = try await document(of: path, in: store)
         if let output {
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
                 throw CommandFailure("Cannot write \(output): \(error.localizedDescription) Check that its folder exists and is writable.")
             }
-            Console.error("Wrote revision \(stored.number) of \(path) to \(output) (\(bytes.count) bytes).")
+            Console.error("Wrote revision \(number) of \(path)\(user.map { " for user \($0)" } ?? "") to \(output) (\(bytes.count) bytes).")
         } else {
             Console.out(bytes: bytes)
         }
+    }
+
+    /// The revision number and the bytes to write.
+    private func document(of path: EnvironmentPath, in store: FeatureStore) async throws -> (Int, [UInt8]) {
+        let style: JSONWriter.Style = compact ? .compact : .pretty
+        if let user {
+            let pinned = try await store.pinnedDocument(for: try UserOptions.id(user), in: path, style: style)
+            return (pinned.revision, pinned.bytes)
+        }
+        let stored = try await store.revision(revision, of: path)
+        return (stored.number, try stored.document(style))
     }
 
     private var environmentName: String {

@@ -2,12 +2,12 @@ import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
 
-/// `flagpole feature list`.
+/// `flagpole feature list|show|enable|disable`.
 struct FeatureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feature",
-        abstract: "Inspect an environment's features.",
-        subcommands: [List.self])
+        abstract: "Inspect an environment's features, and switch them on or off.",
+        subcommands: [List.self, Show.self, Enable.self, Disable.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -26,5 +26,97 @@ struct FeatureCommand: ParsableCommand {
                 Console.out(listing.text)
             }
         }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one feature: kind, state, variations, biases as written and as the app uses them, labels, salt, revision.")
+
+        @Argument(help: "The feature's name.")
+        var name: String
+
+        @OptionGroup var environment: EnvironmentOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let detail = try await database.openStore(.readOnly).feature(name, in: try environment.path())
+            let feature = detail.feature
+            let variations = feature.effectiveVariations
+            if output.json {
+                var object = FeatureListing.jsonObject(of: feature)
+                object.append("effectiveBiases", .array(feature.effectiveBiases.map(JSONValue.number)))
+                object.append("salt", .string(detail.salt))
+                object.append("revision", .number(Double(detail.revision)))
+                object.append("recordedUsers", .number(Double(detail.recordedUsers)))
+                Console.json(.object(object))
+                return
+            }
+            var lines = [
+                "\(feature.name)  ·  \(feature.kind)  ·  \(feature.isEnabled ? "enabled" : "disabled")  ·  revision \(detail.revision)",
+            ]
+            if let description = feature.description { lines.append("description   \(description)") }
+            if let section = feature.section { lines.append("section       \(section)") }
+            if let unlocked = feature.unlocked { lines.append("unlocked      \(unlocked) by default") }
+            lines.append("salt          \(detail.salt)")
+            if let biases = feature.testBiases {
+                lines.append("test-biases   \(biases.map(JSONWriter.format).joined(separator: ", ")) (as written)")
+            }
+            var table = TextTable("  VARIATION", "BIAS USED", "SHARE", "LABEL")
+            let labels = feature.labels ?? []
+            for (index, variation) in variations.enumerated() {
+                let label = labels.indices.contains(index) ? labels[index] ?? "" : ""
+                table.append(
+                    "  \(variation)", JSONWriter.format(feature.effectiveBiases[index]),
+                    Percent.format(feature.effectiveShares[index]), label)
+            }
+            lines.append(table.text)
+            if feature.isBucketed { lines.append("recorded users \(detail.recordedUsers)") }
+            Console.out(lines.joined(separator: "\n"))
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Enable a feature for everyone, as a new revision (recorded users of a test go back to their groups).")
+
+        @Argument(help: "The feature's name.")
+        var name: String
+
+        @OptionGroup var environment: EnvironmentOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var revision: RevisionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await FeatureCommand.setEnabled(true, name, environment, database, revision, output)
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Disable a feature for everyone, as a new revision (recorded users of a test move to \"Disabled\").")
+
+        @Argument(help: "The feature's name.")
+        var name: String
+
+        @OptionGroup var environment: EnvironmentOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var revision: RevisionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await FeatureCommand.setEnabled(false, name, environment, database, revision, output)
+        }
+    }
+
+    private static func setEnabled(
+        _ isEnabled: Bool, _ name: String, _ environment: EnvironmentOptions, _ database: DatabaseOptions,
+        _ revision: RevisionOptions, _ output: OutputOptions
+    ) async throws {
+        let options = EditOptions(isDryRun: revision.dryRun, message: revision.message, actor: Actor.current)
+        let outcome = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            .setEnabled(isEnabled, feature: name, in: try environment.path(), options: options)
+        EditReport(outcome: outcome, isDryRun: revision.dryRun).print(json: output.json)
     }
 }

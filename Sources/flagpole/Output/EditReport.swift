@@ -1,0 +1,82 @@
+import FlagpoleCore
+import FlagpoleStore
+
+/// What a bias change, an enable or disable, a rollout or a rollback does: each test's plan
+/// (shares of all users and recorded users moving, pair by pair) and the revision.
+struct EditReport {
+    let outcome: EditOutcome
+    let isDryRun: Bool
+
+    var lines: [String] {
+        var lines: [String] = []
+        for plan in outcome.plans {
+            lines.append("\(plan.feature): \(Self.sizes(plan))")
+            if plan.moves.isEmpty { lines.append("    nobody changes group") }
+            var table = TextTable("    FROM", "TO", "SHARE OF ALL USERS", "RECORDED USERS")
+            for move in plan.moves {
+                table.append("    \(move.from)", move.to, Percent.format(move.share), String(move.recordedUsers))
+            }
+            if !plan.moves.isEmpty { lines.append(table.text) }
+            lines.append("    \(plan.movingUsers) of \(plan.recordedUsers) recorded user\(plan.recordedUsers == 1 ? "" : "s") change group")
+        }
+        lines.append(verdict)
+        return lines
+    }
+
+    var verdict: String {
+        if isDryRun { return "Dry run: this would be revision \(outcome.revision). Nothing was written." }
+        guard outcome.isApplied else { return "Nothing changed: revision \(outcome.revision) already has this content." }
+        let moved = outcome.plans.reduce(0) { $0 + $1.movingUsers }
+        return "Applied as revision \(outcome.revision); \(moved) recorded user\(moved == 1 ? "" : "s") changed group."
+    }
+
+    /// `A 10 % → 20 %, B 90 % → 80 %`, or the whole before and after when the variations differ.
+    private static func sizes(_ plan: RolloutPlan) -> String {
+        let before = plan.before.ranges
+        let after = plan.after.ranges
+        if before.map(\.name) == after.map(\.name) {
+            return zip(before, after).map { "\($0.name) \(Percent.format($0.width)) → \(Percent.format($1.width))" }.joined(separator: ", ")
+        }
+        func list(_ ranges: [VariationRanges.Range]) -> String {
+            ranges.map { "\($0.name) \(Percent.format($0.width))" }.joined(separator: ", ")
+        }
+        return "\(list(before)) → \(list(after))"
+    }
+
+    var jsonValue: JSONValue {
+        func shares(_ ranges: VariationRanges) -> JSONValue {
+            .array(ranges.ranges.map { ["variation": .string($0.name), "share": .number($0.width)] })
+        }
+        return [
+            "revision": .number(Double(outcome.revision)),
+            "applied": .bool(outcome.isApplied),
+            "dryRun": .bool(isDryRun),
+            "plans": .array(outcome.plans.map { plan in
+                [
+                    "feature": .string(plan.feature),
+                    "before": shares(plan.before),
+                    "after": shares(plan.after),
+                    "moves": .array(plan.moves.map { move in
+                        [
+                            "from": .string(move.from), "to": .string(move.to), "share": .number(move.share),
+                            "recordedUsers": .number(Double(move.recordedUsers)),
+                        ]
+                    }),
+                    "recordedUsers": .number(Double(plan.recordedUsers)),
+                    "movingUsers": .number(Double(plan.movingUsers)),
+                ]
+            }),
+            "warnings": .array(outcome.warnings.map(\.jsonValue)),
+        ]
+    }
+
+    /// Prints the report: JSON on stdout, or the plan on stdout and warnings on stderr.
+    func print(json: Bool) {
+        if json {
+            Console.json(jsonValue)
+            return
+        }
+        DiagnosticReport(file: "revision \(outcome.revision)", diagnostics: outcome.warnings).printToStandardError()
+        Console.out(lines.joined(separator: "\n"))
+    }
+}

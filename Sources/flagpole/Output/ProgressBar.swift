@@ -1,0 +1,39 @@
+import Foundation
+import Synchronization
+
+/// A progress bar on stderr for long operations, drawn only when stderr is a terminal so logs
+/// and pipes stay clean.
+final class ProgressBar: Sendable {
+    private let title: String
+    private let total: Int
+    private let isVisible: Bool
+    /// Units done, and the last percentage drawn.
+    private let state = Mutex<(done: Int, drawn: Int)>((0, -1))
+
+    init(_ title: String, total: Int) {
+        self.title = title
+        self.total = total
+        isVisible = total > 0 && isatty(STDERR_FILENO) == 1
+    }
+
+    /// Counts one more unit done; redraws at most once per percent.
+    func advance() {
+        guard isVisible else { return }
+        state.withLock { state in
+            state.done += 1
+            let percent = state.done * 100 / total
+            guard percent != state.drawn else { return }
+            state.drawn = percent
+            let width = 30
+            let filled = width * percent / 100
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            FileHandle.standardError.write(Data("\r\(title) \(bar) \(percent) % (\(state.done) of \(total))".utf8))
+        }
+    }
+
+    /// Clears the bar's line.
+    func finish() {
+        guard isVisible else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+    }
+}
