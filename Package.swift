@@ -37,6 +37,8 @@ let package = Package(
                 "FlagpoleCore",
                 "FlagpoleMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the per-user hot paths (see RawStatement.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .target(

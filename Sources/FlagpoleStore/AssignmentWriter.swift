@@ -21,21 +21,6 @@ struct AssignmentWriter {
         self.time = now.unixMilliseconds
     }
 
-    /// Records `user`'s first assignment with a `first` event; `false` (and nothing written)
-    /// when the user is already recorded.
-    func recordFirst(user: String, featureID: Int64, point: Double, variation: String) throws -> Bool {
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (feature_id, user_id) DO NOTHING
-            """)
-        insert.setUncheckedArguments([scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
-        try insert.execute()
-        guard db.changesCount == 1 else { return false }
-        try appendEvent(featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .first)
-        return true
-    }
-
     /// Moves a recorded user to `variation`, setting or clearing the override mark, with an event.
     func move(_ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason) throws {
         let update = try db.cachedStatement(sql: """

@@ -17,20 +17,15 @@ extension FeatureStore {
             let stored = try db.storedFeature(named: name, in: scope)
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind.description) }
             let revision = try db.latestRevisionNumber(in: scope) ?? 0
-            let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: Date())
+            let recorder = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
             let points = UserPoints(salt: stored.salt)
             let ranges = stored.feature.assignmentRanges
             var summary = AssignmentSummary(recorded: 0, known: 0)
             for user in users {
                 let point = points.point(for: user.rawValue)
-                let variation = ranges.variation(at: point)!
-                if try writer.recordFirst(user: user.rawValue, featureID: stored.id, point: point, variation: variation) {
-                    summary.recorded += 1
-                    report?(Assignment(user: user, feature: name, variation: variation, point: point, revision: revision, isOverride: false))
-                } else {
-                    summary.known += 1
-                    if let report, let recorded = try db.assignment(of: user, in: stored) { report(recorded) }
-                }
+                let (assignment, isNew) = try recorder.record(user, point: point, variation: ranges.variation(at: point)!)
+                if isNew { summary.recorded += 1 } else { summary.known += 1 }
+                report?(assignment)
             }
             return summary
         }
@@ -110,17 +105,12 @@ extension FeatureStore {
             let scope = try db.scope(of: path)
             guard let revision = try db.latestRevisionNumber(in: scope) else { throw StoreError.noRevision(path) }
             let features = try db.storedFeatures(in: scope).filter { !$0.isArchived }
-            let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: Date())
             var points: [String: Double] = [:]
             var assignments: [Assignment] = []
             for stored in features where stored.feature.isBucketed {
-                let ranges = stored.feature.assignmentRanges
-                let assignment = try db.assignment(of: user, in: stored) ?? {
-                    let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
-                    let variation = ranges.variation(at: point)!
-                    _ = try writer.recordFirst(user: user.rawValue, featureID: stored.id, point: point, variation: variation)
-                    return Assignment(user: user, feature: stored.feature.name, variation: variation, point: point, revision: revision, isOverride: false)
-                }()
+                let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+                let (assignment, _) = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
+                    .record(user, point: point, variation: stored.feature.assignmentRanges.variation(at: point)!)
                 assignments.append(assignment)
                 // An override's point is moved inside its variation, so a fresh install lands there too.
                 let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil

@@ -99,8 +99,16 @@ public struct FeatureStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            // Per-user tables reach millions of rows: with SQLite's default 2 MB of page cache, a
+            // bulk write spills pages to the WAL mid-transaction and reads them back.
+            try db.execute(sql: "PRAGMA cache_size = -\(cacheKilobytes)")
+        }
         return configuration
     }
+
+    /// Page cache per connection, in KiB: an upper bound, only filled by pages actually read.
+    static let cacheKilobytes = 65_536
 
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

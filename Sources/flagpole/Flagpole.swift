@@ -30,5 +30,6 @@ struct Flagpole: AsyncParsableCommand {
             DiffCommand.self,
             RollbackCommand.self,
             MigrateCommand.self,
+            BenchCommand.self,
         ])
 }

@@ -1,0 +1,78 @@
+import GRDB
+import GRDBSQLite
+
+/// A statement bound and stepped through SQLite's C API.
+///
+/// Bulk assignment runs a few statements per user for millions of users. GRDB's arguments box
+/// every value in an existential and its rows copy every column, which costs more than SQLite's
+/// own insert; here values go straight to `sqlite3_bind_*`. Only for statements prepared with
+/// `Database.makeStatement` and never run through GRDB, so GRDB's view of them stays true.
+struct RawStatement {
+    private let statement: Statement
+    private let db: Database
+
+    init(_ db: Database, sql: String) throws {
+        self.db = db
+        self.statement = try db.makeStatement(sql: sql)
+    }
+
+    private var handle: SQLiteStatement { statement.sqliteStatement }
+
+    func bind(_ value: Int64, at index: Int32) {
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ value: Double, at index: Int32) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    func bind(_ value: String?, at index: Int32) {
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        value.withUTF8 { text in
+            _ = text.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, index, $0.baseAddress, Int32(text.count), Self.transient) }
+        }
+    }
+
+    /// Runs a statement that returns no rows; returns how many rows it changed.
+    @discardableResult
+    func execute() throws -> Int {
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE else { throw error(code) }
+        return Int(sqlite3_changes(db.sqliteConnection))
+    }
+
+    /// Runs a query and reads its first row, if any, with `read`.
+    func first<T>(_ read: (Row) -> T) throws -> T? {
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return read(Row(handle))
+        case SQLITE_DONE: return nil
+        default: throw error(code)
+        }
+    }
+
+    /// The columns of the current row.
+    struct Row {
+        fileprivate let handle: SQLiteStatement
+
+        fileprivate init(_ handle: SQLiteStatement) {
+            self.handle = handle
+        }
+
+        func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+        func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+        func text(_ column: Int32) -> String { String(cString: sqlite3_column_text(handle, column)) }
+    }
+
+    private func error(_ code: Int32) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+
+    /// Tells SQLite to copy bound text, which lives only for the duration of the call.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
