@@ -26,7 +26,7 @@ extension Feature {
             result.testVariations = nil
             result.testBiases = nil
             result.labels = nil
-            result.enabled = variations[winnerIndex] == "Enabled"
+            result.enabled = variations[winnerIndex].lowercased() == "enabled"
             return result
         }
         result.testBiases = variations.indices.map { $0 == winnerIndex ? 100 : 0 }

@@ -19,13 +19,18 @@ public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
             "it is empty"
         } else if text.utf8.count > Self.maximumLength {
             "it is longer than \(Self.maximumLength) bytes"
-        } else if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) {
-            "it contains a control character (a tab, a line break or U+0000–U+001F)"
+        } else if text.unicodeScalars.contains(where: Self.breaksLines) {
+            "it contains a control character or a line separator (a tab, a line break, U+0000–U+001F, U+007F–U+009F, U+2028, U+2029)"
         } else {
             nil
         }
         if let reason { throw CoreError.invalidUserID(value: text, reason: reason) }
         rawValue = text
+    }
+
+    /// C0 and C1 controls and the Unicode line and paragraph separators.
+    private static func breaksLines(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     public var description: String { rawValue }
