@@ -18,14 +18,12 @@ extension FeatureStore {
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind.description) }
             let revision = try db.latestRevisionNumber(in: scope) ?? 0
             let recorder = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
-            let points = UserPoints(salt: stored.salt)
-            let ranges = stored.feature.assignmentRanges
             var summary = AssignmentSummary(recorded: 0, known: 0)
-            for user in users {
-                let point = points.point(for: user.rawValue)
-                let (assignment, isNew) = try recorder.record(user, point: point, variation: ranges.variation(at: point)!)
-                if isNew { summary.recorded += 1 } else { summary.known += 1 }
-                report?(assignment)
+            for start in stride(from: 0, to: users.count, by: FirstAssignments.batchSize) {
+                for (assignment, isNew) in try recorder.record(users[start..<min(start + FirstAssignments.batchSize, users.count)]) {
+                    if isNew { summary.recorded += 1 } else { summary.known += 1 }
+                    report?(assignment)
+                }
             }
             return summary
         }
@@ -108,9 +106,8 @@ extension FeatureStore {
             var points: [String: Double] = [:]
             var assignments: [Assignment] = []
             for stored in features where stored.feature.isBucketed {
-                let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
                 let (assignment, _) = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
-                    .record(user, point: point, variation: stored.feature.assignmentRanges.variation(at: point)!)
+                    .record([user])[0]
                 assignments.append(assignment)
                 // An override's point is moved inside its variation, so a fresh install lands there too.
                 let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil

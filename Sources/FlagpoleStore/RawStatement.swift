@@ -36,6 +36,26 @@ struct RawStatement {
         }
     }
 
+    /// Binds UTF-8 text held in bytes.
+    func bind(utf8 bytes: [UInt8], at index: Int32) {
+        bytes.withUnsafeBufferPointer { buffer in
+            _ = buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, index, $0.baseAddress, Int32(buffer.count), Self.transient) }
+        }
+    }
+
+    /// Runs a statement, handing each row it returns to `body`.
+    func forEachRow(_ body: (Row) throws -> Void) throws {
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            switch code {
+            case SQLITE_ROW: try body(Row(handle))
+            case SQLITE_DONE: return
+            default: throw error(code)
+            }
+        }
+    }
+
     /// Runs a statement that returns no rows; returns how many rows it changed.
     @discardableResult
     func execute() throws -> Int {

@@ -390,7 +390,7 @@ struct BucketingTests {
         // The names the client stores.
         Bucket(feature: Feature(name: "f", testVariations: ["off", "on"], testBiases: [30, 70]), point: 10, variation: "Disabled",
                label: "normalised names"),
-        Bucket(feature: Feature(name: "f", type: ["feature-test": .string("ab")], testVariations: ["X"]), point: 50,
+        Bucket(feature: Feature(name: "f", enabled: true, type: ["feature-test": .string("ab")], testVariations: ["X"]), point: 50,
                variation: "!X", label: "a synthetic second variation"),
         // A test with exactly two variations ignores `unlocked`.
         Bucket(feature: Feature(name: "f", unlocked: true, testVariations: ["A", "B"], testBiases: [10, 90]), point: 5,

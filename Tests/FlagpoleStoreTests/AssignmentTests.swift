@@ -52,7 +52,7 @@ struct AssignmentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.twoTests)
         let users = UserID.numbered(50)
-        try await store.assign(users, to: "kept", in: .acmeProduction)
+        _ = try await store.assign(users, to: "kept", in: .acmeProduction)
         let events = try await store.allAssignmentEvents()
         #expect(events.count == 50)
         #expect(events.allSatisfy { $0.reason == .first && $0.previousVariation == nil && $0.revision == 1 })
@@ -89,7 +89,7 @@ struct AssignmentTests {
             """#)
 
         await #expect(throws: CoreError.notATest(feature: name, kind: kind)) {
-            try await store.assign(UserID.numbered(10), to: name, in: .acmeProduction)
+            _ = try await store.assign(UserID.numbered(10), to: name, in: .acmeProduction)
         }
 
         #expect(try await store.allAssignmentEvents().isEmpty)
@@ -101,7 +101,7 @@ struct AssignmentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.twoTests)
         let error = await #expect(throws: StoreError.self) {
-            try await store.assign(UserID.numbered(1), to: "Kept", in: .acmeProduction)
+            _ = try await store.assign(UserID.numbered(1), to: "Kept", in: .acmeProduction)
         }
         guard case .featureNotFound(_, "Kept")? = error else {
             Issue.record("expected featureNotFound, got \(String(describing: error))")
@@ -115,7 +115,7 @@ struct AssignmentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "t", "enabled": false, "test-variations": ["A", "B", "C"]}]}"#)
 
-        try await store.assign(UserID.numbered(120), to: "t", in: .acmeProduction)
+        _ = try await store.assign(UserID.numbered(120), to: "t", in: .acmeProduction)
 
         let recorded = try await store.recordedAssignments(of: "t")
         #expect(recorded.count == 120)
@@ -150,7 +150,7 @@ struct AssignmentTests {
         try await store.importText(file, into: .acmeProduction)
         try await store.importText(file, into: .globexProduction)
         let users = UserID.numbered(100)
-        try await store.assign(users, to: "t", in: .acmeProduction)
+        _ = try await store.assign(users, to: "t", in: .acmeProduction)
 
         // Then globex sees none of them
         #expect(try await store.allAssignmentEvents(in: .globexProduction).isEmpty)
@@ -162,7 +162,7 @@ struct AssignmentTests {
         #expect(try await store.allAssignmentEvents(in: .acmeProduction).count == 100)
 
         // When globex assigns the same users and acme changes its biases
-        try await store.assign(users, to: "t", in: .globexProduction)
+        _ = try await store.assign(users, to: "t", in: .globexProduction)
         let change = try await store.setBiases([60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(change.isApplied)
 

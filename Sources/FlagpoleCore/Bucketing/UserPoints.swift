@@ -20,13 +20,18 @@ public struct UserPoints: Sendable {
 
     /// The point of `user`.
     public func point(for user: String) -> Double {
-        var user = user
-        return user.withUTF8 { point(forUTF8: UnsafeRawBufferPointer($0)) }
+        Self.point(hash: hash(for: user))
     }
 
     /// The point of the user whose id is these UTF-8 bytes.
     public func point(forUTF8 user: UnsafeRawBufferPointer) -> Double {
         Self.point(hash: hash(user))
+    }
+
+    /// The hash a user's point is scaled from: an integer, so it crosses text boundaries exactly.
+    public func hash(for user: String) -> UInt32 {
+        var user = user
+        return user.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
     }
 
     /// `hash / 2^32 * 100`, in that order, as DESIGN.md writes it.

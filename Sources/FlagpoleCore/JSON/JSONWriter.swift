@@ -94,7 +94,8 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private static func writeString(_ text: String, into output: inout [UInt8]) {
+    /// Appends `text` as a JSON string literal.
+    public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
