@@ -43,10 +43,12 @@ struct AssignmentWriter {
         try appendEvent(featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .override)
     }
 
-    /// Puts every recorded user of a feature (QA overrides aside) in the group `ranges` gives
-    /// their point, with an event for each one who changes group. Only the users whose group
-    /// changes are read, through the point index. Returns how many changed.
-    func reevaluate(featureID: Int64, under ranges: VariationRanges, reason: AssignmentReason) throws -> Int {
+    /// Moves the recorded users of a feature (QA overrides aside) from the groups of `old` to
+    /// those of `new`, with an event for each one who changes group. Returns how many changed.
+    ///
+    /// Only points whose owner changes are visited, through the point index: a bias change that
+    /// moves 10 % of a million users reads those 10 %, not the million.
+    func reevaluate(featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason) throws -> Int {
         let record = try db.cachedStatement(sql: """
             INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
                 point, revision, reason, created_at)
@@ -57,12 +59,12 @@ struct AssignmentWriter {
             UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
             """)
         var moved = 0
-        for bucket in ranges.buckets {
-            let target: StatementArguments = [featureID, bucket.lower, bucket.upper, bucket.name]
-            record.setUncheckedArguments([bucket.name, revision, reason.rawValue, time] + target)
+        for interval in old.changedIntervals(to: new) {
+            let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.variation]
+            record.setUncheckedArguments([interval.variation, revision, reason.rawValue, time] + target)
             try record.execute()
             moved += db.changesCount
-            update.setUncheckedArguments([bucket.name, revision, time] + target)
+            update.setUncheckedArguments([interval.variation, revision, time] + target)
             try update.execute()
         }
         return moved
@@ -88,27 +90,40 @@ struct AssignmentWriter {
 }
 
 extension VariationRanges {
-    /// The ranges that own points, as `index(containing:)` reads them: `lower ..< upper`.
-    var buckets: [(name: String, lower: Double, upper: Double)] {
-        ranges.indices.compactMap { index in
-            let (lower, upper) = bounds(of: index)
-            return lower < upper ? (ranges[index].name, lower, upper) : nil
+    /// The points whose variation differs between `self` and `next` (names compared exactly, as
+    /// the store records them), each with its variation under `next`: the only points a
+    /// re-evaluation must visit, since every recorded user is kept in the group of their point.
+    func changedIntervals(to next: VariationRanges) -> [(lower: Double, upper: Double, variation: String)] {
+        var intervals: [(lower: Double, upper: Double, variation: String)] = []
+        for oldIndex in ranges.indices {
+            let old = bounds(of: oldIndex)
+            for newIndex in next.ranges.indices where ranges[oldIndex].name != next.ranges[newIndex].name {
+                let new = next.bounds(of: newIndex)
+                let lower = max(old.lower, new.lower)
+                let upper = min(old.upper, new.upper)
+                if lower < upper { intervals.append((lower, upper, next.ranges[newIndex].name)) }
+            }
         }
+        return intervals
     }
 }
 
 extension Database {
-    /// The recorded users of a feature that `ranges` would move, by pair of variations, in the
-    /// order of `ranges`; the same selection `AssignmentWriter.reevaluate` moves.
-    func pendingMoves(featureID: Int64, under ranges: VariationRanges) throws -> [(from: String, to: String, users: Int)] {
+    /// The recorded users of a feature that moving from `old` to `new` moves, by pair of
+    /// variations: the same selection `AssignmentWriter.reevaluate` moves.
+    func pendingMoves(featureID: Int64, from old: VariationRanges, to new: VariationRanges) throws -> [(from: String, to: String, users: Int)] {
         let count = try cachedStatement(sql: """
             SELECT variation, count(*) FROM assignments \(AssignmentWriter.movingUsers) GROUP BY variation ORDER BY variation
             """)
         var moves: [(from: String, to: String, users: Int)] = []
-        for bucket in ranges.buckets {
-            let rows = try Row.fetchCursor(count, arguments: [featureID, bucket.lower, bucket.upper, bucket.name])
+        for interval in old.changedIntervals(to: new) {
+            let rows = try Row.fetchCursor(count, arguments: [featureID, interval.lower, interval.upper, interval.variation])
             while let row = try rows.next() {
-                moves.append((row[0], bucket.name, row[1]))
+                if let index = moves.firstIndex(where: { $0.from == row[0] && $0.to == interval.variation }) {
+                    moves[index].users += row[1]
+                } else {
+                    moves.append((row[0], interval.variation, row[1]))
+                }
             }
         }
         return moves

@@ -98,7 +98,8 @@ struct DocumentPlan {
     private func reevaluate(_ writer: AssignmentWriter, kind: RevisionKind) throws -> Int {
         try rangeChanges.reduce(0) { total, change in
             let reason = AssignmentReason.reevaluation(from: change.stored.feature, to: change.next, in: kind)
-            return total + (try writer.reevaluate(featureID: change.stored.id, under: change.next.assignmentRanges, reason: reason))
+            return total + (try writer.reevaluate(
+                featureID: change.stored.id, from: change.stored.feature.assignmentRanges, to: change.next.assignmentRanges, reason: reason))
         }
     }
 }

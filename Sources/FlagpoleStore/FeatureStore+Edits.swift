@@ -150,7 +150,7 @@ extension Database {
         let before = stored.feature.assignmentRanges
         let after = next.assignmentRanges
         var moves = before.transitions(to: after).map { RolloutPlan.Move(from: $0.from, to: $0.to, share: $0.share, recordedUsers: 0) }
-        for pending in try pendingMoves(featureID: stored.id, under: after) {
+        for pending in try pendingMoves(featureID: stored.id, from: before, to: after) {
             if let index = moves.firstIndex(where: { $0.from == pending.from && $0.to == pending.to }) {
                 moves[index].recordedUsers += pending.users
             } else {
