@@ -41,10 +41,10 @@ struct BiasCommand: ParsableCommand {
         }
 
         func run() async throws {
-            let options = EditOptions(isDryRun: revision.dryRun, isForced: force, message: revision.message, actor: Actor.current)
-            let outcome = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-                .setBiases(biases, of: name, in: try environment.path(), options: options)
-            EditReport(outcome: outcome, isDryRun: revision.dryRun).print(json: output.json)
+            let path = try environment.path()
+            try await revision.apply(database, output: output, isForced: force) { store, options in
+                try await store.setBiases(biases, of: name, in: path, options: options)
+            }
         }
     }
 }

@@ -114,9 +114,9 @@ struct FeatureCommand: ParsableCommand {
         _ isEnabled: Bool, _ name: String, _ environment: EnvironmentOptions, _ database: DatabaseOptions,
         _ revision: RevisionOptions, _ output: OutputOptions
     ) async throws {
-        let options = EditOptions(isDryRun: revision.dryRun, message: revision.message, actor: Actor.current)
-        let outcome = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            .setEnabled(isEnabled, feature: name, in: try environment.path(), options: options)
-        EditReport(outcome: outcome, isDryRun: revision.dryRun).print(json: output.json)
+        let path = try environment.path()
+        try await revision.apply(database, output: output) { store, options in
+            try await store.setEnabled(isEnabled, feature: name, in: path, options: options)
+        }
     }
 }

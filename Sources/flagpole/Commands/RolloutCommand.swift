@@ -25,10 +25,10 @@ struct RolloutCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let options = EditOptions(isDryRun: revision.dryRun, message: revision.message, actor: Actor.current)
-        let outcome = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            .rollOut(name, to: variation, in: try environment.path(), options: options)
-        EditReport(outcome: outcome, isDryRun: revision.dryRun).print(json: output.json)
+        let path = try environment.path()
+        try await revision.apply(database, output: output) { store, options in
+            try await store.rollOut(name, to: variation, in: path, options: options)
+        }
     }
 }
 
@@ -51,10 +51,10 @@ struct RollbackCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = EditOptions(isDryRun: revision.dryRun, message: revision.message, actor: Actor.current)
-        let outcome = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            .rollBack(try environment.path(), to: to, options: options)
-        EditReport(outcome: outcome, isDryRun: revision.dryRun).print(json: output.json)
+        let path = try environment.path()
+        try await revision.apply(database, output: output) { store, options in
+            try await store.rollBack(path, to: to, options: options)
+        }
     }
 }
 

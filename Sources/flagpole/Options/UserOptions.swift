@@ -26,12 +26,3 @@ struct UserOptions: ParsableArguments {
         }
     }
 }
-
-/// `--dry-run` and `--message TEXT`, for commands that write a revision.
-struct RevisionOptions: ParsableArguments {
-    @Flag(help: "Show the plan; write nothing.")
-    var dryRun = false
-
-    @Option(help: "The revision message.")
-    var message: String?
-}

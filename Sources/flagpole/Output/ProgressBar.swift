@@ -37,3 +37,17 @@ final class ProgressBar: Sendable {
         FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
     }
 }
+
+/// A line on stderr saying what a long set-based operation is doing (SQLite moves the users in
+/// a few statements, so there is no count to draw a bar from), shown only on a terminal.
+struct StatusLine {
+    private let isVisible = isatty(STDERR_FILENO) == 1
+
+    init(_ text: String) {
+        if isVisible { FileHandle.standardError.write(Data("\(text)…".utf8)) }
+    }
+
+    func finish() {
+        if isVisible { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    }
+}
