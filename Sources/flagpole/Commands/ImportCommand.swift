@@ -80,6 +80,7 @@ struct ImportSummary {
         row("changed", outcome.changed)
         row("archived", outcome.archived)
         lines.append("  \("unchanged".padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(outcome.unchangedCount).leftPadded(6))")
+        if outcome.reassigned > 0 { lines.append("  \(outcome.reassigned) recorded users changed group (their tests' ranges changed).") }
         return lines.joined(separator: "\n")
     }
 
@@ -100,6 +101,7 @@ struct ImportSummary {
             "changed": strings(outcome.changed),
             "archived": strings(outcome.archived),
             "unchanged": .number(Double(outcome.unchangedCount)),
+            "reassigned": .number(Double(outcome.reassigned)),
             "warnings": .array(outcome.warnings.map(\.jsonValue)),
         ]
     }
