@@ -5,7 +5,7 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A user id breaks the user id rules.
     case invalidUserID(value: String, reason: String)
     /// An operation on tests was asked of a feature that is not one.
-    case notATest(feature: String, kind: String)
+    case notATest(feature: String, kind: FeatureKind)
     /// A test with no obvious winner was rolled out without naming one.
     case winnerRequired(feature: String, variations: [String])
     /// A variation the feature does not have.
@@ -18,7 +18,7 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidUserID(let value, let reason):
             "\"\(value.prefix(80))\" is not a valid user id: \(reason)."
         case .notATest(let feature, let kind):
-            "\"\(feature)\" is a \(kind), not a test: its users are not split into variations. Use `flagpole feature enable` or `disable` instead."
+            "\"\(feature)\" is \(kind.withArticle), not a test: its users are not split into variations. Use `flagpole feature enable` or `disable` instead."
         case .winnerRequired(let feature, let variations):
             "Name the winning variation of \"\(feature)\" with --variation (one of \(Self.list(variations)))."
         case .unknownVariation(let feature, let variation, let variations):

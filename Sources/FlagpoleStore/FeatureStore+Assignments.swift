@@ -15,7 +15,7 @@ extension FeatureStore {
         try await write { db in
             let scope = try db.scope(of: path)
             let stored = try db.storedFeature(named: name, in: scope)
-            guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind.description) }
+            guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
             let revision = try db.latestRevisionNumber(in: scope) ?? 0
             let recorder = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
             var summary = AssignmentSummary(recorded: 0, known: 0)

@@ -126,7 +126,7 @@ extension Database {
     fileprivate func testForUser(_ name: String, in path: EnvironmentPath) throws -> (StoredFeature, AssignmentWriter) {
         let scope = try scope(of: path)
         let stored = try storedFeature(named: name, in: scope)
-        guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind.description) }
+        guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
         let revision = try latestRevisionNumber(in: scope) ?? 0
         return (stored, AssignmentWriter(db: self, scope: scope, revision: revision, now: Date()))
     }

@@ -49,7 +49,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .biasesIgnored(let feature, let diagnostics):
             "The app would ignore these biases of \"\(feature)\": \(diagnostics.map(\.message).joined(separator: "; ")). Nothing was written; fix them, or pass --force to store them anyway."
         case .notAnUnlockFlag(let feature, let kind):
-            "\"\(feature)\" is a \(kind), not an unlock flag: only features with an \"unlocked\" key (and not exactly two variations) can be unlocked per user."
+            "\"\(feature)\" is \(kind.withArticle), not an unlock flag: only features with an \"unlocked\" key (and not exactly two variations) can be unlocked per user."
         case .unreachableVariation(let feature, let variation):
             "Variation \"\(variation)\" of \"\(feature)\" owns no users under the current biases, so no app could land in it. Give it a bias first with `flagpole bias set \(feature) …`."
         case .noOverride(let feature, let user):

@@ -154,20 +154,20 @@ struct RolloutTests {
         let once = try Self.mvt.rolledOut(to: "C")
         #expect(try once.rolledOut(to: "C") == once)
         let flag = try Self.onOff().rolledOut(to: nil)
-        #expect(throws: CoreError.notATest(feature: "f", kind: "Feature Flag")) { try flag.rolledOut(to: nil) }
+        #expect(throws: CoreError.notATest(feature: "f", kind: .flag)) { try flag.rolledOut(to: nil) }
     }
 
     // MARK: Errors
 
     @Test("Only tests roll out", arguments: [
-        (Feature(name: "f", enabled: true), "Feature Flag"),
-        (Feature(name: "f"), "Feature Flag"),
-        (Feature(name: "f", testVariations: ["X"]), "Feature Flag"),
-        (Feature(name: "f", development: true), "Development Flag"),
-        (Feature(name: "f", unlocked: false), "Unlock Flag"),
-        (Feature(name: "f", type: ["feature-flag": .string("x")], testVariations: ["A", "B", "C"]), "Feature Flag"),
+        (Feature(name: "f", enabled: true), FeatureKind.flag),
+        (Feature(name: "f"), .flag),
+        (Feature(name: "f", testVariations: ["X"]), .flag),
+        (Feature(name: "f", development: true), .developmentFlag),
+        (Feature(name: "f", unlocked: false), .unlockFlag),
+        (Feature(name: "f", type: ["feature-flag": .string("x")], testVariations: ["A", "B", "C"]), .flag),
     ])
-    func notATest(feature: Feature, kind: String) {
+    func notATest(feature: Feature, kind: FeatureKind) {
         #expect(throws: CoreError.notATest(feature: "f", kind: kind)) { try feature.rolledOut(to: "Enabled") }
         #expect(throws: CoreError.notATest(feature: "f", kind: kind)) { try feature.rolledOut(to: nil) }
     }
@@ -202,7 +202,8 @@ struct RolloutTests {
         #expect(required.contains("\"t\"") && required.contains("\"A\", \"B\""))
         let unknown = CoreError.unknownVariation(feature: "t", variation: "D", variations: ["A", "B"]).description
         #expect(unknown.contains("\"D\"") && unknown.contains("\"A\", \"B\""))
-        let notATest = CoreError.notATest(feature: "f", kind: "Feature Flag").description
-        #expect(notATest.contains("\"f\"") && notATest.contains("Feature Flag"))
+        let notATest = CoreError.notATest(feature: "f", kind: .flag).description
+        #expect(notATest.contains("\"f\" is a Feature Flag, not a test"))
+        #expect(CoreError.notATest(feature: "f", kind: .abTest).description.contains("is an A/B Test"))
     }
 }

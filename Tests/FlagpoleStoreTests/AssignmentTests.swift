@@ -76,9 +76,9 @@ struct AssignmentTests {
     }
 
     @Test("Flags are not bucketed: assigning to one is refused and writes nothing", arguments: [
-        ("plain", "Feature Flag"), ("unlock", "Unlock Flag"), ("development", "Development Flag"),
+        ("plain", FeatureKind.flag), ("unlock", .unlockFlag), ("development", .developmentFlag),
     ])
-    func flagsAreRefused(name: String, kind: String) async throws {
+    func flagsAreRefused(name: String, kind: FeatureKind) async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"""
             {"features": [

@@ -36,7 +36,7 @@ struct ImportTests {
     func refusedImportChangesNothing(case name: String) async throws {
         // Given an environment at revision 1
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importDocument(try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction, options: ImportOptions(actor: "test"))
+        _ = try await store.importDocument(try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction, options: ImportOptions(actor: "test"))
         let before = try await store.fingerprint()
         let exportBefore = try await store.revision(of: .acmeProduction).document
 

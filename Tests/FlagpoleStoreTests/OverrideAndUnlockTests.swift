@@ -118,7 +118,7 @@ struct OverrideAndUnlockTests {
             try await store.setOverride("t", user: user, variation: "C", in: .acmeProduction)
         }
         // A plain flag
-        await #expect(throws: CoreError.notATest(feature: "plain", kind: "Feature Flag")) {
+        await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
             try await store.setOverride("plain", user: user, variation: "Enabled", in: .acmeProduction)
         }
         // Clearing a user who has no override

@@ -79,7 +79,7 @@ struct RollbackTests {
         #expect(events.allSatisfy { $0.reason == .rollout && $0.previousVariation == "Disabled" && $0.variation == "Enabled" })
 
         // And it is no longer a test
-        await #expect(throws: CoreError.notATest(feature: "dark", kind: "Feature Flag")) {
+        await #expect(throws: CoreError.notATest(feature: "dark", kind: .flag)) {
             try await store.assign([UserID(rawValue: "late")], to: "dark", in: .acmeProduction)
         }
         let pinned = try JSONParser.parse(try await store.pinnedDocument(for: UserID(rawValue: "late"), in: .acmeProduction).bytes).value
@@ -120,7 +120,7 @@ struct RollbackTests {
         await #expect(throws: CoreError.unknownVariation(feature: "m", variation: "D", variations: ["A", "B", "C"])) {
             try await store.rollOut("m", to: "D", in: .acmeProduction, options: EditOptions(actor: "test"))
         }
-        await #expect(throws: CoreError.notATest(feature: "plain", kind: "Feature Flag")) {
+        await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
             try await store.rollOut("plain", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
         }
 

@@ -32,7 +32,7 @@ public enum ImportReview {
         guard previous.hasFixedPoint, !previous.kind.isTest, !feature.hasFixedPoint, feature.kind.isTest else { return nil }
         return DecodedDocument.Finding(
             featureIndex: index, key: "test-variations", code: .flagBecameTest,
-            message: "\"\(feature.name)\" was a plain flag and is now a \(feature.kind) under the same name; devices that cached it keep point \(previous.isEnabled ? "1" : "99"), so all of them land in one group",
+            message: "\"\(feature.name)\" was a plain flag and is now \(feature.kind.withArticle) under the same name; devices that cached it keep point \(previous.isEnabled ? "1" : "99"), so all of them land in one group",
             fix: "give the test a new feature name")
     }
 

@@ -26,4 +26,13 @@ public enum FeatureKind: String, Hashable, Sendable, CaseIterable, CustomStringC
         case .mvtTest: "MVT Test"
         }
     }
+
+    /// The name with its indefinite article, for sentences: "an A/B Test", "a Feature Flag".
+    public var withArticle: String {
+        let article = switch self {
+        case .abTest, .mvtTest, .unlockFlag: "an"
+        case .flag, .developmentFlag, .onOffABTest: "a"
+        }
+        return "\(article) \(description)"
+    }
 }

@@ -20,12 +20,12 @@ enum FeatureLint {
         }
         if count == 2 && feature.type != nil {
             warn(.typeIgnored, key: "type",
-                 "\"type\" is ignored with exactly two test variations; the variations make this a \(feature.kind)",
+                 "\"type\" is ignored with exactly two test variations; the variations make this \(feature.kind.withArticle)",
                  fix: "remove \"type\"")
         }
         if count == 2 && feature.unlocked != nil {
             warn(.unlockedIgnored, key: "unlocked",
-                 "\"unlocked\" is ignored with exactly two test variations; this stays a \(feature.kind)",
+                 "\"unlocked\" is ignored with exactly two test variations; this stays \(feature.kind.withArticle)",
                  fix: "remove \"unlocked\", or remove \"test-variations\" to make an unlock flag")
         }
         checkBiases(of: feature, warn: warn)
