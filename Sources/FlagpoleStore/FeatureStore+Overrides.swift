@@ -81,15 +81,16 @@ extension FeatureStore {
     }
 
     /// Recorded unlock states of an environment, by feature then user, optionally of one user
-    /// or one feature.
+    /// or one feature; with `history`, every unlock and lock instead, newest first.
     ///
     /// - throws: `StoreError.featureNotFound`.
-    public func unlocks(in path: EnvironmentPath, user: UserID? = nil, feature: String? = nil) async throws -> [UnlockRecord] {
+    public func unlocks(in path: EnvironmentPath, user: UserID? = nil, feature: String? = nil, history: Bool = false) async throws -> [UnlockRecord] {
         try await read { db in
             let scope = try db.scope(of: path)
+            let table = history ? "unlock_events" : "unlocks"
             var sql = """
-                SELECT f.name, u.user_id, u.unlocked, u.source, u.updated_at
-                FROM unlocks u JOIN features f ON f.id = u.feature_id
+                SELECT f.name, u.user_id, u.unlocked, u.source, u.\(history ? "created_at" : "updated_at"), \(history ? "u.actor" : "NULL")
+                FROM \(table) u JOIN features f ON f.id = u.feature_id
                 WHERE u.environment_id = ? AND u.tenant_id = ?
                 """
             var arguments: StatementArguments = [scope.id, scope.tenant.id]
@@ -101,11 +102,11 @@ extension FeatureStore {
                 sql += " AND u.feature_id = ?"
                 arguments += [try db.featureID(named: feature, in: scope)]
             }
-            sql += " ORDER BY f.name, u.user_id"
+            sql += history ? " ORDER BY u.id DESC" : " ORDER BY f.name, u.user_id"
             return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 UnlockRecord(
                     feature: row[0], user: UserID(rawValue: row[1]), isUnlocked: row[2], source: row[3],
-                    time: Date(unixMilliseconds: row[4]))
+                    time: Date(unixMilliseconds: row[4]), actor: row[5])
             }
         }
     }
@@ -119,6 +120,8 @@ public struct UnlockRecord: Hashable, Sendable {
     /// Why, in the team's words (a purchase id, a ticket).
     public var source: String?
     public var time: Date
+    /// Who made the change: set on history entries only.
+    public var actor: String?
 }
 
 extension Database {

@@ -59,13 +59,16 @@ struct LockCommand: AsyncParsableCommand {
 struct UnlocksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlocks",
-        abstract: "List users' recorded unlock states.")
+        abstract: "List users' recorded unlock states, or with --history every unlock and lock.")
 
     @Option(help: ArgumentHelp("Only this user.", valueName: "id"))
     var user: String?
 
     @Option(help: ArgumentHelp("Only this unlock flag.", valueName: "name"))
     var feature: String?
+
+    @Flag(help: "Every unlock and lock, newest first, with who made it.")
+    var history = false
 
     @OptionGroup var environment: EnvironmentOptions
     @OptionGroup var database: DatabaseOptions
@@ -77,16 +80,18 @@ struct UnlocksCommand: AsyncParsableCommand {
 
     func run() async throws {
         let records = try await database.openStore(.readOnly)
-            .unlocks(in: try environment.path(), user: try user.map(UserOptions.id), feature: feature)
+            .unlocks(in: try environment.path(), user: try user.map(UserOptions.id), feature: feature, history: history)
         if output.json {
             Console.json(.array(records.map { record in
-                [
+                var object: JSONObject = [
                     "feature": .string(record.feature),
                     "user": .string(record.user.rawValue),
                     "unlocked": .bool(record.isUnlocked),
                     "source": record.source.map(JSONValue.string) ?? .null,
                     "time": .string(record.time.iso8601),
                 ]
+                if let actor = record.actor { object.append("actor", .string(actor)) }
+                return .object(object)
             }))
             return
         }
@@ -94,9 +99,10 @@ struct UnlocksCommand: AsyncParsableCommand {
             Console.out("No recorded unlocks match.")
             return
         }
-        var table = TextTable("FEATURE", "USER", "STATE", "SINCE", "SOURCE")
+        var table = TextTable(history ? ["FEATURE", "USER", "STATE", "TIME", "SOURCE", "ACTOR"] : ["FEATURE", "USER", "STATE", "SINCE", "SOURCE"])
         for record in records {
-            table.append(record.feature, record.user.rawValue, record.isUnlocked ? "unlocked" : "locked", record.time.iso8601, record.source ?? "")
+            let cells = [record.feature, record.user.rawValue, record.isUnlocked ? "unlocked" : "locked", record.time.iso8601, record.source ?? ""]
+            table.rows.append(cells + (history ? [record.actor ?? ""] : []))
         }
         Console.out(table.text)
     }

@@ -7,6 +7,10 @@ struct TextTable {
         self.header = header
     }
 
+    init(_ header: [String]) {
+        self.header = header
+    }
+
     mutating func append(_ row: String...) {
         rows.append(row)
     }
