@@ -168,6 +168,12 @@ struct OverrideAndUnlockTests {
         #expect(try await store.setUnlocked(false, feature: "premium", user: alice, source: "chargeback", actor: "shop", in: .acmeProduction))
         #expect(try await store.unlockEventCount() == 4)
         #expect(try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium").map(\.isUnlocked) == [false])
+
+        // Then her history of premium lists both changes, newest first, with who made them
+        let history = try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium", history: true)
+        #expect(history.map(\.isUnlocked) == [false, true])
+        #expect(history.map(\.source) == ["chargeback", "purchase-42"])
+        #expect(history.map(\.actor) == ["shop", "shop"])
     }
 
     @Test("The pinned document carries the user's unlock state; everyone else and the shared export get the default")
