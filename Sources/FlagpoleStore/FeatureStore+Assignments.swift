@@ -53,7 +53,8 @@ extension FeatureStore {
             filter("e.id < ?", query.before)
             sql += " ORDER BY e.id DESC LIMIT ?"
             arguments += [query.limit]
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            // One statement per combination of filters, prepared once per connection.
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
                 AssignmentEvent(
                     id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3], variation: row[4],
                     point: row[5], revision: row[6], reason: AssignmentReason(rawValue: row[7]) ?? .first,
@@ -136,8 +137,9 @@ extension Database {
     ///
     /// - throws: `StoreError.featureNotFound`.
     func featureID(named name: String, in scope: EnvironmentScope) throws -> Int64 {
-        let id = try Int64.fetchOne(self, sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name = ?",
-                                    arguments: [scope.tenant.id, scope.id, name])
+        let id = try Int64.fetchOne(
+            cachedStatement(sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name = ?"),
+            arguments: [scope.tenant.id, scope.id, name])
         guard let id else { throw StoreError.featureNotFound(scope.path, name: name) }
         return id
     }

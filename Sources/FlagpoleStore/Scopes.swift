@@ -14,12 +14,19 @@ struct EnvironmentScope: Sendable {
     let path: EnvironmentPath
     let featuresPosition: Int
 
+    init(tenant: TenantScope, id: Int64, path: EnvironmentPath, featuresPosition: Int) {
+        self.tenant = tenant
+        self.id = id
+        self.path = path
+        self.featuresPosition = featuresPosition
+    }
+
     /// The scope of an environment row of `tenant`.
     init(_ record: EnvironmentRecord, of tenant: TenantScope) {
-        self.tenant = tenant
-        self.id = record.id!
-        self.path = EnvironmentPath(tenant: tenant.slug, environment: EnvironmentName(rawValue: record.name))
-        self.featuresPosition = record.featuresPosition
+        self.init(
+            tenant: tenant, id: record.id!,
+            path: EnvironmentPath(tenant: tenant.slug, environment: EnvironmentName(rawValue: record.name)),
+            featuresPosition: record.featuresPosition)
     }
 }
 
@@ -38,6 +45,16 @@ extension Database {
     ///
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     func scope(of path: EnvironmentPath) throws -> EnvironmentScope {
+        // Every request starts here: one cached statement when the environment exists.
+        let found = try Row.fetchOne(cachedStatement(sql: """
+            SELECT t.id, e.id, e.features_position FROM tenants t JOIN environments e ON e.tenant_id = t.id
+            WHERE t.slug = ? AND e.name = ?
+            """), arguments: [path.tenant.rawValue, path.environment.rawValue])
+        if let found {
+            return EnvironmentScope(
+                tenant: TenantScope(id: found[0], slug: path.tenant), id: found[1], path: path, featuresPosition: found[2])
+        }
+        // The long way round, to say what is missing.
         let tenant = try scope(of: path.tenant)
         let environments = try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(self)
         guard let record = environments.first(where: { $0.name == path.environment.rawValue }) else {
