@@ -107,8 +107,8 @@ extension FeatureStore {
             var points: [String: Double] = [:]
             var assignments: [Assignment] = []
             for stored in features where stored.feature.isBucketed {
-                let (assignment, _) = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
-                    .record([user])[0]
+                let assignment = try db.assignment(of: user, in: stored)
+                    ?? FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record([user])[0].assignment
                 assignments.append(assignment)
                 // An override's point is moved inside its variation, so a fresh install lands there too.
                 let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil
