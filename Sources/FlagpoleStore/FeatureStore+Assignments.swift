@@ -17,13 +17,10 @@ extension FeatureStore {
             let stored = try db.storedFeature(named: name, in: scope)
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
             let revision = try db.latestRevisionNumber(in: scope) ?? 0
-            let recorder = try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date())
             var summary = AssignmentSummary(recorded: 0, known: 0)
-            for start in stride(from: 0, to: users.count, by: FirstAssignments.batchSize) {
-                for (assignment, isNew) in try recorder.record(users[start..<min(start + FirstAssignments.batchSize, users.count)]) {
-                    if isNew { summary.recorded += 1 } else { summary.known += 1 }
-                    report?(assignment)
-                }
+            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) { assignment, isNew in
+                if isNew { summary.recorded += 1 } else { summary.known += 1 }
+                report?(assignment)
             }
             return summary
         }
@@ -108,7 +105,7 @@ extension FeatureStore {
             var assignments: [Assignment] = []
             for stored in features where stored.feature.isBucketed {
                 let assignment = try db.assignment(of: user, in: stored)
-                    ?? FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record([user])[0].assignment
+                    ?? FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(user)
                 assignments.append(assignment)
                 // An override's point is moved inside its variation, so a fresh install lands there too.
                 let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil

@@ -5,19 +5,23 @@ import GRDB
 /// Records users' first assignments to one test, with a `first` event each: the hot path of
 /// bulk assignment.
 ///
-/// Each batch of users is staged in a temporary table with one prepared insert per user, then
-/// copied into `assignments` and `assignment_events` by one statement each, so SQLite does
-/// the bulk of the work in its own loop, as the `sqlite3` shell's `INSERT … SELECT` does.
-/// Points are staged as their hashes and scaled in SQL with the very IEEE operations
-/// `UserPoints` uses (`hash / 2^32 * 100`), so both sides hold the same double.
+/// Users are staged in a temporary table with one prepared insert each, then copied into
+/// `assignments` and `assignment_events` by one `INSERT … SELECT` per table, so SQLite does
+/// the bulk of the work in its own loop, as the `sqlite3` shell's `.import` then `INSERT …
+/// SELECT` would. Points are staged as their hashes and scaled in SQL with the very IEEE
+/// operations `UserPoints` uses (`hash / 2^32 * 100`), so both sides hold the same double.
 struct FirstAssignments {
-    /// Users per batch: large enough to amortise the set statements, small enough to stay in cache.
+    /// Users per batch when some may be recorded already: large enough to amortise the set
+    /// statements, small enough for the batch to stay in cache.
     static let batchSize = 4096
 
     private let feature: StoredFeature
     private let points: UserPoints
     private let ranges: VariationRanges
     private let revision: Int
+    /// Whether the test had recorded users when this began. Without any (the first import of a
+    /// user base), the only users already recorded are those listed earlier in the same call.
+    private let hadRecordedUsers: Bool
     private let clear: RawStatement
     private let stage: RawStatement
     private let known: RawStatement
@@ -30,6 +34,8 @@ struct FirstAssignments {
         self.points = UserPoints(salt: feature.salt)
         self.ranges = feature.feature.assignmentRanges
         self.revision = revision
+        hadRecordedUsers = try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM assignments WHERE feature_id = ?)", arguments: [feature.id]) ?? true
         try db.execute(sql: """
             CREATE TEMP TABLE IF NOT EXISTS staged_assignments (user_id TEXT NOT NULL, hash INTEGER NOT NULL, variation TEXT NOT NULL)
             """)
@@ -63,29 +69,56 @@ struct FirstAssignments {
         unstage.bind(feature.id, at: 1)
     }
 
-    /// The assignments of `users`, in order. Users new to the test are recorded now, in the group
-    /// of their point (`isNew`); the others keep their recorded group and nothing is written.
-    func record(_ users: some Collection<UserID>) throws -> [(assignment: Assignment, isNew: Bool)] {
+    /// Hands each user's assignment to `report`, in order: users new to the test are recorded,
+    /// in the group of their point (`isNew`); the others keep their recorded group and nothing
+    /// is written for them.
+    func record(_ users: [UserID], report: (_ assignment: Assignment, _ isNew: Bool) throws -> Void) throws {
+        guard hadRecordedUsers else {
+            try recordAllNew(users, report: report)
+            return
+        }
+        for start in stride(from: 0, to: users.count, by: Self.batchSize) {
+            try recordBatch(users[start..<min(start + Self.batchSize, users.count)], report: report)
+        }
+    }
+
+    /// One user's assignment, recorded if the user is new to the test.
+    func record(_ user: UserID) throws -> Assignment {
+        var result: Assignment?
+        try record([user]) { assignment, _ in result = assignment }
+        // `record` reports every user it is given.
+        return result!
+    }
+
+    /// A test without recorded users: every user is new at their first listing, so all are
+    /// staged, then copied at once.
+    private func recordAllNew(_ users: [UserID], report: (Assignment, Bool) throws -> Void) throws {
         try clear.execute()
-        // A user listed twice is staged once; the second listing reads as already recorded.
-        var staged: [String: Assignment] = [:]
-        var batch: [(user: UserID, isFirstListing: Bool)] = []
-        batch.reserveCapacity(users.count)
+        var listed = Set<String>(minimumCapacity: users.count)
         for user in users {
-            guard staged[user.rawValue] == nil else {
-                batch.append((user, false))
-                continue
-            }
-            let hash = points.hash(for: user.rawValue)
-            let point = UserPoints.point(hash: hash)
-            let variation = ranges.variation(at: point)!
-            staged[user.rawValue] = Assignment(
-                user: user, feature: feature.feature.name, variation: variation, point: point, revision: revision, isOverride: false)
-            stage.bind(user.rawValue, at: 1)
-            stage.bind(Int64(hash), at: 2)
-            stage.bind(variation, at: 3)
-            try stage.execute()
-            batch.append((user, true))
+            let (assignment, hash) = self.assignment(of: user)
+            let isFirstListing = listed.insert(user.rawValue).inserted
+            if isFirstListing { try stage(assignment, hash: hash) }
+            // A second listing reads as recorded, in the group just computed: nothing can move
+            // a user within this transaction.
+            try report(assignment, isFirstListing)
+        }
+        try insert.execute()
+        try event.execute()
+    }
+
+    /// Some users may be recorded already: the batch is staged, those recorded are read back and
+    /// unstaged, the rest copied.
+    private func recordBatch(_ users: ArraySlice<UserID>, report: (Assignment, Bool) throws -> Void) throws {
+        try clear.execute()
+        var listed = Set<String>()
+        var computed: [(assignment: Assignment, isFirstListing: Bool)] = []
+        computed.reserveCapacity(users.count)
+        for user in users {
+            let (assignment, hash) = self.assignment(of: user)
+            let isFirstListing = listed.insert(user.rawValue).inserted
+            if isFirstListing { try stage(assignment, hash: hash) }
+            computed.append((assignment, isFirstListing))
         }
         var recorded: [String: Assignment] = [:]
         try known.forEachRow { row in
@@ -95,14 +128,33 @@ struct FirstAssignments {
                 revision: Int(row.int(3)), isOverride: row.int(4) != 0)
         }
         if !recorded.isEmpty { try unstage.execute() }
-        if staged.count > recorded.count {
+        if listed.count > recorded.count {
             try insert.execute()
             try event.execute()
         }
-        return batch.map { user, isFirstListing in
-            if let before = recorded[user.rawValue] { return (before, false) }
-            // Every listed user was staged at their first listing.
-            return (staged[user.rawValue]!, isFirstListing)
+        for (assignment, isFirstListing) in computed {
+            if let before = recorded[assignment.user.rawValue] {
+                try report(before, false)
+            } else {
+                try report(assignment, isFirstListing)
+            }
         }
+    }
+
+    /// The user's group by their point, with the hash the point is scaled from.
+    private func assignment(of user: UserID) -> (Assignment, hash: UInt32) {
+        let hash = points.hash(for: user.rawValue)
+        let point = UserPoints.point(hash: hash)
+        let assignment = Assignment(
+            user: user, feature: feature.feature.name, variation: ranges.variation(at: point)!, point: point,
+            revision: revision, isOverride: false)
+        return (assignment, hash)
+    }
+
+    private func stage(_ assignment: Assignment, hash: UInt32) throws {
+        stage.bind(assignment.user.rawValue, at: 1)
+        stage.bind(Int64(hash), at: 2)
+        stage.bind(assignment.variation, at: 3)
+        try stage.execute()
     }
 }
