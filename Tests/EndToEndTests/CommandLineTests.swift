@@ -315,7 +315,7 @@ struct CommandLineTests {
         #expect((try? Data(contentsOf: URL(fileURLWithPath: cli.databasePath + "-wal")))?.isEmpty ?? true)
     }
 
-    @Test("demo imports the example, shows the report, the features and the export, and is safe to run twice")
+    @Test("demo imports the example, shows the report, the features, the export and a roll-out plan, and is safe to run twice")
     func demo() throws {
         let first = try cli.run(["demo"])
         #expect(first.status == 0)
@@ -323,9 +323,16 @@ struct CommandLineTests {
         #expect(first.stdout.contains("as revision 1"))
         #expect(first.stdout.contains("New Onboarding  ·  Feature On/Off A/B Test"))
         #expect(first.stdout.contains("\"owner\": \"growth-team@example.com\""))
+        #expect(first.stdout.contains("10000 users recorded now, 0 already recorded."))
+        #expect(first.stdout.contains("Dry run: this would be revision 2. Nothing was written."))
         let second = try cli.run(["demo"])
         #expect(second.status == 0)
         #expect(second.stdout.contains("identical to revision 1"))
+        #expect(second.stdout.contains("0 users recorded now, 10000 already recorded."))
+        // The plan's recorded movers are the same both times: the dry run wrote nothing.
+        let movers = { (output: String) in output.split(separator: "\n").first { $0.contains("recorded users change group") } }
+        #expect(movers(first.stdout) != nil)
+        #expect(movers(first.stdout) == movers(second.stdout))
     }
 }
 
