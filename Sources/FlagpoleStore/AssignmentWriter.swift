@@ -2,10 +2,10 @@ import FlagpoleCore
 import Foundation
 import GRDB
 
-/// Writes users' groups and their history inside one transaction.
-///
-/// Bulk assignment and re-evaluation touch millions of rows: every statement is prepared once
-/// per connection and bound without GRDB's per-call argument checks.
+/// Writes changes of recorded users' groups (moves under overrides, re-evaluations after a
+/// revision) with their events, inside one transaction; first assignments are
+/// `FirstAssignments`'. Re-evaluation can move millions of rows: its statements are prepared
+/// once per connection and bound without GRDB's per-call argument checks.
 struct AssignmentWriter {
     let db: Database
     let scope: EnvironmentScope

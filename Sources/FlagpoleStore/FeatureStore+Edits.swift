@@ -135,12 +135,11 @@ extension FeatureStore {
         try check(warnings)
         let plans = try plan.rangeChanges.map { try db.rolloutPlan(of: $0.stored, to: $0.next) }
         let outcome = options.isDryRun ? plan.outcome : try plan.apply(db, kind: kind)
-        let (revision, isApplied): (Int, Bool) = switch outcome.status {
-        case .applied(let number): (number, true)
-        case .planned(let number): (number, false)
-        case .unchanged(let number): (number, false)
+        return switch outcome.status {
+        case .applied(let number): EditOutcome(revision: number, isApplied: true, isUnchanged: false, plans: plans, warnings: warnings)
+        case .planned(let number): EditOutcome(revision: number, isApplied: false, isUnchanged: false, plans: plans, warnings: warnings)
+        case .unchanged(let number): EditOutcome(revision: number, isApplied: false, isUnchanged: true, plans: plans, warnings: warnings)
         }
-        return EditOutcome(revision: revision, isApplied: isApplied, plans: plans, warnings: warnings)
     }
 }
 

@@ -32,6 +32,8 @@ public struct EditOutcome: Hashable, Sendable {
     public var revision: Int
     /// Whether a revision was written (`false` for a dry run or a change to the same content).
     public var isApplied: Bool
+    /// Whether the content equals the current revision's, so there is nothing to write.
+    public var isUnchanged: Bool
     /// The plan of each test whose ranges change, by feature name.
     public var plans: [RolloutPlan]
     /// Warnings about the edited features (for a rollback, about the whole document).

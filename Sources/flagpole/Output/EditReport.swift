@@ -24,8 +24,8 @@ struct EditReport {
     }
 
     var verdict: String {
+        if outcome.isUnchanged { return "Nothing to change: revision \(outcome.revision) already has this content." }
         if isDryRun { return "Dry run: this would be revision \(outcome.revision). Nothing was written." }
-        guard outcome.isApplied else { return "Nothing changed: revision \(outcome.revision) already has this content." }
         let moved = outcome.plans.reduce(0) { $0 + $1.movingUsers }
         return "Applied as revision \(outcome.revision); \(moved) recorded user\(moved == 1 ? "" : "s") changed group."
     }
@@ -50,6 +50,7 @@ struct EditReport {
         return [
             "revision": .number(Double(outcome.revision)),
             "applied": .bool(outcome.isApplied),
+            "unchanged": .bool(outcome.isUnchanged),
             "dryRun": .bool(isDryRun),
             "plans": .array(outcome.plans.map { plan in
                 [
