@@ -45,8 +45,11 @@ CREATE TABLE assignment_events (
 );
 -- A user's history, newest first.
 CREATE INDEX assignment_events_by_user ON assignment_events(environment_id, user_id, id);
--- A feature's history over a time range, and its counts per variation at a past time.
-CREATE INDEX assignment_events_by_feature ON assignment_events(feature_id, created_at);
+-- A feature's history, newest first (ids grow with time, so a time range reads a slice), and
+-- its counts per variation at a past time.
+CREATE INDEX assignment_events_by_feature ON assignment_events(feature_id, id);
+-- An environment's history, newest first.
+CREATE INDEX assignment_events_by_environment ON assignment_events(environment_id, id);
 
 CREATE TABLE unlocks (
     tenant_id INTEGER NOT NULL,

@@ -16,9 +16,9 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidSlug(let kind, let value, let reason):
             "\"\(value)\" is not a valid \(kind): \(reason) (for example \"my-app\")."
         case .invalidUserID(let value, let reason):
-            "\"\(value.prefix(80))\" is not a valid user id: \(reason)."
+            "\(JSONWriter(style: .compact).string(of: .string(String(value.prefix(80))))) is not a valid user id: \(reason)."
         case .notATest(let feature, let kind):
-            "\"\(feature)\" is \(kind.withArticle), not a test: its users are not split into variations. Use `flagpole feature enable` or `disable` instead."
+            "\"\(feature)\" is \(kind.withArticle), not a test with variations: every user sees the same state, so it has no groups. `flagpole feature list` shows each feature's kind; switch a flag with `flagpole feature enable` or `disable`."
         case .winnerRequired(let feature, let variations):
             "Name the winning variation of \"\(feature)\" with --variation (one of \(Self.list(variations)))."
         case .unknownVariation(let feature, let variation, let variations):

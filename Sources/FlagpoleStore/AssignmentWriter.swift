@@ -43,12 +43,49 @@ struct AssignmentWriter {
         try appendEvent(featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .override)
     }
 
+    /// Records the first assignment of a user not yet recorded in a test, with a `first` event:
+    /// one user's worth of `FirstAssignments`, without its staging table.
+    func recordFirst(_ user: UserID, in test: StoredFeature) throws -> Assignment {
+        let point = UserPoints(salt: test.salt).point(for: user.rawValue)
+        let variation = test.feature.assignmentRanges.variation(at: point)!
+        try db.cachedStatement(sql: """
+            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [scope.tenant.id, scope.id, test.id, user.rawValue, point, variation, revision, time])
+        try appendEvent(featureID: test.id, user: user.rawValue, previous: nil, variation: variation, point: point, reason: .first)
+        return Assignment(user: user, feature: test.feature.name, variation: variation, point: point, revision: revision, isOverride: false)
+    }
+
+    /// Releases the QA overrides that `next` leaves without meaning: every one when the feature
+    /// is disabled or no longer a test with variations, else those whose variation owns no
+    /// points any more. Each released user goes to the group of their point, with an
+    /// `override-cleared` event, so the users re-evaluation skips are only overrides the app
+    /// can still land in. Returns how many were released.
+    func releaseOverrides(featureID: Int64, under next: Feature) throws -> Int {
+        let ranges = next.assignmentRanges
+        let clientRanges = VariationRanges(of: next)
+        let overridden = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT user_id, point, variation, revision FROM assignments WHERE feature_id = ? AND is_override = 1
+            """), arguments: [featureID])
+        var released = 0
+        for row in overridden {
+            let assignment = Assignment(
+                user: UserID(rawValue: row[0]), feature: next.name, variation: row[2], point: row[1], revision: row[3], isOverride: true)
+            let isReachable = next.isEnabled && next.isBucketed && clientRanges.point(in: assignment.variation, preferring: 0) != nil
+            guard !isReachable else { continue }
+            try move(assignment, featureID: featureID, to: ranges.variation(at: assignment.point)!, isOverride: false, reason: .overrideCleared)
+            released += 1
+        }
+        return released
+    }
+
     /// Moves the recorded users of a feature (QA overrides aside) from the groups of `old` to
-    /// those of `new`, with an event for each one who changes group. Returns how many changed.
+    /// those of `new`, with an event for each one who changes group. Returns the moves, pair by
+    /// pair.
     ///
     /// Only points whose owner changes are visited, through the point index: a bias change that
     /// moves 10 % of a million users reads those 10 %, not the million.
-    func reevaluate(featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason) throws -> Int {
+    func reevaluate(featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason) throws -> [RecordedMove] {
         let record = try db.cachedStatement(sql: """
             INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
                 point, revision, reason, created_at)
@@ -58,20 +95,22 @@ struct AssignmentWriter {
         let update = try db.cachedStatement(sql: """
             UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
             """)
-        var moved = 0
+        var moves: [RecordedMove] = []
         for interval in old.changedIntervals(to: new) {
-            let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.variation]
-            record.setUncheckedArguments([interval.variation, revision, reason.rawValue, time] + target)
+            let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
+            record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + target)
             try record.execute()
-            moved += db.changesCount
-            update.setUncheckedArguments([interval.variation, revision, time] + target)
+            moves.add(RecordedMove(from: interval.from, to: interval.to, users: db.changesCount))
+            update.setUncheckedArguments([interval.to, revision, time] + target)
             try update.execute()
         }
-        return moved
+        return moves
     }
 
     /// The users of one feature whose point lies in a range (`lower ..< upper`) owned by another
-    /// variation than theirs; arguments: feature id, lower, upper, the range's variation.
+    /// variation than theirs, overrides aside; arguments: feature id, lower, upper, the range's
+    /// variation. With every other user in the group of their point, these are all in the
+    /// range's previous owner.
     static let movingUsers = """
         WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND is_override = 0
         """
@@ -89,19 +128,37 @@ struct AssignmentWriter {
     }
 }
 
+/// Recorded users moving from one variation to another.
+struct RecordedMove: Hashable, Sendable {
+    var from: String
+    var to: String
+    var users: Int
+}
+
+extension [RecordedMove] {
+    /// Adds `move`'s users to its pair, keeping pairs in the order they first appear.
+    mutating func add(_ move: RecordedMove) {
+        if let index = firstIndex(where: { $0.from == move.from && $0.to == move.to }) {
+            self[index].users += move.users
+        } else if move.users > 0 {
+            append(move)
+        }
+    }
+}
+
 extension VariationRanges {
     /// The points whose variation differs between `self` and `next` (names compared exactly, as
-    /// the store records them), each with its variation under `next`: the only points a
+    /// the store records them), with their owner before and after: the only points a
     /// re-evaluation must visit, since every recorded user is kept in the group of their point.
-    func changedIntervals(to next: VariationRanges) -> [(lower: Double, upper: Double, variation: String)] {
-        var intervals: [(lower: Double, upper: Double, variation: String)] = []
+    func changedIntervals(to next: VariationRanges) -> [(lower: Double, upper: Double, from: String, to: String)] {
+        var intervals: [(lower: Double, upper: Double, from: String, to: String)] = []
         for oldIndex in ranges.indices {
             let old = bounds(of: oldIndex)
             for newIndex in next.ranges.indices where ranges[oldIndex].name != next.ranges[newIndex].name {
                 let new = next.bounds(of: newIndex)
                 let lower = max(old.lower, new.lower)
                 let upper = min(old.upper, new.upper)
-                if lower < upper { intervals.append((lower, upper, next.ranges[newIndex].name)) }
+                if lower < upper { intervals.append((lower, upper, ranges[oldIndex].name, next.ranges[newIndex].name)) }
             }
         }
         return intervals
@@ -109,24 +166,21 @@ extension VariationRanges {
 }
 
 extension Database {
-    /// The recorded users of a feature that moving from `old` to `new` moves, by pair of
-    /// variations: the same selection `AssignmentWriter.reevaluate` moves.
-    func pendingMoves(featureID: Int64, from old: VariationRanges, to new: VariationRanges) throws -> [(from: String, to: String, users: Int)] {
-        let count = try cachedStatement(sql: """
-            SELECT variation, count(*) FROM assignments \(AssignmentWriter.movingUsers) GROUP BY variation ORDER BY variation
-            """)
-        var moves: [(from: String, to: String, users: Int)] = []
+    /// The recorded users that moving a feature from `old` to `new` moves, pair by pair: the
+    /// selection `AssignmentWriter.reevaluate` moves, counted without moving anyone.
+    func pendingMoves(featureID: Int64, from old: VariationRanges, to new: VariationRanges) throws -> [RecordedMove] {
+        let count = try cachedStatement(sql: "SELECT count(*) FROM assignments \(AssignmentWriter.movingUsers)")
+        var moves: [RecordedMove] = []
         for interval in old.changedIntervals(to: new) {
-            let rows = try Row.fetchCursor(count, arguments: [featureID, interval.lower, interval.upper, interval.variation])
-            while let row = try rows.next() {
-                if let index = moves.firstIndex(where: { $0.from == row[0] && $0.to == interval.variation }) {
-                    moves[index].users += row[1]
-                } else {
-                    moves.append((row[0], interval.variation, row[1]))
-                }
-            }
+            let users = try Int.fetchOne(count, arguments: [featureID, interval.lower, interval.upper, interval.to]) ?? 0
+            moves.add(RecordedMove(from: interval.from, to: interval.to, users: users))
         }
         return moves
+    }
+
+    /// How many users of a feature have a recorded group.
+    func recordedUserCount(featureID: Int64) throws -> Int {
+        try Int.fetchOne(cachedStatement(sql: "SELECT count(*) FROM assignments WHERE feature_id = ?"), arguments: [featureID]) ?? 0
     }
 
     /// The recorded assignment of `user` in a feature.

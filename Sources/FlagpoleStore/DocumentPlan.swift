@@ -55,8 +55,9 @@ struct DocumentPlan {
     }
 
     /// Writes the revision; the users of every test whose ranges change are re-evaluated.
-    func apply(_ db: Database, kind: RevisionKind) throws -> ImportOutcome {
-        guard !isUnchanged else { return outcome }
+    /// Returns the outcome and the recorded users who moved, by feature, pair by pair.
+    func apply(_ db: Database, kind: RevisionKind) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
+        guard !isUnchanged else { return (outcome, [:]) }
         let now = Date()
         let number = (latest?.number ?? 0) + 1
         let writer = DocumentWriter(db: db, scope: scope, now: now)
@@ -81,9 +82,17 @@ struct DocumentPlan {
         if current.extras != document.extras || current.featuresPosition != document.featuresPosition {
             try writer.replaceExtras(of: document)
         }
+        let users = AssignmentWriter(db: db, scope: scope, revision: number, now: now)
         var result = outcome
-        result.reassigned = try reevaluate(AssignmentWriter(db: db, scope: scope, revision: number, now: now), kind: kind)
-        return result
+        var moves: [String: [RecordedMove]] = [:]
+        for (stored, next) in rangeChanges {
+            let reason = AssignmentReason.reevaluation(from: stored.feature, to: next, in: kind)
+            result.reassigned += try users.releaseOverrides(featureID: stored.id, under: next)
+            moves[next.name] = try users.reevaluate(
+                featureID: stored.id, from: stored.feature.assignmentRanges, to: next.assignmentRanges, reason: reason)
+            result.reassigned += moves[next.name]!.reduce(0) { $0 + $1.users }
+        }
+        return (result, moves)
     }
 
     /// The features whose recorded users may change group: those kept or returning whose
@@ -92,14 +101,6 @@ struct DocumentPlan {
         document.features.compactMap { feature in
             guard let existing = stored[feature.name], existing.feature.assignmentRanges != feature.assignmentRanges else { return nil }
             return (existing, feature)
-        }
-    }
-
-    private func reevaluate(_ writer: AssignmentWriter, kind: RevisionKind) throws -> Int {
-        try rangeChanges.reduce(0) { total, change in
-            let reason = AssignmentReason.reevaluation(from: change.stored.feature, to: change.next, in: kind)
-            return total + (try writer.reevaluate(
-                featureID: change.stored.id, from: change.stored.feature.assignmentRanges, to: change.next.assignmentRanges, reason: reason))
         }
     }
 }

@@ -60,7 +60,8 @@ extension FeatureStore {
         }
     }
 
-    /// Users per variation of a test, now or as they stood at `time` (replayed from history).
+    /// Users per variation of a test (current or archived), now or as they stood at `time`
+    /// (replayed from history).
     /// Variations come in the feature's order, then any others users are recorded in (`Disabled`
     /// while a test is off), by name.
     ///
@@ -68,7 +69,7 @@ extension FeatureStore {
     public func assignmentCounts(of name: String, in path: EnvironmentPath, at time: Date? = nil) async throws -> [VariationCount] {
         try await read { db in
             let scope = try db.scope(of: path)
-            let stored = try db.storedFeature(named: name, in: scope)
+            let stored = try db.storedFeature(named: name, in: scope, includingArchived: true)
             let rows = if let time {
                 try Row.fetchAll(db, sql: """
                     SELECT variation, count(*) FROM (
@@ -101,11 +102,11 @@ extension FeatureStore {
             let scope = try db.scope(of: path)
             guard let revision = try db.latestRevisionNumber(in: scope) else { throw StoreError.noRevision(path) }
             let features = try db.storedFeatures(in: scope).filter { !$0.isArchived }
+            let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: Date())
             var points: [String: Double] = [:]
             var assignments: [Assignment] = []
             for stored in features where stored.feature.isBucketed {
-                let assignment = try db.assignment(of: user, in: stored)
-                    ?? FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(user)
+                let assignment = try db.assignment(of: user, in: stored) ?? writer.recordFirst(user, in: stored)
                 assignments.append(assignment)
                 // An override's point is moved inside its variation, so a fresh install lands there too.
                 let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil

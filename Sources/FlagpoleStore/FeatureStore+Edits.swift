@@ -11,6 +11,7 @@ extension FeatureStore {
     ///   not a JSON number).
     public func setBiases(_ biases: [Double], of name: String, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
         try await edit(name, in: path, kind: .bias, options: options, message: "set biases of \(name)") { feature in
+            guard feature.isBucketed else { throw CoreError.notATest(feature: name, kind: feature.kind) }
             feature.testBiases = biases
         } check: { warnings in
             let ignored = warnings.filter { Self.ignoredBiasCodes.contains($0.code) }
@@ -19,15 +20,16 @@ extension FeatureStore {
     }
 
     /// Biases the app would not use: a count that differs from the variations', a sum short of
-    /// 100, biases on a flag with no variations.
-    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort, .biasesOnPlainFlag]
+    /// 100. (Features without groups are refused before their biases are read.)
+    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort]
 
     /// Enables or disables a feature as one new revision (nothing when it already is).
     ///
     /// - throws: `StoreError.featureNotFound`.
     public func setEnabled(_ isEnabled: Bool, feature name: String, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
         try await edit(name, in: path, kind: .edit, options: options, message: "\(isEnabled ? "enable" : "disable") \(name)") { feature in
-            feature.enabled = isEnabled
+            // `enabled` absent already means enabled for a test: writing it would change nothing the app sees.
+            if feature.isEnabled != isEnabled { feature.enabled = isEnabled }
         }
     }
 
@@ -67,12 +69,13 @@ extension FeatureStore {
                 guard let record = try db.revisionRecord(number, in: scope) else {
                     throw StoreError.revisionNotFound(path, number: number, latest: try db.latestRevisionNumber(in: scope))
                 }
-                return record.document
+                return record
             }
         }
-        let documents = try revisions.map { bytes in
-            guard let document = DocumentDecoder.decode(Array(bytes)).document else {
-                throw StoreError.storage(reason: "a stored revision is not a valid document")
+        let documents = try revisions.map { revision in
+            guard let document = DocumentDecoder.decode(Array(revision.document)).document else {
+                throw StoreError.storage(
+                    reason: "revision \(revision.number) of \(path) is not a valid features.json (inspect it with `flagpole export --revision \(revision.number)`)")
             }
             return document
         }
@@ -86,9 +89,9 @@ extension FeatureStore {
         try await read { db in
             let scope = try db.scope(of: path)
             let stored = try db.storedFeature(named: name, in: scope)
-            let users = try Int.fetchOne(db, sql: "SELECT count(*) FROM assignments WHERE feature_id = ?", arguments: [stored.id]) ?? 0
             return FeatureDetail(
-                feature: stored.feature, salt: stored.salt, revision: try db.latestRevisionNumber(in: scope) ?? 0, recordedUsers: users)
+                feature: stored.feature, salt: stored.salt, revision: try db.latestRevisionNumber(in: scope) ?? 0,
+                recordedUsers: try db.recordedUserCount(featureID: stored.id))
         }
     }
 
@@ -133,8 +136,16 @@ extension FeatureStore {
         let plan = try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions)
         let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
         try check(warnings)
-        let plans = try plan.rangeChanges.map { try db.rolloutPlan(of: $0.stored, to: $0.next) }
-        let outcome = options.isDryRun ? plan.outcome : try plan.apply(db, kind: kind)
+        // A dry run counts who would move; applying counts who did, with the same selection.
+        let (outcome, moves) = options.isDryRun
+            ? (plan.outcome, try Dictionary(uniqueKeysWithValues: plan.rangeChanges.map { change in
+                (change.next.name, try db.pendingMoves(
+                    featureID: change.stored.id, from: change.stored.feature.assignmentRanges, to: change.next.assignmentRanges))
+            }))
+            : try plan.apply(db, kind: kind)
+        let plans = try plan.rangeChanges.map { change in
+            try db.rolloutPlan(of: change.stored, to: change.next, recorded: moves[change.next.name] ?? [])
+        }
         return switch outcome.status {
         case .applied(let number): EditOutcome(revision: number, isApplied: true, isUnchanged: false, plans: plans, warnings: warnings)
         case .planned(let number): EditOutcome(revision: number, isApplied: false, isUnchanged: false, plans: plans, warnings: warnings)
@@ -144,27 +155,31 @@ extension FeatureStore {
 }
 
 extension Database {
-    /// What moving a feature's users to `next`'s ranges does, from the geometry and the records.
-    func rolloutPlan(of stored: StoredFeature, to next: Feature) throws -> RolloutPlan {
+    /// What moving a feature's users to `next`'s ranges does: the shares from the geometry, the
+    /// `recorded` users who move (or would) from the records.
+    func rolloutPlan(of stored: StoredFeature, to next: Feature, recorded: [RecordedMove]) throws -> RolloutPlan {
         let before = stored.feature.assignmentRanges
         let after = next.assignmentRanges
         var moves = before.transitions(to: after).map { RolloutPlan.Move(from: $0.from, to: $0.to, share: $0.share, recordedUsers: 0) }
-        for pending in try pendingMoves(featureID: stored.id, from: before, to: after) {
+        for pending in recorded {
             if let index = moves.firstIndex(where: { $0.from == pending.from && $0.to == pending.to }) {
                 moves[index].recordedUsers += pending.users
             } else {
                 moves.append(RolloutPlan.Move(from: pending.from, to: pending.to, share: 0, recordedUsers: pending.users))
             }
         }
-        let recorded = try Int.fetchOne(self, sql: "SELECT count(*) FROM assignments WHERE feature_id = ?", arguments: [stored.id]) ?? 0
-        return RolloutPlan(feature: next.name, before: before, after: after, moves: moves, recordedUsers: recorded)
+        return RolloutPlan(feature: next.name, before: before, after: after, moves: moves, recordedUsers: try recordedUserCount(featureID: stored.id))
     }
 
-    /// The feature named `name` in the environment's current document.
+    /// The feature named `name` in the environment's current document, or with
+    /// `includingArchived` one that has left it (its users' history outlives its place).
     ///
     /// - throws: `StoreError.featureNotFound`.
-    func storedFeature(named name: String, in scope: EnvironmentScope) throws -> StoredFeature {
-        guard let record = try FeatureRecord.active(in: scope).filter(FeatureRecord.Columns.name == name).fetchOne(self) else {
+    func storedFeature(named name: String, in scope: EnvironmentScope, includingArchived: Bool = false) throws -> StoredFeature {
+        let features = includingArchived
+            ? FeatureRecord.owned(by: scope.tenant).filter(FeatureRecord.Columns.environmentID == scope.id)
+            : FeatureRecord.active(in: scope)
+        guard let record = try features.filter(FeatureRecord.Columns.name == name).fetchOne(self) else {
             throw StoreError.featureNotFound(scope.path, name: name)
         }
         let variations = try VariationRecord.owned(by: scope.tenant)

@@ -26,7 +26,7 @@ extension FeatureStore {
             }
         }
         return try await write { db in
-            try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options).apply(db, kind: .import)
+            try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options).apply(db, kind: .import).outcome
         }
     }
 }

@@ -12,6 +12,7 @@ extension FeatureStore {
     public func setOverride(_ name: String, user: UserID, variation: String, in path: EnvironmentPath) async throws -> Assignment {
         try await write { db in
             let (stored, writer) = try db.testForUser(name, in: path)
+            guard stored.feature.isEnabled else { throw StoreError.testDisabled(feature: name) }
             let ranges = VariationRanges(of: stored.feature)
             guard let forced = stored.feature.effectiveVariations.first(where: { $0.lowercased() == variation.lowercased() }) else {
                 throw CoreError.unknownVariation(feature: name, variation: variation, variations: stored.feature.effectiveVariations)

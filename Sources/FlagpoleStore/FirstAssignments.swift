@@ -82,14 +82,6 @@ struct FirstAssignments {
         }
     }
 
-    /// One user's assignment, recorded if the user is new to the test.
-    func record(_ user: UserID) throws -> Assignment {
-        var result: Assignment?
-        try record([user]) { assignment, _ in result = assignment }
-        // `record` reports every user it is given.
-        return result!
-    }
-
     /// A test without recorded users: every user is new at their first listing, so all are
     /// staged, then copied at once.
     private func recordAllNew(_ users: [UserID], report: (Assignment, Bool) throws -> Void) throws {

@@ -18,6 +18,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A QA override into a variation that owns no points: the app could never land there.
     case unreachableVariation(feature: String, variation: String)
     case noOverride(feature: String, user: UserID)
+    /// A QA override on a disabled test: every app shows it as `Disabled`.
+    case testDisabled(feature: String)
     /// The database was migrated by a newer Flagpole.
     case databaseTooNew(unknownMigrations: [String])
     case cannotOpen(path: String, reason: String)
@@ -47,11 +49,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .featureNotFound(let path, let name):
             "\(path) has no feature \"\(name)\" (names are case-sensitive). List them with `flagpole feature list --tenant \(path.tenant) --env \(path.environment)`."
         case .biasesIgnored(let feature, let diagnostics):
-            "The app would ignore these biases of \"\(feature)\": \(diagnostics.map(\.message).joined(separator: "; ")). Nothing was written; fix them, or pass --force to store them anyway."
+            "The app would ignore these biases of \"\(feature)\": \(diagnostics.map { "\($0.message) (fix: \($0.fix))" }.joined(separator: "; ")). Nothing was written; fix them, or pass --force to store them anyway."
         case .notAnUnlockFlag(let feature, let kind):
             "\"\(feature)\" is \(kind.withArticle), not an unlock flag: only features with an \"unlocked\" key (and not exactly two variations) can be unlocked per user."
         case .unreachableVariation(let feature, let variation):
             "Variation \"\(variation)\" of \"\(feature)\" owns no users under the current biases, so no app could land in it. Give it a bias first with `flagpole bias set \(feature) …`."
+        case .testDisabled(let feature):
+            "\"\(feature)\" is disabled, so every app shows it as \"Disabled\" and an override would not show. Enable it first with `flagpole feature enable \(feature)`."
         case .noOverride(let feature, let user):
             "User \"\(user)\" has no override on \"\(feature)\"; nothing to clear."
         case .databaseTooNew(let unknown):

@@ -308,7 +308,9 @@ struct BucketingTests {
         (Input(#""test-variations": ["Enabled", "Disabled"]"#), true),
         (Input(#""test-variations": ["A", "B", "C"]"#), true),
         (Input(#""test-variations": ["X"], "type": {"feature-test": "ab"}"#), true),
-        (Input(#""type": {"feature-test": "mvt"}"#), true),
+        // A test declared by its type alone: the client gives every device point 1 or 99.
+        (Input(#""type": {"feature-test": "mvt"}"#), false),
+        (Input(#""type": {"feature-test": "mvt"}, "enabled": true"#), false),
     ])
     func isBucketed(input: Input, isBucketed: Bool) throws {
         let feature = try TestSupport.onlyFeature(input.text)

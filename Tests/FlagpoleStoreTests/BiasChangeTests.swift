@@ -114,19 +114,16 @@ struct BiasChangeTests {
         #expect(try await store.allAssignmentEvents().count == events.count + moved)
     }
 
-    @Test("Biases on a plain flag are refused: the app ignores them")
+    @Test("Biases on a plain flag are refused, even forced: it has no groups")
     func biasesOnAPlainFlagAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "plain", "enabled": true}]}"#)
         let fingerprint = try await store.fingerprint()
-        let error = await #expect(throws: StoreError.self) {
-            try await store.setBiases([50, 50], of: "plain", in: .acmeProduction, options: EditOptions(actor: "test"))
+        for isForced in [false, true] {
+            await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
+                try await store.setBiases([50, 50], of: "plain", in: .acmeProduction, options: EditOptions(isForced: isForced, actor: "test"))
+            }
         }
-        guard case .biasesIgnored(_, let diagnostics)? = error else {
-            Issue.record("expected biasesIgnored, got \(String(describing: error))")
-            return
-        }
-        #expect(diagnostics.map(\.code) == [.biasesOnPlainFlag])
         #expect(try await store.fingerprint() == fingerprint)
     }
 

@@ -1,9 +1,11 @@
 /// How the store puts a user in a group, the way a device would (FORMAT.md §5).
 extension Feature {
-    /// Whether users are split by their point: only tests are. Plain, development and unlock
-    /// flags show every user the same state.
+    /// Whether users are split by their point: only tests with variations are. Plain,
+    /// development and unlock flags show every user the same state, and so does a test declared
+    /// by `type` without `test-variations`: the client then gives every device point 1 (enabled)
+    /// or 99, whatever its own draw.
     public var isBucketed: Bool {
-        kind.isTest
+        kind.isTest && !hasFixedPoint
     }
 
     /// The groups the store records users in: everyone in `Disabled` while the feature is

@@ -9,7 +9,7 @@ extension Feature {
     ///
     /// - throws: `CoreError.notATest`, `CoreError.winnerRequired`, `CoreError.unknownVariation`.
     public func rolledOut(to winner: String?) throws(CoreError) -> Feature {
-        guard isBucketed else { throw CoreError.notATest(feature: name, kind: kind) }
+        guard kind.isTest else { throw CoreError.notATest(feature: name, kind: kind) }
         let variations = effectiveVariations
         guard let winner = winner ?? (kind == .onOffABTest ? "Enabled" : nil) else {
             throw CoreError.winnerRequired(feature: name, variations: variations)

@@ -40,7 +40,8 @@ public enum AssignmentReason: String, Hashable, Sendable, CaseIterable {
         case .import, .edit, .bias: break
         }
         if old.isEnabled != new.isEnabled { return new.isEnabled ? .enable : .disable }
-        return old.effectiveVariations == new.effectiveVariations ? .bias : .variations
+        let sameVariations = old.isBucketed == new.isBucketed && old.effectiveVariations == new.effectiveVariations
+        return sameVariations ? .bias : .variations
     }
 }
 

@@ -99,7 +99,7 @@ struct AssignmentsCommand: ParsableCommand {
             if output.json {
                 Console.json([
                     "feature": .string(feature),
-                    "at": .string((time ?? Date()).iso8601),
+                    "at": .string((time ?? Date()).iso8601Milliseconds),
                     "users": .number(Double(total)),
                     "variations": .array(counts.map { ["variation": .string($0.variation), "users": .number(Double($0.users))] }),
                 ])
@@ -109,7 +109,7 @@ struct AssignmentsCommand: ParsableCommand {
             for count in counts {
                 table.append(count.variation, String(count.users), total == 0 ? "–" : Percent.format(Double(count.users) * 100 / Double(total)))
             }
-            Console.out("\(feature) \(time.map { "at \($0.iso8601)" } ?? "now"): \(total) recorded user\(total == 1 ? "" : "s")\n\(table.text)")
+            Console.out("\(feature) \(time.map { "at \($0.iso8601Milliseconds)" } ?? "now"): \(total) recorded user\(total == 1 ? "" : "s")\n\(table.text)")
         }
     }
 }

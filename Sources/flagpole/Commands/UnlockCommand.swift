@@ -88,7 +88,7 @@ struct UnlocksCommand: AsyncParsableCommand {
                     "user": .string(record.user.rawValue),
                     "unlocked": .bool(record.isUnlocked),
                     "source": record.source.map(JSONValue.string) ?? .null,
-                    "time": .string(record.time.iso8601),
+                    "time": .string(record.time.iso8601Milliseconds),
                 ]
                 if let actor = record.actor { object.append("actor", .string(actor)) }
                 return .object(object)
@@ -101,7 +101,7 @@ struct UnlocksCommand: AsyncParsableCommand {
         }
         var table = TextTable(history ? ["FEATURE", "USER", "STATE", "TIME", "SOURCE", "ACTOR"] : ["FEATURE", "USER", "STATE", "SINCE", "SOURCE"])
         for record in records {
-            let cells = [record.feature, record.user.rawValue, record.isUnlocked ? "unlocked" : "locked", record.time.iso8601, record.source ?? ""]
+            let cells = [record.feature, record.user.rawValue, record.isUnlocked ? "unlocked" : "locked", record.time.iso8601Milliseconds, record.source ?? ""]
             table.rows.append(cells + (history ? [record.actor ?? ""] : []))
         }
         Console.out(table.text)

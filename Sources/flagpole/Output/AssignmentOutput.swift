@@ -31,13 +31,13 @@ extension AssignmentEvent {
     static let columns = ["time", "user", "feature", "previous_variation", "variation", "point", "revision", "reason", "id"]
 
     var cells: [String] {
-        [time.iso8601, user.rawValue, feature, previousVariation ?? "", variation, JSONWriter.format(point), String(revision), reason.rawValue, String(id)]
+        [time.iso8601Milliseconds, user.rawValue, feature, previousVariation ?? "", variation, JSONWriter.format(point), String(revision), reason.rawValue, String(id)]
     }
 
     var jsonValue: JSONValue {
         [
             "id": .number(Double(id)),
-            "time": .string(time.iso8601),
+            "time": .string(time.iso8601Milliseconds),
             "user": .string(user.rawValue),
             "feature": .string(feature),
             "previousVariation": previousVariation.map(JSONValue.string) ?? .null,
