@@ -22,10 +22,6 @@ struct RawStatement {
         sqlite3_bind_int64(handle, index, value)
     }
 
-    func bind(_ value: Double, at index: Int32) {
-        sqlite3_bind_double(handle, index, value)
-    }
-
     func bind(_ value: String?, at index: Int32) {
         guard var value else {
             sqlite3_bind_null(handle, index)
@@ -33,13 +29,6 @@ struct RawStatement {
         }
         value.withUTF8 { text in
             _ = text.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, index, $0.baseAddress, Int32(text.count), Self.transient) }
-        }
-    }
-
-    /// Binds UTF-8 text held in bytes.
-    func bind(utf8 bytes: [UInt8], at index: Int32) {
-        bytes.withUnsafeBufferPointer { buffer in
-            _ = buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, index, $0.baseAddress, Int32(buffer.count), Self.transient) }
         }
     }
 
@@ -63,17 +52,6 @@ struct RawStatement {
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else { throw error(code) }
         return Int(sqlite3_changes(db.sqliteConnection))
-    }
-
-    /// Runs a query and reads its first row, if any, with `read`.
-    func first<T>(_ read: (Row) -> T) throws -> T? {
-        defer { sqlite3_reset(handle) }
-        let code = sqlite3_step(handle)
-        switch code {
-        case SQLITE_ROW: return read(Row(handle))
-        case SQLITE_DONE: return nil
-        default: throw error(code)
-        }
     }
 
     /// The columns of the current row.

@@ -94,8 +94,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// Appends `text` as a JSON string literal.
-    public static func writeString(_ text: String, into output: inout [UInt8]) {
+    private static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
