@@ -18,15 +18,17 @@ struct DocumentPlan {
     /// Whether the file renders to the current revision's very bytes.
     let isUnchanged: Bool
 
+    /// Compares `document` with the environment's state; `storedFeatures`, when the caller has
+    /// just read them in the same transaction, saves reading them again.
     init(
         _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument, rendered: [UInt8],
-        options: ImportOptions
+        options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil
     ) throws {
         scope = try db.scope(of: path)
         self.document = document
         self.rendered = rendered
         self.options = options
-        let storedFeatures = try db.storedFeatures(in: scope)
+        let storedFeatures = try preloaded ?? db.storedFeatures(in: scope)
         stored = Dictionary(uniqueKeysWithValues: storedFeatures.map { ($0.feature.name, $0) })
         current = try db.currentDocument(in: scope, features: storedFeatures)
         latest = try db.revisionRecord(nil, in: scope)

@@ -106,14 +106,15 @@ extension FeatureStore {
     ) async throws -> EditOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
             let scope = try db.scope(of: path)
-            var document = try db.currentDocument(in: scope)
+            let features = try db.storedFeatures(in: scope)
+            var document = try db.currentDocument(in: scope, features: features)
             guard let index = document.features.firstIndex(where: { $0.name == name }) else {
                 throw StoreError.featureNotFound(path, name: name)
             }
             try change(&document.features[index])
             return try Self.revise(
                 db, path: path, rendered: document.rendered(), kind: kind, options: options, message: message, focus: name,
-                check: check)
+                storedFeatures: features, check: check)
         }
     }
 
@@ -126,14 +127,16 @@ extension FeatureStore {
     /// re-evaluate users exactly as imports do. Warnings are those of `focus` when named.
     private static func revise(
         _ db: Database, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions, message: String,
-        focus: String?, check: ([Diagnostic]) throws -> Void = { _ in }
+        focus: String?, storedFeatures: [StoredFeature]? = nil, check: ([Diagnostic]) throws -> Void = { _ in }
     ) throws -> EditOutcome {
         let decoded = DocumentDecoder.decode(rendered)
         guard let document = decoded.document else {
             throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
         let importOptions = ImportOptions(isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor)
-        let plan = try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions)
+        let plan = try DocumentPlan(
+            db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions,
+            storedFeatures: storedFeatures)
         let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
         try check(warnings)
         // A dry run counts who would move; applying counts who did, with the same selection.
