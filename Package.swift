@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "flagpole",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "flagpole", targets: ["flagpole"]),
         .library(name: "FlagpoleCore", targets: ["FlagpoleCore"]),
@@ -15,6 +15,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // Hummingbird's optional traits (swift-configuration, full Foundation) are unused: off keeps CI's build lean.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // The contract of features.json: parse, validate, render. Foundation only.
@@ -28,6 +34,7 @@ let package = Package(
             resources: [
                 .embedInCode("0001_initial.sql"),
                 .embedInCode("0002_assignments.sql"),
+                .embedInCode("0003_server.sql"),
             ]
         ),
 
@@ -37,6 +44,8 @@ let package = Package(
                 "FlagpoleCore",
                 "FlagpoleMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SHA-256 of API keys.
+                .product(name: "Crypto", package: "swift-crypto"),
                 // SQLite's C API, for the per-user hot paths (see RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -48,6 +57,11 @@ let package = Package(
                 "FlagpoleStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
@@ -57,6 +71,9 @@ let package = Package(
                 "FlagpoleStore",
                 "FlagpoleServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [
                 .embedInCode("Resources/example-features.json"),
@@ -73,7 +90,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FlagpoleServerTests",
-            dependencies: ["FlagpoleServer", "FlagpoleStore", "FlagpoleCore"]
+            dependencies: [
+                "FlagpoleServer", "FlagpoleStore", "FlagpoleCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -32,6 +32,10 @@ struct DocumentPlan {
         stored = Dictionary(uniqueKeysWithValues: storedFeatures.map { ($0.feature.name, $0) })
         current = try db.currentDocument(in: scope, features: storedFeatures)
         latest = try db.revisionRecord(nil, in: scope)
+        // Checked inside the write transaction, so no other write can slip in after it.
+        if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
+            throw StoreError.revisionConflict(path, expected: expected, current: latest?.number)
+        }
         isUnchanged = latest?.document == Data(rendered)
         diff = DocumentDiff(from: current, to: document)
         let archived = storedFeatures.filter(\.isArchived).map(\.feature)

@@ -133,7 +133,8 @@ extension FeatureStore {
         guard let document = decoded.document else {
             throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
-        let importOptions = ImportOptions(isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor)
+        let importOptions = ImportOptions(
+            isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor, expectedRevision: options.expectedRevision)
         let plan = try DocumentPlan(
             db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions,
             storedFeatures: storedFeatures)

@@ -48,7 +48,7 @@ extension FeatureStore {
             guard !exists else { throw StoreError.environmentAlreadyExists(path) }
             var record = EnvironmentRecord(tenantID: tenant.id, name: path.environment.rawValue, featuresPosition: 0, createdAt: Date())
             try record.insert(db)
-            return Environment(path: path, createdAt: record.createdAt, revision: nil, featureCount: 0)
+            return Environment(path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings())
         }
     }
 
@@ -63,7 +63,8 @@ extension FeatureStore {
                 return Environment(
                     path: scope.path, createdAt: record.createdAt,
                     revision: try db.latestRevisionNumber(in: scope),
-                    featureCount: try FeatureRecord.active(in: scope).fetchCount(db))
+                    featureCount: try FeatureRecord.active(in: scope).fetchCount(db),
+                    delivery: DeliverySettings(isPrivate: record.isPrivate, cacheControl: record.cacheControl))
             }
         }
     }

@@ -155,3 +155,10 @@ public struct FeatureStore: Sendable {
         }
     }
 }
+
+extension FeatureStore {
+    /// Reads from the database, for health checks: throws when the file cannot be read.
+    public func checkHealth() async throws {
+        _ = try await read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+}

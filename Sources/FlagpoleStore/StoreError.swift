@@ -20,6 +20,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case noOverride(feature: String, user: UserID)
     /// A QA override on a disabled test: every app shows it as `Disabled`.
     case testDisabled(feature: String)
+    /// A write named the revision it expected to change (`If-Match`), and another came first.
+    case revisionConflict(EnvironmentPath, expected: Int, current: Int?)
+    case keyNotFound(prefix: String)
+    /// Server keys are server admins, and tenant keys never are.
+    case invalidKeyRole(KeyRole, owner: KeyOwner)
+    /// A delivery setting the server could not send as given.
+    case invalidCacheControl(String)
     /// The database was migrated by a newer Flagpole.
     case databaseTooNew(unknownMigrations: [String])
     case cannotOpen(path: String, reason: String)
@@ -58,6 +65,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             "\"\(feature)\" is disabled, so every app shows it as \"Disabled\" and an override would not show. Enable it first with `flagpole feature enable \(feature)`."
         case .noOverride(let feature, let user):
             "User \"\(user)\" has no override on \"\(feature)\"; nothing to clear."
+        case .revisionConflict(let path, let expected, let current):
+            "\(path) is at revision \(current.map(String.init) ?? "none"), not \(expected): someone changed it since you read it. Nothing was written; read the current revision and try again."
+        case .keyNotFound(let prefix):
+            "There is no key \"\(prefix)\" here. List keys with `flagpole key list`."
+        case .invalidKeyRole(let role, let owner):
+            owner == .server
+                ? "A server-wide key is always a server admin (not \(role.rawValue)). Drop --role, or pass --tenant to make a tenant key."
+                : "A tenant key cannot be a server admin. Use admin, editor, reader or delivery, or make a server key with --server-admin."
+        case .invalidCacheControl(let value):
+            "\"\(value)\" is not a usable Cache-Control value: it must be 1 to 256 printable ASCII characters. Example: \"public, max-age=60\"."
         case .databaseTooNew(let unknown):
             "This database was migrated by a newer version of Flagpole (it has migrations \(unknown.joined(separator: ", ")) that this version does not know). Upgrade Flagpole to open it."
         case .cannotOpen(let path, let reason):

@@ -29,6 +29,8 @@ struct Flagpole: AsyncParsableCommand {
             RevisionsCommand.self,
             DiffCommand.self,
             RollbackCommand.self,
+            KeyCommand.self,
+            ServeCommand.self,
             MigrateCommand.self,
             BenchCommand.self,
         ])

@@ -10,12 +10,15 @@ public struct ImportOptions: Hashable, Sendable {
     public var message: String
     /// Who imports: recorded on the revision.
     public var actor: String
+    /// The revision the caller read (HTTP `If-Match`): the import is refused if another came first.
+    public var expectedRevision: Int?
 
-    public init(isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String) {
+    public init(isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String, expectedRevision: Int? = nil) {
         self.isDryRun = isDryRun
         self.isStrict = isStrict
         self.message = message
         self.actor = actor
+        self.expectedRevision = expectedRevision
     }
 }
 

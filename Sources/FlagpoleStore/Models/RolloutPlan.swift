@@ -47,12 +47,15 @@ public struct EditOptions: Hashable, Sendable {
     public var isForced: Bool
     public var message: String?
     public var actor: String
+    /// The revision the caller read (HTTP `If-Match`): the edit is refused if another came first.
+    public var expectedRevision: Int?
 
-    public init(isDryRun: Bool = false, isForced: Bool = false, message: String? = nil, actor: String) {
+    public init(isDryRun: Bool = false, isForced: Bool = false, message: String? = nil, actor: String, expectedRevision: Int? = nil) {
         self.isDryRun = isDryRun
         self.isForced = isForced
         self.message = message
         self.actor = actor
+        self.expectedRevision = expectedRevision
     }
 }
 

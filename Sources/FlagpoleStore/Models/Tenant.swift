@@ -18,4 +18,18 @@ public struct Environment: Hashable, Sendable {
     public var revision: Int?
     /// How many features the current document holds.
     public var featureCount: Int
+    public var delivery: DeliverySettings
+}
+
+/// How the server hands out an environment's shared document.
+public struct DeliverySettings: Hashable, Sendable {
+    /// Served only with a key of the tenant (a delivery key, typically).
+    public var isPrivate: Bool
+    /// `Cache-Control` of the shared document; `nil` for the server's default.
+    public var cacheControl: String?
+
+    public init(isPrivate: Bool = false, cacheControl: String? = nil) {
+        self.isPrivate = isPrivate
+        self.cacheControl = cacheControl
+    }
 }

@@ -10,9 +10,13 @@ struct EnvironmentRecord: Codable, FetchableRecord, MutablePersistableRecord, Te
     var name: String
     var featuresPosition: Int
     var createdAt: Date
+    var isPrivate = false
+    var cacheControl: String?
 
     enum CodingKeys: String, CodingKey {
         case id, name
+        case isPrivate = "is_private"
+        case cacheControl = "cache_control"
         case tenantID = "tenant_id"
         case featuresPosition = "features_position"
         case createdAt = "created_at"

@@ -97,12 +97,7 @@ struct AssignmentsCommand: ParsableCommand {
             let counts = try await database.openStore(.readOnly).assignmentCounts(of: feature, in: try environment.path(), at: time)
             let total = counts.reduce(0) { $0 + $1.users }
             if output.json {
-                Console.json([
-                    "feature": .string(feature),
-                    "at": .string((time ?? Date()).iso8601Milliseconds),
-                    "users": .number(Double(total)),
-                    "variations": .array(counts.map { ["variation": .string($0.variation), "users": .number(Double($0.users))] }),
-                ])
+                Console.json(counts.jsonValue(feature: feature, at: time ?? Date()))
                 return
             }
             var table = TextTable("VARIATION", "USERS", "SHARE")

@@ -31,11 +31,7 @@ struct DemoCommand: AsyncParsableCommand {
         Console.out("\(file): \(decoded.isValid ? "valid" : "invalid"), \(report.summary)")
 
         section("2. Import it into \(path) in \(database.path)")
-        if try await !store.tenants().contains(where: { $0.slug == path.tenant }) {
-            try await store.createTenant(path.tenant, name: "Demo App")
-            Console.out("Created tenant \(path.tenant) with environment production.")
-        }
-        let outcome = try await store.importDocument(bytes, into: path, options: ImportOptions(message: "demo import", actor: Actor.current))
+        let outcome = try await Self.importExample(into: store, path: path)
         Console.out(ImportSummary(outcome: outcome, file: file).text)
 
         section("3. The features, with the biases the app actually uses")
@@ -61,6 +57,15 @@ struct DemoCommand: AsyncParsableCommand {
             flagpole export --all --dir ./cdn
             flagpole validate your-features.json
             """)
+    }
+
+    /// Creates the tenant if needed and imports the example file: a no-op the second time.
+    static func importExample(into store: FeatureStore, path: EnvironmentPath) async throws -> ImportOutcome {
+        if try await !store.tenants().contains(where: { $0.slug == path.tenant }) {
+            try await store.createTenant(path.tenant, name: "Demo App")
+        }
+        return try await store.importDocument(
+            PackageResources.example_features_json, into: path, options: ImportOptions(message: "demo import", actor: Actor.current))
     }
 
     /// The example file's on/off A/B test, at 10 % for the new onboarding.

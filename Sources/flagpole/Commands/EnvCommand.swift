@@ -39,14 +39,7 @@ struct EnvCommand: ParsableCommand {
         func run() async throws {
             let environments = try await database.openStore(.readOnly).environments(of: try tenant.slug())
             if output.json {
-                Console.json(.array(environments.map { environment in
-                    [
-                        "name": .string(environment.path.environment.rawValue),
-                        "revision": environment.revision.map { .number(Double($0)) } ?? .null,
-                        "features": .number(Double(environment.featureCount)),
-                        "createdAt": .string(environment.createdAt.iso8601),
-                    ]
-                }))
+                Console.json(.array(environments.map(\.jsonValue)))
                 return
             }
             var table = TextTable("NAME", "REVISION", "FEATURES", "CREATED")

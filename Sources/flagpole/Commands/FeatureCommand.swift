@@ -21,7 +21,7 @@ struct FeatureCommand: ParsableCommand {
             let snapshot = try await database.openStore(.readOnly).snapshot(of: try environment.path())
             let listing = FeatureListing(document: snapshot.document)
             if output.json {
-                Console.json(listing.jsonValue)
+                Console.json(listing.document.listingJSON)
             } else {
                 Console.out(listing.text)
             }
@@ -44,12 +44,7 @@ struct FeatureCommand: ParsableCommand {
             let feature = detail.feature
             let variations = feature.effectiveVariations
             if output.json {
-                var object = FeatureListing.jsonObject(of: feature)
-                object.append("effectiveBiases", .array(feature.effectiveBiases.map(JSONValue.number)))
-                object.append("salt", .string(detail.salt))
-                object.append("revision", .number(Double(detail.revision)))
-                object.append("recordedUsers", .number(Double(detail.recordedUsers)))
-                Console.json(.object(object))
+                Console.json(detail.jsonValue)
                 return
             }
             var lines = [

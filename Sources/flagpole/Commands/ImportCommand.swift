@@ -46,7 +46,7 @@ struct ImportCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         if output.json {
-            Console.json(ImportSummary(outcome: outcome, file: input.displayName).jsonValue)
+            Console.json(outcome.jsonValue)
         } else {
             Console.out(ImportSummary(outcome: outcome, file: input.displayName).text)
         }
@@ -84,27 +84,6 @@ struct ImportSummary {
         return lines.joined(separator: "\n")
     }
 
-    var jsonValue: JSONValue {
-        let (status, revision): (String, Int) = switch outcome.status {
-        case .applied(let revision): ("applied", revision)
-        case .unchanged(let revision): ("unchanged", revision)
-        case .planned(let revision): ("planned", revision)
-        }
-        let strings = { (names: [String]) in JSONValue.array(names.map(JSONValue.string)) }
-        return [
-            "tenant": .string(outcome.path.tenant.rawValue),
-            "environment": .string(outcome.path.environment.rawValue),
-            "status": .string(status),
-            "revision": .number(Double(revision)),
-            "added": strings(outcome.added),
-            "returned": strings(outcome.returned),
-            "changed": strings(outcome.changed),
-            "archived": strings(outcome.archived),
-            "unchanged": .number(Double(outcome.unchangedCount)),
-            "reassigned": .number(Double(outcome.reassigned)),
-            "warnings": .array(outcome.warnings.map(\.jsonValue)),
-        ]
-    }
 }
 
 extension String {

@@ -16,17 +16,7 @@ struct RevisionsCommand: AsyncParsableCommand {
         let path = try environment.path()
         let revisions = try await database.openStore(.readOnly).revisions(of: path)
         if output.json {
-            Console.json(.array(revisions.map { revision in
-                [
-                    "number": .number(Double(revision.number)),
-                    "kind": .string(revision.kind.rawValue),
-                    "actor": .string(revision.actor),
-                    "message": .string(revision.message),
-                    "createdAt": .string(revision.createdAt.iso8601),
-                    "size": .number(Double(revision.size)),
-                    "changes": .number(Double(revision.changeCount)),
-                ]
-            }))
+            Console.json(.array(revisions.map(\.jsonValue)))
             return
         }
         guard !revisions.isEmpty else {

@@ -77,15 +77,7 @@ struct DiffCommand: AsyncParsableCommand {
     func run() async throws {
         let diff = try await database.openStore(.readOnly).diff(try environment.path(), from: from, to: to)
         if output.json {
-            Console.json(.array(diff.changes.map { change in
-                [
-                    "feature": change.feature.map(JSONValue.string) ?? .null,
-                    "field": change.field.map(JSONValue.string) ?? .null,
-                    "change": .string(change.kind.rawValue),
-                    "before": change.before ?? .null,
-                    "after": change.after ?? .null,
-                ]
-            }))
+            Console.json(diff.jsonValue)
             return
         }
         guard !diff.changes.isEmpty else {

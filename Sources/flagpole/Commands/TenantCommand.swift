@@ -40,14 +40,7 @@ struct TenantCommand: ParsableCommand {
         func run() async throws {
             let tenants = try await database.openStore(.readOnly).tenants()
             if output.json {
-                Console.json(.array(tenants.map { tenant in
-                    [
-                        "slug": .string(tenant.slug.rawValue),
-                        "name": .string(tenant.name),
-                        "environments": .array(tenant.environments.map { .string($0.rawValue) }),
-                        "createdAt": .string(tenant.createdAt.iso8601),
-                    ]
-                }))
+                Console.json(.array(tenants.map(\.jsonValue)))
                 return
             }
             guard !tenants.isEmpty else {

@@ -82,17 +82,7 @@ struct UnlocksCommand: AsyncParsableCommand {
         let records = try await database.openStore(.readOnly)
             .unlocks(in: try environment.path(), user: try user.map(UserOptions.id), feature: feature, history: history)
         if output.json {
-            Console.json(.array(records.map { record in
-                var object: JSONObject = [
-                    "feature": .string(record.feature),
-                    "user": .string(record.user.rawValue),
-                    "unlocked": .bool(record.isUnlocked),
-                    "source": record.source.map(JSONValue.string) ?? .null,
-                    "time": .string(record.time.iso8601Milliseconds),
-                ]
-                if let actor = record.actor { object.append("actor", .string(actor)) }
-                return .object(object)
-            }))
+            Console.json(.array(records.map(\.jsonValue)))
             return
         }
         guard !records.isEmpty else {

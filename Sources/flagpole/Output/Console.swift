@@ -20,16 +20,3 @@ enum Console {
         out(bytes: JSONWriter().bytes(of: value))
     }
 }
-
-extension Date {
-    /// ISO 8601 in UTC, as every JSON output and listing writes times.
-    var iso8601: String {
-        formatted(.iso8601)
-    }
-
-    /// ISO 8601 in UTC with milliseconds, as the per-user history keeps time: a time printed
-    /// there can be passed back to --since, --until or --at without losing events.
-    var iso8601Milliseconds: String {
-        formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
-}

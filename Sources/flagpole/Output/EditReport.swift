@@ -43,38 +43,10 @@ struct EditReport {
         return "\(list(before)) → \(list(after))"
     }
 
-    var jsonValue: JSONValue {
-        func shares(_ ranges: VariationRanges) -> JSONValue {
-            .array(ranges.ranges.map { ["variation": .string($0.name), "share": .number($0.width)] })
-        }
-        return [
-            "revision": .number(Double(outcome.revision)),
-            "applied": .bool(outcome.isApplied),
-            "unchanged": .bool(outcome.isUnchanged),
-            "dryRun": .bool(isDryRun),
-            "plans": .array(outcome.plans.map { plan in
-                [
-                    "feature": .string(plan.feature),
-                    "before": shares(plan.before),
-                    "after": shares(plan.after),
-                    "moves": .array(plan.moves.map { move in
-                        [
-                            "from": .string(move.from), "to": .string(move.to), "share": .number(move.share),
-                            "recordedUsers": .number(Double(move.recordedUsers)),
-                        ]
-                    }),
-                    "recordedUsers": .number(Double(plan.recordedUsers)),
-                    "movingUsers": .number(Double(plan.movingUsers)),
-                ]
-            }),
-            "warnings": .array(outcome.warnings.map(\.jsonValue)),
-        ]
-    }
-
     /// Prints the report: JSON on stdout, or the plan on stdout and warnings on stderr.
     func print(json: Bool) {
         if json {
-            Console.json(jsonValue)
+            Console.json(outcome.jsonValue(isDryRun: isDryRun))
             return
         }
         DiagnosticReport(file: "revision \(outcome.revision)", diagnostics: outcome.warnings).printToStandardError()

@@ -23,31 +23,4 @@ struct FeatureListing {
             return ([heading] + rows).joined(separator: "\n")
         }.joined(separator: "\n")
     }
-
-    var jsonValue: JSONValue {
-        .array(document.features.map { .object(Self.jsonObject(of: $0)) })
-    }
-
-    /// One feature as listings print it in JSON.
-    static func jsonObject(of feature: Feature) -> JSONObject {
-        let labels = feature.labels ?? []
-        let variations = zip(feature.effectiveVariations, feature.effectiveShares).enumerated().map { index, pair -> JSONValue in
-            [
-                "name": .string(pair.0),
-                "share": .number(pair.1),
-                "label": labels.indices.contains(index) ? labels[index].map(JSONValue.string) ?? .null : .null,
-            ]
-        }
-        return [
-            "name": .string(feature.name),
-            "kind": .string(feature.kind.rawValue),
-            "enabled": .bool(feature.isEnabled),
-            "development": .bool(feature.development ?? false),
-            "unlocked": feature.unlocked.map(JSONValue.bool) ?? .null,
-            "section": feature.section.map(JSONValue.string) ?? .null,
-            "description": feature.description.map(JSONValue.string) ?? .null,
-            "variations": .array(variations),
-            "testBiases": feature.testBiases.map { .array($0.map(JSONValue.number)) } ?? .null,
-        ]
-    }
 }

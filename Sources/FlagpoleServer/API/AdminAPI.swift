@@ -1,0 +1,48 @@
+import FlagpoleCore
+import FlagpoleStore
+import HTTPTypes
+import Hummingbird
+
+/// The admin API under `/api/v1`: JSON in and out, mirroring the command line, every route
+/// calling the same store operation as its command. Each route names the role it needs.
+struct AdminAPI: Sendable {
+    let store: FeatureStore
+    let auth: Authenticator
+    let cache: DeliveryCache
+    /// The largest body accepted, in bytes.
+    let maxBodySize: Int
+
+    func register(on router: Router<BasicRequestContext>) {
+        let api = router.group("api/v1")
+        registerTenants(on: api)
+        registerDocuments(on: api)
+        registerFeatures(on: api)
+        registerAssignments(on: api)
+    }
+
+    /// Reads the JSON body of a request.
+    func body(_ request: Request, allowed: Set<String>) async throws -> JSONBody {
+        try await JSONBody(request, limit: maxBodySize, allowed: allowed)
+    }
+
+    /// Edit options from a body's `dryRun`, `force` and `message` and the `If-Match` header.
+    func editOptions(_ body: JSONBody, _ request: Request, key: KeyIdentity) throws -> EditOptions {
+        EditOptions(
+            isDryRun: try body.bool("dryRun"), isForced: try body.bool("force"), message: try body.string("message"),
+            actor: key.actor, expectedRevision: try request.expectedRevision())
+    }
+
+    /// After a write, deliveries of `path` serve the new revision at once.
+    func refreshDelivery(of path: EnvironmentPath) async throws {
+        cache.setCurrent(try await store.deliveryState(of: path), of: path)
+    }
+
+    /// An edit's answer; an applied one refreshes delivery first.
+    func respond(to outcome: EditOutcome, of path: EnvironmentPath, isDryRun: Bool) async throws -> Response {
+        if outcome.isApplied { try await refreshDelivery(of: path) }
+        return .json(outcome.jsonValue(isDryRun: isDryRun))
+    }
+}
+
+/// `/api/v1/tenants/{tenant}/environments/{env}`: the prefix of every environment route.
+let environmentRoute = "tenants/:tenant/environments/:env"

@@ -1,0 +1,65 @@
+import FlagpoleCore
+import FlagpoleStore
+import HTTPTypes
+import Hummingbird
+import Metrics
+import NIOCore
+
+/// Whole documents: `flagpole import`, `export`, `revisions`, `diff` and `rollback`.
+extension AdminAPI {
+    private static let imports = Counter(label: "flagpole_imports_total")
+
+    func registerDocuments(on api: RouterGroup<BasicRequestContext>) {
+        let environment = api.group(RouterPath(environmentRoute))
+
+        // The body is the features.json itself, so diagnostics' lines and columns are the file's.
+        // Options are query parameters: dryRun, strict, message.
+        environment.post("import") { request, context -> Response in
+            let path = try context.environmentPath()
+            let key = try await auth.require(.editor, on: path.tenant, request)
+            let query = Query(request)
+            let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
+            let options = ImportOptions(
+                isDryRun: try query.bool("dryRun"), isStrict: try query.bool("strict"), message: query.string("message") ?? "import",
+                actor: key.actor, expectedRevision: try request.expectedRevision())
+            let outcome = try await store.importDocument(bytes, into: path, options: options)
+            if case .applied = outcome.status {
+                Self.imports.increment()
+                try await refreshDelivery(of: path)
+            }
+            return .json(outcome.jsonValue)
+        }
+        environment.get("export") { request, context -> Response in
+            let path = try context.environmentPath()
+            _ = try await auth.require(.reader, on: path.tenant, request)
+            let query = Query(request)
+            let revision = try await store.revision(try query.int("revision"), of: path)
+            let bytes = try revision.document(try query.bool("compact") ? .compact : .pretty)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json", .revision: String(revision.number)],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        environment.get("revisions") { request, context -> Response in
+            let path = try context.environmentPath()
+            _ = try await auth.require(.reader, on: path.tenant, request)
+            return .json(.array(try await store.revisions(of: path).map(\.jsonValue)))
+        }
+        environment.get("diff") { request, context -> Response in
+            let path = try context.environmentPath()
+            _ = try await auth.require(.reader, on: path.tenant, request)
+            let query = Query(request)
+            guard let from = try query.int("from"), let to = try query.int("to") else {
+                throw APIError.invalid("Name both revisions: ?from=A&to=B.")
+            }
+            return .json(try await store.diff(path, from: from, to: to).jsonValue)
+        }
+        environment.post("rollback") { request, context -> Response in
+            let path = try context.environmentPath()
+            let key = try await auth.require(.editor, on: path.tenant, request)
+            let body = try await body(request, allowed: ["to", "dryRun", "message"])
+            let options = try editOptions(body, request, key: key)
+            let outcome = try await store.rollBack(path, to: try body.requiredInt("to"), options: options)
+            return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import FlagpoleStore
+import HTTPTypes
+import NIOCore
+import Synchronization
+
+/// A revision's document, ready to send: identity and gzip bodies with their ETags.
+struct RenderedDocument: Sendable {
+    let revision: Int
+    let body: ByteBuffer
+    let gzipBody: ByteBuffer
+    /// Strong ETags differ between encodings (RFC 9110 §8.8.3); both name the same revision.
+    let etag: String
+    let gzipETag: String
+
+    init(revision: Int, bytes: [UInt8]) throws {
+        let artifact = DeliveryArtifact(bytes: bytes)
+        self.revision = revision
+        body = ByteBuffer(bytes: bytes)
+        gzipBody = ByteBuffer(bytes: try artifact.gzipped())
+        let tag = artifact.sha256.prefix(32)
+        etag = "\"\(tag)\""
+        gzipETag = "\"\(tag)-gzip\""
+    }
+
+    /// Whether an `If-None-Match` value names this document (weak comparison, as for GET).
+    func matches(_ ifNoneMatch: String) -> Bool {
+        if ifNoneMatch.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        return ifNoneMatch.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag || tag == gzipETag
+        }
+    }
+}
+
+/// Rendered documents and each environment's current revision, shared by every request.
+///
+/// A revision's bytes never change, so documents are cached by (environment, revision) and
+/// never invalidated, only evicted. What goes stale is which revision is current and the
+/// environment's delivery settings: writes through the API refresh them at once, and
+/// `DeliveryPoller` refreshes them for writes by other processes.
+final class DeliveryCache: Sendable {
+    struct Key: Hashable {
+        let path: EnvironmentPath
+        let revision: Int
+    }
+
+    private struct State {
+        var current: [EnvironmentPath: DeliveryState] = [:]
+        var documents: [Key: RenderedDocument] = [:]
+        /// Counts refreshes of single environments, so a slow poll never undoes a newer one.
+        var generation = 0
+    }
+
+    private let state = Mutex(State())
+    /// Past revisions kept beside the current ones; current documents are never evicted.
+    let pastRevisionLimit: Int
+
+    init(pastRevisionLimit: Int = 64) {
+        self.pastRevisionLimit = pastRevisionLimit
+    }
+
+    func current(_ path: EnvironmentPath) -> DeliveryState? {
+        state.withLock { $0.current[path] }
+    }
+
+    func document(_ key: Key) -> RenderedDocument? {
+        state.withLock { $0.documents[key] }
+    }
+
+    func setCurrent(_ delivery: DeliveryState, of path: EnvironmentPath) {
+        state.withLock { state in
+            state.current[path] = delivery
+            state.generation += 1
+        }
+    }
+
+    var generation: Int {
+        state.withLock { $0.generation }
+    }
+
+    /// Replaces every environment's state with a reading of the store begun at `generation`,
+    /// unless an environment was refreshed since (the next reading will include it).
+    func replaceCurrent(with states: [EnvironmentPath: DeliveryState], readAt generation: Int) {
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.current = states
+        }
+    }
+
+    func insert(_ document: RenderedDocument, for key: Key) {
+        state.withLock { state in
+            state.documents[key] = document
+            guard state.documents.count > state.current.count + pastRevisionLimit else { return }
+            // Evict the oldest past revisions; the current ones stay.
+            let past = state.documents.keys
+                .filter { state.current[$0.path]?.revision != $0.revision }
+                .sorted { $0.revision < $1.revision }
+            for key in past.prefix(state.documents.count - state.current.count - pastRevisionLimit) {
+                state.documents[key] = nil
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import FlagpoleCore
+import FlagpoleStore
+import HTTPTypes
+import Hummingbird
+import Metrics
+import NIOCore
+
+/// `GET /t/{tenant}/{env}/features.json`: the document apps and CDNs fetch, the same bytes as
+/// `flagpole export`, with a strong ETag, `304` on `If-None-Match`, gzip when accepted and
+/// `Cache-Control`; `?revision=N` for a past revision, `?user=ID` for the user's pinned document.
+struct DeliveryRoutes {
+    let store: FeatureStore
+    let cache: DeliveryCache
+    let auth: Authenticator
+    let defaultCacheControl: String
+
+    /// Past revisions never change: caches may keep them for good.
+    static let immutableCacheControl = "public, max-age=31536000, immutable"
+    /// A pinned document is one user's: no shared cache may keep it.
+    static let pinnedCacheControl = "private, no-store"
+
+    private static let cacheHits = Counter(label: "flagpole_delivery_cache_hits_total")
+    private static let cacheMisses = Counter(label: "flagpole_delivery_cache_misses_total")
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/t/:tenant/:env/features.json") { request, context in
+            try await deliver(request, context: context)
+        }
+    }
+
+    func deliver(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let path = try context.environmentPath()
+        let state: DeliveryState
+        do {
+            state = try await currentState(of: path)
+        } catch StoreError.tenantNotFound, StoreError.environmentNotFound {
+            // Anyone may ask: the answer names no tenant's other environments.
+            throw APIError(.notFound, code: "not_found", "There is no document at \(request.uri.path). Check the tenant and environment names.")
+        }
+        if state.settings.isPrivate {
+            _ = try await auth.require(.delivery, on: path.tenant, request)
+        }
+        let query = Query(request)
+        if let user = try query.user() {
+            return try await pinned(for: user, in: path, request)
+        }
+        let requested = try query.int("revision")
+        guard let revision = requested ?? state.revision else { throw StoreError.noRevision(path) }
+        let document = try await rendered(revision, of: path)
+        let cacheControl = requested != nil && requested != state.revision
+            ? Self.immutableCacheControl
+            : state.settings.cacheControl ?? (state.settings.isPrivate ? "private, max-age=30" : defaultCacheControl)
+        return Self.response(document, to: request, cacheControl: cacheControl)
+    }
+
+    /// The environment's current revision and settings, from the cache when it has them.
+    private func currentState(of path: EnvironmentPath) async throws -> DeliveryState {
+        if let state = cache.current(path) { return state }
+        let state = try await store.deliveryState(of: path)
+        cache.setCurrent(state, of: path)
+        return state
+    }
+
+    private func rendered(_ revision: Int, of path: EnvironmentPath) async throws -> RenderedDocument {
+        let key = DeliveryCache.Key(path: path, revision: revision)
+        if let document = cache.document(key) {
+            Self.cacheHits.increment()
+            return document
+        }
+        Self.cacheMisses.increment()
+        let document = try RenderedDocument(revision: revision, bytes: try await store.revision(revision, of: path).document)
+        cache.insert(document, for: key)
+        return document
+    }
+
+    private func pinned(for user: UserID, in path: EnvironmentPath, _ request: Request) async throws -> Response {
+        let pinned = try await store.pinnedDocument(for: user, in: path)
+        let document = try RenderedDocument(revision: pinned.revision, bytes: pinned.bytes)
+        return Self.response(document, to: request, cacheControl: Self.pinnedCacheControl)
+    }
+
+    static func response(_ document: RenderedDocument, to request: Request, cacheControl: String) -> Response {
+        let gzip = request.headers[.acceptEncoding].map(acceptsGzip) ?? false
+        var headers: HTTPFields = [
+            .eTag: gzip ? document.gzipETag : document.etag,
+            .cacheControl: cacheControl,
+            .vary: "Accept-Encoding",
+            .revision: String(document.revision),
+        ]
+        if let tags = request.headers[.ifNoneMatch], document.matches(tags) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "application/json"
+        if gzip { headers[.contentEncoding] = "gzip" }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: gzip ? document.gzipBody : document.body))
+    }
+
+    /// Whether an `Accept-Encoding` value admits gzip (`gzip`, or `*`, with a non-zero q).
+    static func acceptsGzip(_ value: String) -> Bool {
+        value.split(separator: ",").contains { item in
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let coding = parts.first, coding == "gzip" || coding == "*" else { return false }
+            return !parts.dropFirst().contains { $0 == "q=0" || $0 == "q=0.0" || $0 == "q=0.00" || $0 == "q=0.000" }
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// The revision a document renders, for operators and tests.
+    static let revision = HTTPField.Name("Flagpole-Revision")!
+}
+
+extension BasicRequestContext {
+    /// The environment named by the route's `:tenant` and `:env`. A name that could not be a
+    /// slug names no environment: `404`, as for any unknown one.
+    func environmentPath() throws -> EnvironmentPath {
+        EnvironmentPath(tenant: try tenant(), environment: try environmentName())
+    }
+
+    func tenant() throws -> TenantSlug {
+        let text = parameters.get("tenant") ?? ""
+        guard let slug = try? TenantSlug(validating: text) else { throw StoreError.tenantNotFound(TenantSlug(rawValue: text)) }
+        return slug
+    }
+
+    private func environmentName() throws -> EnvironmentName {
+        let text = parameters.get("env") ?? ""
+        guard let name = try? EnvironmentName(validating: text) else {
+            throw StoreError.environmentNotFound(
+                EnvironmentPath(tenant: try tenant(), environment: EnvironmentName(rawValue: text)), existing: [])
+        }
+        return name
+    }
+}

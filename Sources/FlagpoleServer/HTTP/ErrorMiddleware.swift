@@ -1,0 +1,67 @@
+import FlagpoleCore
+import FlagpoleStore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Turns every error into the API's one error shape, so nothing a client sends yields a bare
+/// `500`: the store's and the core's errors are the client's to fix (4xx), and anything else
+/// is logged with the request id and answered as a server fault.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = APIError(error)
+            if apiError.status.kind == .serverError {
+                context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            }
+            return try apiError.response(from: request, context: context)
+        }
+    }
+}
+
+extension APIError {
+    /// The API's answer to `error`.
+    init(_ error: any Error) {
+        switch error {
+        case let error as APIError: self = error
+        case let error as StoreError: self.init(error)
+        case let error as CoreError: self.init(.unprocessableContent, code: "invalid", error.description)
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: self.init(.notFound, code: "not_found", "There is nothing at this path. The API's routes are listed in openapi.yaml.")
+            case .contentTooLarge: self.init(.contentTooLarge, code: "too_large", "The body is over the server's limit. Send less at once, or raise --max-body-size.")
+            default: self.init(error.status, code: "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
+            }
+        default:
+            self.init(.internalServerError, code: "internal", "The server failed. Nothing was written; the log has the details under this request id.")
+        }
+    }
+
+    init(_ error: StoreError) {
+        let message = error.description
+        switch error {
+        case .tenantNotFound, .environmentNotFound, .featureNotFound, .revisionNotFound, .keyNotFound, .noOverride:
+            self.init(.notFound, code: "not_found", message)
+        case .noRevision:
+            self.init(.notFound, code: "no_revision", message)
+        case .tenantAlreadyExists, .environmentAlreadyExists:
+            self.init(.conflict, code: "exists", message)
+        case .revisionConflict(_, let expected, let current):
+            self.init(.conflict, code: "stale_revision", message, details: [
+                "expected": .number(Double(expected)), "current": current.map { .number(Double($0)) } ?? .null,
+            ])
+        case .importRefused(_, let diagnostics, _), .biasesIgnored(_, let diagnostics):
+            self.init(.unprocessableContent, code: "invalid_document", message, details: [
+                "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
+            ])
+        case .notAnUnlockFlag, .unreachableVariation, .testDisabled, .invalidKeyRole, .invalidCacheControl:
+            self.init(.unprocessableContent, code: "invalid", message)
+        case .busy:
+            self.init(.serviceUnavailable, code: "busy", message)
+        case .databaseTooNew, .cannotOpen, .storage:
+            self.init(.internalServerError, code: "storage", "The server's database failed. Nothing was written; the log has the details under this request id.")
+        }
+    }
+}

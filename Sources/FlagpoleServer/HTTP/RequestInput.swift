@@ -1,0 +1,143 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// A request's JSON body, read as the API reads every body: an object whose keys are all known,
+/// each of the type its endpoint expects. A syntax error is a `400` naming the line and column;
+/// a wrong or missing field is a `422` naming its JSON pointer.
+struct JSONBody {
+    let object: JSONObject
+
+    /// Reads at most `limit` bytes of `request`'s body; an empty body reads as `{}`.
+    init(_ request: Request, limit: Int, allowed: Set<String>) async throws {
+        let buffer = try await request.body.collect(upTo: limit)
+        let bytes = Array(buffer.readableBytesView)
+        guard !bytes.isEmpty else {
+            object = [:]
+            return
+        }
+        let node: JSONNode
+        do {
+            node = try JSONParser.parse(bytes)
+        } catch {
+            let location = SourceLocator(bytes).location(of: error.offset)
+            throw APIError.malformed(
+                "The body is not valid JSON at line \(location.line), column \(location.column): \(error.message) \(error.fix)",
+                details: ["line": .number(Double(location.line)), "column": .number(Double(location.column))])
+        }
+        guard case .object(let members) = node.value else {
+            throw APIError.malformed("The body must be a JSON object, like {\"dryRun\": true}.")
+        }
+        if let unknown = members.keys.first(where: { !allowed.contains($0) }) {
+            throw APIError.invalid(
+                "Unknown field \"\(unknown)\". This endpoint takes: \(allowed.sorted().joined(separator: ", ")).", pointer: "/\(unknown)")
+        }
+        object = members
+    }
+
+    func string(_ key: String) throws -> String? {
+        switch object[key] {
+        case nil, .null: nil
+        case .string(let value): value
+        default: throw APIError.invalid("\"\(key)\" must be a string.", pointer: "/\(key)")
+        }
+    }
+
+    func requiredString(_ key: String) throws -> String {
+        guard let value = try string(key) else { throw APIError.invalid("\"\(key)\" is required.", pointer: "/\(key)") }
+        return value
+    }
+
+    func bool(_ key: String) throws -> Bool {
+        switch object[key] {
+        case nil, .null: false
+        case .bool(let value): value
+        default: throw APIError.invalid("\"\(key)\" must be true or false.", pointer: "/\(key)")
+        }
+    }
+
+    func requiredInt(_ key: String) throws -> Int {
+        guard case .number(let value) = object[key], let int = Int(exactly: value) else {
+            throw APIError.invalid("\"\(key)\" must be an integer.", pointer: "/\(key)")
+        }
+        return int
+    }
+
+    func numbers(_ key: String) throws -> [Double] {
+        guard case .array(let items) = object[key] else {
+            throw APIError.invalid("\"\(key)\" must be an array of numbers.", pointer: "/\(key)")
+        }
+        return try items.enumerated().map { index, item in
+            guard case .number(let value) = item else {
+                throw APIError.invalid("\"\(key)\"[\(index)] must be a number.", pointer: "/\(key)/\(index)")
+            }
+            return value
+        }
+    }
+
+    func strings(_ key: String) throws -> [String] {
+        guard case .array(let items) = object[key] else {
+            throw APIError.invalid("\"\(key)\" must be an array of strings.", pointer: "/\(key)")
+        }
+        return try items.enumerated().map { index, item in
+            guard case .string(let value) = item else {
+                throw APIError.invalid("\"\(key)\"[\(index)] must be a string.", pointer: "/\(key)/\(index)")
+            }
+            return value
+        }
+    }
+}
+
+/// Query parameters, checked as strictly as bodies.
+struct Query {
+    let parameters: Parameters
+
+    init(_ request: Request) {
+        parameters = request.uri.queryParameters
+    }
+
+    func string(_ key: String) -> String? {
+        parameters.get(key)
+    }
+
+    func int(_ key: String) throws -> Int? {
+        guard let text = parameters.get(key) else { return nil }
+        guard let value = Int(text) else { throw APIError.invalid("Query parameter \"\(key)\" must be an integer, not \"\(text)\".") }
+        return value
+    }
+
+    func bool(_ key: String) throws -> Bool {
+        switch parameters.get(key) {
+        case nil, "false", "0": false
+        case "", "true", "1": true
+        case let text?: throw APIError.invalid("Query parameter \"\(key)\" must be true or false, not \"\(text)\".")
+        }
+    }
+
+    func time(_ key: String) throws -> Date? {
+        guard let text = parameters.get(key) else { return nil }
+        let formats = [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()]
+        for format in formats {
+            if let date = try? format.parse(text) { return date }
+        }
+        throw APIError.invalid("Query parameter \"\(key)\" must be an ISO 8601 time, like 2026-11-22T10:00:00Z, not \"\(text)\".")
+    }
+
+    func user(_ key: String = "user") throws -> UserID? {
+        try parameters.get(key).map { try UserID(validating: $0) }
+    }
+}
+
+extension Request {
+    /// The revision named by `If-Match` (`3` or `"3"`), if any.
+    func expectedRevision() throws -> Int? {
+        guard let value = headers[.ifMatch] else { return nil }
+        let trimmed = value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        guard let revision = Int(trimmed), revision >= 0 else {
+            throw APIError.malformed("If-Match must be a revision number, like If-Match: 3, not \(value).")
+        }
+        return revision
+    }
+}

@@ -1,0 +1,29 @@
+import FlagpoleStore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// `GET /healthz` and `GET /metrics`, for load balancers and Prometheus; no key needed.
+struct OperationsRoutes {
+    let store: FeatureStore
+    let registry: PrometheusCollectorRegistry
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("healthz") { _, _ -> Response in
+            do {
+                try await store.checkHealth()
+            } catch {
+                return .json(["status": .string("unavailable"), "database": .string("\(error)")], status: .serviceUnavailable)
+            }
+            return .json(["status": .string("ok")])
+        }
+        router.get("metrics") { _, _ -> Response in
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import FlagpoleStore
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+
+/// How `flagpole serve` listens and answers.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// The largest request body accepted, in bytes; larger ones get `413`.
+    public var maxBodySize: Int
+    /// `Cache-Control` of shared documents, unless their environment sets its own.
+    public var defaultCacheControl: String
+    /// How often the server reads what other processes changed in the database file.
+    public var pollInterval: Duration
+    /// The level of the per-request access log.
+    public var accessLogLevel: Logger.Level
+
+    public static let standardCacheControl = "public, max-age=30, stale-while-revalidate=3600, stale-if-error=86400"
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
+        defaultCacheControl: String = standardCacheControl, pollInterval: Duration = .milliseconds(250),
+        accessLogLevel: Logger.Level = .info
+    ) {
+        self.host = host
+        self.port = port
+        self.maxBodySize = maxBodySize
+        self.defaultCacheControl = defaultCacheControl
+        self.pollInterval = pollInterval
+        self.accessLogLevel = accessLogLevel
+    }
+}
+
+/// The HTTP server: delivery, the admin API and operations routes on one Hummingbird router,
+/// every route calling the same store operations as the command line.
+public enum ServerApplication {
+    /// The router alone, for tests that drive it without a socket.
+    public static func router(
+        store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
+    ) -> Router<BasicRequestContext> {
+        router(store: store, cache: DeliveryCache(), configuration: configuration, registry: registry)
+    }
+
+    /// The application: the router, and the poller that notices other processes' writes.
+    ///
+    /// `onServerRunning` receives the port actually bound (useful with port 0).
+    public static func make(
+        store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let cache = DeliveryCache()
+        let poller = DeliveryPoller(store: store, cache: cache, interval: configuration.pollInterval, logger: logger)
+        return Application(
+            router: router(store: store, cache: cache, configuration: configuration, registry: registry),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
+            services: [poller],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+    }
+
+    static func router(
+        store: FeatureStore, cache: DeliveryCache, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
+    ) -> Router<BasicRequestContext> {
+        let router = Router(options: .autoGenerateHeadEndpoints)
+        // Middlewares first: the router wraps each route as it is added, and unmatched paths too.
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: AccessLogMiddleware(level: configuration.accessLogLevel))
+        router.add(middleware: ErrorMiddleware())
+        let auth = Authenticator(store: store)
+        DeliveryRoutes(store: store, cache: cache, auth: auth, defaultCacheControl: configuration.defaultCacheControl).register(on: router)
+        AdminAPI(store: store, auth: auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
+        OperationsRoutes(store: store, registry: registry).register(on: router)
+        return router
+    }
+}

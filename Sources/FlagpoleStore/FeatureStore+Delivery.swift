@@ -1,0 +1,61 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+/// What a server needs to know to serve an environment's shared document.
+public struct DeliveryState: Hashable, Sendable {
+    public var revision: Int?
+    public var settings: DeliverySettings
+}
+
+extension FeatureStore {
+    /// Every environment's current revision and delivery settings, in one query: a server
+    /// polls it to notice what other processes (the command line) changed in the file.
+    public func deliveryStates() async throws -> [EnvironmentPath: DeliveryState] {
+        try await read { db in
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT t.slug, e.name, e.is_private, e.cache_control,
+                       (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
+                FROM environments e JOIN tenants t ON t.id = e.tenant_id
+                """))
+            return Dictionary(uniqueKeysWithValues: rows.map { row in
+                let path = EnvironmentPath(tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1]))
+                return (path, DeliveryState(revision: row[4], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3])))
+            })
+        }
+    }
+
+    /// One environment's current revision and delivery settings.
+    ///
+    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    public func deliveryState(of path: EnvironmentPath) async throws -> DeliveryState {
+        try await read { db in
+            let scope = try db.scope(of: path)
+            let settings = try Row.fetchOne(
+                db, sql: "SELECT is_private, cache_control FROM environments WHERE id = ?", arguments: [scope.id])
+                .map { DeliverySettings(isPrivate: $0[0], cacheControl: $0[1]) } ?? DeliverySettings()
+            return DeliveryState(revision: try db.latestRevisionNumber(in: scope), settings: settings)
+        }
+    }
+
+    /// Changes how the environment's shared document is served. Takes effect on the next
+    /// request to a server on the same file (within its poll interval for another process).
+    ///
+    /// - throws: `StoreError.invalidCacheControl`, `StoreError.environmentNotFound`.
+    @discardableResult
+    public func setDelivery(_ settings: DeliverySettings, of path: EnvironmentPath) async throws -> DeliverySettings {
+        if let value = settings.cacheControl {
+            // It goes into a response header verbatim.
+            guard (1...256).contains(value.utf8.count), value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                throw StoreError.invalidCacheControl(value)
+            }
+        }
+        return try await write { db in
+            let scope = try db.scope(of: path)
+            try db.execute(
+                sql: "UPDATE environments SET is_private = ?, cache_control = ? WHERE id = ?",
+                arguments: [settings.isPrivate, settings.cacheControl, scope.id])
+            return settings
+        }
+    }
+}

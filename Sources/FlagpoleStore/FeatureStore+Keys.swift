@@ -1,0 +1,135 @@
+import Crypto
+import FlagpoleCore
+import Foundation
+import GRDB
+
+extension FeatureStore {
+    /// Makes a key for `owner` with `role` and returns its secret, which is never stored: the
+    /// store keeps its SHA-256 and its first characters (`APIKeyInfo.prefix`).
+    ///
+    /// - throws: `StoreError.tenantNotFound`, `StoreError.invalidKeyRole` (a server key must
+    ///   be `serverAdmin` and a tenant key must not).
+    public func createKey(for owner: KeyOwner, role: KeyRole, name: String = "") async throws -> CreatedKey {
+        guard (owner == .server) == (role == .serverAdmin) else { throw StoreError.invalidKeyRole(role, owner: owner) }
+        return try await write { db in
+            let tenantID: Int64? = switch owner {
+            case .server: nil
+            case .tenant(let slug): try db.scope(of: slug).id
+            }
+            let now = Date()
+            // A prefix is 32 random bits: a clash is rare, and the UNIQUE index makes it harmless.
+            while true {
+                let secret = APIKeySecret.generate()
+                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM api_keys WHERE prefix = ?", arguments: [secret.prefix]) ?? false
+                if exists { continue }
+                try db.execute(
+                    sql: "INSERT INTO api_keys (tenant_id, role, prefix, sha256, name, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [tenantID, role.rawValue, secret.prefix, Data(secret.digest), name, now.unixMilliseconds])
+                return CreatedKey(
+                    secret: secret.value,
+                    info: APIKeyInfo(prefix: secret.prefix, owner: owner, role: role, name: name, createdAt: now, revokedAt: nil))
+            }
+        }
+    }
+
+    /// The keys of `owner`, revoked ones included, oldest first.
+    ///
+    /// - throws: `StoreError.tenantNotFound`.
+    public func keys(of owner: KeyOwner) async throws -> [APIKeyInfo] {
+        try await read { db in
+            let rows: [Row] = switch owner {
+            case .server:
+                try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
+            case .tenant(let slug):
+                try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [db.scope(of: slug).id])
+            }
+            return rows.map { row in
+                APIKeyInfo(
+                    prefix: row["prefix"], owner: owner, role: KeyRole(rawValue: row["role"]) ?? .reader, name: row["name"],
+                    createdAt: Date(unixMilliseconds: row["created_at"]),
+                    revokedAt: (row["revoked_at"] as Int64?).map(Date.init(unixMilliseconds:)))
+            }
+        }
+    }
+
+    /// Revokes the key of `owner` whose prefix is `prefix`; it stops working at once. Revoking
+    /// a revoked key changes nothing.
+    ///
+    /// - throws: `StoreError.keyNotFound` (also for another owner's key).
+    @discardableResult
+    public func revokeKey(_ prefix: String, of owner: KeyOwner) async throws -> APIKeyInfo {
+        let key = try await keys(of: owner).first { $0.prefix == prefix }
+        guard var key else { throw StoreError.keyNotFound(prefix: prefix) }
+        if key.revokedAt != nil { return key }
+        let now = Date()
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL",
+                arguments: [now.unixMilliseconds, prefix])
+        }
+        key.revokedAt = now
+        return key
+    }
+
+    /// Who `secret` belongs to, or `nil` for an unknown, malformed or revoked key. The digests
+    /// are compared in constant time, so response timing says nothing about a guessed key.
+    public func identity(ofKey secret: String) async throws -> KeyIdentity? {
+        guard let presented = APIKeySecret(secret) else { return nil }
+        let found = try await read { db -> (role: String, digest: Data, tenant: String?)? in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
+                WHERE k.prefix = ? AND k.revoked_at IS NULL
+                """), arguments: [presented.prefix]).map { ($0[0], $0[1], $0[2]) }
+        }
+        guard let found, let role = KeyRole(rawValue: found.role),
+              APIKeySecret.constantTimeEqual(Array(found.digest), presented.digest)
+        else { return nil }
+        let owner: KeyOwner = found.tenant.map { .tenant(TenantSlug(rawValue: $0)) } ?? .server
+        return KeyIdentity(prefix: presented.prefix, owner: owner, role: role)
+    }
+}
+
+/// The secret of an API key: `fp_` and 48 hex digits (192 random bits).
+struct APIKeySecret {
+    static let marker = "fp_"
+    static let randomBytes = 24
+    /// The marker and 8 digits: 32 bits, shown in listings.
+    static let prefixLength = 11
+
+    let value: String
+
+    var prefix: String { String(value.prefix(Self.prefixLength)) }
+    var digest: [UInt8] { Array(SHA256.hash(data: Array(value.utf8))) }
+
+    /// A presented key, if it has the shape of one.
+    init?(_ value: String) {
+        let digits = value.utf8.dropFirst(Self.marker.utf8.count)
+        guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2,
+              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
+        else { return nil }
+        self.value = value
+    }
+
+    static func generate() -> APIKeySecret {
+        var generator = SystemRandomNumberGenerator()
+        let hex = (0..<randomBytes).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return String(byte, radix: 16).leftPadded(to: 2)
+        }.joined()
+        return APIKeySecret(marker + hex)!
+    }
+
+    /// Equality that reads every byte whatever differs first.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}

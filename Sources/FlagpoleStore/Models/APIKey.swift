@@ -1,0 +1,66 @@
+import FlagpoleCore
+import Foundation
+
+/// What a key may do. Tenant roles are ordered: each can do what the ones before it can.
+public enum KeyRole: String, Hashable, Sendable, CaseIterable, Comparable {
+    /// Fetches the documents of private environments, nothing else.
+    case delivery
+    /// Reads everything of its tenant.
+    case reader
+    /// Also writes features, biases, assignments, unlocks and overrides.
+    case editor
+    /// Also manages keys and environments.
+    case admin
+    /// Not bound to a tenant: creates tenants, and acts as `admin` in every one.
+    case serverAdmin = "server-admin"
+
+    public static func < (lhs: KeyRole, rhs: KeyRole) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// Whose key it is.
+public enum KeyOwner: Hashable, Sendable {
+    case server
+    case tenant(TenantSlug)
+}
+
+/// A key as listings show it: never the secret, only its prefix.
+public struct APIKeyInfo: Hashable, Sendable {
+    /// The key's first characters: enough to recognise it, useless to use it.
+    public var prefix: String
+    public var owner: KeyOwner
+    public var role: KeyRole
+    public var name: String
+    public var createdAt: Date
+    public var revokedAt: Date?
+}
+
+/// A key just made: the only time its secret exists outside the caller's hands.
+public struct CreatedKey: Hashable, Sendable {
+    public var secret: String
+    public var info: APIKeyInfo
+}
+
+/// Who a presented key belongs to.
+public struct KeyIdentity: Hashable, Sendable {
+    public var prefix: String
+    public var owner: KeyOwner
+    public var role: KeyRole
+
+    /// Whether this key may act on `tenant` with at least `role`. Delivery keys only fetch.
+    public func permits(_ role: KeyRole, on tenant: TenantSlug) -> Bool {
+        switch owner {
+        case .server: true
+        case .tenant(let own): own == tenant && (role == .delivery || (self.role != .delivery && self.role >= role))
+        }
+    }
+
+    /// Whether this key belongs to `tenant` (or to the server), whatever its role.
+    public func sees(_ tenant: TenantSlug) -> Bool {
+        switch owner {
+        case .server: true
+        case .tenant(let own): own == tenant
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import FlagpoleCore
+import FlagpoleServer
+import FlagpoleStore
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+
+/// `flagpole serve`: delivery, the admin API and metrics over HTTP, on the same SQLite file.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve features.json to apps and CDNs, and the admin API, over HTTP.",
+        discussion: """
+            Stops cleanly on SIGINT or SIGTERM, finishing the requests in flight. Writes by other \
+            processes to the same database file (the command line) are served within --poll-interval.
+            """)
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one (printed on start).")
+    var port = 8080
+
+    @Option(help: ArgumentHelp("The largest request body accepted, in bytes.", valueName: "bytes"))
+    var maxBodySize = 5 * 1024 * 1024
+
+    @Option(help: ArgumentHelp("Cache-Control of shared documents, unless their environment sets one.", valueName: "value"))
+    var cacheControl = ServerConfiguration.standardCacheControl
+
+    @Option(help: ArgumentHelp("How often to look for other processes' writes, in milliseconds.", valueName: "ms"))
+    var pollInterval = 250
+
+    @Option(help: ArgumentHelp("trace, debug, info (one line per request), notice, warning, error or critical.", valueName: "level"))
+    var logLevel = "info"
+
+    @Flag(help: "Load the example data first (as `flagpole demo` does) and print URLs to try, with a new admin key.")
+    var demo = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard maxBodySize > 0, pollInterval > 0 else { throw ValidationError("--max-body-size and --poll-interval must be positive.") }
+    }
+
+    func run() async throws {
+        let store = try database.openStore()
+        let level = Logger.Level(rawValue: logLevel)!
+        var logger = Logger(label: "flagpole")
+        logger.logLevel = level
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+        var greeting: @Sendable (String) -> String = { _ in "" }
+        if demo { greeting = try await loadDemo(into: store) }
+        let tryThis = greeting
+        let configuration = ServerConfiguration(
+            host: host, port: port, maxBodySize: maxBodySize, defaultCacheControl: cacheControl,
+            pollInterval: .milliseconds(pollInterval), accessLogLevel: .info)
+        let application = ServerApplication.make(store: store, configuration: configuration, registry: registry, logger: logger) { port in
+            let base = "http://\(host):\(port)"
+            Console.out("Listening on \(base) (database \(database.path)). Stop with Ctrl-C.")
+            let text = tryThis(base)
+            if !text.isEmpty { Console.out(text) }
+        }
+        try await application.runService()
+    }
+
+    /// Loads the example data and makes an admin key; returns the text to print once the port is known.
+    private func loadDemo(into store: FeatureStore) async throws -> @Sendable (String) -> String {
+        let path = EnvironmentPath(tenant: TenantSlug(rawValue: "demo"), environment: .production)
+        _ = try await DemoCommand.importExample(into: store, path: path)
+        _ = try await store.assign(DemoCommand.demoUsers, to: DemoCommand.rollout, in: path)
+        let key = try await store.createKey(for: .tenant(path.tenant), role: .admin, name: "serve --demo").secret
+        return { base in
+            """
+
+            Try:
+              curl -i \(base)/t/demo/production/features.json
+              curl -i '\(base)/t/demo/production/features.json?user=demo-user-7'
+              curl -H 'Authorization: Bearer \(key)' \(base)/api/v1/tenants/demo/environments/production/features
+              curl -H 'Authorization: Bearer \(key)' -d '{"biases": [20, 80], "dryRun": true}' \\
+                   '\(base)/api/v1/tenants/demo/environments/production/features/New%20Onboarding/biases'
+              curl \(base)/metrics
+            The admin key above was made for this run (tenant demo); `flagpole key list --tenant demo` shows its prefix.
+            """
+        }
+    }
+}
