@@ -93,6 +93,7 @@ let package = Package(
             dependencies: [
                 "FlagpoleServer", "FlagpoleStore", "FlagpoleCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -78,12 +79,23 @@ extension AdminAPI {
 }
 
 extension BasicRequestContext {
+    /// The route's `:feature`, percent-decoded (feature names have spaces).
     func feature() throws -> String {
-        parameters.get("feature") ?? ""
+        try decodedParameter("feature")
     }
 
-    /// The `:user` of the route; an id the store could not hold is `422`.
+    /// The route's `:user`, percent-decoded; an id the store could not hold is `422`.
     func user() throws -> UserID {
-        try UserID(validating: parameters.get("user") ?? "")
+        try UserID(validating: try decodedParameter("user"))
+    }
+
+    /// Hummingbird matches routes on the raw path, so an encoded `/` stays inside its segment;
+    /// the value is decoded here.
+    func decodedParameter(_ name: String) throws -> String {
+        let raw = parameters.get(name) ?? ""
+        guard let decoded = raw.removingPercentEncoding else {
+            throw APIError.malformed("The path segment \"\(raw)\" has a broken percent-encoding. Encode it as RFC 3986 says, e.g. a space as %20.")
+        }
+        return decoded
     }
 }

@@ -79,7 +79,7 @@ extension AdminAPI {
         api.delete("tenants/:tenant/keys/:prefix") { request, context -> Response in
             let slug = try context.tenant()
             _ = try await auth.require(.admin, on: slug, request)
-            let key = try await store.revokeKey(context.parameters.get("prefix") ?? "", of: .tenant(slug))
+            let key = try await store.revokeKey(try context.decodedParameter("prefix"), of: .tenant(slug))
             return .json(key.jsonValue)
         }
     }

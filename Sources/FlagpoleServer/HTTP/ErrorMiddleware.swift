@@ -28,11 +28,12 @@ extension APIError {
         case let error as APIError: self = error
         case let error as StoreError: self.init(error)
         case let error as CoreError: self.init(.unprocessableContent, code: "invalid", error.description)
-        case let error as HTTPError:
+        case let error as any HTTPResponseError:
+            // Hummingbird's own: unmatched routes, and bodies over the limit (NIOTooManyBytesError).
             switch error.status {
             case .notFound: self.init(.notFound, code: "not_found", "There is nothing at this path. The API's routes are listed in openapi.yaml.")
             case .contentTooLarge: self.init(.contentTooLarge, code: "too_large", "The body is over the server's limit. Send less at once, or raise --max-body-size.")
-            default: self.init(error.status, code: "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
+            default: self.init(error.status, code: "http_\(error.status.code)", (error as? HTTPError)?.body ?? error.status.reasonPhrase)
             }
         default:
             self.init(.internalServerError, code: "internal", "The server failed. Nothing was written; the log has the details under this request id.")

@@ -1,0 +1,173 @@
+import CompressNIO
+import FlagpoleCore
+@testable import FlagpoleServer
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@Suite("Delivery: GET /t/{tenant}/{env}/features.json")
+struct DeliveryTests {
+    static let url = "/t/acme/production/features.json"
+
+    @Test("The document is export's bytes, with a strong ETag, the default Cache-Control and Vary")
+    func servesExportBytes() async throws {
+        let server = try await TestServer()
+        let exported = try await server.store.revision(of: TestServer.acme).document
+        try await server.test { client in
+            let response = try await client.send(.get, Self.url)
+            #expect(response.status == .ok)
+            #expect(response.bytes == exported)
+            #expect(response.headers[.contentType] == "application/json")
+            #expect(response.headers[.cacheControl] == ServerConfiguration.standardCacheControl)
+            #expect(response.headers[.vary] == "Accept-Encoding")
+            #expect(response.headers[.contentEncoding] == nil)
+            let etag = try #require(response.headers[.eTag])
+            #expect(etag == "\"\(DeliveryArtifact(bytes: exported).sha256.prefix(32))\"", "a strong ETag: the quoted hash, no W/")
+        }
+    }
+
+    @Test("A matching If-None-Match answers 304 with no body; a stale one gets the document")
+    func notModified() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let etag = try #require(try await client.send(.get, Self.url).headers[.eTag])
+            for tags in [etag, "\"other\", \(etag)", "W/\(etag)", "*"] {
+                let response = try await client.send(.get, Self.url, headers: [.ifNoneMatch: tags])
+                #expect(response.status == .notModified, "If-None-Match: \(tags)")
+                #expect(response.body.readableBytes == 0)
+                #expect(response.headers[.eTag] == etag)
+                #expect(response.headers[.cacheControl] == ServerConfiguration.standardCacheControl)
+            }
+            let stale = try await client.send(.get, Self.url, headers: [.ifNoneMatch: "\"0123\""])
+            #expect(stale.status == .ok)
+            #expect(stale.body.readableBytes > 0)
+        }
+    }
+
+    @Test("gzip when accepted, with its own ETag, decompressing to the same bytes; not when q=0", arguments: [
+        ("gzip", true), ("gzip, deflate, br", true), ("br;q=1.0, gzip;q=0.8", true), ("*", true),
+        ("identity", false), ("gzip;q=0", false), ("deflate", false),
+    ])
+    func gzip(acceptEncoding: String, isGzipped: Bool) async throws {
+        let server = try await TestServer()
+        let exported = try await server.store.revision(of: TestServer.acme).document
+        try await server.test { client in
+            let plain = try await client.send(.get, Self.url)
+            let response = try await client.send(.get, Self.url, headers: [.acceptEncoding: acceptEncoding])
+            #expect(response.status == .ok)
+            #expect((response.headers[.contentEncoding] == "gzip") == isGzipped)
+            if isGzipped {
+                var body = response.body
+                let inflated = try body.decompress(with: .gzip())
+                #expect(Array(inflated.readableBytesView) == exported)
+                #expect(response.headers[.eTag] != plain.headers[.eTag], "each encoding has its own strong ETag")
+                // Either tag names the revision: a client switching encodings still gets 304.
+                let conditional = try await client.send(
+                    .get, Self.url, headers: [.acceptEncoding: acceptEncoding, .ifNoneMatch: plain.headers[.eTag]!])
+                #expect(conditional.status == .notModified)
+            } else {
+                #expect(response.bytes == exported)
+            }
+        }
+    }
+
+    @Test("?revision=N serves a past revision as immutable; an API import is served at once")
+    func pastRevisionsAndInvalidation() async throws {
+        let server = try await TestServer()
+        let first = try await server.store.revision(of: TestServer.acme).document
+        try await server.test { client in
+            _ = try await client.send(.get, Self.url) // cached now
+            let next = String(decoding: try TestServer.fixture("rwbutler-99b0686-Features.json"), as: UTF8.self)
+            let imported = try await client.send(
+                .post, "/api/v1/tenants/acme/environments/production/import", key: server.key("acme", .editor), body: next)
+            #expect(imported.status == .ok)
+            #expect(try imported.json["revision"]?.number == 2)
+
+            let current = try await client.send(.get, Self.url)
+            #expect(current.headers[.revision] == "2")
+            #expect(current.bytes == (try await server.store.revision(of: TestServer.acme).document))
+            let past = try await client.send(.get, Self.url + "?revision=1")
+            #expect(past.bytes == first)
+            #expect(past.headers[.cacheControl] == DeliveryRoutes.immutableCacheControl)
+            #expect(try await client.send(.get, Self.url + "?revision=9").status == .notFound)
+            #expect(try await client.send(.get, Self.url + "?revision=x").status == .unprocessableContent)
+        }
+    }
+
+    @Test("?user= serves the pinned document, privately, and records the user's group")
+    func pinnedDocument() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let response = try await client.send(.get, Self.url + "?user=device-42")
+            #expect(response.status == .ok)
+            #expect(response.headers[.cacheControl] == "private, no-store")
+            let pinned = try await server.store.pinnedDocument(for: UserID(rawValue: "device-42"), in: TestServer.acme)
+            #expect(response.bytes == pinned.bytes)
+            #expect(response.text.contains("test-variation-assignment"))
+            let events = try await server.store.assignmentEvents(
+                in: TestServer.acme, matching: AssignmentEventQuery(user: UserID(rawValue: "device-42")))
+            #expect(!events.isEmpty, "the first fetch records the user's groups")
+            #expect(events.allSatisfy { $0.reason == .first })
+            let invalid = try await client.send(.get, Self.url + "?user=")
+            #expect(invalid.status == .unprocessableContent)
+        }
+    }
+
+    @Test("A private environment needs a key of its tenant: none is 401, another tenant's is 404")
+    func privateEnvironment() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let patched = try await client.send(
+                .patch, "/api/v1/tenants/acme/environments/production", key: server.key("acme", .admin),
+                body: #"{"private": true, "cacheControl": "private, max-age=5"}"#)
+            #expect(patched.status == .ok)
+            #expect(try patched.json["private"] == .bool(true))
+
+            let anonymous = try await client.send(.get, Self.url)
+            #expect(anonymous.status == .unauthorized)
+            #expect(anonymous.headers[.wwwAuthenticate] == "Bearer")
+            #expect(!anonymous.text.contains("Example"))
+            let foreign = try await client.send(.get, Self.url, key: server.key("globex", .admin))
+            #expect(foreign.status == .notFound)
+            let revoked = try await server.store.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery)
+            try await server.store.revokeKey(revoked.info.prefix, of: .tenant(TenantSlug(rawValue: "acme")))
+            #expect(try await client.send(.get, Self.url, key: revoked.secret).status == .unauthorized)
+
+            let delivered = try await client.send(.get, Self.url, key: server.key("acme", .delivery))
+            #expect(delivered.status == .ok)
+            #expect(delivered.headers[.cacheControl] == "private, max-age=5")
+        }
+    }
+
+    @Test("Unknown tenants and environments are 404 without naming the tenant's environments")
+    func unknownPaths() async throws {
+        let server = try await TestServer()
+        try await server.store.createEnvironment(EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "secret-staging")))
+        try await server.test { client in
+            for uri in ["/t/nobody/production/features.json", "/t/acme/nope/features.json", "/t/ACME/production/features.json", "/t/acme/production/other.json"] {
+                let response = try await client.send(.get, uri)
+                #expect(response.status == .notFound, "\(uri)")
+                #expect(response.errorCode == "not_found")
+                #expect(!response.text.contains("secret-staging"))
+            }
+            // An environment with no revision yet.
+            let empty = try await client.send(.get, "/t/acme/secret-staging/features.json")
+            #expect(empty.status == .notFound)
+            #expect(empty.errorCode == "no_revision")
+        }
+    }
+
+    @Test("HEAD answers the headers of GET")
+    func head() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let get = try await client.send(.get, Self.url)
+            let head = try await client.send(.head, Self.url)
+            #expect(head.status == .ok)
+            #expect(head.headers[.eTag] == get.headers[.eTag])
+        }
+    }
+}
