@@ -31,31 +31,40 @@ extension FeatureStore {
     public func deliveryState(of path: EnvironmentPath) async throws -> DeliveryState {
         try await read { db in
             let scope = try db.scope(of: path)
-            let settings = try Row.fetchOne(
-                db, sql: "SELECT is_private, cache_control FROM environments WHERE id = ?", arguments: [scope.id])
-                .map { DeliverySettings(isPrivate: $0[0], cacheControl: $0[1]) } ?? DeliverySettings()
-            return DeliveryState(revision: try db.latestRevisionNumber(in: scope), settings: settings)
+            return DeliveryState(revision: try db.latestRevisionNumber(in: scope), settings: try db.deliverySettings(in: scope))
         }
     }
 
-    /// Changes how the environment's shared document is served. Takes effect on the next
+    /// Changes how the environment's shared document is served, reading and writing in one
+    /// transaction so concurrent changes of different fields both land. Takes effect on the next
     /// request to a server on the same file (within its poll interval for another process).
     ///
     /// - throws: `StoreError.invalidCacheControl`, `StoreError.environmentNotFound`.
     @discardableResult
-    public func setDelivery(_ settings: DeliverySettings, of path: EnvironmentPath) async throws -> DeliverySettings {
-        if let value = settings.cacheControl {
-            // It goes into a response header verbatim.
-            guard (1...256).contains(value.utf8.count), value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                throw StoreError.invalidCacheControl(value)
-            }
-        }
-        return try await write { db in
+    public func updateDelivery(
+        of path: EnvironmentPath, _ change: @escaping @Sendable (inout DeliverySettings) -> Void
+    ) async throws -> DeliverySettings {
+        try await write { db in
             let scope = try db.scope(of: path)
+            var settings = try db.deliverySettings(in: scope)
+            change(&settings)
+            if let value = settings.cacheControl {
+                // It goes into a response header verbatim.
+                guard (1...256).contains(value.utf8.count), value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                    throw StoreError.invalidCacheControl(value)
+                }
+            }
             try db.execute(
                 sql: "UPDATE environments SET is_private = ?, cache_control = ? WHERE id = ?",
                 arguments: [settings.isPrivate, settings.cacheControl, scope.id])
             return settings
         }
+    }
+}
+
+extension Database {
+    func deliverySettings(in scope: EnvironmentScope) throws -> DeliverySettings {
+        try Row.fetchOne(self, sql: "SELECT is_private, cache_control FROM environments WHERE id = ?", arguments: [scope.id])
+            .map { DeliverySettings(isPrivate: $0[0], cacheControl: $0[1]) } ?? DeliverySettings()
     }
 }

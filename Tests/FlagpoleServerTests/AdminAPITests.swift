@@ -204,11 +204,11 @@ struct AdminAPITests {
             #expect(flag.status == .unprocessableContent)
 
             var seen: [String] = []
-            var cursor: String?
+            var cursor: Int?
             repeat {
                 let page = try await client.send(.get, "\(Self.environment)/assignments?limit=10" + (cursor.map { "&cursor=\($0)" } ?? ""), key: editor)
                 seen += try page.json["events"]?.array?.compactMap { $0["user"]?.string } ?? []
-                cursor = try page.json["nextCursor"]?.string
+                cursor = try page.json["nextCursor"]?.number.map { Int($0) }
             } while cursor != nil
             #expect(Set(seen).count == 25 && seen.count == 25, "every event exactly once across pages")
             #expect(try await client.send(.get, "\(Self.environment)/assignments?limit=0", key: editor).status == .unprocessableContent)

@@ -113,6 +113,7 @@ struct DeliveryTests {
             #expect(events.allSatisfy { $0.reason == .first })
             let invalid = try await client.send(.get, Self.url + "?user=")
             #expect(invalid.status == .unprocessableContent)
+            #expect(try await client.send(.get, Self.url + "?user=device-42&revision=1").status == .unprocessableContent)
         }
     }
 
@@ -139,6 +140,9 @@ struct DeliveryTests {
             let delivered = try await client.send(.get, Self.url, key: server.key("acme", .delivery))
             #expect(delivered.status == .ok)
             #expect(delivered.headers[.cacheControl] == "private, max-age=5")
+            _ = try await client.send(.post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/disable", key: server.key("acme", .editor))
+            let past = try await client.send(.get, Self.url + "?revision=1", key: server.key("acme", .delivery))
+            #expect(past.headers[.cacheControl] == "private, max-age=31536000, immutable", "no shared cache keeps a private document")
         }
     }
 

@@ -9,7 +9,8 @@ extension AdminAPI {
         // A server admin sees every tenant; a tenant's key sees its own.
         api.get("tenants") { request, _ -> Response in
             guard let key = try await auth.identity(of: request) else { throw APIError.unauthenticated }
-            let tenants = try await store.tenants().filter { key.sees($0.slug) && key.role != .delivery }
+            guard key.role != .delivery else { throw APIError.forbidden(needs: KeyRole.reader.rawValue) }
+            let tenants = try await store.tenants().filter { key.sees($0.slug) }
             return .json(.array(tenants.map(\.jsonValue)))
         }
         api.post("tenants") { request, _ -> Response in
@@ -50,10 +51,12 @@ extension AdminAPI {
             let path = try context.environmentPath()
             _ = try await auth.require(.admin, on: path.tenant, request)
             let body = try await body(request, allowed: ["private", "cacheControl"])
-            var settings = try await environment(path).delivery
-            if body.object["private"] != nil { settings.isPrivate = try body.bool("private") }
-            if body.object["cacheControl"] != nil { settings.cacheControl = try body.string("cacheControl") }
-            try await store.setDelivery(settings, of: path)
+            let isPrivate: Bool? = body.object["private"] == nil ? nil : try body.requiredBool("private")
+            let cacheControl: String?? = body.object["cacheControl"] == nil ? nil : .some(try body.string("cacheControl"))
+            try await store.updateDelivery(of: path) { settings in
+                if let isPrivate { settings.isPrivate = isPrivate }
+                if let cacheControl { settings.cacheControl = cacheControl }
+            }
             try await refreshDelivery(of: path)
             return .json(try await environment(path).jsonValue)
         }

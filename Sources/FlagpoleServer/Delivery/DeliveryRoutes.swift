@@ -41,15 +41,22 @@ struct DeliveryRoutes {
             _ = try await auth.require(.delivery, on: path.tenant, request)
         }
         let query = Query(request)
+        let requested = try query.int("revision")
         if let user = try query.user() {
+            guard requested == nil else {
+                throw APIError.invalid("A pinned document (?user=) is always of the current revision; drop ?revision=.")
+            }
             return try await pinned(for: user, in: path, request)
         }
-        let requested = try query.int("revision")
         guard let revision = requested ?? state.revision else { throw StoreError.noRevision(path) }
         let document = try await rendered(revision, of: path)
-        let cacheControl = requested != nil && requested != state.revision
-            ? Self.immutableCacheControl
-            : state.settings.cacheControl ?? (state.settings.isPrivate ? "private, max-age=30" : defaultCacheControl)
+        let isPast = requested != nil && requested != state.revision
+        let cacheControl = switch (isPast, state.settings.isPrivate) {
+        case (true, false): Self.immutableCacheControl
+        // A shared cache must never keep a private document, however old.
+        case (true, true): "private, max-age=31536000, immutable"
+        case (false, _): state.settings.cacheControl ?? (state.settings.isPrivate ? "private, max-age=30" : defaultCacheControl)
+        }
         return Self.response(document, to: request, cacheControl: cacheControl)
     }
 

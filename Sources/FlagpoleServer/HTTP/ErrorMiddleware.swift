@@ -31,7 +31,7 @@ extension APIError {
         case let error as any HTTPResponseError:
             // Hummingbird's own: unmatched routes, and bodies over the limit (NIOTooManyBytesError).
             switch error.status {
-            case .notFound: self.init(.notFound, code: "not_found", "There is nothing at this path. The API's routes are listed in openapi.yaml.")
+            case .notFound: self.init(.notFound, code: "not_found", "There is nothing at this path. The API's routes are listed in openapi.json.")
             case .contentTooLarge: self.init(.contentTooLarge, code: "too_large", "The body is over the server's limit. Send less at once, or raise --max-body-size.")
             default: self.init(error.status, code: "http_\(error.status.code)", (error as? HTTPError)?.body ?? error.status.reasonPhrase)
             }

@@ -58,6 +58,11 @@ struct JSONBody {
         }
     }
 
+    func requiredBool(_ key: String) throws -> Bool {
+        guard case .bool(let value) = object[key] else { throw APIError.invalid("\"\(key)\" must be true or false.", pointer: "/\(key)") }
+        return value
+    }
+
     func requiredInt(_ key: String) throws -> Int {
         guard case .number(let value) = object[key], let int = Int(exactly: value) else {
             throw APIError.invalid("\"\(key)\" must be an integer.", pointer: "/\(key)")

@@ -10,11 +10,13 @@ struct OperationsRoutes {
     let registry: PrometheusCollectorRegistry
 
     func register(on router: Router<BasicRequestContext>) {
-        router.get("healthz") { _, _ -> Response in
+        router.get("healthz") { _, context -> Response in
             do {
                 try await store.checkHealth()
             } catch {
-                return .json(["status": .string("unavailable"), "database": .string("\(error)")], status: .serviceUnavailable)
+                // Anyone may ask: the details go to the log, not to the caller.
+                context.logger.error("Health check failed", metadata: ["error": "\(error)"])
+                throw APIError(.serviceUnavailable, code: "unavailable", "The database cannot be read. The server's log says why.")
             }
             return .json(["status": .string("ok")])
         }

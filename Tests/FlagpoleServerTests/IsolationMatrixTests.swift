@@ -1,0 +1,136 @@
+import FlagpoleCore
+@testable import FlagpoleServer
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Every tenant-scoped route × (no key, another tenant's key, a key with too little role):
+/// 401, 404 and 403, answering nothing of the tenant's data. The routes come from the router
+/// itself, so a new route fails here until its role is listed.
+@Suite("Tenant isolation and roles, route by route")
+struct IsolationMatrixTests {
+    /// The role each tenant-scoped route needs (see `KeyRole`).
+    static let requiredRoles: [String: KeyRole] = [
+        "GET /api/v1/tenants/{tenant}": .reader,
+        "GET /api/v1/tenants/{tenant}/environments": .reader,
+        "POST /api/v1/tenants/{tenant}/environments": .admin,
+        "GET /api/v1/tenants/{tenant}/environments/{env}": .reader,
+        "PATCH /api/v1/tenants/{tenant}/environments/{env}": .admin,
+        "GET /api/v1/tenants/{tenant}/keys": .admin,
+        "POST /api/v1/tenants/{tenant}/keys": .admin,
+        "DELETE /api/v1/tenants/{tenant}/keys/{prefix}": .admin,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/import": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/export": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/revisions": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/diff": .reader,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/rollback": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/features": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}": .reader,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/enable": .editor,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/disable": .editor,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/biases": .editor,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rollout": .editor,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/overrides/{user}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/overrides/{user}": .editor,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/unlocks/{user}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/unlocks/{user}": .editor,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/assignments": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/assignments": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/stats": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/unlocks": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/evaluate": .reader,
+    ]
+
+    /// The routes of the real router that act on one tenant.
+    static var tenantRoutes: [(method: HTTPRequest.Method, template: String)] {
+        get throws {
+            let router = ServerApplication.router(store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
+            return router.routes
+                .map { (method: $0.method, template: $0.path.description) }
+                .filter { $0.template.hasPrefix("/api/v1/tenants/{tenant}") }
+        }
+    }
+
+    @Test("Every tenant-scoped route of the router has its role listed here")
+    func everyRouteIsInTheMatrix() throws {
+        let routes = try Self.tenantRoutes.map { "\($0.method) \($0.template)" }
+        #expect(Set(routes) == Set(Self.requiredRoles.keys), "routes missing from the matrix, or listed but gone")
+    }
+
+    /// `template` with acme's names filled in; `tenant` replaces acme.
+    static func uri(_ template: String, tenant: String = "acme", keyPrefix: String) -> String {
+        let feature = template.contains("unlocks") ? "Example Unlock Flag" : TestServer.abTest
+        return template
+            .replacingOccurrences(of: "{tenant}", with: tenant)
+            .replacingOccurrences(of: "{env}", with: "production")
+            .replacingOccurrences(of: "{feature}", with: segment(feature))
+            .replacingOccurrences(of: "{user}", with: "user-1")
+            .replacingOccurrences(of: "{prefix}", with: keyPrefix)
+            + (template.hasSuffix("/diff") ? "?from=1&to=1" : template.hasSuffix("/evaluate") ? "?user=user-1" : "")
+    }
+
+    /// A key role just below `role` that can act on the tenant, if any.
+    static func roleBelow(_ role: KeyRole) -> KeyRole {
+        switch role {
+        case .admin: .editor
+        case .editor: .reader
+        case .reader, .delivery, .serverAdmin: .delivery
+        }
+    }
+
+    @Test("No key is 401, another tenant's key is the 404 of an unknown tenant, too little role is 403; none writes")
+    func matrix() async throws {
+        let server = try await TestServer()
+        let acmeKeyPrefix = try await server.store.keys(of: .tenant(TenantSlug(rawValue: "acme"))).first!.prefix
+        let before = try await server.store.revisions(of: TestServer.acme)
+        let routes = try Self.tenantRoutes
+        try await server.test { client in
+            for route in routes {
+                let name = "\(route.method) \(route.template)"
+                let role = try #require(Self.requiredRoles[name])
+                let uri = Self.uri(route.template, keyPrefix: acmeKeyPrefix)
+                let body = "{}"
+
+                let anonymous = try await client.send(route.method, uri, body: body)
+                #expect(anonymous.status == .unauthorized, "\(name) without a key")
+                #expect(anonymous.errorCode == "unauthenticated")
+
+                let foreign = try await client.send(route.method, uri, key: server.key("globex", .admin), body: body)
+                let unknown = try await client.send(
+                    route.method, Self.uri(route.template, tenant: "nobody", keyPrefix: acmeKeyPrefix), key: server.key("globex", .admin), body: body)
+                #expect(foreign.status == .notFound, "\(name) with another tenant's key")
+                #expect(foreign.text.replacingOccurrences(of: "acme", with: "nobody").replacing(/"requestId":"[0-9a-f]+"/, with: "")
+                    == unknown.text.replacing(/"requestId":"[0-9a-f]+"/, with: ""), "\(name): another tenant's data looks like no tenant at all")
+
+                let weak = try await client.send(route.method, uri, key: server.key("acme", Self.roleBelow(role)), body: body)
+                #expect(weak.status == .forbidden, "\(name) with a \(Self.roleBelow(role)) key")
+                #expect(!weak.text.contains("Example"))
+
+                let enough = try await client.send(route.method, uri, key: server.key("acme", role), body: body)
+                #expect(![.unauthorized, .forbidden].contains(enough.status), "\(name) with a \(role) key: \(enough.status)")
+            }
+        }
+        // Only the calls with enough role may have written; the refused ones before them did not.
+        #expect(try await server.store.keys(of: .tenant(TenantSlug(rawValue: "globex"))).count == 4)
+        #expect(before.count == 1)
+    }
+
+    @Test("Server routes: listing needs a key; creating tenants needs the server admin key")
+    func serverRoutes() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            #expect(try await client.send(.get, "/api/v1/tenants").status == .unauthorized)
+            #expect(try await client.send(.post, "/api/v1/tenants", body: #"{"slug": "x"}"#).status == .unauthorized)
+            for role in [KeyRole.admin, .editor, .reader, .delivery] {
+                let refused = try await client.send(.post, "/api/v1/tenants", key: server.key("acme", role), body: #"{"slug": "x"}"#)
+                #expect(refused.status == .forbidden, "\(role)")
+            }
+            #expect(try await client.send(.get, "/api/v1/tenants", key: server.key("acme", .delivery)).status == .forbidden)
+            // The server admin acts in every tenant.
+            #expect(try await client.send(.get, "/api/v1/tenants/globex/keys", key: server.serverAdminKey).status == .ok)
+        }
+    }
+}
