@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FlagpoleStoreTests",
-            dependencies: ["FlagpoleStore", "FlagpoleCore"]
+            dependencies: ["FlagpoleStore", "FlagpoleCore", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "FlagpoleServerTests",
