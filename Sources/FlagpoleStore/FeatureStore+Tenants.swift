@@ -59,13 +59,30 @@ extension FeatureStore {
         try await read { db in
             let tenant = try db.scope(of: slug)
             return try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(db).map { record in
-                let scope = EnvironmentScope(record, of: tenant)
-                return Environment(
-                    path: scope.path, createdAt: record.createdAt,
-                    revision: try db.latestRevisionNumber(in: scope),
-                    featureCount: try FeatureRecord.active(in: scope).fetchCount(db),
-                    delivery: DeliverySettings(isPrivate: record.isPrivate, cacheControl: record.cacheControl))
+                try db.environment(record, of: tenant)
             }
         }
+    }
+
+    /// One environment, with its current revision.
+    ///
+    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    public func environment(_ path: EnvironmentPath) async throws -> Environment {
+        try await read { db in
+            let scope = try db.scope(of: path)
+            let record = try EnvironmentRecord.filter(key: scope.id).fetchOne(db)!
+            return try db.environment(record, of: scope.tenant)
+        }
+    }
+}
+
+extension Database {
+    func environment(_ record: EnvironmentRecord, of tenant: TenantScope) throws -> Environment {
+        let scope = EnvironmentScope(record, of: tenant)
+        return Environment(
+            path: scope.path, createdAt: record.createdAt,
+            revision: try latestRevisionNumber(in: scope),
+            featureCount: try FeatureRecord.active(in: scope).fetchCount(self),
+            delivery: DeliverySettings(isPrivate: record.isPrivate, cacheControl: record.cacheControl))
     }
 }

@@ -43,7 +43,7 @@ extension AdminAPI {
         api.get(RouterPath(environmentRoute)) { request, context -> Response in
             let path = try context.environmentPath()
             _ = try await auth.require(.reader, on: path.tenant, request)
-            return .json(try await environment(path).jsonValue)
+            return .json(try await store.environment(path).jsonValue)
         }
         // Delivery settings: `{"private": true, "cacheControl": "public, max-age=60"}`; a field left
         // out keeps its value, and `"cacheControl": null` restores the server's default.
@@ -58,7 +58,7 @@ extension AdminAPI {
                 if let cacheControl { settings.cacheControl = cacheControl }
             }
             try await refreshDelivery(of: path)
-            return .json(try await environment(path).jsonValue)
+            return .json(try await store.environment(path).jsonValue)
         }
 
         api.get("tenants/:tenant/keys") { request, context -> Response in
@@ -85,12 +85,5 @@ extension AdminAPI {
             let key = try await store.revokeKey(try context.decodedParameter("prefix"), of: .tenant(slug))
             return .json(key.jsonValue)
         }
-    }
-
-    private func environment(_ path: EnvironmentPath) async throws -> FlagpoleStore.Environment {
-        guard let environment = try await store.environments(of: path.tenant).first(where: { $0.path == path }) else {
-            throw StoreError.environmentNotFound(path, existing: try await store.environments(of: path.tenant).map(\.path.environment))
-        }
-        return environment
     }
 }
