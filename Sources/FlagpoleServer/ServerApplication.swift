@@ -52,8 +52,10 @@ public enum ServerApplication {
     ) -> some ApplicationProtocol {
         let cache = DeliveryCache()
         let poller = DeliveryPoller(store: store, cache: cache, interval: configuration.pollInterval, logger: logger)
+        let cacheControl = configuration.defaultCacheControl
         return Application(
             router: router(store: store, cache: cache, configuration: configuration, registry: registry),
+            server: .http1(configuration: .init(additionalChannelHandlers: [DeliveryFastPath(cache: cache, defaultCacheControl: cacheControl)])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
             services: [poller],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

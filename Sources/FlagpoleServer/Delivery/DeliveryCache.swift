@@ -24,6 +24,8 @@ struct RenderedDocument: Sendable {
 
     /// Whether an `If-None-Match` value names this document (weak comparison, as for GET).
     func matches(_ ifNoneMatch: String) -> Bool {
+        // The usual case, a cache sending back the one tag it holds, without parsing.
+        if ifNoneMatch == etag || ifNoneMatch == gzipETag { return true }
         if ifNoneMatch.trimmingCharacters(in: .whitespaces) == "*" { return true }
         return ifNoneMatch.split(separator: ",").contains { candidate in
             var tag = candidate.trimmingCharacters(in: .whitespaces)

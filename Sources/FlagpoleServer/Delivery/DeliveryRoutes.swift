@@ -19,7 +19,7 @@ struct DeliveryRoutes {
     /// A pinned document is one user's: no shared cache may keep it.
     static let pinnedCacheControl = "private, no-store"
 
-    private static let cacheHits = Counter(label: "flagpole_delivery_cache_hits_total")
+    static let cacheHits = Counter(label: "flagpole_delivery_cache_hits_total")
     private static let cacheMisses = Counter(label: "flagpole_delivery_cache_misses_total")
 
     func register(on router: Router<BasicRequestContext>) {
@@ -55,7 +55,7 @@ struct DeliveryRoutes {
         case (true, false): Self.immutableCacheControl
         // A shared cache must never keep a private document, however old.
         case (true, true): "private, max-age=31536000, immutable"
-        case (false, _): state.settings.cacheControl ?? (state.settings.isPrivate ? "private, max-age=30" : defaultCacheControl)
+        case (false, _): Self.currentCacheControl(state, default: defaultCacheControl)
         }
         return Self.response(document, to: request, cacheControl: cacheControl)
     }
@@ -87,19 +87,31 @@ struct DeliveryRoutes {
     }
 
     static func response(_ document: RenderedDocument, to request: Request, cacheControl: String) -> Response {
-        let gzip = request.headers[.acceptEncoding].map(acceptsGzip) ?? false
+        let (head, body) = answer(document, to: request.headers, cacheControl: cacheControl)
+        return Response(status: head.status, headers: head.headerFields, body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+    }
+
+    /// The answer to a GET of `document` with `requestHeaders`: a 304 head alone, or a 200 head
+    /// and the body in the encoding asked for. Shared by the router and `DeliveryFastPath`.
+    static func answer(_ document: RenderedDocument, to requestHeaders: HTTPFields, cacheControl: String) -> (HTTPResponse, ByteBuffer?) {
+        let gzip = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false
         var headers: HTTPFields = [
             .eTag: gzip ? document.gzipETag : document.etag,
             .cacheControl: cacheControl,
             .vary: "Accept-Encoding",
             .revision: String(document.revision),
         ]
-        if let tags = request.headers[.ifNoneMatch], document.matches(tags) {
-            return Response(status: .notModified, headers: headers)
+        if let tags = requestHeaders[.ifNoneMatch], document.matches(tags) {
+            return (HTTPResponse(status: .notModified, headerFields: headers), nil)
         }
         headers[.contentType] = "application/json"
         if gzip { headers[.contentEncoding] = "gzip" }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: gzip ? document.gzipBody : document.body))
+        return (HTTPResponse(status: .ok, headerFields: headers), gzip ? document.gzipBody : document.body)
+    }
+
+    /// `Cache-Control` of the current revision of an environment in `state`.
+    static func currentCacheControl(_ state: DeliveryState, default defaultCacheControl: String) -> String {
+        state.settings.cacheControl ?? (state.settings.isPrivate ? "private, max-age=30" : defaultCacheControl)
     }
 
     /// Whether an `Accept-Encoding` value admits gzip (`gzip`, or `*`, with a non-zero q).

@@ -1,0 +1,118 @@
+import FlagpoleCore
+@testable import FlagpoleServer
+import FlagpoleStore
+import Foundation
+import Glibc
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+/// The whole application on a real port: delivery answered by `DeliveryFastPath` must be the
+/// router's answer, byte for byte and header for header.
+@Suite("Delivery on the event loop (DeliveryFastPath)")
+struct DeliveryFastPathTests {
+    static let url = "/t/acme/production/features.json"
+
+    func live<Value: Sendable>(_ server: TestServer, _ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let application = ServerApplication.make(
+            store: server.store, configuration: ServerConfiguration(port: 0, accessLogLevel: .debug), registry: testRegistry,
+            logger: Logger(label: "test"))
+        return try await application.test(.live, test)
+    }
+
+    @Test("Once rendered, the document is answered with the router's headers and bytes, 304 and gzip included")
+    func sameAnswerAsTheRouter() async throws {
+        let server = try await TestServer()
+        let exported = try await server.store.revision(of: TestServer.acme).document
+        let routed = try await server.test { client in
+            (try await client.send(.get, Self.url), try await client.send(.get, Self.url, headers: [.acceptEncoding: "gzip"]))
+        }
+        try await live(server) { client in
+            _ = try await client.send(.get, Self.url) // rendered by the router, then cached
+            let hitsBefore = try await client.send(.get, "/metrics").text.firstMatch(of: /flagpole_delivery_cache_hits_total ([0-9]+)/).map { Int($0.1)! } ?? 0
+            let fast = try await client.send(.get, Self.url)
+            #expect(fast.status == .ok)
+            #expect(fast.bytes == exported)
+            for name in [HTTPField.Name.eTag, .cacheControl, .vary, .contentType, .revision] {
+                #expect(fast.headers[name] == routed.0.headers[name], "\(name)")
+            }
+            #expect(fast.headers[.date] != nil)
+            #expect(fast.headers[.contentLength] == String(exported.count))
+            let gzip = try await client.send(.get, Self.url, headers: [.acceptEncoding: "gzip"])
+            #expect(gzip.headers[.contentEncoding] == "gzip")
+            #expect(gzip.bytes == routed.1.bytes)
+            let notModified = try await client.send(.get, Self.url, headers: [.ifNoneMatch: fast.headers[.eTag]!])
+            #expect(notModified.status == .notModified)
+            #expect(notModified.body.readableBytes == 0)
+            let hitsAfter = try await client.send(.get, "/metrics").text.firstMatch(of: /flagpole_delivery_cache_hits_total ([0-9]+)/).map { Int($0.1)! } ?? 0
+            #expect(hitsAfter - hitsBefore >= 3, "the fast path counts its answers")
+        }
+    }
+
+    @Test("Private environments, query strings and writes still go through the router")
+    func routerStillDecides() async throws {
+        let server = try await TestServer()
+        try await live(server) { client in
+            _ = try await client.send(.get, Self.url)
+            let patched = try await client.send(
+                .patch, "/api/v1/tenants/acme/environments/production", key: server.key("acme", .admin), body: #"{"private": true}"#)
+            #expect(patched.status == .ok)
+            #expect(try await client.send(.get, Self.url).status == .unauthorized, "a private document is never answered from memory")
+            #expect(try await client.send(.get, Self.url, key: server.key("acme", .delivery)).status == .ok)
+            let pinned = try await client.send(.get, Self.url + "?user=u1", key: server.key("acme", .delivery))
+            #expect(pinned.headers[.cacheControl] == "private, no-store")
+        }
+    }
+
+    @Test("Pipelined requests are answered in order, even when the first one needs the router")
+    func pipelinedRequestsKeepTheirOrder() async throws {
+        let server = try await TestServer()
+        try await live(server) { client in
+            _ = try await client.send(.get, Self.url) // cached, so the second request could be answered at once
+            let port = try #require(client.port)
+            let raw = try await Task.detached {
+                try RawHTTP.exchange(port: port, requests: [
+                    "GET \(Self.url)?user=pipelined HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    "GET \(Self.url) HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                ], until: { $0.components(separatedBy: "HTTP/1.1 200").count - 1 >= 2 && $0.hasSuffix("}\n") })
+            }.value
+            let privateAt = try #require(raw.range(of: "private, no-store"))
+            let publicAt = try #require(raw.range(of: "public, max-age=30"))
+            #expect(privateAt.lowerBound < publicAt.lowerBound, "the pinned answer comes first, as it was asked first")
+        }
+    }
+}
+
+/// A TCP client that writes requests in one go (HTTP pipelining), which no HTTP client here does.
+enum RawHTTP {
+    struct Failed: Error { let reason: String }
+
+    static func exchange(port: Int, requests: [String], until isComplete: (String) -> Bool) throws -> String {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Failed(reason: "socket") }
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failed(reason: "connect") }
+        let bytes = Array(requests.joined().utf8)
+        guard send(socket, bytes, bytes.count, 0) == bytes.count else { throw Failed(reason: "send") }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while !isComplete(String(decoding: received, as: UTF8.self)) {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { throw Failed(reason: "recv returned \(count) after \(received.count) bytes") }
+            received += buffer[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}
