@@ -70,6 +70,14 @@ final class DeliveryCache: Sendable {
         state.withLock { $0.documents[key] }
     }
 
+    /// The environment's state and its current revision's document if rendered, in one lookup.
+    func currentDocument(_ path: EnvironmentPath) -> (DeliveryState, RenderedDocument?)? {
+        state.withLock { state in
+            guard let current = state.current[path] else { return nil }
+            return (current, current.revision.flatMap { state.documents[Key(path: path, revision: $0)] })
+        }
+    }
+
     func setCurrent(_ delivery: DeliveryState, of path: EnvironmentPath) {
         state.withLock { state in
             state.current[path] = delivery

@@ -64,8 +64,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         // Closing or upgrading the connection is the router's business.
         guard request.method == .get, request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
               let path = Self.environmentPath(request.path ?? ""),
-              let state = cache.current(path), !state.settings.isPrivate, let revision = state.revision,
-              let document = cache.document(DeliveryCache.Key(path: path, revision: revision))
+              let (state, document) = cache.currentDocument(path), !state.settings.isPrivate, let document
         else { return nil }
         return DeliveryRoutes.answer(
             document, to: request.headerFields, cacheControl: DeliveryRoutes.currentCacheControl(state, default: defaultCacheControl))

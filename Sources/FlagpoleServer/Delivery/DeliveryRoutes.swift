@@ -116,7 +116,7 @@ struct DeliveryRoutes {
 
     /// Whether an `Accept-Encoding` value admits gzip (`gzip`, or `*`, with a non-zero q).
     static func acceptsGzip(_ value: String) -> Bool {
-        value.split(separator: ",").contains { item in
+        return value.split(separator: ",").contains { item in
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard let coding = parts.first, coding == "gzip" || coding == "*" else { return false }
             return !parts.dropFirst().contains { $0 == "q=0" || $0 == "q=0.0" || $0 == "q=0.00" || $0 == "q=0.000" }
