@@ -29,9 +29,10 @@ struct DeliveryRoutes {
     }
 
     func deliver(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let path = try context.environmentPath()
+        let path: EnvironmentPath
         let state: DeliveryState
         do {
+            path = try context.environmentPath()
             state = try await currentState(of: path)
         } catch StoreError.tenantNotFound, StoreError.environmentNotFound {
             // Anyone may ask: the answer names no tenant's other environments.

@@ -56,9 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        var greeting: @Sendable (String) -> String = { _ in "" }
-        if demo { greeting = try await loadDemo(into: store) }
-        let tryThis = greeting
+        let tryThis: @Sendable (String) -> String
+        if demo { tryThis = try await loadDemo(into: store) } else { tryThis = { _ in "" } }
         let configuration = ServerConfiguration(
             host: host, port: port, maxBodySize: maxBodySize, defaultCacheControl: cacheControl,
             pollInterval: .milliseconds(pollInterval), accessLogLevel: .info)
