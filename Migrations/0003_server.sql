@@ -22,3 +22,6 @@ CREATE INDEX api_keys_by_tenant ON api_keys (tenant_id, id);
 ALTER TABLE environments ADD COLUMN is_private INTEGER NOT NULL DEFAULT 0 CHECK (is_private IN (0, 1));
 -- NULL: the server's default Cache-Control for shared documents.
 ALTER TABLE environments ADD COLUMN cache_control TEXT;
+-- Counts changes of the two settings above. With the revision number, which only grows too, it
+-- orders readings of an environment's delivery state, so a server never goes back to an older one.
+ALTER TABLE environments ADD COLUMN delivery_version INTEGER NOT NULL DEFAULT 0;

@@ -6,6 +6,20 @@ import GRDB
 public struct DeliveryState: Hashable, Sendable {
     public var revision: Int?
     public var settings: DeliverySettings
+    /// Grows with every change of `settings`.
+    public var settingsVersion: Int
+
+    public init(revision: Int?, settings: DeliverySettings, settingsVersion: Int) {
+        self.revision = revision
+        self.settings = settings
+        self.settingsVersion = settingsVersion
+    }
+
+    /// Whether this reading is at least as recent as `other`: revisions and settings versions
+    /// only grow, so an older reading is behind in one of them.
+    public func isAtLeastAsRecent(as other: DeliveryState) -> Bool {
+        (revision ?? 0) >= (other.revision ?? 0) && settingsVersion >= other.settingsVersion
+    }
 }
 
 extension FeatureStore {
@@ -14,13 +28,14 @@ extension FeatureStore {
     public func deliveryStates() async throws -> [EnvironmentPath: DeliveryState] {
         try await read { db in
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT t.slug, e.name, e.is_private, e.cache_control,
+                SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
                        (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
                 FROM environments e JOIN tenants t ON t.id = e.tenant_id
                 """))
             return Dictionary(uniqueKeysWithValues: rows.map { row in
                 let path = EnvironmentPath(tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1]))
-                return (path, DeliveryState(revision: row[4], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3])))
+                return (path, DeliveryState(
+                    revision: row[5], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3]), settingsVersion: row[4]))
             })
         }
     }
@@ -31,7 +46,11 @@ extension FeatureStore {
     public func deliveryState(of path: EnvironmentPath) async throws -> DeliveryState {
         try await read { db in
             let scope = try db.scope(of: path)
-            return DeliveryState(revision: try db.latestRevisionNumber(in: scope), settings: try db.deliverySettings(in: scope))
+            let row = try Row.fetchOne(
+                db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?", arguments: [scope.id])!
+            return DeliveryState(
+                revision: try db.latestRevisionNumber(in: scope), settings: DeliverySettings(isPrivate: row[0], cacheControl: row[1]),
+                settingsVersion: row[2])
         }
     }
 
@@ -53,9 +72,14 @@ extension FeatureStore {
                 guard (1...256).contains(value.utf8.count), value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
                     throw StoreError.invalidCacheControl(value)
                 }
+                // A shared cache may keep a `public` answer to a request with a key and hand it to anyone.
+                let lowercased = value.lowercased()
+                guard !settings.isPrivate || !(lowercased.contains("public") || lowercased.contains("s-maxage")) else {
+                    throw StoreError.publicCacheControlOnPrivate(value)
+                }
             }
             try db.execute(
-                sql: "UPDATE environments SET is_private = ?, cache_control = ? WHERE id = ?",
+                sql: "UPDATE environments SET is_private = ?, cache_control = ?, delivery_version = delivery_version + 1 WHERE id = ?",
                 arguments: [settings.isPrivate, settings.cacheControl, scope.id])
             return settings
         }

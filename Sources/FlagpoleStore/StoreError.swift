@@ -27,6 +27,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidKeyRole(KeyRole, owner: KeyOwner)
     /// A delivery setting the server could not send as given.
     case invalidCacheControl(String)
+    /// A private environment's documents must not be kept by shared caches.
+    case publicCacheControlOnPrivate(String)
     /// The database was migrated by a newer Flagpole.
     case databaseTooNew(unknownMigrations: [String])
     case cannotOpen(path: String, reason: String)
@@ -75,6 +77,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 : "A tenant key cannot be a server admin. Use admin, editor, reader or delivery, or make a server key with --server-admin."
         case .invalidCacheControl(let value):
             "\"\(value)\" is not a usable Cache-Control value: it must be 1 to 256 printable ASCII characters. Example: \"public, max-age=60\"."
+        case .publicCacheControlOnPrivate(let value):
+            "A private environment cannot be served with Cache-Control \"\(value)\": a shared cache would hand the document to anyone. Use a private value, such as \"private, max-age=30\", or null for the default."
         case .databaseTooNew(let unknown):
             "This database was migrated by a newer version of Flagpole (it has migrations \(unknown.joined(separator: ", ")) that this version does not know). Upgrade Flagpole to open it."
         case .cannotOpen(let path, let reason):

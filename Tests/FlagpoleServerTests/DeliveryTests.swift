@@ -133,6 +133,10 @@ struct DeliveryTests {
             #expect(!anonymous.text.contains("Example"))
             let foreign = try await client.send(.get, Self.url, key: server.key("globex", .admin))
             #expect(foreign.status == .notFound)
+            let unknown = try await client.send(.get, "/t/acme/nope/features.json", key: server.key("globex", .admin))
+            #expect(foreign.errorCode == unknown.errorCode)
+            #expect(try foreign.json["error"]?["message"]?.string?.replacingOccurrences(of: "production", with: "nope")
+                == unknown.json["error"]?["message"]?.string, "another tenant's private environment looks like none")
             let revoked = try await server.store.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery)
             try await server.store.revokeKey(revoked.info.prefix, of: .tenant(TenantSlug(rawValue: "acme")))
             #expect(try await client.send(.get, Self.url, key: revoked.secret).status == .unauthorized)
@@ -143,6 +147,15 @@ struct DeliveryTests {
             _ = try await client.send(.post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/disable", key: server.key("acme", .editor))
             let past = try await client.send(.get, Self.url + "?revision=1", key: server.key("acme", .delivery))
             #expect(past.headers[.cacheControl] == "private, max-age=31536000, immutable", "no shared cache keeps a private document")
+            // Nor may a setting make it public, in either order.
+            let admin = server.key("acme", .admin)
+            let publicOnPrivate = try await client.send(
+                .patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"cacheControl": "public, max-age=600"}"#)
+            #expect(publicOnPrivate.status == .unprocessableContent)
+            _ = try await client.send(.patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"private": false, "cacheControl": "public, s-maxage=60"}"#)
+            let privateWithPublic = try await client.send(.patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"private": true}"#)
+            #expect(privateWithPublic.status == .unprocessableContent)
+            #expect(try await client.send(.get, Self.url).headers[.cacheControl] == "public, s-maxage=60", "a refused change changes nothing")
         }
     }
 

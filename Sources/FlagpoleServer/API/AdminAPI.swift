@@ -32,14 +32,16 @@ struct AdminAPI: Sendable {
             actor: key.actor, expectedRevision: try request.expectedRevision())
     }
 
-    /// After a write, deliveries of `path` serve the new revision at once.
-    func refreshDelivery(of path: EnvironmentPath) async throws {
-        cache.setCurrent(try await store.deliveryState(of: path), of: path)
+    /// After a write, deliveries of `path` serve the new revision at once. The write has
+    /// committed: if this read fails, the poller catches up within its interval, and the
+    /// client still hears that the write succeeded.
+    func refreshDelivery(of path: EnvironmentPath) async {
+        if let state = try? await store.deliveryState(of: path) { cache.setCurrent(state, of: path) }
     }
 
     /// An edit's answer; an applied one refreshes delivery first.
     func respond(to outcome: EditOutcome, of path: EnvironmentPath, isDryRun: Bool) async throws -> Response {
-        if outcome.isApplied { try await refreshDelivery(of: path) }
+        if outcome.isApplied { await refreshDelivery(of: path) }
         return .json(outcome.jsonValue(isDryRun: isDryRun))
     }
 }

@@ -25,7 +25,7 @@ extension AdminAPI {
             let outcome = try await store.importDocument(bytes, into: path, options: options)
             if case .applied = outcome.status {
                 Self.imports.increment()
-                try await refreshDelivery(of: path)
+                await refreshDelivery(of: path)
             }
             return .json(outcome.jsonValue)
         }

@@ -57,7 +57,7 @@ extension AdminAPI {
                 if let isPrivate { settings.isPrivate = isPrivate }
                 if let cacheControl { settings.cacheControl = cacheControl }
             }
-            try await refreshDelivery(of: path)
+            await refreshDelivery(of: path)
             return .json(try await store.environment(path).jsonValue)
         }
 

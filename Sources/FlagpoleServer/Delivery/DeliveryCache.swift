@@ -50,8 +50,13 @@ final class DeliveryCache: Sendable {
     private struct State {
         var current: [EnvironmentPath: DeliveryState] = [:]
         var documents: [Key: RenderedDocument] = [:]
-        /// Counts refreshes of single environments, so a slow poll never undoes a newer one.
-        var generation = 0
+
+        /// Keeps `reading` unless the state held is more recent: reads that finish out of
+        /// order (a poll and a refresh after a write) never take delivery back in time.
+        mutating func merge(_ reading: DeliveryState, of path: EnvironmentPath) {
+            if let held = current[path], !reading.isAtLeastAsRecent(as: held) { return }
+            current[path] = reading
+        }
     }
 
     private let state = Mutex(State())
@@ -78,35 +83,25 @@ final class DeliveryCache: Sendable {
         }
     }
 
+    /// Takes a reading of one environment's state, unless a more recent one is held.
     func setCurrent(_ delivery: DeliveryState, of path: EnvironmentPath) {
-        state.withLock { state in
-            state.current[path] = delivery
-            state.generation += 1
-        }
+        state.withLock { $0.merge(delivery, of: path) }
     }
 
-    var generation: Int {
-        state.withLock { $0.generation }
-    }
-
-    /// Replaces every environment's state with a reading of the store begun at `generation`,
-    /// unless an environment was refreshed since (the next reading will include it).
-    func replaceCurrent(with states: [EnvironmentPath: DeliveryState], readAt generation: Int) {
+    /// Takes a reading of every environment's state, keeping any more recent one held.
+    func setCurrent(_ states: [EnvironmentPath: DeliveryState]) {
         state.withLock { state in
-            guard state.generation == generation else { return }
-            state.current = states
+            for (path, reading) in states { state.merge(reading, of: path) }
         }
     }
 
     func insert(_ document: RenderedDocument, for key: Key) {
         state.withLock { state in
             state.documents[key] = document
-            guard state.documents.count > state.current.count + pastRevisionLimit else { return }
-            // Evict the oldest past revisions; the current ones stay.
-            let past = state.documents.keys
-                .filter { state.current[$0.path]?.revision != $0.revision }
-                .sorted { $0.revision < $1.revision }
-            for key in past.prefix(state.documents.count - state.current.count - pastRevisionLimit) {
+            // Evict the oldest past revisions beyond the limit; the current ones stay.
+            let past = state.documents.keys.filter { state.current[$0.path]?.revision != $0.revision }
+            guard past.count > pastRevisionLimit else { return }
+            for key in past.sorted(by: { $0.revision < $1.revision }).prefix(past.count - pastRevisionLimit) {
                 state.documents[key] = nil
             }
         }

@@ -25,9 +25,8 @@ struct DeliveryPoller: Service {
     }
 
     func refresh() async {
-        let generation = cache.generation
         do {
-            cache.replaceCurrent(with: try await store.deliveryStates(), readAt: generation)
+            cache.setCurrent(try await store.deliveryStates())
         } catch {
             // Serving what is cached beats failing; the next poll tries again.
             logger.warning("Could not read the delivery state", metadata: ["error": "\(error)"])

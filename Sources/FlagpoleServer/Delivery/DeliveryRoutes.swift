@@ -34,12 +34,13 @@ struct DeliveryRoutes {
         do {
             path = try context.environmentPath()
             state = try await currentState(of: path)
+            if state.settings.isPrivate {
+                _ = try await auth.require(.delivery, on: path.tenant, request)
+            }
         } catch StoreError.tenantNotFound, StoreError.environmentNotFound {
-            // Anyone may ask: the answer names no tenant's other environments.
+            // Anyone may ask: the answer names no environment, and another tenant's private one
+            // looks like none at all.
             throw APIError(.notFound, code: "not_found", "There is no document at \(request.uri.path). Check the tenant and environment names.")
-        }
-        if state.settings.isPrivate {
-            _ = try await auth.require(.delivery, on: path.tenant, request)
         }
         let query = Query(request)
         let requested = try query.int("revision")

@@ -57,7 +57,7 @@ extension APIError {
             self.init(.unprocessableContent, code: "invalid_document", message, details: [
                 "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
             ])
-        case .notAnUnlockFlag, .unreachableVariation, .testDisabled, .invalidKeyRole, .invalidCacheControl:
+        case .notAnUnlockFlag, .unreachableVariation, .testDisabled, .invalidKeyRole, .invalidCacheControl, .publicCacheControlOnPrivate:
             self.init(.unprocessableContent, code: "invalid", message)
         case .busy:
             self.init(.serviceUnavailable, code: "busy", message)

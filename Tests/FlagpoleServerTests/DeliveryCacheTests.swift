@@ -1,0 +1,37 @@
+import FlagpoleCore
+@testable import FlagpoleServer
+import FlagpoleStore
+import Testing
+
+@Suite("The delivery cache")
+struct DeliveryCacheTests {
+    let path = EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: .production)
+
+    func state(revision: Int?, isPrivate: Bool = false, version: Int = 0) -> DeliveryState {
+        DeliveryState(revision: revision, settings: DeliverySettings(isPrivate: isPrivate), settingsVersion: version)
+    }
+
+    @Test("A reading that finishes late never takes delivery back to an older revision or older settings")
+    func readingsOnlyMoveForward() {
+        let cache = DeliveryCache()
+        cache.setCurrent(state(revision: 3, isPrivate: true, version: 2), of: path)
+        cache.setCurrent(state(revision: 2, isPrivate: true, version: 2), of: path)
+        cache.setCurrent([path: state(revision: 3, isPrivate: false, version: 1)])
+        #expect(cache.current(path) == state(revision: 3, isPrivate: true, version: 2))
+        cache.setCurrent([path: state(revision: 4, isPrivate: true, version: 2)])
+        #expect(cache.current(path)?.revision == 4)
+        cache.setCurrent(state(revision: 4, isPrivate: false, version: 3), of: path)
+        #expect(cache.current(path)?.settings.isPrivate == false)
+    }
+
+    @Test("Past revisions beyond the limit are evicted, oldest first; current documents stay")
+    func eviction() throws {
+        let cache = DeliveryCache(pastRevisionLimit: 3)
+        cache.setCurrent(state(revision: 10), of: path)
+        for revision in 1...10 {
+            cache.insert(try RenderedDocument(revision: revision, bytes: Array("{\"r\": \(revision)}".utf8)), for: .init(path: path, revision: revision))
+        }
+        let kept = (1...10).filter { cache.document(.init(path: path, revision: $0)) != nil }
+        #expect(kept == [7, 8, 9, 10])
+    }
+}
