@@ -71,24 +71,21 @@ struct JSONBody {
     }
 
     func numbers(_ key: String) throws -> [Double] {
-        guard case .array(let items) = object[key] else {
-            throw APIError.invalid("\"\(key)\" must be an array of numbers.", pointer: "/\(key)")
-        }
-        return try items.enumerated().map { index, item in
-            guard case .number(let value) = item else {
-                throw APIError.invalid("\"\(key)\"[\(index)] must be a number.", pointer: "/\(key)/\(index)")
-            }
-            return value
-        }
+        try array(key, of: ("a number", "numbers")) { if case .number(let value) = $0 { value } else { nil } }
     }
 
     func strings(_ key: String) throws -> [String] {
+        try array(key, of: ("a string", "strings")) { if case .string(let value) = $0 { value } else { nil } }
+    }
+
+    /// The array at `key`, each element read by `element` (`nil`: the wrong type).
+    private func array<Element>(_ key: String, of kind: (one: String, many: String), _ element: (JSONValue) -> Element?) throws -> [Element] {
         guard case .array(let items) = object[key] else {
-            throw APIError.invalid("\"\(key)\" must be an array of strings.", pointer: "/\(key)")
+            throw APIError.invalid("\"\(key)\" must be an array of \(kind.many).", pointer: "/\(key)")
         }
         return try items.enumerated().map { index, item in
-            guard case .string(let value) = item else {
-                throw APIError.invalid("\"\(key)\"[\(index)] must be a string.", pointer: "/\(key)/\(index)")
+            guard let value = element(item) else {
+                throw APIError.invalid("\"\(key)\"[\(index)] must be \(kind.one).", pointer: "/\(key)/\(index)")
             }
             return value
         }
