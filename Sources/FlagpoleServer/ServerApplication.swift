@@ -69,11 +69,13 @@ public enum ServerApplication {
         // Middlewares first: the router wraps each route as it is added, and unmatched paths too.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware(level: configuration.accessLogLevel))
-        router.add(middleware: ErrorMiddleware())
+        let allowedMethods = AllowedMethods()
+        router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         let auth = Authenticator(store: store)
         DeliveryRoutes(store: store, cache: cache, auth: auth, defaultCacheControl: configuration.defaultCacheControl).register(on: router)
         AdminAPI(store: store, auth: auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
+        allowedMethods.record(router)
         return router
     }
 }

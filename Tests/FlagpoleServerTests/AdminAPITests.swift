@@ -278,6 +278,14 @@ struct AdminAPITests {
             let badIfMatch = try await client.send(.post, "\(Self.abTest)/disable", key: editor, headers: [.ifMatch: "W/\"x\""])
             #expect(badIfMatch.status == .badRequest)
             #expect(try await client.send(.get, "/api/v1/nothing", key: editor).status == .notFound)
+            // A known path with another method is 405, naming the methods it takes.
+            let trace = try await client.send(.trace, "/healthz")
+            #expect(trace.status == .methodNotAllowed)
+            #expect(trace.headers[.allow] == "GET, HEAD")
+            let delete = try await client.send(.delete, "/api/v1/tenants/acme/environments/production/features/x", key: editor)
+            #expect(delete.status == .methodNotAllowed)
+            #expect(delete.errorCode == "method_not_allowed")
+            #expect(try await client.send(.delete, "/api/v1/tenants/acme/environments/production/features/x/y/z", key: editor).status == .notFound)
             #expect(try await client.send(.get, Self.environment, key: "fp_not-a-key").status == .unauthorized)
             #expect(try await client.send(.get, Self.environment, headers: [.authorization: "Basic abc"]).status == .unauthorized)
             // Every error has the one shape, with the request id of the log.

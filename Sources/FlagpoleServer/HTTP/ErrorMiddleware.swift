@@ -8,11 +8,19 @@ import Logging
 /// `500`: the store's and the core's errors are the client's to fix (4xx), and anything else
 /// is logged with the request id and answered as a server fault.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let allowedMethods: AllowedMethods
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            let apiError = APIError(error)
+            var apiError = APIError(error)
+            if apiError.status == .notFound, context.endpointPath == "NotFound", let methods = allowedMethods.methods(for: request.uri.path) {
+                apiError = APIError(
+                    .methodNotAllowed, code: "method_not_allowed",
+                    "\(request.uri.path) does not take \(request.method); it takes \(methods.map(\.rawValue).joined(separator: ", ")).")
+                apiError.headers[.allow] = methods.map(\.rawValue).joined(separator: ", ")
+            }
             if apiError.status.kind == .serverError {
                 context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             }
