@@ -26,10 +26,9 @@ extension FeatureRecord {
 extension Database {
     /// The number of the environment's latest revision, `nil` before the first import.
     func latestRevisionNumber(in scope: EnvironmentScope) throws -> Int? {
-        try RevisionRecord.owned(by: scope.tenant)
-            .filter(RevisionRecord.Columns.environmentID == scope.id)
-            .select(max(RevisionRecord.Columns.number), as: Int?.self)
-            .fetchOne(self) ?? nil
+        try Int.fetchOne(
+            cachedStatement(sql: "SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?"),
+            arguments: [scope.tenant.id, scope.id])
     }
 
     /// Revision `number` of the environment, or the latest when `number` is `nil`.

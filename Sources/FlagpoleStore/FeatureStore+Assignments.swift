@@ -18,13 +18,34 @@ extension FeatureStore {
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
             let revision = try db.latestRevisionNumber(in: scope) ?? 0
             var summary = AssignmentSummary(recorded: 0, known: 0)
-            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) { assignment, isNew in
+            let now = Date()
+            guard users.count > Self.directAssignmentLimit else {
+                // A few users, as an app or the API sends them: cached statements, user by user,
+                // cost less than preparing the staging statements of a bulk assignment.
+                let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: now)
+                for user in users {
+                    if let known = try db.assignment(of: user, in: stored) {
+                        summary.known += 1
+                        report?(known)
+                    } else {
+                        // Recorded first: `report?(…)` would skip evaluating its argument without a report.
+                        let recorded = try writer.recordFirst(user, in: stored)
+                        summary.recorded += 1
+                        report?(recorded)
+                    }
+                }
+                return summary
+            }
+            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: now).record(users) { assignment, isNew in
                 if isNew { summary.recorded += 1 } else { summary.known += 1 }
                 report?(assignment)
             }
             return summary
         }
     }
+
+    /// Up to this many users are recorded one by one; more are staged and copied in bulk.
+    static let directAssignmentLimit = 64
 
     /// Assignment events of an environment, newest first.
     ///

@@ -180,16 +180,15 @@ extension Database {
     ///
     /// - throws: `StoreError.featureNotFound`.
     func storedFeature(named name: String, in scope: EnvironmentScope, includingArchived: Bool = false) throws -> StoredFeature {
-        let features = includingArchived
-            ? FeatureRecord.owned(by: scope.tenant).filter(FeatureRecord.Columns.environmentID == scope.id)
-            : FeatureRecord.active(in: scope)
-        guard let record = try features.filter(FeatureRecord.Columns.name == name).fetchOne(self) else {
-            throw StoreError.featureNotFound(scope.path, name: name)
-        }
-        let variations = try VariationRecord.owned(by: scope.tenant)
-            .filter(VariationRecord.Columns.featureID == record.id!)
-            .order(VariationRecord.Columns.position)
-            .fetchAll(self)
+        // Every per-user write (assign, a pinned fetch, an override) starts here: cached
+        // statements, rather than SQL generated anew by the query interface each time.
+        let sql = "SELECT * FROM features WHERE tenant_id = ? AND environment_id = ? AND name = ?"
+        let record = try FeatureRecord.fetchOne(
+            cachedStatement(sql: includingArchived ? sql : sql + " AND archived_at IS NULL"), arguments: [scope.tenant.id, scope.id, name])
+        guard let record else { throw StoreError.featureNotFound(scope.path, name: name) }
+        let variations = try VariationRecord.fetchAll(
+            cachedStatement(sql: "SELECT * FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position"),
+            arguments: [scope.tenant.id, record.id!])
         return StoredFeature(id: record.id!, salt: record.salt, position: record.position, feature: try record.feature(variations: variations))
     }
 }

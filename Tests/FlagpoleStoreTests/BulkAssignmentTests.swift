@@ -10,25 +10,30 @@ import Testing
 struct BulkAssignmentTests {
     static let test = #"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [20, 30, 50]}]}"#
 
-    @Test("A user listed twice is recorded once; the second listing reads as known, on both paths", arguments: [false, true])
-    func duplicates(hasRecordedUsers: Bool) async throws {
+    @Test(
+        "A user listed twice is recorded once; the second listing reads as known, on every path",
+        arguments: [false, true], [false, true])
+    func duplicates(hasRecordedUsers: Bool, isBulk: Bool) async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.test)
         if hasRecordedUsers { _ = try await store.assign([UserID(rawValue: "earlier")], to: "t", in: .acmeProduction) }
-        let users = ["a", "b", "a", "earlier", "c", "b"].map(UserID.init(rawValue:))
+        // Past the direct path's limit, the list is staged and copied in bulk.
+        let fillers = isBulk ? UserID.numbered(FeatureStore.directAssignmentLimit, prefix: "filler") : []
+        let users = ["a", "b", "a", "earlier", "c", "b"].map(UserID.init(rawValue:)) + fillers
         let reported = Collected<Assignment>()
 
         let summary = try await store.assign(users, to: "t", in: .acmeProduction) { reported.append($0) }
 
         // "earlier" is new too when it was not recorded before.
-        #expect(summary == (hasRecordedUsers ? AssignmentSummary(recorded: 3, known: 3) : AssignmentSummary(recorded: 4, known: 2)))
+        let expected = hasRecordedUsers ? AssignmentSummary(recorded: 3, known: 3) : AssignmentSummary(recorded: 4, known: 2)
+        #expect(summary == AssignmentSummary(recorded: expected.recorded + fillers.count, known: expected.known))
         #expect(reported.all.map(\.user) == users)
         let recorded = try await store.recordedAssignments(of: "t")
-        #expect(Set(recorded.keys) == Set(["a", "b", "c", "earlier"].map(UserID.init(rawValue:))))
+        #expect(Set(recorded.keys) == Set(["a", "b", "c", "earlier"].map(UserID.init(rawValue:)) + fillers))
         for assignment in reported.all { #expect(recorded[assignment.user] == assignment) }
         let firsts = try await store.allAssignmentEvents().filter { $0.reason == .first }
-        #expect(firsts.count == 4)
-        #expect(Set(firsts.map(\.user)).count == 4)
+        #expect(firsts.count == 4 + fillers.count)
+        #expect(Set(firsts.map(\.user)).count == 4 + fillers.count)
     }
 
     @Test("Batches: 10 000 users over a test with recorded users, new and known interleaved across batch boundaries")
