@@ -36,20 +36,7 @@ extension FeatureStore {
     ///
     /// - throws: `StoreError.tenantNotFound`.
     public func keys(of owner: KeyOwner) async throws -> [APIKeyInfo] {
-        try await read { db in
-            let rows: [Row] = switch owner {
-            case .server:
-                try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
-            case .tenant(let slug):
-                try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [db.scope(of: slug).id])
-            }
-            return rows.map { row in
-                APIKeyInfo(
-                    prefix: row["prefix"], owner: owner, role: KeyRole(rawValue: row["role"]) ?? .reader, name: row["name"],
-                    createdAt: Date(unixMilliseconds: row["created_at"]),
-                    revokedAt: (row["revoked_at"] as Int64?).map(Date.init(unixMilliseconds:)))
-            }
-        }
+        try await read { db in try db.keys(of: owner) }
     }
 
     /// Revokes the key of `owner` whose prefix is `prefix`; it stops working at once. Revoking
@@ -58,17 +45,16 @@ extension FeatureStore {
     /// - throws: `StoreError.keyNotFound` (also for another owner's key).
     @discardableResult
     public func revokeKey(_ prefix: String, of owner: KeyOwner) async throws -> APIKeyInfo {
-        let key = try await keys(of: owner).first { $0.prefix == prefix }
-        guard var key else { throw StoreError.keyNotFound(prefix: prefix) }
-        if key.revokedAt != nil { return key }
-        let now = Date()
         try await write { db in
-            try db.execute(
-                sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL",
-                arguments: [now.unixMilliseconds, prefix])
+            guard var key = try db.keys(of: owner).first(where: { $0.prefix == prefix }) else {
+                throw StoreError.keyNotFound(prefix: prefix)
+            }
+            if key.revokedAt != nil { return key }
+            let now = Date()
+            try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ?", arguments: [now.unixMilliseconds, prefix])
+            key.revokedAt = now
+            return key
         }
-        key.revokedAt = now
-        return key
     }
 
     /// Who `secret` belongs to, or `nil` for an unknown, malformed or revoked key. The digests
@@ -131,5 +117,23 @@ struct APIKeySecret {
 private extension String {
     func leftPadded(to width: Int) -> String {
         String(repeating: "0", count: max(0, width - count)) + self
+    }
+}
+
+extension Database {
+    /// The keys of `owner`, revoked ones included, oldest first.
+    func keys(of owner: KeyOwner) throws -> [APIKeyInfo] {
+        let rows: [Row] = switch owner {
+        case .server:
+            try Row.fetchAll(self, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
+        case .tenant(let slug):
+            try Row.fetchAll(self, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [scope(of: slug).id])
+        }
+        return rows.map { row in
+            APIKeyInfo(
+                prefix: row["prefix"], owner: owner, role: KeyRole(rawValue: row["role"]) ?? .reader, name: row["name"],
+                createdAt: Date(unixMilliseconds: row["created_at"]),
+                revokedAt: (row["revoked_at"] as Int64?).map(Date.init(unixMilliseconds:)))
+        }
     }
 }
