@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The dashboard: HTML templates, and the import page's file upload (multipart/form-data).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
         // The contract of features.json: parse, validate, render. Foundation only.
@@ -39,6 +42,7 @@ let package = Package(
                 .embedInCode("0001_initial.sql"),
                 .embedInCode("0002_assignments.sql"),
                 .embedInCode("0003_server.sql"),
+                .embedInCode("0004_sessions.sql"),
             ]
         ),
 
@@ -69,6 +73,27 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+            ],
+            // The dashboard's templates and assets, compiled in like the migrations.
+            resources: [
+                .embedInCode("Dashboard/Templates/bar.mustache"),
+                .embedInCode("Dashboard/Templates/dashboard.css"),
+                .embedInCode("Dashboard/Templates/dashboard.js"),
+                .embedInCode("Dashboard/Templates/diagnostics.mustache"),
+                .embedInCode("Dashboard/Templates/error.mustache"),
+                .embedInCode("Dashboard/Templates/events.mustache"),
+                .embedInCode("Dashboard/Templates/export.mustache"),
+                .embedInCode("Dashboard/Templates/feature.mustache"),
+                .embedInCode("Dashboard/Templates/home.mustache"),
+                .embedInCode("Dashboard/Templates/import.mustache"),
+                .embedInCode("Dashboard/Templates/layout.mustache"),
+                .embedInCode("Dashboard/Templates/overview.mustache"),
+                .embedInCode("Dashboard/Templates/revisions.mustache"),
+                .embedInCode("Dashboard/Templates/signin.mustache"),
+                .embedInCode("Dashboard/Templates/timeline.mustache"),
+                .embedInCode("Dashboard/Templates/user.mustache"),
             ]
         ),
         .executableTarget(

@@ -75,6 +75,10 @@ public enum ServerApplication {
         DeliveryRoutes(store: store, cache: cache, auth: auth, defaultCacheControl: configuration.defaultCacheControl).register(on: router)
         AdminAPI(store: store, auth: auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
+        Dashboard(
+            store: store, cache: cache, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
+            defaultCacheControl: configuration.defaultCacheControl
+        ).register(on: router)
         allowedMethods.record(router)
         return router
     }

@@ -89,25 +89,30 @@ extension FeatureStore {
     /// - throws: `StoreError.featureNotFound`.
     public func assignmentCounts(of name: String, in path: EnvironmentPath, at time: Date? = nil) async throws -> [VariationCount] {
         try await read { db in
-            let scope = try db.scope(of: path)
-            let stored = try db.storedFeature(named: name, in: scope, includingArchived: true)
-            let rows = if let time {
-                try Row.fetchAll(db, sql: """
-                    SELECT variation, count(*) FROM (
-                        SELECT variation, max(id) FROM assignment_events
-                        WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
-                    GROUP BY variation
-                    """, arguments: [stored.id, time.unixMilliseconds])
-            } else {
-                try Row.fetchAll(db, sql: "SELECT variation, count(*) FROM assignments WHERE feature_id = ? GROUP BY variation",
-                                 arguments: [stored.id])
+            let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
+            return try db.assignmentCounts(of: stored, at: time)
+        }
+    }
+
+    /// Users per variation of a test (current or archived) at `samples` evenly spaced times,
+    /// from its first assignment event to `now`, replayed from history in one read: the data
+    /// of a distribution chart. Empty when nobody was ever assigned.
+    ///
+    /// - throws: `StoreError.featureNotFound`.
+    public func assignmentTimeline(
+        of name: String, in path: EnvironmentPath, samples: Int, now: Date = Date()
+    ) async throws -> [AssignmentSnapshot] {
+        try await read { db in
+            let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
+            guard samples > 0, let first = try Int64.fetchOne(
+                db, sql: "SELECT min(created_at) FROM assignment_events WHERE feature_id = ?", arguments: [stored.id])
+            else { return [] }
+            let start = Date(unixMilliseconds: first)
+            let step = samples > 1 ? max(0, now.timeIntervalSince(start)) / Double(samples - 1) : 0
+            return try (0..<samples).map { index in
+                let time = samples > 1 ? start.addingTimeInterval(step * Double(index)) : now
+                return AssignmentSnapshot(time: time, counts: try db.assignmentCounts(of: stored, at: time))
             }
-            var counts = Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
-            var result: [VariationCount] = []
-            for variation in stored.feature.effectiveVariations where !result.contains(where: { $0.variation == variation }) {
-                result.append(VariationCount(variation: variation, users: counts.removeValue(forKey: variation) ?? 0))
-            }
-            return result + counts.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
         }
     }
 
@@ -161,5 +166,30 @@ extension Database {
             arguments: [scope.tenant.id, scope.id, name])
         guard let id else { throw StoreError.featureNotFound(scope.path, name: name) }
         return id
+    }
+}
+
+extension Database {
+    /// Users per variation of `stored`, now or as they stood at `time`. Variations come in the
+    /// feature's order, then any others users are recorded in (`Disabled` while a test is
+    /// off), by name.
+    func assignmentCounts(of stored: StoredFeature, at time: Date?) throws -> [VariationCount] {
+        let rows = if let time {
+            try Row.fetchAll(self, sql: """
+                SELECT variation, count(*) FROM (
+                    SELECT variation, max(id) FROM assignment_events
+                    WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
+                GROUP BY variation
+                """, arguments: [stored.id, time.unixMilliseconds])
+        } else {
+            try Row.fetchAll(self, sql: "SELECT variation, count(*) FROM assignments WHERE feature_id = ? GROUP BY variation",
+                             arguments: [stored.id])
+        }
+        var counts = Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+        var result: [VariationCount] = []
+        for variation in stored.feature.effectiveVariations where !result.contains(where: { $0.variation == variation }) {
+            result.append(VariationCount(variation: variation, users: counts.removeValue(forKey: variation) ?? 0))
+        }
+        return result + counts.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
     }
 }

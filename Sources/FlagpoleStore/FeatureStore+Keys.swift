@@ -67,11 +67,8 @@ extension FeatureStore {
                 WHERE k.prefix = ? AND k.revoked_at IS NULL
                 """), arguments: [presented.prefix]).map { ($0[0], $0[1], $0[2]) }
         }
-        guard let found, let role = KeyRole(rawValue: found.role),
-              APIKeySecret.constantTimeEqual(Array(found.digest), presented.digest)
-        else { return nil }
-        let owner: KeyOwner = found.tenant.map { .tenant(TenantSlug(rawValue: $0)) } ?? .server
-        return KeyIdentity(prefix: presented.prefix, owner: owner, role: role)
+        guard let found, APIKeySecret.constantTimeEqual(Array(found.digest), presented.digest) else { return nil }
+        return KeyIdentity(prefix: presented.prefix, role: found.role, tenant: found.tenant)
     }
 }
 
@@ -91,18 +88,13 @@ struct APIKeySecret {
     init?(_ value: String) {
         let digits = value.utf8.dropFirst(Self.marker.utf8.count)
         guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2,
-              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
+              digits.allSatisfy(\.isLowercaseHexDigit)
         else { return nil }
         self.value = value
     }
 
     static func generate() -> APIKeySecret {
-        var generator = SystemRandomNumberGenerator()
-        let hex = (0..<randomBytes).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            return String(byte, radix: 16).leftPadded(to: 2)
-        }.joined()
-        return APIKeySecret(marker + hex)!
+        APIKeySecret(marker + randomHex(bytes: randomBytes))!
     }
 
     /// Equality that reads every byte whatever differs first.
@@ -114,9 +106,21 @@ struct APIKeySecret {
     }
 }
 
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
+/// `bytes` bytes from the system's secure generator, as lowercase hex digits.
+func randomHex(bytes: Int) -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<bytes).map { _ in
+        let byte = UInt8.random(in: 0...255, using: &generator)
+        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+    }.joined()
+}
+
+extension KeyIdentity {
+    /// The identity of a key row: its prefix, its `role` column and its tenant's slug (`nil`
+    /// for a server key).
+    init?(prefix: String, role: String, tenant: String?) {
+        guard let role = KeyRole(rawValue: role) else { return nil }
+        self.init(prefix: prefix, owner: tenant.map { .tenant(TenantSlug(rawValue: $0)) } ?? .server, role: role)
     }
 }
 

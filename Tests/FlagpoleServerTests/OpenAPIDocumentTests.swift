@@ -23,7 +23,8 @@ struct OpenAPIDocumentTests {
     @Test("Every route of the router is in it, and nothing else")
     func everyRouteIsDocumented() throws {
         let router = ServerApplication.router(store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
-        let routes = Set(router.routes.filter { $0.method != .head }.map { "\($0.method) \($0.path)" })
+        // The dashboard's HTML pages are for browsers, not API clients: openapi.json leaves them out.
+        let routes = Set(router.routes.filter { $0.method != .head && !Dashboard.isPage($0.path.description) }.map { "\($0.method) \($0.path)" })
         guard case .object(let paths)? = Self.document["paths"] else {
             Issue.record("openapi.json has no paths")
             return

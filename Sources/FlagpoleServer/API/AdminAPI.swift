@@ -32,11 +32,9 @@ struct AdminAPI: Sendable {
             actor: key.actor, expectedRevision: try request.expectedRevision())
     }
 
-    /// After a write, deliveries of `path` serve the new revision at once. The write has
-    /// committed: if this read fails, the poller catches up within its interval, and the
-    /// client still hears that the write succeeded.
+    /// After a write, deliveries of `path` serve the new revision at once.
     func refreshDelivery(of path: EnvironmentPath) async {
-        if let state = try? await store.deliveryState(of: path) { cache.setCurrent(state, of: path) }
+        await cache.refresh(path, from: store)
     }
 
     /// An edit's answer; an applied one refreshes delivery first.

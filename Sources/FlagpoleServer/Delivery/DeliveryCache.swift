@@ -17,9 +17,8 @@ struct RenderedDocument: Sendable {
         self.revision = revision
         body = ByteBuffer(bytes: bytes)
         gzipBody = ByteBuffer(bytes: try artifact.gzipped())
-        let tag = artifact.sha256.prefix(32)
-        etag = "\"\(tag)\""
-        gzipETag = "\"\(tag)-gzip\""
+        etag = artifact.etag
+        gzipETag = "\"\(artifact.sha256.prefix(32))-gzip\""
     }
 
     /// Whether an `If-None-Match` value names this document (weak comparison, as for GET).
@@ -86,6 +85,13 @@ final class DeliveryCache: Sendable {
     /// Takes a reading of one environment's state, unless a more recent one is held.
     func setCurrent(_ delivery: DeliveryState, of path: EnvironmentPath) {
         state.withLock { $0.merge(delivery, of: path) }
+    }
+
+    /// Reads `path`'s state after a write, so its deliveries serve the new revision at once.
+    /// The write has committed: if this read fails, the poller catches up within its
+    /// interval, and the writer still hears that the write succeeded.
+    func refresh(_ path: EnvironmentPath, from store: FeatureStore) async {
+        if let state = try? await store.deliveryState(of: path) { setCurrent(state, of: path) }
     }
 
     /// Takes a reading of every environment's state, keeping any more recent one held.

@@ -8,6 +8,9 @@ public struct DeliveryArtifact: Sendable {
     /// The hex SHA-256 of `bytes`: the strong ETag and the CDN manifest's checksum.
     public let sha256: String
 
+    /// The strong ETag of the identity encoding: the first half of the digest, quoted.
+    public var etag: String { "\"\(sha256.prefix(32))\"" }
+
     public init(bytes: [UInt8]) {
         self.bytes = bytes
         self.sha256 = SHA256.hash(data: bytes).map { byte in

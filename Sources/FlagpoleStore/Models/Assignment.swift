@@ -95,3 +95,9 @@ public struct AssignmentSummary: Hashable, Sendable {
     /// Users already recorded: nothing written for them.
     public var known: Int
 }
+
+/// Users per variation of a test at one moment.
+public struct AssignmentSnapshot: Hashable, Sendable {
+    public var time: Date
+    public var counts: [VariationCount]
+}

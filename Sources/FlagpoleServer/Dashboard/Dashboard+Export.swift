@@ -1,0 +1,56 @@
+import FlagpoleStore
+import Hummingbird
+import NIOCore
+
+/// The current document: a download, and how apps and CDNs fetch it.
+extension Dashboard {
+    func registerExport(on pages: RouterGroup<BasicRequestContext>) {
+        /// GET /tenants/{tenant}/{env}/export: the delivery URL, ETag and Cache-Control.
+        pages.get("tenants/:tenant/:env/export") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.reader, on: path.tenant, request)
+            let urls = EnvironmentURLs(path)
+            var page = ExportPage(chrome: try await chrome(session, at: .export, of: path), path: path.description, downloadURL: urls.download)
+            if let revision = try await currentRevision(of: path) {
+                let state = try await store.deliveryState(of: path)
+                let host = request.head.authority ?? "localhost"
+                page.revision = revision.number
+                page.size = revision.document.count
+                page.etag = DeliveryArtifact(bytes: revision.document).etag
+                page.deliveryURL = "\(request.isOverTLS ? "https" : "http")://\(host)/t/\(path.tenant)/\(path.environment)/features.json"
+                page.cacheControl = DeliveryRoutes.currentCacheControl(state, default: defaultCacheControl)
+                page.access = state.settings.isPrivate
+                    ? "Private: fetching needs a key of \(path.tenant) (a delivery key is enough)."
+                    : "Public: anyone with the URL can fetch it."
+            }
+            return .html(templates.render(page, as: "export"))
+        }
+
+        /// GET /tenants/{tenant}/{env}/export/features.json: the current revision as a download,
+        /// byte for byte what `flagpole export` writes and delivery serves.
+        pages.get("tenants/:tenant/:env/export/features.json") { request, context -> Response in
+            let path = try context.environmentPath()
+            _ = try await require(.reader, on: path.tenant, request)
+            let revision = try await store.revision(of: path)
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: "application/json", .contentDisposition: "attachment; filename=\"features.json\"",
+                    .revision: String(revision.number),
+                ],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: revision.document)))
+        }
+    }
+}
+
+struct ExportPage: Sendable {
+    var chrome: Chrome
+    var path: String
+    var downloadURL: String
+    var revision: Int?
+    var size = 0
+    var etag = ""
+    var deliveryURL = ""
+    var cacheControl = ""
+    var access = ""
+}

@@ -1,0 +1,227 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// One feature: its state, the bias editor with its plan, roll-out, the distribution of its
+/// users over time and its recent assignment events.
+extension Dashboard {
+    /// Columns of the distribution chart.
+    static let chartSamples = 12
+    /// Events listed under a feature.
+    static let recentEvents = 20
+
+    func registerFeature(on pages: RouterGroup<BasicRequestContext>) {
+        let feature = "tenants/:tenant/:env/features/:feature"
+
+        /// GET /tenants/{tenant}/{env}/features/{feature}
+        pages.get(RouterPath(feature)) { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.reader, on: path.tenant, request)
+            var page = try await featurePage(try context.feature(), in: path, session: session)
+            page.chrome.notice = Notice(request)?.text
+            return .html(templates.render(page, as: "feature"))
+        }
+
+        /// POST …/biases: `action=preview` shows what the new biases would move; `apply`
+        /// writes them, unless another revision came first since the preview.
+        pages.post(RouterPath(feature + "/biases")) { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.editor, on: path.tenant, request)
+            let form = try await form(BiasForm.self, of: request, session: session)
+            let name = try context.feature()
+            let isApplying = form.action == "apply"
+            var edit = PendingEdit(biases: form.biases, isForced: form.force ?? false)
+            do {
+                let biases = try form.biases.enumerated().map { index, text in
+                    guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+                        throw APIError.invalid("Bias \(index + 1), \"\(text)\", is not a number. Write a percentage such as 25 or 12.5.")
+                    }
+                    return value
+                }
+                let outcome = try await store.setBiases(biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
+                if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
+                edit.biasPlan = outcome
+            } catch {
+                edit.error = try Self.userError(error)
+            }
+            return try await featureResponse(name, in: path, session: session, edit: edit)
+        }
+
+        /// POST …/rollout: `action=preview` or `apply`, as for biases.
+        pages.post(RouterPath(feature + "/rollout")) { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.editor, on: path.tenant, request)
+            let form = try await form(RolloutForm.self, of: request, session: session)
+            let name = try context.feature()
+            var edit = PendingEdit(winner: form.variation)
+            do {
+                let outcome = try await store.rollOut(
+                    name, to: form.variation, in: path, options: editOptions(form.revision, form.action == "apply", false, session))
+                if form.action == "apply" { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
+                edit.rolloutPlan = outcome
+            } catch {
+                edit.error = try Self.userError(error)
+            }
+            return try await featureResponse(name, in: path, session: session, edit: edit)
+        }
+    }
+
+    private func editOptions(_ revision: Int?, _ isApplying: Bool, _ isForced: Bool?, _ session: DashboardSession) -> EditOptions {
+        EditOptions(
+            isDryRun: !isApplying, isForced: isForced ?? false, actor: session.identity.actor,
+            expectedRevision: isApplying ? revision : nil)
+    }
+
+    /// After an applied edit: delivery serves it at once, and the browser goes back to `url`.
+    func applied(_ outcome: EditOutcome, of path: EnvironmentPath, back url: String) async throws -> Response {
+        if outcome.isApplied { await refreshDelivery(of: path) }
+        return .seeOther(Notice(outcome).appended(to: url))
+    }
+
+    /// The message and status of an error the user can fix on the page (a stale revision,
+    /// biases the app would ignore, an unknown variation); anything else goes to the error page.
+    static func userError(_ error: any Error) throws -> PageError {
+        let apiError = APIError(error)
+        guard apiError.status == .conflict || apiError.status == .unprocessableContent else { throw error }
+        return PageError(status: apiError.status, message: apiError.message)
+    }
+
+    private func featureResponse(_ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit) async throws -> Response {
+        let page = try await featurePage(name, in: path, session: session, edit: edit)
+        return .html(templates.render(page, as: "feature"), status: edit.error?.status ?? .ok)
+    }
+
+    private func featurePage(_ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit = PendingEdit()) async throws -> FeaturePage {
+        let detail = try await store.feature(name, in: path)
+        let feature = detail.feature
+        let urls = EnvironmentURLs(path)
+        let current = try await currentRevision(of: path)
+        let warnings = current.map { DocumentDecoder.decode($0.document).diagnostics.filter { $0.feature == name } } ?? []
+        var page = FeaturePage(
+            chrome: try await chrome(session, at: .overview, of: path), card: FeatureCard(feature, url: urls.feature(name), warnings: warnings),
+            revision: detail.revision, recordedUsers: detail.recordedUsers, salt: detail.salt,
+            canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken, error: edit.error?.message)
+        if feature.isBucketed {
+            let values = edit.biases ?? feature.effectiveBiases.map { Percent.number($0, digits: 4) }
+            page.biases = FeaturePage.BiasEditor(
+                inputs: zip(feature.effectiveVariations, values).map { FeaturePage.BiasInput(variation: $0, value: $1) },
+                isForced: edit.isForced, plan: edit.biasPlan.map(PlanView.init))
+        }
+        if feature.kind.isTest {
+            page.rollout = FeaturePage.RolloutEditor(
+                choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
+                plan: edit.rolloutPlan.map(PlanView.init))
+        }
+        page.timeline = AssignmentChart(try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
+        page.events = try await store.assignmentEvents(in: path, matching: AssignmentEventQuery(feature: name, limit: Self.recentEvents))
+            .map { EventRow($0, urls: urls) }
+        page.hasEvents = !page.events.isEmpty
+        return page
+    }
+}
+
+/// An error shown on the page it came from, with the status it answers.
+struct PageError: Sendable {
+    var status: HTTPResponse.Status
+    var message: String
+}
+
+/// What a feature page shows besides the feature: the user's pending input and its plan.
+struct PendingEdit: Sendable {
+    var biases: [String]?
+    var isForced = false
+    var biasPlan: EditOutcome?
+    var winner: String?
+    var rolloutPlan: EditOutcome?
+    var error: PageError?
+}
+
+struct BiasForm: DashboardForm {
+    var csrf: String
+    var biases: [String]
+    var action: String?
+    /// The revision the page showed: applying is refused if another came first.
+    var revision: Int?
+    var force: Bool?
+}
+
+struct RolloutForm: DashboardForm {
+    var csrf: String
+    var variation: String
+    var action: String?
+    var revision: Int?
+}
+
+struct FeaturePage: Sendable {
+    struct BiasInput: Sendable {
+        var variation: String
+        var value: String
+    }
+
+    struct BiasEditor: Sendable {
+        var inputs: [BiasInput]
+        var isForced: Bool
+        var plan: PlanView?
+    }
+
+    struct RolloutEditor: Sendable {
+        var choices: [Choice]
+        var plan: PlanView?
+    }
+
+    var chrome: Chrome
+    var card: FeatureCard
+    var revision: Int
+    var recordedUsers: Int
+    var salt: String
+    var canEdit: Bool
+    var csrf: String
+    var error: String?
+    var biases: BiasEditor?
+    var rollout: RolloutEditor?
+    var timeline: AssignmentChart?
+    var events: [EventRow] = []
+    var hasEvents = false
+}
+
+/// What an edit would do, in sentences: the share of all users and the recorded users that
+/// move between each pair of variations.
+struct PlanView: Sendable {
+    var summary: String
+    var moves: [String]
+    var after: BiasBar?
+
+    init(_ outcome: EditOutcome) {
+        if outcome.isUnchanged {
+            summary = "Nothing to change: revision \(outcome.revision) already has this content."
+            moves = []
+            return
+        }
+        let plans = outcome.plans
+        moves = plans.flatMap { plan in
+            plan.moves.map { move in
+                "\(Percent.format(move.share)) of users move from \(move.from) to \(move.to); \(move.recordedUsers.grouped) recorded user\(move.recordedUsers == 1 ? "" : "s") move\(move.recordedUsers == 1 ? "s" : "")."
+            }
+        }
+        let share = plans.reduce(0) { $0 + $1.movingShare }
+        let users = plans.reduce(0) { $0 + $1.movingUsers }
+        let recorded = plans.reduce(0) { $0 + $1.recordedUsers }
+        summary = "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move. Applying makes revision \(outcome.revision)."
+        after = plans.first.flatMap { BiasBar($0.after) }
+    }
+}
+
+extension Int {
+    /// With thin spaces between thousands, as the issue's examples write counts: `1 203`.
+    var grouped: String {
+        let digits = String(magnitude)
+        var result = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { result.append("\u{202F}") }
+            result.append(digit)
+        }
+        return (self < 0 ? "-" : "") + result
+    }
+}

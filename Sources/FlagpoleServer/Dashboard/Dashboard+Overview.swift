@@ -1,0 +1,111 @@
+import FlagpoleCore
+import FlagpoleStore
+import Hummingbird
+
+/// An environment's features at a glance, and the enabled switch.
+extension Dashboard {
+    func registerOverview(on pages: RouterGroup<BasicRequestContext>) {
+        /// GET /tenants/{tenant}/{env}: every feature by section, with its kind, state, biases,
+        /// labels and warnings.
+        pages.get("tenants/:tenant/:env") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.reader, on: path.tenant, request)
+            let current = try await currentRevision(of: path)
+            let decoded = current.map { DocumentDecoder.decode($0.document) }
+            let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
+            let urls = EnvironmentURLs(path)
+            var sections: [OverviewPage.Section] = []
+            for feature in decoded?.document?.features ?? [] {
+                let card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
+                let name = feature.section ?? "No section"
+                if let index = sections.firstIndex(where: { $0.name == name }) {
+                    sections[index].features.append(card)
+                } else {
+                    sections.append(OverviewPage.Section(index: sections.count, name: name, features: [card]))
+                }
+            }
+            let page = OverviewPage(
+                chrome: try await chrome(session, at: .overview, of: path, notice: Notice(request)?.text),
+                path: path.description, revision: current?.number, importURL: urls.importing,
+                canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
+                documentWarnings: DiagnosticList(warnings[nil] ?? []), sections: sections)
+            return .html(templates.render(page, as: "overview"))
+        }
+
+        /// POST /tenants/{tenant}/{env}/features/{feature}/enabled: turns a feature on or off,
+        /// as a new revision.
+        pages.post("tenants/:tenant/:env/features/:feature/enabled") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.editor, on: path.tenant, request)
+            let form = try await form(EnabledForm.self, of: request, session: session)
+            let name = try context.feature()
+            let outcome = try await store.setEnabled(
+                form.enabled, feature: name, in: path, options: EditOptions(actor: session.identity.actor))
+            if outcome.isApplied { await refreshDelivery(of: path) }
+            let urls = EnvironmentURLs(path)
+            return .seeOther(Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
+        }
+    }
+
+    /// The current revision, or `nil` before the first import.
+    ///
+    /// - throws: `StoreError.environmentNotFound`.
+    func currentRevision(of path: EnvironmentPath) async throws -> Revision? {
+        do {
+            return try await store.revision(of: path)
+        } catch StoreError.noRevision {
+            return nil
+        }
+    }
+}
+
+struct EnabledForm: DashboardForm {
+    var csrf: String
+    var enabled: Bool
+    /// `overview` to come back to the overview rather than the feature's page.
+    var back: String?
+}
+
+struct OverviewPage: Sendable {
+    struct Section: Sendable {
+        var index: Int
+        var name: String
+        var features: [FeatureCard]
+    }
+
+    var chrome: Chrome
+    var path: String
+    var revision: Int?
+    var importURL: String
+    var canEdit: Bool
+    var csrf: String
+    var documentWarnings: DiagnosticList
+    var sections: [Section]
+}
+
+/// One feature as the overview and the feature page show it.
+struct FeatureCard: Sendable {
+    var name: String
+    var url: String
+    var kind: String
+    var isEnabled: Bool
+    var description: String?
+    var section: String?
+    var bar: BiasBar?
+    var labels: [String]
+    var hasLabels: Bool
+    var warnings: DiagnosticList
+
+    init(_ feature: Feature, url: String, warnings: [Diagnostic]) {
+        name = feature.name
+        self.url = url
+        kind = feature.kind.description
+        isEnabled = feature.isEnabled
+        description = feature.description
+        section = feature.section
+        bar = BiasBar(feature)
+        labels = (feature.labels ?? []).map { $0 ?? "null" }
+        hasLabels = !labels.isEmpty
+        self.warnings = DiagnosticList(warnings)
+    }
+}

@@ -1,0 +1,123 @@
+import FlagpoleCore
+import FlagpoleStore
+import Hummingbird
+
+/// Every revision of an environment, the difference between any two, and roll-back.
+extension Dashboard {
+    func registerRevisions(on pages: RouterGroup<BasicRequestContext>) {
+        /// GET /tenants/{tenant}/{env}/revisions[?from=A&to=B]
+        pages.get("tenants/:tenant/:env/revisions") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.reader, on: path.tenant, request)
+            let urls = EnvironmentURLs(path)
+            let canEdit = session.identity.permits(.editor, on: path.tenant)
+            let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
+            let current = revisions.first?.number ?? 0
+            let query = request.uri.queryParameters
+            let from = query["from"].flatMap { Int(String($0)) } ?? current
+            let to = query["to"].flatMap { Int(String($0)) }
+            var page = RevisionsPage(
+                chrome: try await chrome(session, at: .revisions, of: path, notice: Notice(request)?.text),
+                path: path.description, url: urls.revisions, canEdit: canEdit, csrf: session.csrfToken,
+                hasRevisions: !revisions.isEmpty,
+                revisions: revisions.map { revision in
+                    RevisionsPage.Row(
+                        number: revision.number, kind: revision.kind.rawValue, actor: revision.actor, message: revision.message,
+                        time: revision.createdAt.iso8601, changes: revision.changeCount, isCurrent: revision.number == current,
+                        compareURL: urls.compare(current, with: revision.number))
+                },
+                fromChoices: revisions.map { Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == from) },
+                toChoices: revisions.map { Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == (to ?? current)) })
+            if let to {
+                do {
+                    let diff = try await store.diff(path, from: from, to: to)
+                    let rollback = canEdit && from == current && to != current
+                        ? RevisionsPage.Rollback(target: to, current: current, rollbackURL: urls.rollback) : nil
+                    page.diff = RevisionsPage.Diff(diff, from: from, to: to, rollback: rollback)
+                } catch {
+                    let pageError = try Self.userError(error)
+                    page.error = pageError.message
+                    return .html(templates.render(page, as: "revisions"), status: pageError.status)
+                }
+            }
+            return .html(templates.render(page, as: "revisions"))
+        }
+
+        /// POST /tenants/{tenant}/{env}/revisions/rollback: writes revision `to`'s content as a
+        /// new revision, unless another revision came after the page was shown.
+        pages.post("tenants/:tenant/:env/revisions/rollback") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.editor, on: path.tenant, request)
+            let form = try await form(RollbackForm.self, of: request, session: session)
+            let outcome = try await store.rollBack(
+                path, to: form.to, options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+            return try await applied(outcome, of: path, back: EnvironmentURLs(path).revisions)
+        }
+    }
+}
+
+struct RollbackForm: DashboardForm {
+    var csrf: String
+    var to: Int
+    /// The current revision the page showed.
+    var revision: Int?
+}
+
+struct RevisionsPage: Sendable {
+    struct Row: Sendable {
+        var number: Int
+        var kind: String
+        var actor: String
+        var message: String
+        var time: String
+        var changes: Int
+        var isCurrent: Bool
+        var compareURL: String
+    }
+
+    struct Rollback: Sendable {
+        var target: Int
+        var current: Int
+        var rollbackURL: String
+    }
+
+    struct Diff: Sendable {
+        struct Change: Sendable {
+            var feature: String
+            var field: String
+            var kind: String
+            var before: String
+            var after: String
+        }
+
+        var title: String
+        var changes: [Change]
+        var hasChanges: Bool
+        var rollback: Rollback?
+
+        init(_ diff: DocumentDiff, from: Int, to: Int, rollback: Rollback?) {
+            title = "From revision \(from) to revision \(to)"
+            let writer = JSONWriter(style: .compact)
+            let text = { (value: JSONValue?) in value.map { String(decoding: writer.bytes(of: $0), as: UTF8.self) } ?? "" }
+            changes = diff.changes.map { change in
+                Change(
+                    feature: change.feature ?? "(document)", field: change.field ?? (change.feature == nil ? "key order" : "(whole feature)"),
+                    kind: change.kind.rawValue, before: text(change.before), after: text(change.after))
+            }
+            hasChanges = !changes.isEmpty
+            self.rollback = rollback
+        }
+    }
+
+    var chrome: Chrome
+    var path: String
+    var url: String
+    var canEdit: Bool
+    var csrf: String
+    var hasRevisions: Bool
+    var revisions: [Row]
+    var fromChoices: [Choice]
+    var toChoices: [Choice]
+    var error: String?
+    var diff: Diff?
+}

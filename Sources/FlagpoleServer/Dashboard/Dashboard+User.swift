@@ -1,0 +1,118 @@
+import FlagpoleCore
+import FlagpoleStore
+import Hummingbird
+
+/// One user: what their app shows and why, their history and unlocks, and QA overrides that
+/// cycle them through a test's variations as the library's debug screen does.
+extension Dashboard {
+    /// Events listed under a user.
+    static let userEvents = 50
+
+    func registerUser(on pages: RouterGroup<BasicRequestContext>) {
+        /// GET /tenants/{tenant}/{env}/users?user=ID. Reading records nothing.
+        pages.get("tenants/:tenant/:env/users") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.reader, on: path.tenant, request)
+            var page = UserPage(
+                chrome: try await chrome(session, at: .users, of: path, notice: Notice(request)?.text),
+                lookupURL: EnvironmentURLs(path).users, canEdit: session.identity.permits(.editor, on: path.tenant),
+                csrf: session.csrfToken)
+            guard let text = request.uri.queryParameters["user"].map(String.init), !text.isEmpty else {
+                return .html(templates.render(page, as: "user"))
+            }
+            page.user = text
+            let user: UserID
+            do {
+                user = try UserID(validating: text)
+            } catch {
+                page.error = "\(error)"
+                return .html(templates.render(page, as: "user"), status: .unprocessableContent)
+            }
+            try await fill(&page, user: user, in: path)
+            return .html(templates.render(page, as: "user"))
+        }
+
+        /// POST /tenants/{tenant}/{env}/users/{user}/overrides: holds the user in a variation
+        /// (`variation` empty clears the override).
+        pages.post("tenants/:tenant/:env/users/:user/overrides") { request, context -> Response in
+            let path = try context.environmentPath()
+            let session = try await require(.editor, on: path.tenant, request)
+            let form = try await form(OverrideForm.self, of: request, session: session)
+            let user = try context.user()
+            if form.variation.isEmpty {
+                _ = try await store.clearOverride(form.feature, user: user, in: path)
+            } else {
+                _ = try await store.setOverride(form.feature, user: user, variation: form.variation, in: path)
+            }
+            let notice = Notice(form.variation.isEmpty ? .overrideCleared : .overrideSet)
+            return .seeOther(notice.appended(to: EnvironmentURLs(path).user(user.rawValue)))
+        }
+    }
+
+    private func fill(_ page: inout UserPage, user: UserID, in path: EnvironmentPath) async throws {
+        let urls = EnvironmentURLs(path)
+        let features = Dictionary(
+            (try await store.snapshot(of: path)).document.features.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        page.evaluations = try await store.evaluate(user, in: path).enumerated().map { index, evaluation in
+            var row = UserPage.Evaluation(
+                index: index, feature: evaluation.feature, featureURL: urls.feature(evaluation.feature), kind: evaluation.kind.description,
+                variation: evaluation.variation, reason: evaluation.reason.rawValue,
+                point: evaluation.point.map { Percent.number($0, digits: 4) } ?? "–", isRecorded: evaluation.isRecorded,
+                isOverride: evaluation.reason == .override, overrideURL: urls.overrides(of: user.rawValue))
+            if let feature = features[evaluation.feature], feature.isBucketed, feature.isEnabled {
+                row.overridable = true
+                row.choices = feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == evaluation.variation) }
+            }
+            return row
+        }
+        page.hasEvaluations = true
+        page.unlocks = try await store.unlocks(in: path, user: user).map { unlock in
+            UserPage.Unlock(feature: unlock.feature, state: unlock.isUnlocked ? "Unlocked" : "Locked", source: unlock.source, time: unlock.time.iso8601)
+        }
+        page.events = try await store.assignmentEvents(in: path, matching: AssignmentEventQuery(user: user, limit: Self.userEvents))
+            .map { EventRow($0, urls: urls) }
+        page.hasEvents = !page.events.isEmpty
+    }
+}
+
+struct OverrideForm: DashboardForm {
+    var csrf: String
+    var feature: String
+    var variation: String
+}
+
+struct UserPage: Sendable {
+    struct Evaluation: Sendable {
+        var index: Int
+        var feature: String
+        var featureURL: String
+        var kind: String
+        var variation: String
+        var reason: String
+        var point: String
+        var isRecorded: Bool
+        var isOverride: Bool
+        var overrideURL: String
+        var overridable = false
+        var choices: [Choice] = []
+    }
+
+    struct Unlock: Sendable {
+        var feature: String
+        var state: String
+        var source: String?
+        var time: String
+    }
+
+    var chrome: Chrome
+    var lookupURL: String
+    var canEdit: Bool
+    var csrf: String
+    var user: String?
+    var error: String?
+    var evaluations: [Evaluation] = []
+    var hasEvaluations = false
+    var unlocks: [Unlock] = []
+    var events: [EventRow] = []
+    var hasEvents = false
+}

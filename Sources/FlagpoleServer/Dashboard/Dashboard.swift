@@ -1,0 +1,136 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import MultipartKit
+import NIOCore
+
+/// The web dashboard at `/`: server-rendered HTML pages over the same store operations as the
+/// admin API and the command line. It signs in with an API key, keeps a session cookie, and
+/// every form carries the session's CSRF token.
+///
+/// Pages work without JavaScript; the one script only makes the bias plan live.
+struct Dashboard: Sendable {
+    let store: FeatureStore
+    let cache: DeliveryCache
+    let templates: DashboardTemplates
+    /// The largest form accepted, in bytes: the same limit as API bodies.
+    let maxBodySize: Int
+    let defaultCacheControl: String
+
+    func register(on router: Router<BasicRequestContext>) {
+        let pages = router.group().add(middleware: DashboardMiddleware(templates: templates))
+        registerSignIn(on: pages)
+        registerOverview(on: pages)
+        registerFeature(on: pages)
+        registerUser(on: pages)
+        registerRevisions(on: pages)
+        registerImport(on: pages)
+        registerExport(on: pages)
+    }
+
+    /// Whether a route template is one of the dashboard's (HTML, outside `/api`, `/t` and
+    /// the operations routes).
+    static func isPage(_ template: String) -> Bool {
+        ["/", "/login", "/logout", "/dashboard.css", "/dashboard.js"].contains(template) || template.hasPrefix("/tenants/")
+    }
+
+    // MARK: Sessions and roles
+
+    /// The session of a request's cookie, if it is still good.
+    func session(of request: Request) async throws -> DashboardSession? {
+        guard let token = request.cookies[DashboardSession.cookieName]?.value,
+              let identity = try await store.sessionIdentity(token)
+        else { return nil }
+        return DashboardSession(identity: identity, token: token)
+    }
+
+    /// The session of a request that needs to be signed in; otherwise the browser is sent to
+    /// sign in, and back here after.
+    func requireSession(_ request: Request) async throws -> DashboardSession {
+        guard let session = try await session(of: request) else {
+            throw DashboardError.signInRequired(next: request.method == .get ? request.uri.description : "/")
+        }
+        return session
+    }
+
+    /// The session of a request acting on `tenant` with at least `role`. Another tenant's pages
+    /// answer exactly like a tenant that does not exist.
+    func require(_ role: KeyRole, on tenant: TenantSlug, _ request: Request) async throws -> DashboardSession {
+        let session = try await requireSession(request)
+        guard session.identity.sees(tenant) else { throw StoreError.tenantNotFound(tenant) }
+        guard session.identity.permits(role, on: tenant) else { throw APIError.forbidden(needs: role.rawValue) }
+        return session
+    }
+
+    /// A form of `session`, after checking its CSRF token.
+    ///
+    /// - throws: `DashboardError.forgedForm`, `DashboardError.badForm`.
+    func form<Form: DashboardForm>(_ type: Form.Type, of request: Request, session: DashboardSession) async throws -> Form {
+        let form = try await decodeForm(type, request)
+        try session.verify(csrf: form.csrf)
+        return form
+    }
+
+    /// A form's fields, URL-encoded or multipart (the import page uploads files).
+    func decodeForm<Form: Decodable>(_ type: Form.Type, _ request: Request) async throws -> Form {
+        let body = try await request.body.collect(upTo: maxBodySize)
+        let contentType = request.headers[.contentType] ?? ""
+        do {
+            if contentType.lowercased().hasPrefix("multipart/form-data") {
+                guard let boundary = Self.boundary(of: contentType) else { throw DashboardError.badForm("The upload has no multipart boundary.") }
+                return try FormDataDecoder().decode(type, from: body, boundary: boundary)
+            }
+            return try URLEncodedFormDecoder().decode(type, from: String(buffer: body))
+        } catch let error as DashboardError {
+            throw error
+        } catch {
+            throw DashboardError.badForm("The form could not be read (\(error)). Reload the page and send it again.")
+        }
+    }
+
+    private static func boundary(of contentType: String) -> String? {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2, parts[0].lowercased() == "boundary" { return parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        }
+        return nil
+    }
+
+    /// The frame of every signed-in page: who is signed in, and, on an environment's pages,
+    /// its tabs and sections.
+    func chrome(_ session: DashboardSession, at page: EnvironmentPage? = nil, of path: EnvironmentPath? = nil, notice: String? = nil) async throws -> Chrome {
+        var chrome = Chrome(session: session, notice: notice)
+        if let path, let page {
+            let names = try await store.environments(of: path.tenant).map(\.path.environment)
+            chrome.environment = EnvironmentNav(path: path, environments: names, current: page)
+        }
+        return chrome
+    }
+
+    /// After a write, deliveries of `path` serve the new revision at once (as the API does).
+    func refreshDelivery(of path: EnvironmentPath) async {
+        await cache.refresh(path, from: store)
+    }
+}
+
+/// A form the dashboard posts: every one carries the session's CSRF token.
+protocol DashboardForm: Decodable {
+    var csrf: String { get }
+}
+
+extension Response {
+    /// An HTML page.
+    static func html(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/html; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// `303 See Other`: after a form, the browser loads `location` with GET, so reloading the
+    /// result never posts the form twice.
+    static func seeOther(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+}

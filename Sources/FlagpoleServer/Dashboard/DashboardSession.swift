@@ -1,0 +1,57 @@
+import Crypto
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// A signed-in browser: the key it acts with, and the token its cookie carries.
+struct DashboardSession: Sendable {
+    static let cookieName = "flagpole_session"
+
+    let identity: KeyIdentity
+    let token: String
+
+    /// The token every form of this session carries. It is derived from the session's secret
+    /// cookie, which a page of another site can neither read nor send (SameSite=Strict), so it
+    /// needs no storage and dies with the session.
+    var csrfToken: String { Self.hexDigest(of: "csrf:" + token) }
+
+    /// Refuses a form whose token is not this session's.
+    ///
+    /// - throws: `DashboardError.forgedForm`.
+    func verify(csrf presented: String) throws {
+        guard constantTimeEqual(presented, csrfToken) else { throw DashboardError.forgedForm }
+    }
+
+    static func hexDigest(of text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}
+
+/// Equality whose time depends on the lengths only, for tokens a browser presents.
+func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let a = Array(a.utf8), b = Array(b.utf8)
+    guard a.count == b.count else { return false }
+    return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+}
+
+extension Cookie {
+    /// A dashboard cookie: HttpOnly and SameSite=Strict always, Secure when the browser
+    /// reached the server over TLS (directly, or through a proxy that says so).
+    static func dashboard(_ name: String, value: String, maxAge: Int, for request: Request) -> Cookie {
+        Cookie(
+            name: name, value: value, maxAge: maxAge, path: "/", secure: request.isOverTLS, httpOnly: true, sameSite: .strict)
+    }
+}
+
+extension Request {
+    /// Whether the browser's connection is TLS: the request's own scheme, or the
+    /// `X-Forwarded-Proto` of the proxy in front. A forged header only makes a cookie stricter.
+    var isOverTLS: Bool {
+        head.scheme?.lowercased() == "https" || headers[.forwardedProto]?.lowercased() == "https"
+    }
+}
+
+extension HTTPField.Name {
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+}

@@ -1,0 +1,69 @@
+import FlagpoleCore
+import FlagpoleStore
+
+/// What the layout shows around every page.
+struct Chrome: Sendable {
+    var signedIn: Bool
+    var keyPrefix: String
+    var role: String
+    var csrf: String
+    var notice: String?
+    var environment: EnvironmentNav?
+
+    init(session: DashboardSession?, notice: String? = nil) {
+        signedIn = session != nil
+        keyPrefix = session?.identity.prefix ?? ""
+        role = session?.identity.role.rawValue ?? ""
+        csrf = session?.csrfToken ?? ""
+        self.notice = notice
+    }
+}
+
+/// The pages of one environment.
+enum EnvironmentPage: String, CaseIterable, Sendable {
+    case overview = "Features"
+    case users = "Users"
+    case revisions = "Revisions"
+    case importing = "Import"
+    case export = "Export"
+
+    func url(_ urls: EnvironmentURLs) -> String {
+        switch self {
+        case .overview: urls.overview
+        case .users: urls.users
+        case .revisions: urls.revisions
+        case .importing: urls.importing
+        case .export: urls.export
+        }
+    }
+}
+
+/// The tabs of a tenant's environments and the links to an environment's pages.
+struct EnvironmentNav: Sendable {
+    struct Link: Sendable {
+        var name: String
+        var url: String
+        var isCurrent: Bool
+    }
+
+    var tenant: String
+    var environments: [Link]
+    var pages: [Link]
+
+    init(path: EnvironmentPath, environments: [EnvironmentName], current: EnvironmentPage) {
+        tenant = path.tenant.rawValue
+        self.environments = environments.map { name in
+            let other = EnvironmentPath(tenant: path.tenant, environment: name)
+            return Link(name: name.rawValue, url: current.url(EnvironmentURLs(other)), isCurrent: name == path.environment)
+        }
+        let urls = EnvironmentURLs(path)
+        pages = EnvironmentPage.allCases.map { Link(name: $0.rawValue, url: $0.url(urls), isCurrent: $0 == current) }
+    }
+}
+
+/// A `<select>` option.
+struct Choice: Sendable {
+    var name: String
+    var value: String
+    var isSelected: Bool
+}

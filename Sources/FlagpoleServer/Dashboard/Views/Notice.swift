@@ -1,0 +1,43 @@
+import FlagpoleStore
+import Hummingbird
+
+/// What a form did, carried to the page the browser is sent to after it (`?notice=…`), so
+/// reloading that page shows the result without posting again. Only known notices are shown:
+/// a crafted link can't put words on the page.
+struct Notice: Sendable {
+    enum Kind: String, Sendable {
+        case applied, unchanged, overrideSet = "override-set", overrideCleared = "override-cleared"
+    }
+
+    var kind: Kind
+    var revision: Int?
+
+    init(_ kind: Kind, revision: Int? = nil) {
+        self.kind = kind
+        self.revision = revision
+    }
+
+    init(_ outcome: EditOutcome) {
+        self.init(outcome.isApplied ? .applied : .unchanged, revision: outcome.revision)
+    }
+
+    /// The notice of a page's query, if any.
+    init?(_ request: Request) {
+        let query = request.uri.queryParameters
+        guard let kind = query["notice"].flatMap({ Kind(rawValue: String($0)) }) else { return nil }
+        self.init(kind, revision: query["revision"].flatMap { Int(String($0)) })
+    }
+
+    var text: String {
+        switch kind {
+        case .applied: "Applied as revision \(revision.map(String.init) ?? "?")."
+        case .unchanged: "Nothing to change: the current revision already has this content."
+        case .overrideSet: "The QA override is set: the user's app gets this variation from its next fetch."
+        case .overrideCleared: "The QA override is cleared: the user is back in the group of their point."
+        }
+    }
+
+    func appended(to url: String) -> String {
+        url + (url.contains("?") ? "&" : "?") + "notice=\(kind.rawValue)" + (revision.map { "&revision=\($0)" } ?? "")
+    }
+}
