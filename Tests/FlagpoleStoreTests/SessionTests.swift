@@ -1,0 +1,78 @@
+import Crypto
+import FlagpoleCore
+@testable import FlagpoleStore
+import Foundation
+import GRDB
+import Testing
+
+@Suite("Dashboard sessions")
+struct SessionTests {
+    let acme = KeyOwner.tenant(EnvironmentPath.acmeProduction.tenant)
+
+    @Test("A session acts with its key; the file keeps only the token's SHA-256")
+    func onlyTheHashIsStored() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-sessions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("sessions.sqlite").path
+        let store = try FeatureStore.open(atPath: path)
+        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
+        let key = try await store.createKey(for: acme, role: .editor)
+        let session = try #require(try await store.openSession(withKey: key.secret))
+        #expect(session.token.hasPrefix("fps_") && session.token.count == 68)
+        #expect(session.identity == KeyIdentity(prefix: key.info.prefix, owner: acme, role: .editor))
+        #expect(try await store.sessionIdentity(session.token) == session.identity)
+
+        var file = try Data(contentsOf: URL(fileURLWithPath: path))
+        file.append((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
+        #expect(file.range(of: Data(SHA256.hash(data: Array(session.token.utf8)))) != nil, "the search would find the digest")
+        #expect(file.range(of: Data(session.token.utf8)) == nil, "the token is nowhere in the database file")
+        #expect(file.range(of: Data(session.token.dropFirst(4).utf8)) == nil)
+    }
+
+    @Test("Delivery, unknown and revoked keys open no session")
+    func refusedKeys() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        let delivery = try await store.createKey(for: acme, role: .delivery)
+        #expect(try await store.openSession(withKey: delivery.secret) == nil)
+        #expect(try await store.openSession(withKey: "fp_" + String(repeating: "0", count: 48)) == nil)
+        #expect(try await store.openSession(withKey: "not a key") == nil)
+        let reader = try await store.createKey(for: acme, role: .reader)
+        try await store.revokeKey(reader.info.prefix, of: acme)
+        #expect(try await store.openSession(withKey: reader.secret) == nil)
+    }
+
+    @Test("A session ends when signed out, when it expires, and when its key is revoked")
+    func sessionsEnd() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        let key = try await store.createKey(for: acme, role: .admin)
+        let start = Date()
+        let first = try #require(try await store.openSession(withKey: key.secret, now: start))
+        let second = try #require(try await store.openSession(withKey: key.secret, now: start))
+        #expect(first.token != second.token)
+
+        try await store.closeSession(first.token)
+        #expect(try await store.sessionIdentity(first.token) == nil)
+        #expect(try await store.sessionIdentity(second.token) != nil, "signing out ends only that session")
+
+        let late = start.addingTimeInterval(FeatureStore.sessionLifetime + 1)
+        #expect(try await store.sessionIdentity(second.token, now: late) == nil)
+        #expect(try await store.sessionIdentity(second.token, now: start.addingTimeInterval(60)) != nil)
+
+        try await store.revokeKey(key.info.prefix, of: acme)
+        #expect(try await store.sessionIdentity(second.token, now: start.addingTimeInterval(60)) == nil)
+        for malformed in ["", "fps_", second.token.uppercased(), second.token + "0"] {
+            #expect(try await store.sessionIdentity(malformed) == nil)
+        }
+    }
+
+    @Test("Opening a session sweeps the expired ones")
+    func expiredSessionsAreSwept() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        let key = try await store.createKey(for: acme, role: .reader)
+        let start = Date()
+        _ = try await store.openSession(withKey: key.secret, now: start)
+        _ = try await store.openSession(withKey: key.secret, now: start.addingTimeInterval(FeatureStore.sessionLifetime + 1))
+        let count = try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sessions") }
+        #expect(count == 1)
+    }
+}
