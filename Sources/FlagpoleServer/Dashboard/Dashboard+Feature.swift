@@ -101,7 +101,7 @@ extension Dashboard {
         let warnings = current.map { DocumentDecoder.decode($0.document).diagnostics.filter { $0.feature == name } } ?? []
         var page = FeaturePage(
             chrome: try await chrome(session, at: .overview, of: path), card: FeatureCard(feature, url: urls.feature(name), warnings: warnings),
-            revision: detail.revision, recordedUsers: detail.recordedUsers, salt: detail.salt,
+            revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
             canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken, error: edit.error?.message)
         if feature.isBucketed {
             let values = edit.biases ?? feature.effectiveBiases.map { Percent.number($0, digits: 4) }
@@ -174,7 +174,7 @@ struct FeaturePage: Sendable {
     var chrome: Chrome
     var card: FeatureCard
     var revision: Int
-    var recordedUsers: Int
+    var recordedUsers: String
     var salt: String
     var canEdit: Bool
     var csrf: String

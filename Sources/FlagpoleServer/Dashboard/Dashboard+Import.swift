@@ -147,7 +147,7 @@ struct ImportPage: Sendable {
                     message: diagnostic.message))
             }
         }, by: \.0)
-        listing = source.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { index, text in
+        listing = source.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().map { index, text in
             let lineNotes = notes[index + 1]?.map(\.1) ?? []
             return Line(number: index + 1, text: String(text), notes: lineNotes, hasNotes: !lineNotes.isEmpty)
         }

@@ -13,7 +13,8 @@ document.addEventListener("DOMContentLoaded", () => {
       const mine = ++generation;
       const data = new URLSearchParams(new FormData(form));
       data.set("action", "preview");
-      const response = await fetch(form.action, { method: "POST", body: data, credentials: "same-origin" });
+      // getAttribute: `form.action` would be the button named "action".
+      const response = await fetch(form.getAttribute("action"), { method: "POST", body: data, credentials: "same-origin" });
       if (mine !== generation) return;
       const page = new DOMParser().parseFromString(await response.text(), "text/html");
       const fresh = page.getElementById("plan");

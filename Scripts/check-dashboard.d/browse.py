@@ -1,0 +1,173 @@
+"""Drives headless Chromium through the dashboard of a live `flagpole serve --demo`.
+
+Each step loads a page, checks the elements it must have, checks that the page is labelled
+for screen readers and fits a phone screen, saves a screenshot, and fails on any console
+message of level SEVERE (script errors, failed loads, CSP violations).
+"""
+
+import argparse
+import os
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+DESKTOP = (1280, 900)
+PHONE = (390, 844)
+
+# Every visible form control has a label: <label for>, a wrapping <label>, or aria-label.
+UNLABELLED_CONTROLS = """
+return [...document.querySelectorAll('input, select, textarea')]
+  .filter(e => e.type !== 'hidden' && !e.hidden)
+  .filter(e => !(e.id && document.querySelector(`label[for="${e.id}"]`)) && !e.closest('label') && !e.getAttribute('aria-label'))
+  .map(e => e.outerHTML.slice(0, 80));
+"""
+# Images (SVG charts) carry a role and a name.
+UNNAMED_IMAGES = """
+return [...document.querySelectorAll('svg')]
+  .filter(e => e.getAttribute('aria-hidden') !== 'true')
+  .filter(e => e.getAttribute('role') !== 'img' || !(e.getAttribute('aria-label') || e.getAttribute('aria-labelledby')))
+  .map(e => e.outerHTML.slice(0, 80));
+"""
+
+
+class Check:
+    def __init__(self, base, screenshots, javascript=True):
+        self.base = base
+        self.screenshots = screenshots
+        self.failures = []
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        if not javascript:
+            options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        self.driver.set_window_size(*DESKTOP)
+
+    def fail(self, message):
+        print(f"FAIL {message}")
+        self.failures.append(message)
+
+    def console_errors(self, where, expected_status=None):
+        """Fails on SEVERE console messages, but for the page's own status when a step expects
+        one (a refused form answers 422, and Chromium logs any 4xx document)."""
+        expected = f"the server responded with a status of {expected_status}" if expected_status else None
+        for entry in self.driver.get_log("browser"):
+            if entry["level"] == "SEVERE" and not (expected and expected in entry["message"]):
+                self.fail(f"{where}: console: {entry['message']}")
+
+    def page(self, name, path, selectors, phone=False):
+        """Loads `path` and checks it; returns nothing, records failures."""
+        if path is not None:
+            self.driver.get(self.base + path)
+        self.checked(name, selectors, phone)
+
+    def checked(self, name, selectors, phone=False, expected_status=None):
+        driver = self.driver
+        for selector in selectors + ["main#main", "h1"]:
+            if not driver.find_elements(By.CSS_SELECTOR, selector):
+                self.fail(f"{name}: no element matches {selector!r} at {driver.current_url}")
+        if len(driver.find_elements(By.CSS_SELECTOR, "h1")) != 1:
+            self.fail(f"{name}: a page has one h1")
+        for control in driver.execute_script(UNLABELLED_CONTROLS):
+            self.fail(f"{name}: unlabelled control {control}")
+        for image in driver.execute_script(UNNAMED_IMAGES):
+            self.fail(f"{name}: unnamed image {image}")
+        self.console_errors(name, expected_status)
+        driver.save_screenshot(os.path.join(self.screenshots, f"{name}.png"))
+        if phone:
+            driver.set_window_size(*PHONE)
+            overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+            if overflow > 1:
+                self.fail(f"{name}: {overflow} px wider than a phone screen")
+            driver.save_screenshot(os.path.join(self.screenshots, f"{name}-phone.png"))
+            driver.set_window_size(*DESKTOP)
+        print(f"ok   {name}")
+
+    def wait_for(self, description, condition, seconds=10):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return True
+            time.sleep(0.1)
+        self.fail(f"timed out waiting for {description}")
+        return False
+
+    def click(self, selector):
+        self.driver.find_element(By.CSS_SELECTOR, selector).click()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--screenshots", required=True)
+    arguments = parser.parse_args()
+    environment = "/tenants/demo/production"
+    feature = environment + "/features/New%20Onboarding"
+
+    check = Check(arguments.base, arguments.screenshots)
+    driver = check.driver
+    try:
+        check.page("signin", "/login", ["form input#key[type=password]", "label[for=key]"], phone=True)
+        driver.find_element(By.ID, "key").send_keys(arguments.key)
+        check.click("form button[type=submit]")
+        check.wait_for("the tenants page", lambda: driver.current_url.rstrip("/") == arguments.base)
+        check.checked("home", [f'a[href="{environment}"]'])
+
+        check.page("overview", environment, ["nav.env a[aria-current=page]", "li.card.feature", "svg.bar rect", "button.switch[aria-pressed]"], phone=True)
+
+        check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner"], phone=True)
+        # The live plan: typing a bias shows who would move, without a page load.
+        bias = driver.find_element(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")
+        bias.clear()
+        bias.send_keys("25")
+        driver.find_elements(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")[1].clear()
+        driver.find_elements(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")[1].send_keys("75")
+        if check.wait_for("the live bias plan", lambda: "change group" in driver.find_element(By.ID, "plan").text):
+            check.checked("feature-plan", ["#plan .summary", "#plan svg.bar", "#bias-form button[value=apply]"])
+            check.click("#bias-form button[value=apply]")
+            check.wait_for("the applied notice", lambda: "Applied as revision 2" in driver.page_source)
+            check.checked("feature-applied", ["p.notice"])
+
+        check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
+        check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
+        check.page("revisions-diff", environment + "/revisions?from=2&to=1", ["table.diff tbody tr", "form button.primary"])
+
+        check.page("import", environment + "/import", ["textarea#source", "input#file[type=file]"])
+        driver.execute_script("document.getElementById('source').value = arguments[0]", '{\n  "features": [\n    {"name": "Broken", "test-biases": [50, "fifty"]}\n  ]\n}\n')
+        check.click("form.stack button[value=check]")
+        check.wait_for("the import diagnostics", lambda: driver.find_elements(By.CSS_SELECTOR, "ol.source li.flagged"))
+        check.checked("import-diagnostics", ["ul.diagnostics li.error", "ol.source li.flagged .note"], phone=True, expected_status=422)
+
+        check.page("export", environment + "/export", ["dl.facts", "a[download]"], phone=True)
+
+        check.click("header form button[type=submit]")
+        check.wait_for("the sign-in page after signing out", lambda: "/login" in driver.current_url)
+        check.page("signed-out", environment, ["form input#key"])
+    finally:
+        driver.quit()
+
+    # Readable without JavaScript: the same session can't be reused, so sign in by the form.
+    plain = Check(arguments.base, arguments.screenshots, javascript=False)
+    try:
+        plain.page("nojs-signin", "/login?next=" + environment, ["form input#key"])
+        plain.driver.find_element(By.ID, "key").send_keys(arguments.key)
+        plain.click("form button[type=submit]")
+        plain.wait_for("the overview without JavaScript", lambda: plain.driver.current_url.endswith(environment))
+        plain.checked("nojs-overview", ["li.card.feature", "svg.bar rect"])
+        plain.page("nojs-feature", feature, ["#bias-form button[value=preview]", "figure.timeline svg rect"])
+    finally:
+        plain.driver.quit()
+
+    failures = check.failures + plain.failures
+    print(f"{len(failures)} failure(s); screenshots in {arguments.screenshots}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
