@@ -67,7 +67,7 @@ extension FeatureStore {
                 WHERE k.prefix = ? AND k.revoked_at IS NULL
                 """), arguments: [presented.prefix]).map { ($0[0], $0[1], $0[2]) }
         }
-        guard let found, APIKeySecret.constantTimeEqual(Array(found.digest), presented.digest) else { return nil }
+        guard let found, ConstantTime.isEqual(found.digest, presented.digest) else { return nil }
         return KeyIdentity(prefix: presented.prefix, role: found.role, tenant: found.tenant)
     }
 }
@@ -95,14 +95,6 @@ struct APIKeySecret {
 
     static func generate() -> APIKeySecret {
         APIKeySecret(marker + randomHex(bytes: randomBytes))!
-    }
-
-    /// Equality that reads every byte whatever differs first.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
     }
 }
 

@@ -25,7 +25,7 @@ extension FeatureStore {
                 SELECT k.id, k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
                 WHERE k.prefix = ? AND k.revoked_at IS NULL
                 """, arguments: [presented.prefix]),
-                APIKeySecret.constantTimeEqual(Array(row[2] as Data), presented.digest),
+                ConstantTime.isEqual(row[2] as Data, presented.digest),
                 let identity = KeyIdentity(prefix: presented.prefix, role: row[1], tenant: row[3]),
                 identity.role != .delivery
             else { return nil }

@@ -37,7 +37,7 @@ extension Dashboard {
         pages.post("login") { request, _ -> Response in
             let form = try await decodeForm(SignInForm.self, request)
             guard let expected = request.cookies[Self.signInCookieName]?.value, !expected.isEmpty,
-                  constantTimeEqual(form.csrf, expected)
+                  ConstantTime.isEqual(form.csrf.utf8, expected.utf8)
             else { throw DashboardError.forgedForm }
             let next = Self.safeNext(form.next)
             guard let session = try await store.openSession(withKey: form.key.trimmingCharacters(in: .whitespacesAndNewlines)) else {

@@ -20,19 +20,12 @@ struct DashboardSession: Sendable {
     ///
     /// - throws: `DashboardError.forgedForm`.
     func verify(csrf presented: String) throws {
-        guard constantTimeEqual(presented, csrfToken) else { throw DashboardError.forgedForm }
+        guard ConstantTime.isEqual(presented.utf8, csrfToken.utf8) else { throw DashboardError.forgedForm }
     }
 
     static func hexDigest(of text: String) -> String {
         SHA256.hash(data: Array(text.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
-}
-
-/// Equality whose time depends on the lengths only, for tokens a browser presents.
-func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let a = Array(a.utf8), b = Array(b.utf8)
-    guard a.count == b.count else { return false }
-    return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
 }
 
 extension Cookie {
