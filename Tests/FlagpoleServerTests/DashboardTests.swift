@@ -185,7 +185,8 @@ struct DashboardTests {
             let feature = try await browser.get(Self.abTest)
             #expect(feature.status == .ok)
             #expect(!feature.text.contains("Preview the move") && !feature.text.contains("/enabled"))
-            #expect(!(try await browser.get(Self.base).text.contains("/enabled")))
+            let overview = try await browser.get(Self.base).text
+            #expect(!overview.contains("/enabled") && !overview.contains(#"href="\#(Self.base)/import""#))
             let csrf = DashboardBrowser.csrf(in: feature)
             for form in Self.forms {
                 #expect(try await browser.post(form.uri, pairs: form.fields.map { (key: $0.key, value: $0.value) } + [(key: "csrf", value: csrf)]).status == .forbidden, "\(form.uri)")

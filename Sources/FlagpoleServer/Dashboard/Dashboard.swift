@@ -104,7 +104,8 @@ struct Dashboard: Sendable {
         var chrome = Chrome(session: session, notice: notice)
         if let path, let page {
             let names = try await store.environments(of: path.tenant).map(\.path.environment)
-            chrome.environment = EnvironmentNav(path: path, environments: names, current: page)
+            chrome.environment = EnvironmentNav(
+                path: path, environments: names, current: page, canEdit: session.identity.permits(.editor, on: path.tenant))
         }
         return chrome
     }

@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import Foundation
 
 /// How a test's recorded users were spread over its variations through time: one stacked
 /// column per sample, drawn as SVG on the server.
@@ -58,8 +59,9 @@ struct AssignmentChart: Sendable {
             })
         }
         legend = variations.map { LegendEntry(name: $0, color: color($0)) }
-        start = String(first.time.iso8601.prefix(16))
-        end = String(last.time.iso8601.prefix(16))
+        let minute = { (time: Date) in time.iso8601.prefix(16).replacingOccurrences(of: "T", with: " ") }
+        start = minute(first.time)
+        end = minute(last.time)
         let now = last.counts.map { "\($0.variation) \($0.users)" }.joined(separator: ", ")
         caption = "Recorded users per variation from \(start) to \(end), at \(snapshots.count) moments. Now: \(now)."
     }

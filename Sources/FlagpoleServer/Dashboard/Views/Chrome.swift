@@ -50,14 +50,16 @@ struct EnvironmentNav: Sendable {
     var environments: [Link]
     var pages: [Link]
 
-    init(path: EnvironmentPath, environments: [EnvironmentName], current: EnvironmentPage) {
+    /// `canEdit`: readers get no link to the import page, which only editors may use.
+    init(path: EnvironmentPath, environments: [EnvironmentName], current: EnvironmentPage, canEdit: Bool) {
         tenant = path.tenant.rawValue
         self.environments = environments.map { name in
             let other = EnvironmentPath(tenant: path.tenant, environment: name)
             return Link(name: name.rawValue, url: current.url(EnvironmentURLs(other)), isCurrent: name == path.environment)
         }
         let urls = EnvironmentURLs(path)
-        pages = EnvironmentPage.allCases.map { Link(name: $0.rawValue, url: $0.url(urls), isCurrent: $0 == current) }
+        pages = EnvironmentPage.allCases.filter { canEdit || $0 != .importing }
+            .map { Link(name: $0.rawValue, url: $0.url(urls), isCurrent: $0 == current) }
     }
 }
 
