@@ -32,6 +32,8 @@ struct Flagpole: AsyncParsableCommand {
             KeyCommand.self,
             ServeCommand.self,
             MigrateCommand.self,
+            BackupCommand.self,
+            RestoreCommand.self,
             BenchCommand.self,
         ])
 }

@@ -69,7 +69,9 @@ extension APIError {
             self.init(.unprocessableContent, code: "invalid", message)
         case .busy:
             self.init(.serviceUnavailable, code: "busy", message)
-        case .databaseTooNew, .cannotOpen, .storage:
+        // Backup and restore are command-line operations: the API never meets their errors.
+        case .databaseTooNew, .cannotOpen, .storage, .backupFileExists, .sameDatabase, .cannotWrite, .cannotRead, .damagedDatabase,
+             .notADatabase, .damagedFile, .notAFlagpoleDatabase, .fileTooNew, .restoreWouldReplaceData:
             self.init(.internalServerError, code: "storage", "The server's database failed. Nothing was written; the log has the details under this request id.")
         }
     }

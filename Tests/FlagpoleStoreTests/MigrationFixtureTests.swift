@@ -1,0 +1,174 @@
+import FlagpoleCore
+import FlagpoleMigrations
+@testable import FlagpoleStore
+import Foundation
+import GRDB
+import Testing
+
+/// The databases in Tests/Fixtures/migrations, one per schema version but the latest, each
+/// written by the real `flagpole` of its time (Scripts/make-migration-fixtures), with what the
+/// script recorded about it.
+struct MigrationFixture: CustomTestStringConvertible, Sendable {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/migrations")
+
+    /// `schema-0001`, …
+    let name: String
+
+    var testDescription: String { name }
+
+    var url: URL { Self.directory.appendingPathComponent("\(name).sqlite") }
+
+    /// Every fixture database in the folder, oldest schema first.
+    static var all: [MigrationFixture] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return files.filter { $0.hasSuffix(".sqlite") }.sorted().map { MigrationFixture(name: String($0.dropLast(".sqlite".count))) }
+    }
+
+    /// What the script wrote beside the database.
+    struct Manifest: Decodable {
+        /// The last migration the file has.
+        var schema: String
+        /// Revisions per `tenant/environment`.
+        var revisions: [String: Int]
+        /// Rows of the per-user tables (schema 0002 and later).
+        var counts: [String: Int]
+        /// Recorded users per variation, by `tenant/environment/feature`.
+        var recordedVariations: [String: [String: Int]]
+
+        enum CodingKeys: String, CodingKey {
+            case schema, revisions, counts
+            case recordedVariations = "recorded_variations"
+        }
+    }
+
+    func manifest() throws -> Manifest {
+        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: Self.directory.appendingPathComponent("\(name).json")))
+    }
+
+    /// The old binary's export of an environment's current revision.
+    func export(of path: EnvironmentPath) throws -> [UInt8] {
+        Array(try Data(contentsOf: Self.directory.appendingPathComponent("\(name)/\(path.tenant)-\(path.environment).json")))
+    }
+}
+
+@Suite("Migration fixtures")
+struct MigrationFixtureTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-fixtures-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    @Test("There is a fixture for every schema version but the latest, as the migrator lists them")
+    func everyOlderSchemaHasAFixture() async throws {
+        // The migrator's own list: what a fresh file gets.
+        let fresh = directory.appendingPathComponent("fresh.sqlite").path
+        _ = try FeatureStore.open(atPath: fresh)
+        let migrations = try FeatureStore.migrationStatus(atPath: fresh).applied
+        #expect(migrations == SchemaMigrations.all.map(\.identifier))
+
+        let expected = migrations.dropLast().map { "schema-\($0.prefix(while: { $0 != "_" }))" }
+        #expect(MigrationFixture.all.map(\.name) == Array(expected), """
+            Tests/Fixtures/migrations must hold one database per schema version but the latest: \
+            add schema-NNNN.sqlite with Scripts/make-migration-fixtures when adding a migration.
+            """)
+        for fixture in MigrationFixture.all {
+            let manifest = try fixture.manifest()
+            #expect(fixture.name == "schema-\(manifest.schema.prefix(while: { $0 != "_" }))")
+        }
+    }
+
+    @Test("An old file migrates to the latest schema with all its data, and takes new writes", arguments: MigrationFixture.all)
+    func fixtureMigrates(_ fixture: MigrationFixture) async throws {
+        // Given a copy of a file an older Flagpole wrote
+        let manifest = try fixture.manifest()
+        let path = directory.appendingPathComponent("\(fixture.name).sqlite").path
+        try FileManager.default.copyItem(atPath: fixture.url.path, toPath: path)
+        let before = try FeatureStore.migrationStatus(atPath: path)
+        #expect(before.applied.last == manifest.schema)
+        #expect(!before.pending.isEmpty)
+
+        // When the current store opens it
+        let store = try FeatureStore.open(atPath: path)
+
+        // Then it has every migration, passes SQLite's checks, and holds all the data
+        let after = try FeatureStore.migrationStatus(atPath: path)
+        #expect(after.applied == SchemaMigrations.all.map(\.identifier))
+        #expect(after.pending.isEmpty)
+        #expect(try integrityCheck(path) == ["ok"])
+        #expect(try await store.read { db in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count } == 0)
+        try await expectData(of: manifest, in: store, fixture: fixture)
+
+        // And new writes work: an import, assignments, a key, a tenant
+        let acme = EnvironmentPath.acmeProduction
+        let latest = try #require(manifest.revisions["acme/production"])
+        let imported = try await store.importDocument(try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: acme, options: ImportOptions(actor: "test"))
+        #expect(imported.status == .applied(revision: latest + 1))
+        let summary = try await store.assign(UserID.numbered(10, prefix: "after-migration"), to: "Example A/B Test", in: acme)
+        #expect(summary.recorded == 10)
+        let key = try await store.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
+        #expect(try await store.identity(ofKey: key.secret) != nil)
+        try await store.createTenant(TenantSlug(rawValue: "initech"))
+        #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
+    }
+
+    @Test("An old file is accepted by restore and migrated on the way in, and the file is left as it was", arguments: MigrationFixture.all)
+    func fixtureRestores(_ fixture: MigrationFixture) async throws {
+        let manifest = try fixture.manifest()
+        let original = try Data(contentsOf: fixture.url)
+        let file = directory.appendingPathComponent("\(fixture.name).sqlite").path
+        try original.write(to: URL(fileURLWithPath: file))
+        let target = directory.appendingPathComponent("restored.sqlite").path
+
+        let outcome = try await FeatureStore.restore(fromPath: file, intoPath: target)
+
+        #expect(outcome.fileSchemaVersion == manifest.schema)
+        #expect(outcome.restored.schemaVersion == SchemaMigrations.all.last?.identifier)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == original)
+        #expect(try integrityCheck(target) == ["ok"])
+        try await expectData(of: manifest, in: try FeatureStore.open(atPath: target), fixture: fixture)
+    }
+
+    /// Tenants, environments, contiguous revisions, exports and per-user rows as the manifest has them.
+    private func expectData(of manifest: MigrationFixture.Manifest, in store: FeatureStore, fixture: MigrationFixture) async throws {
+        var environments: [String] = []
+        for tenant in try await store.tenants() {
+            environments += tenant.environments.map { "\(tenant.slug)/\($0)" }
+        }
+        #expect(environments.sorted() == manifest.revisions.keys.sorted())
+
+        for (name, count) in manifest.revisions.sorted(by: { $0.key < $1.key }) {
+            let parts = name.split(separator: "/").map(String.init)
+            let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
+            let numbers = try await store.revisions(of: path).map(\.number).sorted()
+            #expect(numbers == Array(1..<(count + 1)), "revisions of \(name)")
+            guard count > 0 else { continue }
+            let exported = try fixture.export(of: path)
+            #expect(try await store.revision(of: path).document == exported, "export of \(name)")
+            // The tables, not only the stored revision, hold the exported document.
+            let rendered = try await store.snapshot(of: path).document.rendered()
+            #expect(try JSONParser.parse(rendered).value == (try JSONParser.parse(exported).value), "current document of \(name)")
+        }
+
+        let counts = try await store.read { db in
+            try ["assignments", "assignment_events", "unlocks", "unlock_events"].reduce(into: [String: Int]()) { counts, table in
+                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
+            }
+        }
+        for (table, count) in manifest.counts {
+            #expect(counts[table] == count, "rows of \(table)")
+        }
+        if manifest.counts.isEmpty { #expect(counts.values.allSatisfy { $0 == 0 }) }
+
+        for (key, expected) in manifest.recordedVariations {
+            let parts = key.split(separator: "/", maxSplits: 2).map(String.init)
+            let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
+            let recorded = try await store.recordedAssignments(of: parts[2], in: path)
+            let byVariation = Dictionary(grouping: recorded.values, by: \.variation).mapValues(\.count)
+            #expect(byVariation == expected, "recorded users of \(key)")
+        }
+    }
+}
