@@ -64,7 +64,7 @@ struct KeyCommand: ParsableCommand {
                 Console.json(.object(object))
             } else {
                 Console.out(created.secret)
-                Console.error("Made a \(keyRole.rawValue) key (prefix \(created.info.prefix)). Keep it now: only its hash is stored.")
+                Console.error("Made \(keyRole == .admin || keyRole == .editor ? "an" : "a") \(keyRole.rawValue) key (prefix \(created.info.prefix)). Keep it now: only its hash is stored.")
             }
         }
     }
