@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FlagpoleCore", "flagpole"]
+            dependencies: ["FlagpoleCore", "FlagpoleMigrations", "flagpole"]
         ),
     ],
     swiftLanguageModes: [.v6]

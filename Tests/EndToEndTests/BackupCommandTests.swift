@@ -1,3 +1,4 @@
+import FlagpoleMigrations
 import Foundation
 import Testing
 
@@ -29,7 +30,7 @@ struct BackupCommandTests {
         // Then one standalone file holds it, and the command says what it copied
         #expect(made.status == 0)
         #expect(made.stdout.contains("Backed up \(cli.databasePath) to \(backup)"))
-        #expect(made.stdout.contains("schema 0003_server"))
+        #expect(made.stdout.contains("schema \(latestSchema)"))
         #expect(made.stdout.contains("1 tenant, 1 environment, 1 revision, 1 assignment, 0 unlocks"))
         #expect(made.stdout.contains("acme/production"))
         #expect(FileManager.default.fileExists(atPath: backup))
@@ -45,7 +46,7 @@ struct BackupCommandTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(forced.stdoutBytes)) as? [String: Any])
         let copied = try #require(json["copied"] as? [String: Any])
         #expect(copied["tenants"] as? Int == 1)
-        #expect(copied["schema"] as? String == "0003_server")
+        #expect(copied["schema"] as? String == latestSchema)
         #expect((copied["environments"] as? [[String: Any]])?.first?["revision"] as? Int == 1)
 
         // When the database moves on, a restore without --force is refused and changes nothing
@@ -60,7 +61,7 @@ struct BackupCommandTests {
         // Then with --force the backup's state comes back
         let restored = try cli.run(["restore", backup, "--force"])
         #expect(restored.status == 0)
-        #expect(restored.stdout.contains("Restored \(backup) into \(cli.databasePath): schema 0003_server."))
+        #expect(restored.stdout.contains("Restored \(backup) into \(cli.databasePath): schema \(latestSchema)."))
         #expect(restored.stdout.contains("Replaced what was there: 1 tenant, 1 environment, 2 revisions"))
         #expect(restored.stderr.contains("restart it"))
         #expect(try cli.run(["export", "--tenant", "acme"]).stdoutBytes == exported)
@@ -118,3 +119,6 @@ struct BackupCommandTests {
         #expect(usage.stderr.contains("Usage: flagpole restore"))
     }
 }
+
+/// The schema version a file made by this build has.
+private let latestSchema = SchemaMigrations.all.last!.identifier

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpoleMigrations
 @testable import FlagpoleStore
 import Foundation
 import GRDB
@@ -66,7 +67,7 @@ struct BackupTests {
             #expect(!FileManager.default.fileExists(atPath: copyPath + "-wal"))
             #expect(try journalMode(copyPath) == "delete")
             #expect(summary.byteCount == (try FileManager.default.attributesOfItem(atPath: copyPath)[.size] as? Int))
-            #expect(summary.schemaVersion == "0003_server")
+            #expect(summary.schemaVersion == SchemaMigrations.all.last?.identifier)
             #expect(summary.tenantCount == 2)
 
             let copy = try FeatureStore.open(atPath: copyPath, access: .readOnly)
@@ -141,7 +142,7 @@ struct BackupTests {
         // Then the target holds the source's rows, and the open store reads them
         #expect(outcome.replaced.tenantCount == 1)
         #expect(outcome.restored.tenantCount == 2)
-        #expect(outcome.fileSchemaVersion == "0003_server")
+        #expect(outcome.fileSchemaVersion == SchemaMigrations.all.last?.identifier)
         #expect(try await contents(of: server) == (try await contents(of: source)))
         #expect(try await server.tenants().map(\.slug.rawValue) == ["acme", "globex"])
         #expect(try await server.revision(of: .acmeProduction).document == (try await source.revision(of: .acmeProduction).document))

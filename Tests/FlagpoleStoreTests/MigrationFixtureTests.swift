@@ -47,6 +47,12 @@ struct MigrationFixture: CustomTestStringConvertible, Sendable {
         try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: Self.directory.appendingPathComponent("\(name).json")))
     }
 
+    /// An editor key of tenant `acme` that the old binary made, when the script kept one.
+    func editorKey() -> String? {
+        (try? String(contentsOf: Self.directory.appendingPathComponent("\(name).key"), encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The old binary's export of an environment's current revision.
     func export(of path: EnvironmentPath) throws -> [UInt8] {
         Array(try Data(contentsOf: Self.directory.appendingPathComponent("\(name)/\(path.tenant)-\(path.environment).json")))
@@ -113,6 +119,13 @@ struct MigrationFixtureTests {
         #expect(try await store.identity(ofKey: key.secret) != nil)
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
+
+        // And a key the old binary made still identifies its owner and signs in to the dashboard
+        if let secret = fixture.editorKey() {
+            let identity = try await store.identity(ofKey: secret)
+            #expect(identity?.owner == .tenant(acme.tenant) && identity?.role == .editor)
+            #expect(try await store.openSession(withKey: secret)?.identity == identity)
+        }
     }
 
     @Test("An old file is accepted by restore and migrated on the way in, and the file is left as it was", arguments: MigrationFixture.all)
