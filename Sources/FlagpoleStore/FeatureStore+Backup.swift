@@ -290,6 +290,8 @@ struct StagedBackup: Sendable {
                 }
             }
             guard violations.isEmpty else { throw StoreError.damagedFile(path: path, problems: violations) }
+            // Sign-ins are not restored: a session signed out since the backup must not come back.
+            try queue.write { db in try db.execute(sql: "DELETE FROM sessions") }
             return applied.last
         } catch let error as DatabaseError {
             switch error.resultCode {

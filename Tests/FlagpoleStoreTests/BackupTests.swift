@@ -127,8 +127,11 @@ struct BackupTests {
     func restoreRoundTrip() async throws {
         // Given a source with every kind of data, and its backup
         let source = try await makeStoreWithData(at: path("source.sqlite"))
+        let key = try await source.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
+        let session = try #require(try await source.openSession(withKey: key.secret))
         let backup = path("backup.sqlite")
         try await source.backup(toPath: backup)
+        try await source.closeSession(session.token)
 
         // And a target with other data, open in another store (as a server would have it)
         let targetPath = path("target.sqlite")
@@ -148,6 +151,9 @@ struct BackupTests {
         #expect(try await server.revision(of: .acmeProduction).document == (try await source.revision(of: .acmeProduction).document))
         #expect(try integrityCheck(targetPath) == ["ok"])
         #expect(try leftovers() == [])
+        // Keys come back; sign-ins do not (one signed out since the backup must stay out)
+        #expect(try await server.identity(ofKey: key.secret) != nil)
+        #expect(try await server.sessionIdentity(session.token) == nil)
 
         // And new writes land after the restored revisions
         let next = try await server.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [50, 50]}]}"#)
