@@ -37,7 +37,7 @@ struct HostileFileCommandTests {
             let result = try cli.run(command)
             #expect(result.status == 1, "\(command): \(result.stderr)")
             #expect(result.stderr.contains("\(path) is 209 715 200 bytes"), "\(result.stderr)")
-            #expect(result.stderr.contains("at most 33 554 432 bytes (32 MiB)"))
+            #expect(result.stderr.contains("at most 67 108 864 bytes (64 MiB)"))
             #expect(result.stderr.contains("Nothing was read or written"))
         }
         #expect(try state() == before)
@@ -47,7 +47,7 @@ struct HostileFileCommandTests {
     func endlessStream() throws {
         let result = try cli.run(["validate", "/dev/zero"])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("/dev/zero is over 33 554 432 bytes"), "\(result.stderr)")
+        #expect(result.stderr.contains("/dev/zero is over 67 108 864 bytes"), "\(result.stderr)")
     }
 
     @Test("Invalid UTF-8, a lone surrogate, a duplicate key, a too-large number and deep nesting: each at its line and column", arguments: [

@@ -16,7 +16,7 @@ struct HostileFileTests {
         let diagnostic = try #require(decoded.diagnostics.only)
         #expect(diagnostic.code == .notStrictJSON)
         #expect(diagnostic.message.contains("\(DocumentDecoder.maximumInputSize + 1) bytes"))
-        #expect(diagnostic.message.contains("32 MiB"))
+        #expect(diagnostic.message.contains("64 MiB"))
         #expect(!diagnostic.fix.isEmpty)
     }
 
