@@ -95,7 +95,7 @@ struct AssignmentWriter {
         let update = try db.cachedStatement(sql: """
             UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
             """)
-        var moves: [RecordedMove] = []
+        var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
             let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
             record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + target)
@@ -104,7 +104,7 @@ struct AssignmentWriter {
             update.setUncheckedArguments([interval.to, revision, time] + target)
             try update.execute()
         }
-        return moves
+        return moves.moves
     }
 
     /// The users of one feature whose point lies in a range (`lower ..< upper`) owned by another
@@ -135,13 +135,26 @@ struct RecordedMove: Hashable, Sendable {
     var users: Int
 }
 
-extension [RecordedMove] {
-    /// Adds `move`'s users to its pair, keeping pairs in the order they first appear.
+/// A variation users leave and the one they join.
+struct MovePair: Hashable {
+    var from: String
+    var to: String
+}
+
+/// Recorded moves summed by pair, in the order pairs first appear; pairs are found by a
+/// dictionary, as a test with many variations yields many of them.
+struct MoveTally {
+    private(set) var moves: [RecordedMove] = []
+    private var positions: [MovePair: Int] = [:]
+
+    /// Adds `move`'s users to its pair.
     mutating func add(_ move: RecordedMove) {
-        if let index = firstIndex(where: { $0.from == move.from && $0.to == move.to }) {
-            self[index].users += move.users
+        let pair = MovePair(from: move.from, to: move.to)
+        if let index = positions[pair] {
+            moves[index].users += move.users
         } else if move.users > 0 {
-            append(move)
+            positions[pair] = moves.count
+            moves.append(move)
         }
     }
 }
@@ -152,10 +165,17 @@ extension VariationRanges {
     /// re-evaluation must visit, since every recorded user is kept in the group of their point.
     func changedIntervals(to next: VariationRanges) -> [(lower: Double, upper: Double, from: String, to: String)] {
         var intervals: [(lower: Double, upper: Double, from: String, to: String)] = []
+        // Both lists run up [0, 100] in order: sweep them together rather than pair every
+        // range with every other (a test may have tens of thousands of variations).
+        var first = 0
         for oldIndex in ranges.indices {
             let old = bounds(of: oldIndex)
-            for newIndex in next.ranges.indices where ranges[oldIndex].name != next.ranges[newIndex].name {
+            guard old.lower < old.upper else { continue }
+            while first < next.ranges.count && next.bounds(of: first).upper <= old.lower { first += 1 }
+            for newIndex in next.ranges.indices[first...] {
                 let new = next.bounds(of: newIndex)
+                guard new.lower < old.upper else { break }
+                guard ranges[oldIndex].name != next.ranges[newIndex].name else { continue }
                 let lower = max(old.lower, new.lower)
                 let upper = min(old.upper, new.upper)
                 if lower < upper { intervals.append((lower, upper, ranges[oldIndex].name, next.ranges[newIndex].name)) }
@@ -170,12 +190,12 @@ extension Database {
     /// selection `AssignmentWriter.reevaluate` moves, counted without moving anyone.
     func pendingMoves(featureID: Int64, from old: VariationRanges, to new: VariationRanges) throws -> [RecordedMove] {
         let count = try cachedStatement(sql: "SELECT count(*) FROM assignments \(AssignmentWriter.movingUsers)")
-        var moves: [RecordedMove] = []
+        var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
             let users = try Int.fetchOne(count, arguments: [featureID, interval.lower, interval.upper, interval.to]) ?? 0
             moves.add(RecordedMove(from: interval.from, to: interval.to, users: users))
         }
-        return moves
+        return moves.moves
     }
 
     /// How many users of a feature have a recorded group.

@@ -185,9 +185,12 @@ extension Database {
             try Row.fetchAll(self, sql: "SELECT variation, count(*) FROM assignments WHERE feature_id = ? GROUP BY variation",
                              arguments: [stored.id])
         }
-        var counts = Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+        // SQLite groups by bytes, Swift compares names as Unicode text: "\u{E9}" and "e\u{301}"
+        // are two rows but one key: summed, where building the dictionary would trap.
+        var counts = Dictionary(rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) }, uniquingKeysWith: +)
         var result: [VariationCount] = []
-        for variation in stored.feature.effectiveVariations where !result.contains(where: { $0.variation == variation }) {
+        var listed: Set<String> = []
+        for variation in stored.feature.effectiveVariations where listed.insert(variation).inserted {
             result.append(VariationCount(variation: variation, users: counts.removeValue(forKey: variation) ?? 0))
         }
         return result + counts.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }

@@ -165,8 +165,11 @@ extension Database {
         let before = stored.feature.assignmentRanges
         let after = next.assignmentRanges
         var moves = before.transitions(to: after).map { RolloutPlan.Move(from: $0.from, to: $0.to, share: $0.share, recordedUsers: 0) }
+        // By pair, through a dictionary: a test with many variations has many pairs.
+        let positions = Dictionary(
+            moves.indices.map { (MovePair(from: moves[$0].from, to: moves[$0].to), $0) }, uniquingKeysWith: { first, _ in first })
         for pending in recorded {
-            if let index = moves.firstIndex(where: { $0.from == pending.from && $0.to == pending.to }) {
+            if let index = positions[MovePair(from: pending.from, to: pending.to)] {
                 moves[index].recordedUsers += pending.users
             } else {
                 moves.append(RolloutPlan.Move(from: pending.from, to: pending.to, share: 0, recordedUsers: pending.users))

@@ -43,8 +43,10 @@ public struct DocumentDiff: Hashable, Sendable {
                 before: .array(oldOrder.map(JSONValue.string)), after: .array(newOrder.map(JSONValue.string))))
         }
         changes += Self.fieldChanges(from: old.extras, to: new.extras, feature: nil)
-        let oldKeys = old.topLevelKeys.filter(new.topLevelKeys.contains)
-        let newKeys = new.topLevelKeys.filter(old.topLevelKeys.contains)
+        let oldKeySet = Set(old.topLevelKeys)
+        let newKeySet = Set(new.topLevelKeys)
+        let oldKeys = old.topLevelKeys.filter(newKeySet.contains)
+        let newKeys = new.topLevelKeys.filter(oldKeySet.contains)
         if oldKeys != newKeys {
             changes.append(Change(
                 feature: nil, field: nil, kind: .changed,
@@ -72,14 +74,18 @@ public struct DocumentDiff: Hashable, Sendable {
     }
 
     private static func fieldChanges(from old: JSONObject, to new: JSONObject, feature: String?) -> [Change] {
+        // Indexed once: an object may hold tens of thousands of keys, and `JSONObject`'s
+        // subscript reads them in order.
+        let oldValues = Dictionary(old.members.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let newKeys = Set(new.keys)
         var result: [Change] = []
         for member in new.members {
-            let before = old[member.key]
+            let before = oldValues[member.key]
             if before != member.value {
                 result.append(Change(feature: feature, field: member.key, kind: before == nil ? .added : .changed, before: before, after: member.value))
             }
         }
-        for member in old.members where new[member.key] == nil {
+        for member in old.members where !newKeys.contains(member.key) {
             result.append(Change(feature: feature, field: member.key, kind: .removed, before: member.value, after: nil))
         }
         return result

@@ -68,8 +68,14 @@ public struct VariationRanges: Hashable, Sendable {
     /// as the app compares them; pairs with no users are left out.
     public func transitions(to next: VariationRanges) -> [Transition] {
         var result: [Transition] = []
+        // Both lists run up [0, 100] in order: sweep them together rather than pair every
+        // range with every other (a test may have tens of thousands of variations).
+        var first = 0
         for old in ranges where old.width > 0 {
-            for new in next.ranges where new.width > 0 && old.name.lowercased() != new.name.lowercased() {
+            while first < next.ranges.count && next.ranges[first].upper <= old.lower { first += 1 }
+            for new in next.ranges[first...] {
+                guard new.lower < old.upper else { break }
+                guard new.width > 0 && old.name.lowercased() != new.name.lowercased() else { continue }
                 let overlap = min(old.upper, new.upper) - max(old.lower, new.lower)
                 if overlap > 0 { result.append(Transition(from: old.name, to: new.name, share: overlap)) }
             }

@@ -33,22 +33,44 @@ public struct SourceLocator: Sendable {
 
     /// The line and column of the byte at `offset`.
     public func location(of offset: Int) -> SourceLocation {
-        let offset = min(max(offset, 0), bytes.count)
-        // The last line start at or before the offset.
+        locations(of: [offset])[0]
+    }
+
+    /// The lines and columns of many offsets, in their order: one pass over the bytes in offset
+    /// order, so that thousands of diagnostics on one long line (a minified file) cost no more
+    /// than reading that line once, where locating each alone would read it again every time.
+    public func locations(of offsets: [Int]) -> [SourceLocation] {
+        var result = Array(repeating: SourceLocation(line: 1, column: 1), count: offsets.count)
+        var line = -1
+        var cursor = 0
+        var column = 1
+        for index in offsets.indices.sorted(by: { offsets[$0] < offsets[$1] }) {
+            let offset = min(max(offsets[index], 0), bytes.count)
+            let lineIndex = self.lineIndex(of: offset)
+            if lineIndex != line {
+                line = lineIndex
+                // A byte-order mark is not a column of the first line.
+                cursor = lineIndex == 0 && bytes.starts(with: JSONParser.byteOrderMark) ? 3 : lineStarts[lineIndex]
+                column = 1
+            }
+            // Columns count characters, not bytes: skip UTF-8 continuation bytes.
+            if offset > cursor {
+                for byte in bytes[cursor..<offset] where byte & 0xC0 != 0x80 { column += 1 }
+                cursor = offset
+            }
+            result[index] = SourceLocation(line: lineIndex + 1, column: column)
+        }
+        return result
+    }
+
+    /// The index in `lineStarts` of the last line start at or before `offset`.
+    private func lineIndex(of offset: Int) -> Int {
         var low = 0
         var high = lineStarts.count - 1
         while low < high {
             let middle = (low + high + 1) / 2
             if lineStarts[middle] <= offset { low = middle } else { high = middle - 1 }
         }
-        var start = lineStarts[low]
-        if low == 0, bytes.starts(with: JSONParser.byteOrderMark) {
-            start = min(3, offset)
-        }
-        // Columns count characters, not bytes: skip UTF-8 continuation bytes.
-        let column = bytes[start..<offset].reduce(1) { count, byte in
-            byte & 0xC0 == 0x80 ? count : count + 1
-        }
-        return SourceLocation(line: low + 1, column: column)
+        return low
     }
 }

@@ -2,8 +2,24 @@
 /// the client would reject (errors) or silently change (warnings) — all of it, not only
 /// the first problem.
 public enum DocumentDecoder {
+    /// The largest file read, in bytes (64 MiB): a larger one is refused (E100) before parsing.
+    ///
+    /// Far above any real features.json (the app downloads and decodes the whole file at every
+    /// launch), and enough for 100 000 features as Scripts/bench generates them (35 MB); it bounds
+    /// the time and memory of a validation or an import (an import peaks at about 15 times the
+    /// file's size). Commands that read files check it before reading them.
+    public static let maximumInputSize = 64 << 20
+
     /// Decodes `bytes` (UTF-8, an optional byte-order mark) into a document and diagnostics.
     public static func decode(_ bytes: [UInt8]) -> DecodedDocument {
+        guard bytes.count <= maximumInputSize else {
+            // No line table for a file this size: the problem is the whole file, not a place in it.
+            let tooLarge = Diagnostic(
+                .notStrictJSON, feature: nil, pointer: .root, location: nil,
+                message: "the file is \(bytes.count) bytes, over the \(maximumInputSize) bytes (\(maximumInputSize >> 20) MiB) Flagpole reads",
+                fix: "check that this is the right file: an app's features.json is rarely more than a few hundred kilobytes")
+            return DecodedDocument(document: nil, diagnostics: [tooLarge], sources: [], bytes: [], featuresPointer: .root)
+        }
         var pending = PendingDiagnostics()
         let root: JSONNode
         do {

@@ -10,7 +10,10 @@ enum FeatureDecoder {
                 fix: "write each feature as an object such as {\"name\": \"My Feature\", \"enabled\": true}")
             return nil
         }
+        // The reader takes the diagnostics over: shared with `pending`, its first addition would
+        // copy every diagnostic so far, for each feature of a file with many bad ones.
         var reader = MemberReader(pointer: pointer, pending: pending)
+        pending = PendingDiagnostics()
         defer { pending = reader.pending }
 
         let nameMember = members.first { $0.key == "name" }

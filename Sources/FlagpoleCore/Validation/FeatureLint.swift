@@ -2,10 +2,18 @@
 /// (W200–W232, FORMAT.md §7).
 enum FeatureLint {
     static func check(_ feature: Feature, node: JSONNode, at pointer: JSONPointer, pending: inout PendingDiagnostics) {
+        // Looked up once per key: a feature may hold many keys and get a warning per bias.
+        var members: [String: JSONNode?] = [:]
+        func member(_ key: String) -> JSONNode? {
+            if let known = members[key] { return known }
+            let found = node.member(key)?.node
+            members[key] = found
+            return found
+        }
         func warn(_ code: DiagnosticCode, key: String, element: Int? = nil, _ message: String, fix: String) {
             var target = pointer.appending(key)
-            var offset = node.member(key)?.node.offset ?? node.offset
-            if let element, case .array(let elements)? = node.member(key)?.node.content {
+            var offset = member(key)?.offset ?? node.offset
+            if let element, case .array(let elements)? = member(key)?.content {
                 target = target.appending(element)
                 offset = elements[element].offset
             }

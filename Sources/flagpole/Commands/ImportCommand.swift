@@ -32,7 +32,7 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let input = InputFile(argument: file)
-        let bytes = try input.read()
+        let bytes = try input.read(atMost: DocumentDecoder.maximumInputSize)
         let path = try environment.path()
         let options = ImportOptions(
             isDryRun: dryRun, isStrict: strict, message: message ?? "import \(input.displayName)", actor: Actor.current)

@@ -15,7 +15,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         let input = InputFile(argument: file)
-        let decoded = DocumentDecoder.decode(try input.read())
+        let decoded = DocumentDecoder.decode(try input.read(atMost: DocumentDecoder.maximumInputSize))
         let report = DiagnosticReport(file: input.displayName, diagnostics: decoded.diagnostics)
         if output.json {
             Console.json(report.jsonValue)
