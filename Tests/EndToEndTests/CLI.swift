@@ -49,8 +49,8 @@ struct CLI {
         let run = UUID().uuidString
         let outURL = directory.appendingPathComponent(".stdout-\(run)")
         let errURL = directory.appendingPathComponent(".stderr-\(run)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)

@@ -28,7 +28,7 @@ struct HostileFileCommandTests {
         let before = try prepare()
         // Sparse: 200 MB on paper, no disk blocks and no memory in the test.
         let path = cli.directory.appendingPathComponent("huge.json").path
-        FileManager.default.createFile(atPath: path, contents: Data("{\"features\": [".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("{\"features\": [".utf8))
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.truncate(atOffset: 200 << 20)
         try handle.close()

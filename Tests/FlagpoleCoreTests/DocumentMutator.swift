@@ -131,7 +131,7 @@ struct DocumentMutator {
     // MARK: Structural changes
 
     static let hostileNumbers: [Double] = [
-        0, -0.0, 1, 50, 99.99999999999999, 100, 100.00000000000001, 33.3, 101, -1, -50, 1e20, 0x1p63, 9_007_199_254_740_993,
+        0, -0.0, 1, 50, 99.99999999999999, 100, 100.00000000000001, 33.3, 101, -1, -50, 1e20, 0x1p63, 0x1p53 + 1,
         1e308, -1e308, .greatestFiniteMagnitude, .leastNonzeroMagnitude, .leastNormalMagnitude, 1e-7,
     ]
 
