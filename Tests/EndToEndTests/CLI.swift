@@ -72,6 +72,11 @@ struct CLI {
             stdoutBytes: Array(outData))
     }
 
+    /// Starts `flagpole arguments…` without waiting for it, for a harness that may kill it.
+    func start(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(Self.executable, arguments, in: directory, environment: ["FLAGPOLE_DB": databasePath, "FLAGPOLE_ACTOR": "e2e"])
+    }
+
     /// Runs and returns the JSON printed on stdout.
     func json(_ arguments: [String]) throws -> Any {
         let result = try run(arguments)

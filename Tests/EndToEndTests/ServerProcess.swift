@@ -41,6 +41,12 @@ final class ServerProcess {
         return process.terminationStatus
     }
 
+    /// Sends SIGKILL, as a crash or the OOM killer would, and waits for the process to go.
+    func kill() {
+        _ = Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     deinit {
         if process.isRunning { process.terminate() }
     }
@@ -52,6 +58,15 @@ enum Curl {
         var status: Int
         var headers: [String: String]
         var body: [UInt8]
+    }
+
+    /// Starts a request without waiting for it: the body goes to `bodyFile`, the status (`000`
+    /// when no answer came) to standard output.
+    static func start(_ arguments: [String], bodyFile: URL) throws -> ChildProcess {
+        try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["curl", "--silent", "--output", bodyFile.path, "--write-out", "%{http_code}"] + arguments,
+            in: bodyFile.deletingLastPathComponent())
     }
 
     static func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Result {
