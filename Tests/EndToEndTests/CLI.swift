@@ -62,7 +62,7 @@ struct CLI {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         let outData = try Data(contentsOf: outURL)
         let errData = try Data(contentsOf: errURL)
         return Result(

@@ -45,7 +45,7 @@ final class ChildProcess {
 
     /// Waits for the child and reads what it printed.
     func finish() -> (ending: Ending, stdout: String, stderr: String) {
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)

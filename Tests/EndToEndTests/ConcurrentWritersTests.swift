@@ -12,6 +12,8 @@ struct ConcurrentWritersTests {
     static let commandWorkers = 4
     /// Connections the server's requests use at once.
     static let connections = 8
+    /// The requests are sent in this many batches, paced with the commands.
+    static let batches = 20
 
     static let tenant = "acme"
     static let test = "Example MVT Test"
@@ -37,17 +39,46 @@ struct ConcurrentWritersTests {
 
         let commands = Self.commandWrites().shuffled(using: &random)
         let requests = try Self.requestWrites(server: server, key: key, in: cli.directory).shuffled(using: &random)
-        let config = try cli.write(requests.map(\.config).joined(separator: "next\n"), to: "requests.curl")
+        // The requests go in batches, each sent once the commands have done as large a share of
+        // theirs: the server would otherwise finish in seconds and the commands go on alone.
+        let batchSize = requests.count / Self.batches
+        let batches = try stride(from: 0, to: requests.count, by: batchSize).map { first in
+            try cli.write(requests[first..<min(first + batchSize, requests.count)].map(\.config).joined(separator: "next\n"), to: "requests-\(first).curl")
+        }
 
         let started = Date()
-        let curl = try ChildProcess(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["curl", "--silent", "--show-error", "--parallel", "--parallel-max", String(Self.connections), "--config", config],
-            in: cli.directory)
-        let commandResults = Self.runAll(commands.map(\.arguments), on: cli, workers: Self.commandWorkers)
-        let commandsDone = Date()
-        let (curlEnding, curlOut, curlErr) = curl.finish()
-        let requestsDone = Date()
+        let progress = Progress()
+        let arguments = commands.map(\.arguments)
+        Thread.detachNewThread {
+            progress.finish(Self.runAll(arguments, on: cli, workers: Self.commandWorkers, progress: progress))
+        }
+        var sending: ChildProcess?
+        var sent = 0
+        var serverSeconds: TimeInterval = 0
+        var curlOut = ""
+        var curlFailures: [String] = []
+        var commandsDone: (results: [CLI.Result], at: Date)?
+        while sending != nil || sent < batches.count || commandsDone == nil {
+            if let curl = sending, !curl.isRunning {
+                serverSeconds += Date().timeIntervalSince(curl.started)
+                let (ending, out, err) = curl.finish()
+                curlOut += out
+                if ending != .exited(0) { curlFailures.append(err) }
+                sending = nil
+            }
+            if sending == nil, sent < batches.count, progress.done * batches.count >= sent * commands.count {
+                sending = try ChildProcess(
+                    URL(fileURLWithPath: "/usr/bin/env"),
+                    ["curl", "--silent", "--show-error", "--parallel", "--parallel-max", String(Self.connections), "--config", batches[sent]],
+                    in: cli.directory)
+                sent += 1
+            }
+            commandsDone = progress.result
+            usleep(1_000)
+        }
+        let finished = Date()
+        let commandResults = commandsDone!.results
+        #expect(curlFailures.isEmpty, "curl: \(curlFailures.prefix(3))")
 
         // Every command exited 0 and every request got a 2xx.
         var ledger = WriteLedger()
@@ -60,7 +91,6 @@ struct ConcurrentWritersTests {
                 ledger.append(toggle)
             }
         }
-        #expect(curlEnding == .exited(0), "curl: \(curlErr)")
         var statuses: [String: Int] = [:]
         for line in curlOut.split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 1)
@@ -77,13 +107,14 @@ struct ConcurrentWritersTests {
                 ledger.append(toggle)
             }
         }
-        let commandSeconds = commandsDone.timeIntervalSince(started)
-        let requestSeconds = requestsDone.timeIntervalSince(started)
+        let commandSeconds = commandsDone!.at.timeIntervalSince(started)
+        let totalSeconds = finished.timeIntervalSince(started)
         print("""
-            concurrent writers: \(commands.count) commands (\(Self.commandWorkers) at a time) in \(String(format: "%.1f", commandSeconds)) s \
-            = \(Int(Double(commands.count) / commandSeconds))/s; \(requests.count) requests (\(Self.connections) connections) \
-            in \(String(format: "%.1f", requestSeconds)) s = \(Int(Double(requests.count) / requestSeconds))/s; \
-            \(commands.count + requests.count) writes in \(String(format: "%.1f", max(commandSeconds, requestSeconds))) s; \
+            concurrent writers: \(commands.count) commands (\(Self.commandWorkers) processes at a time) in \(String(format: "%.1f", commandSeconds)) s \
+            = \(Int(Double(commands.count) / commandSeconds))/s; \(requests.count) requests (\(Self.connections) connections, \
+            \(batches.count) batches paced with the commands), the server busy \(String(format: "%.1f", serverSeconds)) s \
+            = \(Int(Double(requests.count) / serverSeconds))/s; \(commands.count + requests.count) writes in \
+            \(String(format: "%.1f", totalSeconds)) s = \(Int(Double(commands.count + requests.count) / totalSeconds))/s; \
             \(failures.count) failed; seed \(seed)
             """)
         #expect(failures.isEmpty, "\(failures.count) writes failed, first: \(failures.prefix(5).joined(separator: "\n"))")
@@ -187,8 +218,26 @@ struct ConcurrentWritersTests {
         entry.revision = entry.isUnchanged ? nil : object?["revision"] as? Int
     }
 
+    /// How many commands have run, and their results once all have.
+    final class Progress: Sendable {
+        private let count = Atomic<Int>(0)
+        private let state = Mutex<(results: [CLI.Result], at: Date)?>(nil)
+
+        var done: Int { count.load(ordering: .relaxed) }
+
+        var result: (results: [CLI.Result], at: Date)? { state.withLock { $0 } }
+
+        func advance() {
+            count.add(1, ordering: .relaxed)
+        }
+
+        func finish(_ results: [CLI.Result]) {
+            state.withLock { $0 = (results, Date()) }
+        }
+    }
+
     /// Runs every command, `workers` at a time, and returns their results in order.
-    static func runAll(_ commands: [[String]], on cli: CLI, workers: Int) -> [CLI.Result] {
+    static func runAll(_ commands: [[String]], on cli: CLI, workers: Int, progress: Progress) -> [CLI.Result] {
         let results = Mutex<[Int: CLI.Result]>([:])
         let next = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
@@ -197,6 +246,7 @@ struct ConcurrentWritersTests {
                 guard index < commands.count else { return }
                 let result = (try? cli.run(commands[index])) ?? CLI.Result(status: -1, stdout: "", stderr: "could not start", stdoutBytes: [])
                 results.withLock { $0[index] = result }
+                progress.advance()
             }
         }
         return results.withLock { results in commands.indices.map { results[$0]! } }

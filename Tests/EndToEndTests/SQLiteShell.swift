@@ -68,7 +68,7 @@ struct SQLiteShell {
         try process.run()
         input.fileHandleForWriting.write(Data(".timeout 10000\n\(script)".utf8))
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         let output = try Data(contentsOf: outURL)
         guard process.terminationStatus == 0 else {
             throw Failure(script: script, status: process.terminationStatus, stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")

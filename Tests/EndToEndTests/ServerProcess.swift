@@ -37,14 +37,14 @@ final class ServerProcess {
     /// Sends SIGTERM and waits for the exit status.
     func stop() -> Int32 {
         process.terminate()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         return process.terminationStatus
     }
 
     /// Sends SIGKILL, as a crash or the OOM killer would, and waits for the process to go.
     func kill() {
         _ = Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
     }
 
     deinit {
@@ -83,7 +83,7 @@ enum Curl {
         if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
         try input.fileHandleForWriting.close()
         let body = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         let lines = (try? String(contentsOf: headerFile, encoding: .utf8))?.components(separatedBy: "\r\n") ?? []
         let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
         var headers: [String: String] = [:]

@@ -3,20 +3,21 @@ import Foundation
 /// Every write a harness asked for, with what the writer said before it died or finished: the
 /// reference a database is checked against after a crash.
 struct WriteLedger {
+    /// What a write was asked to do.
+    enum Write {
+        /// An import whose revision must hold exactly these bytes (the file as rendered).
+        case importDocument(rendered: [UInt8])
+        /// A bias change of one test.
+        case biases(feature: String, biases: [Double])
+        /// `count` users whose ids start with the tag, put in one test at once.
+        case assign(feature: String, count: Int)
+        /// Another change made as a revision (a feature enabled or disabled).
+        case edit
+    }
+
     /// One write, named by a tag unique in the run: the revision message of an import or a
     /// bias change, the user-id prefix of an assignment.
     struct Entry {
-        enum Write {
-            /// An import whose revision must hold exactly these bytes (the file as rendered).
-            case importDocument(rendered: [UInt8])
-            /// A bias change of one test.
-            case biases(feature: String, biases: [Double])
-            /// `count` users whose ids start with the tag, put in one test at once.
-            case assign(feature: String, count: Int)
-            /// Another change made as a revision (a feature enabled or disabled).
-            case edit
-        }
-
         var tag: String
         var environment: String
         var write: Write
