@@ -304,7 +304,7 @@ final class CrashHarness {
     private func makeAssignment(in environment: String) -> (WriteLedger.Entry, [String]) {
         operation += 1
         let tag = WriteLedger.assignTag(operation)
-        let users = (0..<Int.random(in: 100...2_000, using: &random)).map { "\(tag)-\($0)" }
+        let users = (0..<Int.random(in: 100...1_000, using: &random)).map { "\(tag)-\($0)" }
         return (WriteLedger.Entry(tag: tag, environment: environment, write: .assign(feature: ImportFiles.rollout, count: users.count)), users)
     }
 

@@ -13,6 +13,8 @@ final class StoreConsistency {
     let tenant: String
     /// The last revision checked in each environment, decoded, and its bytes.
     private(set) var latest: [String: (number: Int, document: FeaturesDocument, bytes: [UInt8])] = [:]
+    /// Ledger entries already checked by a quick check.
+    private var checkedEntries = 0
 
     init(databasePath: String, tenant: String) {
         shell = SQLiteShell(databasePath: databasePath)
@@ -28,7 +30,27 @@ final class StoreConsistency {
             FROM revisions r JOIN environments e ON e.id = r.environment_id JOIN tenants t ON t.id = e.tenant_id
             WHERE t.slug = '\(tenant)' AND r.number > CASE e.name WHEN '' THEN 0 \(known) ELSE 0 END
             """
+        // A quick check counts the users of the assignments written since the last check, with
+        // the indexes; a full one counts every assignment's.
+        let assignments = ledger.entries[(isFull ? 0 : checkedEntries)...].compactMap { entry -> (tag: String, feature: String)? in
+            guard case .assign(let feature, _) = entry.write else { return nil }
+            return (entry.tag, feature)
+        }
         let tag = "substr(user_id, 1, \(WriteLedger.assignTagLength))"
+        let userCounts = isFull ? """
+            SELECT tag, sum(users) AS users, sum(first) AS first FROM (
+                SELECT \(tag) AS tag, count(*) AS users, 0 AS first FROM assignments GROUP BY tag
+                UNION ALL SELECT \(tag), 0, count(*) FROM assignment_events WHERE reason = 'first' GROUP BY 1)
+            GROUP BY tag
+            """ : assignments.isEmpty ? "SELECT 1 WHERE 0" : assignments.map { tag, feature in
+            let users = "user_id >= '\(tag)-' AND user_id < '\(tag).'"
+            return """
+                SELECT '\(tag)' AS tag,
+                    (SELECT count(*) FROM assignments WHERE feature_id IN (SELECT id FROM features WHERE name = \(Self.quoted(feature))) AND \(users)) AS users,
+                    (SELECT count(*) FROM assignment_events WHERE environment_id IN (SELECT id FROM environments) AND \(users) AND reason = 'first') AS first
+                """
+        }.joined(separator: " UNION ALL ")
+        checkedEntries = ledger.entries.count
         let results: [[[String: Any]]]
         do {
             results = try shell.batch([
@@ -42,17 +64,16 @@ final class StoreConsistency {
                 "SELECT r.message, e.name AS env, r.number FROM revisions r JOIN environments e ON e.id = r.environment_id",
                 "SELECT e.name AS env, r.id, r.number, r.message, CAST(r.document AS TEXT) AS document \(newRevisions) ORDER BY e.name, r.number",
                 "SELECT a.revision_id, a.feature_name, a.field, a.change FROM audit a JOIN (SELECT r.id \(newRevisions)) n ON n.id = a.revision_id",
-                "SELECT \(tag) AS tag, count(*) AS n FROM assignments GROUP BY tag",
-                "SELECT \(tag) AS tag, count(*) AS n FROM assignment_events WHERE reason = 'first' GROUP BY tag",
+                userCounts,
                 """
-                SELECT count(*) AS n FROM assignments a WHERE a.variation IS NOT (
+                SELECT count(*) AS n FROM assignments a WHERE \(isFull) AND a.variation IS NOT (
                     SELECT e.variation FROM assignment_events e
                     WHERE e.environment_id = a.environment_id AND e.user_id = a.user_id AND e.feature_id = a.feature_id
                     ORDER BY e.id DESC LIMIT 1)
                 """,
                 """
-                SELECT count(*) AS n FROM assignment_events e
-                WHERE e.revision > (SELECT coalesce(max(number), 0) FROM revisions r WHERE r.environment_id = e.environment_id)
+                SELECT count(*) AS n FROM assignment_events e WHERE \(isFull)
+                    AND e.revision > (SELECT coalesce(max(number), 0) FROM revisions r WHERE r.environment_id = e.environment_id)
                 """,
                 """
                 SELECT e.name AS env, f.name, f.enabled, v.name AS variation, v.bias
@@ -75,10 +96,10 @@ final class StoreConsistency {
         }
         problems += checkTaggedRevisions(results[3], against: ledger)
         problems += checkNewRevisions(results[4], audit: results[5], against: ledger)
-        problems += checkAssignments(assigned: results[6], first: results[7], against: ledger)
-        if let count = results[8].first?["n"] as? Int, count > 0 { problems.append("\(count) assignments differ from their latest event") }
-        if let count = results[9].first?["n"] as? Int, count > 0 { problems.append("\(count) assignment events name a revision that does not exist") }
-        if isFull { problems += checkTables(results[10]) }
+        problems += checkAssignments(results[6], of: Set(assignments.map(\.tag)), against: ledger)
+        if let count = results[7].first?["n"] as? Int, count > 0 { problems.append("\(count) assignments differ from their latest event") }
+        if let count = results[8].first?["n"] as? Int, count > 0 { problems.append("\(count) assignment events name a revision that does not exist") }
+        if isFull { problems += checkTables(results[9]) }
         return problems
     }
 
@@ -148,18 +169,15 @@ final class StoreConsistency {
     }
 
     /// A bulk assignment is all its users or none, each with its `first` event.
-    private func checkAssignments(assigned: [[String: Any]], first: [[String: Any]], against ledger: WriteLedger) -> [String] {
-        func counts(_ rows: [[String: Any]]) -> [String: Int] {
-            Dictionary(uniqueKeysWithValues: rows.map { ($0["tag"] as! String, $0["n"] as! Int) })
-        }
-        let (assigned, first) = (counts(assigned), counts(first))
+    private func checkAssignments(_ rows: [[String: Any]], of tags: Set<String>, against ledger: WriteLedger) -> [String] {
+        let counts = Dictionary(uniqueKeysWithValues: rows.map { ($0["tag"] as! String, (users: $0["users"] as! Int, first: $0["first"] as! Int)) })
         var problems: [String] = []
-        for entry in ledger.entries {
+        for entry in ledger.entries where tags.contains(entry.tag) {
             guard case .assign(_, let count) = entry.write else { continue }
-            let users = assigned[entry.tag] ?? 0
+            let (users, first) = counts[entry.tag] ?? (0, 0)
             if users != 0 && users != count { problems.append("\(entry.tag): \(users) of \(count) users assigned (half-applied)") }
             if entry.isAcknowledged && users != count { problems.append("\(entry.tag): acknowledged, but \(users) of \(count) users assigned") }
-            if (first[entry.tag] ?? 0) != users { problems.append("\(entry.tag): \(users) users assigned, \(first[entry.tag] ?? 0) first events") }
+            if first != users { problems.append("\(entry.tag): \(users) users assigned, \(first) first events") }
         }
         return problems
     }
@@ -191,6 +209,11 @@ final class StoreConsistency {
             }
         }
         return problems
+    }
+
+    /// `text` as an SQL string literal.
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     private static func line(_ feature: String?, _ field: String?, _ change: String) -> String {
