@@ -50,7 +50,7 @@ struct CrashConsistencyTests {
             print("  \(landing.rawValue): \(count)")
         }
         for (operation, window) in harness.windows.sorted(by: { $0.key < $1.key }) {
-            print("  \(operation.rawValue): write lock held \(Int(window.start * 1000))–\(Int(window.end * 1000)) ms after start")
+            print("  \(operation.rawValue): write lock taken \(Int(window.start * 1000)) ms after start, released at \(Int(window.end * 1000)) ms (medians)")
         }
         try? FileManager.default.removeItem(at: harness.cli.directory)
     }

@@ -7,9 +7,10 @@ import Foundation
 /// Each cycle is one command (`import`, `bias set`, `assign`) or one to three concurrent
 /// requests to the server (import, assignments, biases), then a kill: of the command if it is
 /// still running, of the server always (it is restarted and must serve). The first runs of
-/// each operation are not killed: they measure when the writer holds SQLite's write lock. Most
-/// later kills wait for the writer to take the lock and land a random moment into its measured
-/// hold; the rest land anywhere from the start to a little past the measured end, so start-up,
+/// each operation, and 15 % of the later ones, run to completion: they measure when the writer
+/// holds SQLite's write lock, and their acknowledged writes must survive the later kills. Most
+/// kills wait for the writer to take the lock and land a random moment into its measured hold;
+/// the rest land anywhere from the start to a quarter past the measured end, so start-up,
 /// parsing and the answer after the commit are hit too.
 final class CrashHarness {
     enum Operation: String, CaseIterable, Comparable {
@@ -23,7 +24,7 @@ final class CrashHarness {
 
     /// Where a kill landed.
     enum Landing: String, CaseIterable, Comparable {
-        case notKilled = "not killed (measuring the write window)"
+        case notKilled = "not killed (ran to completion, measuring the write window)"
         case beforeTransaction = "killed before its transaction"
         case midTransaction = "killed mid-transaction (holding the write lock)"
         case afterCommit = "killed after commit, before answering"
@@ -49,8 +50,17 @@ final class CrashHarness {
     private let key: String
     private var operation = 0
     private var runs: [Operation: Int] = [:]
-    /// Seconds from a writer's start to taking and to releasing the write lock, as measured.
-    private(set) var windows: [Operation: (start: Double, end: Double)] = [:]
+    /// Seconds from a writer's start to taking and to releasing the write lock, in each run
+    /// that completed.
+    private var measured: [Operation: [(start: Double, end: Double)]] = [:]
+
+    /// The median measured window of each operation.
+    var windows: [Operation: (start: Double, end: Double)] {
+        measured.mapValues { runs in
+            let (starts, ends) = (runs.map(\.start).sorted(), runs.map(\.end).sorted())
+            return (starts[starts.count / 2], ends[ends.count / 2])
+        }
+    }
 
     init(seed: UInt64) throws {
         random = SeededGenerator(seed: seed)
@@ -68,7 +78,7 @@ final class CrashHarness {
             let result = try Self.require(cli.run(["import", file, "--tenant", Self.tenant, "--env", environment, "--message", tag, "--json"]))
             var entry = WriteLedger.Entry(tag: tag, environment: environment, write: .importDocument(rendered: Self.rendered(bytes)))
             entry.isAcknowledged = true
-            entry.revision = Self.revision(in: result.stdout)
+            (entry.revision, entry.isUnchanged) = Self.answer(result.stdout)
             ledger.append(entry)
         }
         server = try ServerProcess(cli)
@@ -105,20 +115,20 @@ final class CrashHarness {
         var entry = entry
         let child = try cli.start(arguments)
         var landing = Landing.notKilled
-        if let plan = killPlan(operation) {
+        switch killPlan(operation) {
+        case .never:
+            measure(operation, writer: child.pid, from: child.started) { child.isRunning }
+        case let plan:
             landing = .afterCompletion
             if wait(plan, for: child.pid, from: child.started, while: { child.isRunning }) {
                 landing = probe.holder() == child.pid ? .midTransaction : .beforeTransaction
                 child.kill()
             }
-        } else {
-            measure(operation, writer: child.pid, from: child.started) { child.isRunning }
         }
         let (ending, stdout, stderr) = child.finish()
         if ending == .exited(0) {
             entry.isAcknowledged = true
-            entry.revision = Self.revision(in: stdout)
-            entry.isUnchanged = stdout.contains(#""unchanged":true"#) || stdout.contains(#""status":"unchanged""#)
+            (entry.revision, entry.isUnchanged) = Self.answer(stdout)
         } else if ending != .killed {
             throw Failure("\(arguments.joined(separator: " ")) exited \(ending) without being killed: \(stderr)")
         }
@@ -167,12 +177,13 @@ final class CrashHarness {
         let victim = server.process.processIdentifier
         let isRunning = { requests.contains { $0.child.isRunning } }
         var landing = Landing.afterCompletion
-        if let plan = killPlan(.server) {
+        switch killPlan(.server) {
+        case .never:
+            measure(.server, writer: victim, from: started, while: isRunning)
+        case let plan:
             if wait(plan, for: victim, from: started, while: isRunning) {
                 landing = probe.holder() == victim ? .midTransaction : .beforeTransaction
             }
-        } else {
-            measure(.server, writer: victim, from: started, while: isRunning)
         }
         server.kill()
         var unacknowledgedLanded = false
@@ -182,8 +193,7 @@ final class CrashHarness {
             let body = (try? String(contentsOf: bodyURL, encoding: .utf8)) ?? ""
             if ending == .exited(0), let status = Int(stdout), (200..<300).contains(status) {
                 entry.isAcknowledged = true
-                entry.revision = Self.revision(in: body)
-                entry.isUnchanged = body.contains(#""unchanged":true"#) || body.contains(#""status":"unchanged""#)
+                (entry.revision, entry.isUnchanged) = Self.answer(body)
             } else if case .exited(let code) = ending, code == 0, let status = Int(stdout), status != 0 {
                 throw Failure("the server answered \(status) to \(entry.tag): \(body)")
             } else if try landed(entry) {
@@ -226,18 +236,26 @@ final class CrashHarness {
         case after(TimeInterval)
         /// This long after it is seen taking the write lock: inside its transaction, mostly.
         case whileWriting(TimeInterval)
+        /// Not before it has answered (the server is then killed all the same): these runs
+        /// measure the write window, and leave acknowledged writes for later kills to spare.
+        case never
     }
 
-    /// Share of kills aimed at the transaction rather than anywhere in the run.
-    static let aimedShare = 0.7
+    /// Shares of the kills aimed at the transaction, and of those at any moment of the run;
+    /// the other runs complete.
+    static let (aimedShare, anyMomentShare) = (0.6, 0.25)
 
-    /// A random moment in the operation's measured window; nil while it is being measured.
-    private func killPlan(_ operation: Operation) -> KillPlan? {
-        guard (runs[operation] ?? 0) >= Self.calibrationRuns, let window = windows[operation] else { return nil }
-        if Double.random(in: 0..<1, using: &random) < Self.aimedShare {
+    /// A random plan, with a random moment in the operation's measured window.
+    private func killPlan(_ operation: Operation) -> KillPlan {
+        guard (runs[operation] ?? 0) >= Self.calibrationRuns, let window = windows[operation] else { return .never }
+        let draw = Double.random(in: 0..<1, using: &random)
+        if draw < Self.aimedShare {
             return .whileWriting(Double.random(in: 0...max(0.001, window.end - window.start) * 1.2, using: &random))
         }
-        return .after(Double.random(in: 0...window.end * 1.1, using: &random))
+        if draw < Self.aimedShare + Self.anyMomentShare {
+            return .after(Double.random(in: 0...window.end * 1.25, using: &random))
+        }
+        return .never
     }
 
     /// Waits as `plan` says while `isRunning`; true if the writer is still running then.
@@ -251,6 +269,8 @@ final class CrashHarness {
                 usleep(100)
             }
             deadline = Date().addingTimeInterval(delay)
+        case .never:
+            deadline = .distantFuture
         }
         while isRunning() && Date() < deadline {
             usleep(100)
@@ -258,7 +278,7 @@ final class CrashHarness {
         return isRunning()
     }
 
-    /// Polls the write lock while `isRunning`, widening the operation's window to what it saw.
+    /// Polls the write lock while `isRunning`, and records when the writer held it.
     private func measure(_ operation: Operation, writer: pid_t, from started: Date, while isRunning: () -> Bool) {
         var seen: (first: Double, last: Double)?
         while isRunning() {
@@ -270,8 +290,7 @@ final class CrashHarness {
         }
         // A write too short to catch: the whole run is its window.
         let (first, last) = seen ?? (0, Date().timeIntervalSince(started))
-        let known = windows[operation] ?? (first, last)
-        windows[operation] = (min(known.start, first), max(known.end, last))
+        measured[operation, default: []].append((first, last))
     }
 
     private func count(_ landing: Landing) {
@@ -281,9 +300,9 @@ final class CrashHarness {
     /// Whether an unacknowledged write is in the database.
     private func landed(_ entry: WriteLedger.Entry) throws -> Bool {
         switch entry.write {
-        case .importDocument, .biases:
+        case .importDocument, .biases, .edit:
             return try consistency.shell.int("SELECT count(*) FROM revisions WHERE message = '\(entry.tag)'") > 0
-        case .assign, .edit:
+        case .assign:
             return try consistency.shell.int("SELECT count(*) FROM assignments WHERE user_id >= '\(entry.tag)-' AND user_id < '\(entry.tag).'") > 0
         }
     }
@@ -292,7 +311,7 @@ final class CrashHarness {
 
     private func makeImport(in environment: String) -> (WriteLedger.Entry, [UInt8]) {
         let tag = nextTag("import")
-        let bytes = files.make(tag: tag, count: Int.random(in: 100...1_000, using: &random), biases: ImportFiles.biases(using: &random), using: &random)
+        let bytes = files.make(tag: tag, count: Int.random(in: 50...600, using: &random), biases: ImportFiles.biases(using: &random), using: &random)
         return (WriteLedger.Entry(tag: tag, environment: environment, write: .importDocument(rendered: Self.rendered(bytes))), bytes)
     }
 
@@ -320,10 +339,11 @@ final class CrashHarness {
         DocumentDecoder.decode(bytes).document!.rendered()
     }
 
-    /// The `"revision"` of a JSON answer.
-    private static func revision(in json: String) -> Int? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
-        return object["revision"] as? Int
+    /// The revision a JSON answer names, and whether it says nothing changed (an import's
+    /// `"status": "unchanged"`, an edit's `"unchanged": true`: the revision is then the current one).
+    private static func answer(_ json: String) -> (revision: Int?, isUnchanged: Bool) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return (nil, false) }
+        return (object["revision"] as? Int, object["unchanged"] as? Bool == true || object["status"] as? String == "unchanged")
     }
 
     @discardableResult
