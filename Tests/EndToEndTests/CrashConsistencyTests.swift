@@ -46,10 +46,12 @@ struct CrashConsistencyTests {
             \(kills) kills, \(harness.restarts) server restarts, in \(String(format: "%.1f", Date().timeIntervalSince(started))) s \
             (checks \(String(format: "%.1f", checking)) s); seed \(seed)
             """)
-        for (landing, count) in harness.landings.sorted(by: { $0.key < $1.key }) {
-            print("  \(landing.rawValue): \(count)")
+        for landing in CrashHarness.Landing.allCases {
+            print("  \(landing.rawValue): \(harness.landings[landing] ?? 0)")
         }
-        for (operation, window) in harness.windows.sorted(by: { $0.key < $1.key }) {
+        let windows = harness.windows
+        for operation in CrashHarness.Operation.allCases {
+            guard let window = windows[operation] else { continue }
             print("  \(operation.rawValue): write lock taken \(Int(window.start * 1000)) ms after start, released at \(Int(window.end * 1000)) ms (medians)")
         }
         try? FileManager.default.removeItem(at: harness.cli.directory)

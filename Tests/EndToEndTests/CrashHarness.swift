@@ -13,24 +13,21 @@ import Foundation
 /// the rest land anywhere from the start to a quarter past the measured end, so start-up,
 /// parsing and the answer after the commit are hit too.
 final class CrashHarness {
-    enum Operation: String, CaseIterable, Comparable {
+    /// What a cycle runs, drawn with equal odds.
+    enum Operation: String, CaseIterable {
         case cliImport = "flagpole import"
         case cliBias = "flagpole bias set"
         case cliAssign = "flagpole assign"
         case server = "server (POST import, assignments, biases)"
-
-        static func < (a: Operation, b: Operation) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// Where a kill landed.
-    enum Landing: String, CaseIterable, Comparable {
+    enum Landing: String, CaseIterable {
         case notKilled = "not killed (ran to completion, measuring the write window)"
         case beforeTransaction = "killed before its transaction"
         case midTransaction = "killed mid-transaction (holding the write lock)"
         case afterCommit = "killed after commit, before answering"
         case afterCompletion = "killed after the writer answered"
-
-        static func < (a: Landing, b: Landing) -> Bool { a.rawValue < b.rawValue }
     }
 
     static let tenant = "acme"
