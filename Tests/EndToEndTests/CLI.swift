@@ -62,7 +62,7 @@ struct CLI {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         let outData = try Data(contentsOf: outURL)
         let errData = try Data(contentsOf: errURL)
         return Result(
@@ -70,6 +70,11 @@ struct CLI {
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self),
             stdoutBytes: Array(outData))
+    }
+
+    /// Starts `flagpole arguments…` without waiting for it, for a harness that may kill it.
+    func start(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(Self.executable, arguments, in: directory, environment: ["FLAGPOLE_DB": databasePath, "FLAGPOLE_ACTOR": "e2e"])
     }
 
     /// Runs and returns the JSON printed on stdout.

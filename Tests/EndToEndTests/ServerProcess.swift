@@ -37,8 +37,14 @@ final class ServerProcess {
     /// Sends SIGTERM and waits for the exit status.
     func stop() -> Int32 {
         process.terminate()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         return process.terminationStatus
+    }
+
+    /// Sends SIGKILL, as a crash or the OOM killer would, and waits for the process to go.
+    func kill() {
+        _ = Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExitPromptly()
     }
 
     deinit {
@@ -52,6 +58,15 @@ enum Curl {
         var status: Int
         var headers: [String: String]
         var body: [UInt8]
+    }
+
+    /// Starts a request without waiting for it: the body goes to `bodyFile`, the status (`000`
+    /// when no answer came) to standard output.
+    static func start(_ arguments: [String], bodyFile: URL) throws -> ChildProcess {
+        try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["curl", "--silent", "--output", bodyFile.path, "--write-out", "%{http_code}"] + arguments,
+            in: bodyFile.deletingLastPathComponent())
     }
 
     static func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Result {
@@ -68,7 +83,7 @@ enum Curl {
         if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
         try input.fileHandleForWriting.close()
         let body = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        process.waitUntilExitPromptly()
         let lines = (try? String(contentsOf: headerFile, encoding: .utf8))?.components(separatedBy: "\r\n") ?? []
         let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
         var headers: [String: String] = [:]

@@ -1,0 +1,100 @@
+import FlagpoleCore
+import Foundation
+import Testing
+
+/// The checks of the crash harness fail on a damaged database: without this, a harness whose
+/// checks can never fail would pass whatever the store did.
+@Suite("The crash checks catch a damaged database", .serialized)
+struct StoreConsistencyTests {
+    /// One kind of damage, done with the sqlite3 shell, and what the report must then say.
+    enum Damage: String, CaseIterable, CustomTestStringConvertible {
+        case revisionGap, auditRowLost, halfAnAssignment, acknowledgedImportLost, revisionNotTheFile,
+             tablesAheadOfTheRevision, assignmentWithoutHistory, firstEventLost, eventOfAMissingRevision, zeroedPage
+
+        var testDescription: String { rawValue }
+
+        var sql: String {
+            switch self {
+            case .revisionGap: "DELETE FROM revisions WHERE number = 2"
+            case .auditRowLost: "DELETE FROM audit WHERE id = (SELECT max(id) FROM audit)"
+            case .halfAnAssignment: "DELETE FROM assignments WHERE user_id IN (SELECT user_id FROM assignments WHERE user_id GLOB 'u00003-*' LIMIT 50)"
+            case .acknowledgedImportLost:
+                "DELETE FROM audit WHERE revision_id = (SELECT max(id) FROM revisions); DELETE FROM revisions WHERE id = (SELECT max(id) FROM revisions)"
+            case .revisionNotTheFile:
+                "UPDATE revisions SET document = CAST(replace(CAST(document AS TEXT), 'import-4', 'import-9') AS BLOB) WHERE message = 'import-4'"
+            case .tablesAheadOfTheRevision:
+                "UPDATE features SET enabled = CASE enabled WHEN 1 THEN 0 ELSE 1 END WHERE id = (SELECT min(id) FROM features WHERE archived_at IS NULL)"
+            case .assignmentWithoutHistory: "UPDATE assignments SET variation = 'Nowhere' WHERE user_id = 'u00003-0'"
+            case .firstEventLost: "DELETE FROM assignment_events WHERE reason = 'first' AND user_id = 'u00003-1'"
+            case .eventOfAMissingRevision: "UPDATE assignment_events SET revision = 99 WHERE id = (SELECT max(id) FROM assignment_events)"
+            case .zeroedPage: "PRAGMA wal_checkpoint(TRUNCATE)"
+            }
+        }
+
+        /// Words the report must contain.
+        var reported: [String] {
+            switch self {
+            case .revisionGap: ["not contiguous"]
+            case .auditRowLost: ["audit has"]
+            case .halfAnAssignment: ["50 of 100 users assigned (half-applied)"]
+            case .acknowledgedImportLost: ["import-4: acknowledged"]
+            case .revisionNotTheFile: ["not the imported file"]
+            case .tablesAheadOfTheRevision: ["in the tables differs"]
+            case .assignmentWithoutHistory: ["differ from their latest event"]
+            case .firstEventLost: ["first events"]
+            case .eventOfAMissingRevision: ["name a revision that does not exist"]
+            case .zeroedPage: ["integrity_check", "cannot be read"]
+            }
+        }
+    }
+
+    @Test("An intact database passes; a damaged one is reported", arguments: Damage.allCases)
+    func damaged(_ damage: Damage) throws {
+        let (cli, ledger) = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: cli.directory) }
+        #expect(try StoreConsistency(databasePath: cli.databasePath, tenant: "acme").violations(against: ledger) == [])
+
+        let shell = SQLiteShell(databasePath: cli.databasePath)
+        try shell.execute(damage.sql)
+        if damage == .zeroedPage {
+            // The root page of an index, zeroed in the file the checkpoint just completed.
+            let page = try shell.int("SELECT rootpage FROM sqlite_schema WHERE name = 'assignments_by_point'")
+            let size = try shell.int("PRAGMA page_size")
+            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: cli.databasePath))
+            try file.seek(toOffset: UInt64((page - 1) * size))
+            file.write(Data(count: size))
+            try file.close()
+        }
+        let problems = try StoreConsistency(databasePath: cli.databasePath, tenant: "acme").violations(against: ledger)
+        #expect(problems.contains { problem in damage.reported.contains { problem.contains($0) } }, "reported: \(problems)")
+    }
+
+    /// A database written by the command line: an import, a bias change, 100 users assigned,
+    /// another import; and its ledger.
+    static func makeDatabase() throws -> (CLI, WriteLedger) {
+        let cli = try CLI()
+        var random = SeededGenerator(seed: 1)
+        var ledger = WriteLedger()
+        let files = ImportFiles()
+        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
+        func record(_ tag: String, _ write: WriteLedger.Write, _ arguments: [String]) throws {
+            let result = try cli.run(arguments + ["--tenant", "acme", "--json"])
+            try #require(result.status == 0, "\(result.stderr)")
+            let answer = try? JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any]
+            ledger.append(WriteLedger.Entry(
+                tag: tag, environment: "production", write: write, isAcknowledged: true, revision: answer?["revision"] as? Int))
+        }
+        func importFile(_ tag: String) throws {
+            let bytes = files.make(tag: tag, count: 40, biases: [50, 50], using: &random)
+            let file = try cli.write(String(decoding: bytes, as: UTF8.self), to: "\(tag).json")
+            try record(tag, .importDocument(rendered: DocumentDecoder.decode(bytes).document!.rendered()), ["import", file, "--message", tag])
+        }
+        try importFile("import-1")
+        try record("bias-2", .biases(feature: ImportFiles.rollout, biases: [30, 70]), ["bias", "set", ImportFiles.rollout, "30", "70", "--message", "bias-2"])
+        let tag = WriteLedger.assignTag(3)
+        let users = try cli.write((0..<100).map { "\(tag)-\($0)\n" }.joined(), to: "users.txt")
+        try record(tag, .assign(feature: ImportFiles.rollout, count: 100), ["assign", "--feature", ImportFiles.rollout, "--users-file", users])
+        try importFile("import-4")
+        return (cli, ledger)
+    }
+}
