@@ -59,8 +59,7 @@ struct Dashboard: Sendable {
     /// answer exactly like a tenant that does not exist.
     func require(_ role: KeyRole, on tenant: TenantSlug, _ request: Request) async throws -> DashboardSession {
         let session = try await requireSession(request)
-        guard session.identity.sees(tenant) else { throw StoreError.tenantNotFound(tenant) }
-        guard session.identity.permits(role, on: tenant) else { throw APIError.forbidden(needs: role.rawValue) }
+        try session.identity.authorize(role, on: tenant)
         return session
     }
 

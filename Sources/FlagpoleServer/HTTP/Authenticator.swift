@@ -22,8 +22,7 @@ struct Authenticator: Sendable {
     /// The key of a request that acts on `tenant` with at least `role`.
     func require(_ role: KeyRole, on tenant: TenantSlug, _ request: Request) async throws -> KeyIdentity {
         guard let identity = try await identity(of: request) else { throw APIError.unauthenticated }
-        guard identity.sees(tenant) else { throw StoreError.tenantNotFound(tenant) }
-        guard identity.permits(role, on: tenant) else { throw APIError.forbidden(needs: role.rawValue) }
+        try identity.authorize(role, on: tenant)
         return identity
     }
 
@@ -38,4 +37,11 @@ struct Authenticator: Sendable {
 extension KeyIdentity {
     /// Recorded as the actor of what the key writes: its prefix, never its secret.
     var actor: String { "key:\(prefix)" }
+
+    /// Refuses acting on `tenant` with `role` in the order that leaks nothing: another tenant's
+    /// key gets the very error of an unknown tenant, then too little role is `403`.
+    func authorize(_ role: KeyRole, on tenant: TenantSlug) throws {
+        guard sees(tenant) else { throw StoreError.tenantNotFound(tenant) }
+        guard permits(role, on: tenant) else { throw APIError.forbidden(needs: role.rawValue) }
+    }
 }
