@@ -79,6 +79,8 @@ struct ServeCommand: AsyncParsableCommand {
         return { base in
             """
 
+            Dashboard: open \(base)/ and sign in with the key \(key)
+
             Try:
               curl -i \(base)/t/demo/production/features.json
               curl -i '\(base)/t/demo/production/features.json?user=demo-user-7'
