@@ -94,7 +94,8 @@ enum RawHTTP {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failed(reason: "socket") }
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        // A deadline, not a measure: generous, so a loaded machine fails only a server that never answers.
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
