@@ -112,13 +112,15 @@ let package = Package(
             ]
         ),
 
+        // What several test targets share: the seeded generator of the fuzzing, property and crash tests.
+        .target(name: "FlagpoleTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "FlagpoleCoreTests",
-            dependencies: ["FlagpoleCore"]
+            dependencies: ["FlagpoleCore", "FlagpoleTestSupport"]
         ),
         .testTarget(
             name: "FlagpoleStoreTests",
-            dependencies: ["FlagpoleStore", "FlagpoleCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["FlagpoleStore", "FlagpoleCore", "FlagpoleTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "FlagpoleServerTests",
@@ -130,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FlagpoleCore", "FlagpoleMigrations", "flagpole"]
+            dependencies: ["FlagpoleCore", "FlagpoleMigrations", "FlagpoleTestSupport", "flagpole"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import FlagpoleTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpoleTestSupport
 import Foundation
 
 /// Writes to one database through the command line and the server, SIGKILLs the writer at a

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpoleTestSupport
 import Foundation
 
 /// features.json files made from the real fixtures: one fixture's features with their states

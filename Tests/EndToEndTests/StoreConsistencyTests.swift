@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpoleTestSupport
 import Foundation
 import Testing
 

@@ -1,22 +1,5 @@
 import FlagpoleCore
-
-/// SplitMix64: a tiny generator whose whole state is one seed, so a failing input can be
-/// reproduced from the seed and iteration printed with it.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import FlagpoleTestSupport
 
 /// Makes hostile variants of real files: byte-level damage (flips, cuts, JSON tokens, splices)
 /// and structural changes of the parsed JSON (wrong types, out-of-range biases, huge numbers,

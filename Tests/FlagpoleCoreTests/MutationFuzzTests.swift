@@ -1,6 +1,7 @@
+import FlagpoleCore
+import FlagpoleTestSupport
 import Foundation
 import Testing
-import FlagpoleCore
 
 /// A short, seeded fuzzing run over the real files (`Scripts/fuzz` runs libFuzzer for longer).
 ///

@@ -1,5 +1,6 @@
 import FlagpoleCore
 @testable import FlagpoleStore
+import FlagpoleTestSupport
 import Foundation
 import Testing
 
@@ -68,7 +69,7 @@ struct HostileImportTests {
 
     @Test("The sweep over two tests' ranges finds exactly the intervals that pairing every range with every other finds")
     func sweepMatchesPairs() {
-        var random = FuzzGenerator(seed: 7)
+        var random = SeededGenerator(seed: 7)
         for _ in 0..<2_000 {
             func ranges() -> VariationRanges {
                 let count = Int.random(in: 1...6, using: &random)

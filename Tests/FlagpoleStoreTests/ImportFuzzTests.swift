@@ -1,5 +1,6 @@
 import FlagpoleCore
 @testable import FlagpoleStore
+import FlagpoleTestSupport
 import Foundation
 import Testing
 
@@ -21,7 +22,7 @@ struct ImportFuzzTests {
         try await store.importText(#"{"features": [{"name": "a"}]}"#)
         try await store.importText(#"{"features": [{"name": "other tenant"}]}"#, into: .globexProduction)
         let globex = try await store.fingerprint(of: .globexProduction)
-        var generator = FileGenerator(random: FuzzGenerator(seed: Self.seed))
+        var generator = FileGenerator(random: SeededGenerator(seed: Self.seed))
         var outcomes = (accepted: 0, refused: 0)
 
         for step in 0..<Self.imports {
@@ -69,29 +70,12 @@ struct ImportFuzzTests {
     }
 }
 
-/// SplitMix64, as in FlagpoleCoreTests: the whole run follows from one seed.
-struct FuzzGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Files of a few features drawn from small pools of names and values chosen to stress the
 /// store: names that differ only by Unicode normalisation or case, `/` and `~` in keys,
 /// `-0`, the largest doubles, long strings, NUL in unknown values, deep unknown
 /// values; now and then a wrong type or a cut-off file, which must be refused.
 struct FileGenerator {
-    var random: FuzzGenerator
+    var random: SeededGenerator
 
     static let names = ["a", "A", "b", "\u{E9}", "e\u{301}", "🚀", "", " ", "x/y~z", "name with \"quotes\"", String(repeating: "n", count: 1_000)]
     static let variations = ["A", "a", "B", "Control", "enabled", "Disabled", "on", "off", "\u{E9}", "e\u{301}", "x"]

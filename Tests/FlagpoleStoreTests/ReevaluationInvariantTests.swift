@@ -1,5 +1,6 @@
 import FlagpoleCore
 @testable import FlagpoleStore
+import FlagpoleTestSupport
 import Foundation
 import Testing
 
@@ -25,7 +26,7 @@ struct ReevaluationInvariantTests {
         for feature in ["colour", "onboarding"] {
             _ = try await store.assign(users, to: feature, in: path)
         }
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let options = EditOptions(isForced: true, actor: "test")
         for step in 0..<30 {
             let feature = random.next() % 2 == 0 ? "colour" : "onboarding"
@@ -79,7 +80,7 @@ struct ReevaluationInvariantTests {
     }
 
     /// `count` whole-number biases that add up to exactly 100.
-    static func biases(count: Int, using random: inout SplitMix64) -> [Double] {
+    static func biases(count: Int, using random: inout SeededGenerator) -> [Double] {
         var left = 100
         var biases: [Double] = []
         for _ in 0..<count - 1 {
@@ -91,19 +92,3 @@ struct ReevaluationInvariantTests {
     }
 }
 
-/// A small seeded generator, so a failing sequence can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
