@@ -10,6 +10,8 @@ document.addEventListener("DOMContentLoaded", () => {
   form.addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(async () => {
+      // A half-typed form (an empty or out-of-range field) has no plan yet.
+      if (!form.checkValidity()) return;
       const mine = ++generation;
       const data = new URLSearchParams(new FormData(form));
       data.set("action", "preview");
