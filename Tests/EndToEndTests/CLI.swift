@@ -33,48 +33,24 @@ struct CLI {
         fatalError("the flagpole binary is not built next to \(testBinary.path); run `swift build` first")
     }()
 
+    /// The variables every command gets: `--db`'s default points into the test's directory.
+    var commandEnvironment: [String: String] { ["FLAGPOLE_DB": databasePath, "FLAGPOLE_ACTOR": "e2e"] }
+
     /// Runs `flagpole arguments…` in the test's directory with `--db`'s default pointing into it.
     @discardableResult
     func run(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        var processEnvironment = ProcessInfo.processInfo.environment
-        processEnvironment["FLAGPOLE_DB"] = databasePath
-        processEnvironment["FLAGPOLE_ACTOR"] = "e2e"
-        processEnvironment.merge(environment) { _, new in new }
-        process.environment = processEnvironment
-        // Output goes to files, not pipes: a child writing much to both never blocks on a full pipe.
-        let run = UUID().uuidString
-        let outURL = directory.appendingPathComponent(".stdout-\(run)")
-        let errURL = directory.appendingPathComponent(".stderr-\(run)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
-        try input.fileHandleForWriting.close()
-        process.waitUntilExitPromptly()
-        let outData = try Data(contentsOf: outURL)
-        let errData = try Data(contentsOf: errURL)
+        let child = try ChildProcess(Self.executable, arguments, in: directory, environment: commandEnvironment.merging(environment) { _, new in new }, stdin: stdin)
+        let (_, out, err) = child.finishWithBytes()
         return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self),
-            stdoutBytes: Array(outData))
+            status: child.process.terminationStatus,
+            stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self),
+            stdoutBytes: Array(out))
     }
 
     /// Starts `flagpole arguments…` without waiting for it, for a harness that may kill it.
     func start(_ arguments: [String]) throws -> ChildProcess {
-        try ChildProcess(Self.executable, arguments, in: directory, environment: ["FLAGPOLE_DB": databasePath, "FLAGPOLE_ACTOR": "e2e"])
+        try ChildProcess(Self.executable, arguments, in: directory, environment: commandEnvironment)
     }
 
     /// Runs and returns the JSON printed on stdout.

@@ -14,8 +14,9 @@ final class ChildProcess {
     private let outURL: URL
     private let errURL: URL
 
-    /// Starts `executable arguments…` in `directory`.
-    init(_ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
+    /// Starts `executable arguments…` in `directory`, with `stdin` written to its standard input
+    /// (none: `/dev/null`).
+    init(_ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:], stdin: [UInt8]? = nil) throws {
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -29,9 +30,14 @@ final class ChildProcess {
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
-        process.standardInput = FileHandle.nullDevice
+        let input = stdin.map { _ in Pipe() }
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
         started = Date()
+        if let input, let stdin {
+            input.fileHandleForWriting.write(Data(stdin))
+            try input.fileHandleForWriting.close()
+        }
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -45,13 +51,19 @@ final class ChildProcess {
 
     /// Waits for the child and reads what it printed.
     func finish() -> (ending: Ending, stdout: String, stderr: String) {
+        let (ending, out, err) = finishWithBytes()
+        return (ending, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    /// Waits for the child and reads what it printed, byte for byte.
+    func finishWithBytes() -> (ending: Ending, stdout: Data, stderr: Data) {
         process.waitUntilExitPromptly()
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
         }
-        let out = (try? Data(contentsOf: outURL)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        let err = (try? Data(contentsOf: errURL)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let out = (try? Data(contentsOf: outURL)) ?? Data()
+        let err = (try? Data(contentsOf: errURL)) ?? Data()
         let ending: Ending = process.terminationReason == .uncaughtSignal ? .killed : .exited(process.terminationStatus)
         return (ending, out, err)
     }

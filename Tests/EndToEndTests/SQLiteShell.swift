@@ -49,29 +49,12 @@ struct SQLiteShell {
 
     /// Runs a script of statements and dot-commands, read from standard input.
     private func run(_ script: String) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", "-bail", "-batch", databasePath]
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("sqlite3-\(UUID().uuidString)")
-        let outURL = scratch.appendingPathExtension("out")
-        let errURL = scratch.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        input.fileHandleForWriting.write(Data(".timeout 10000\n\(script)".utf8))
-        try input.fileHandleForWriting.close()
-        process.waitUntilExitPromptly()
-        let output = try Data(contentsOf: outURL)
-        guard process.terminationStatus == 0 else {
-            throw Failure(script: script, status: process.terminationStatus, stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        let child = try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["sqlite3", "-bail", "-batch", databasePath],
+            in: URL(fileURLWithPath: databasePath).deletingLastPathComponent(), stdin: Array(".timeout 10000\n\(script)".utf8))
+        let (_, output, errors) = child.finishWithBytes()
+        guard child.process.terminationStatus == 0 else {
+            throw Failure(script: script, status: child.process.terminationStatus, stderr: String(decoding: errors, as: UTF8.self))
         }
         return output
     }
