@@ -339,9 +339,12 @@ final class CrashHarness {
 
     /// The revision a JSON answer names, and whether it says nothing changed (an import's
     /// `"status": "unchanged"`, an edit's `"unchanged": true`: the revision is then the current one).
+    /// An import's own `"unchanged"` counts features, and Foundation reads the number 1 as
+    /// `true`: its status decides.
     private static func answer(_ json: String) -> (revision: Int?, isUnchanged: Bool) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return (nil, false) }
-        return (object["revision"] as? Int, object["unchanged"] as? Bool == true || object["status"] as? String == "unchanged")
+        let isUnchanged = if let status = object["status"] as? String { status == "unchanged" } else { object["unchanged"] as? Bool == true }
+        return (object["revision"] as? Int, isUnchanged)
     }
 
     @discardableResult
