@@ -43,6 +43,7 @@ let package = Package(
                 .embedInCode("0002_assignments.sql"),
                 .embedInCode("0003_server.sql"),
                 .embedInCode("0004_sessions.sql"),
+                .embedInCode("0005_identity_and_history.sql"),
             ]
         ),
 

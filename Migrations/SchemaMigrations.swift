@@ -15,5 +15,7 @@ public enum SchemaMigrations {
         Migration(identifier: "0002_assignments", sql: String(decoding: PackageResources._002_assignments_sql, as: UTF8.self)),
         Migration(identifier: "0003_server", sql: String(decoding: PackageResources._003_server_sql, as: UTF8.self)),
         Migration(identifier: "0004_sessions", sql: String(decoding: PackageResources._004_sessions_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0005_identity_and_history", sql: String(decoding: PackageResources._005_identity_and_history_sql, as: UTF8.self)),
     ]
 }

@@ -75,7 +75,7 @@ struct DocumentPlan {
                 try writer.insert(feature, at: position)
                 continue
             }
-            if existing.isArchived || existing.feature != feature {
+            if existing.isArchived || !existing.feature.isIdentical(to: feature) {
                 try writer.update(existing, to: feature, at: position)
             } else if existing.position != position {
                 try writer.move(existing, to: position)

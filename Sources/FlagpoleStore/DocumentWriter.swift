@@ -23,27 +23,31 @@ struct DocumentWriter {
     /// Inserts a new feature with a new random salt.
     func insert(_ feature: Feature, at position: Int) throws {
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO features (tenant_id, environment_id, name, position, salt, description, section,
+            INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
                 development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
                 unknown_json, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        try statement.execute(arguments: [scope.tenant.id, scope.id, feature.name, position, Self.makeSalt()]
+        try statement.execute(arguments: [scope.tenant.id, scope.id, feature.name, Feature.nameKey(feature.name), position, Self.makeSalt()]
             + Self.fieldArguments(of: feature) + [timestamp, timestamp])
         try insertVariations(of: feature, featureID: db.lastInsertedRowID)
     }
 
-    /// Rewrites every field of a stored feature (and brings it back from the archive).
+    /// Rewrites every field of a stored feature (and brings it back from the archive). The name
+    /// is the same to the app but may be spelled in other bytes (NFC or NFD): the new spelling is
+    /// kept, as the revision's document has it.
     func update(_ stored: StoredFeature, to feature: Feature, at position: Int) throws {
         let statement = try db.cachedStatement(sql: """
-            UPDATE features SET position = ?, description = ?, section = ?, development = ?, enabled = ?,
+            UPDATE features SET name = ?, position = ?, description = ?, section = ?, development = ?, enabled = ?,
                 unlocked = ?, type_json = ?, variation_count = ?, bias_count = ?, label_count = ?,
                 unknown_json = ?, updated_at = ?, archived_at = NULL
             WHERE id = ? AND tenant_id = ?
             """)
-        try statement.execute(arguments: [position] + Self.fieldArguments(of: feature) + [timestamp, stored.id, scope.tenant.id])
-        let before = stored.feature
-        if before.testVariations != feature.testVariations || before.testBiases != feature.testBiases || before.labels != feature.labels {
+        try statement.execute(arguments: [feature.name, position] + Self.fieldArguments(of: feature) + [timestamp, stored.id, scope.tenant.id])
+        // Compared as written, byte for byte: a variation respelled (NFC, NFD) is rewritten too.
+        let before = stored.feature.jsonObject
+        let after = feature.jsonObject
+        if ["test-variations", "test-biases", "labels"].contains(where: { !(before[$0] ?? .null).isIdentical(to: after[$0] ?? .null) }) {
             try db.cachedStatement(sql: "DELETE FROM variations WHERE feature_id = ? AND tenant_id = ?")
                 .execute(arguments: [stored.id, scope.tenant.id])
             try insertVariations(of: feature, featureID: stored.id)

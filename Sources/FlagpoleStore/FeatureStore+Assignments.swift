@@ -162,8 +162,8 @@ extension Database {
     /// - throws: `StoreError.featureNotFound`.
     func featureID(named name: String, in scope: EnvironmentScope) throws -> Int64 {
         let id = try Int64.fetchOne(
-            cachedStatement(sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name = ?"),
-            arguments: [scope.tenant.id, scope.id, name])
+            cachedStatement(sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"),
+            arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
         guard let id else { throw StoreError.featureNotFound(scope.path, name: name) }
         return id
     }

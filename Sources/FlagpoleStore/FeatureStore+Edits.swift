@@ -185,9 +185,10 @@ extension Database {
     func storedFeature(named name: String, in scope: EnvironmentScope, includingArchived: Bool = false) throws -> StoredFeature {
         // Every per-user write (assign, a pinned fetch, an override) starts here: cached
         // statements, rather than SQL generated anew by the query interface each time.
-        let sql = "SELECT * FROM features WHERE tenant_id = ? AND environment_id = ? AND name = ?"
+        let sql = "SELECT * FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
         let record = try FeatureRecord.fetchOne(
-            cachedStatement(sql: includingArchived ? sql : sql + " AND archived_at IS NULL"), arguments: [scope.tenant.id, scope.id, name])
+            cachedStatement(sql: includingArchived ? sql : sql + " AND archived_at IS NULL"),
+            arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
         guard let record else { throw StoreError.featureNotFound(scope.path, name: name) }
         let variations = try VariationRecord.fetchAll(
             cachedStatement(sql: "SELECT * FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position"),

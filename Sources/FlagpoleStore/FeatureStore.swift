@@ -121,10 +121,22 @@ public struct FeatureStore: Sendable {
         for migration in SchemaMigrations.all {
             migrator.registerMigration(migration.identifier) { db in
                 try db.execute(sql: migration.sql)
+                try dataSteps[migration.identifier]?(db)
             }
         }
         return migrator
     }
+
+    /// What a migration's SQL can't do itself, run right after it in the same transaction.
+    private static let dataSteps: [String: @Sendable (Database) throws -> Void] = [
+        // SQLite can't normalise Unicode: the name keys of the features already stored.
+        "0005_identity_and_history": { db in
+            let update = try db.makeStatement(sql: "UPDATE features SET name_key = ? WHERE id = ?")
+            for row in try Row.fetchAll(db, sql: "SELECT id, name FROM features") {
+                try update.execute(arguments: [Feature.nameKey(row["name"]), row["id"]])
+            }
+        },
+    ]
 
     // MARK: Transactions
 

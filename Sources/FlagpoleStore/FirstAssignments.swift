@@ -86,10 +86,10 @@ struct FirstAssignments {
     /// staged, then copied at once.
     private func recordAllNew(_ users: [UserID], report: (Assignment, Bool) throws -> Void) throws {
         try clear.execute()
-        var listed = Set<String>(minimumCapacity: users.count)
+        var listed = Set<UserID>(minimumCapacity: users.count)
         for user in users {
             let (assignment, hash) = self.assignment(of: user)
-            let isFirstListing = listed.insert(user.rawValue).inserted
+            let isFirstListing = listed.insert(user).inserted
             if isFirstListing { try stage(assignment, hash: hash) }
             // A second listing reads as recorded, in the group just computed: nothing can move
             // a user within this transaction.
@@ -103,20 +103,20 @@ struct FirstAssignments {
     /// unstaged, the rest copied.
     private func recordBatch(_ users: ArraySlice<UserID>, report: (Assignment, Bool) throws -> Void) throws {
         try clear.execute()
-        var listed = Set<String>()
+        var listed = Set<UserID>()
         var computed: [(assignment: Assignment, isFirstListing: Bool)] = []
         computed.reserveCapacity(users.count)
         for user in users {
             let (assignment, hash) = self.assignment(of: user)
-            let isFirstListing = listed.insert(user.rawValue).inserted
+            let isFirstListing = listed.insert(user).inserted
             if isFirstListing { try stage(assignment, hash: hash) }
             computed.append((assignment, isFirstListing))
         }
-        var recorded: [String: Assignment] = [:]
+        var recorded: [UserID: Assignment] = [:]
         try known.forEachRow { row in
-            let user = row.text(0)
+            let user = UserID(rawValue: row.text(0))
             recorded[user] = Assignment(
-                user: UserID(rawValue: user), feature: feature.feature.name, variation: row.text(2), point: row.double(1),
+                user: user, feature: feature.feature.name, variation: row.text(2), point: row.double(1),
                 revision: Int(row.int(3)), isOverride: row.int(4) != 0)
         }
         if !recorded.isEmpty { try unstage.execute() }
@@ -125,7 +125,7 @@ struct FirstAssignments {
             try event.execute()
         }
         for (assignment, isFirstListing) in computed {
-            if let before = recorded[assignment.user.rawValue] {
+            if let before = recorded[assignment.user] {
                 try report(before, false)
             } else {
                 try report(assignment, isFirstListing)

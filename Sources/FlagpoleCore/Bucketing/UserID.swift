@@ -1,4 +1,9 @@
 /// The id of an app user, as the app's backend knows it (an account id, an install id, …).
+///
+/// An id is an opaque byte string: two ids are one user exactly when their UTF-8 bytes are
+/// equal, as SQLite compares them and as the point hashes them. Swift's `String` equality would
+/// make `"caf\u{E9}"` and `"cafe\u{301}"` one user although they have two points and two rows,
+/// so equality, hashing and order here are the bytes', never the `String`'s.
 public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Longer ids are almost always a file read in the wrong format.
     public static let maximumLength = 256
@@ -34,5 +39,18 @@ public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var text = rawValue
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Byte order, as SQLite sorts text.
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
 }

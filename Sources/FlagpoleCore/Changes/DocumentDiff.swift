@@ -28,7 +28,7 @@ public struct DocumentDiff: Hashable, Sendable {
                 changes.append(Change(feature: feature.name, field: nil, kind: .added, before: nil, after: .object(feature.jsonObject)))
                 continue
             }
-            if previous != feature {
+            if !previous.isIdentical(to: feature) {
                 changes += Self.fieldChanges(from: previous.jsonObject, to: feature.jsonObject, feature: feature.name)
             }
         }
@@ -76,14 +76,15 @@ public struct DocumentDiff: Hashable, Sendable {
     private static func fieldChanges(from old: JSONObject, to new: JSONObject, feature: String?) -> [Change] {
         // Indexed once: an object may hold tens of thousands of keys, and `JSONObject`'s
         // subscript reads them in order.
-        let oldValues = Dictionary(old.members.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let oldMembers = Dictionary(old.members.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         let newKeys = Set(new.keys)
         var result: [Change] = []
         for member in new.members {
-            let before = oldValues[member.key]
-            if before != member.value {
-                result.append(Change(feature: feature, field: member.key, kind: before == nil ? .added : .changed, before: before, after: member.value))
-            }
+            let previous = oldMembers[member.key]
+            // A value or a key respelled in other bytes (NFC, NFD) changes the file, though not the app's reading.
+            if let previous, previous.key.utf8.elementsEqual(member.key.utf8), previous.value.isIdentical(to: member.value) { continue }
+            result.append(Change(
+                feature: feature, field: member.key, kind: previous == nil ? .added : .changed, before: previous?.value, after: member.value))
         }
         for member in old.members where !newKeys.contains(member.key) {
             result.append(Change(feature: feature, field: member.key, kind: .removed, before: member.value, after: nil))

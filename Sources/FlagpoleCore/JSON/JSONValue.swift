@@ -71,3 +71,33 @@ public struct JSONObject: Hashable, Sendable, ExpressibleByDictionaryLiteral {
         members.append(Member(key: key, value: value))
     }
 }
+
+extension JSONValue {
+    /// Whether the two values are written alike: strings and keys compared by their UTF-8 bytes.
+    ///
+    /// `==` compares strings as Swift does, by canonical equivalence, so `"caf\u{E9}"` equals
+    /// `"cafe\u{301}"`: the same to the app, but other bytes in a file. Deciding whether a
+    /// document changed needs this comparison, or the store would keep one spelling while the
+    /// revision's document holds the other.
+    public func isIdentical(to other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.string(let text), .string(let otherText)):
+            text.utf8.elementsEqual(otherText.utf8)
+        case (.array(let elements), .array(let otherElements)):
+            elements.count == otherElements.count && zip(elements, otherElements).allSatisfy { $0.isIdentical(to: $1) }
+        case (.object(let object), .object(let otherObject)):
+            object.isIdentical(to: otherObject)
+        default:
+            self == other
+        }
+    }
+}
+
+extension JSONObject {
+    /// Whether the two objects have the same members in the same order, written alike (see
+    /// `JSONValue.isIdentical(to:)`).
+    public func isIdentical(to other: JSONObject) -> Bool {
+        members.count == other.members.count
+            && zip(members, other.members).allSatisfy { $0.key.utf8.elementsEqual($1.key.utf8) && $0.value.isIdentical(to: $1.value) }
+    }
+}

@@ -81,3 +81,11 @@ extension Feature {
         return object
     }
 }
+
+extension Feature {
+    /// Whether the two features are written alike, every string byte for byte (see
+    /// `JSONValue.isIdentical(to:)`); `==` says whether the app reads them alike.
+    public func isIdentical(to other: Feature) -> Bool {
+        jsonObject.isIdentical(to: other.jsonObject)
+    }
+}
