@@ -13,8 +13,8 @@ CREATE UNIQUE INDEX features_by_name_key ON features(environment_id, name_key);
 -- The net change of a test's recorded users per variation and minute: +1 for every event into
 -- the variation, -1 for every event out of it. Summed up to a minute, it gives the users each
 -- variation held at that minute's end, so the distribution of a test over time reads a few
--- rows per minute rather than replaying millions of events. Written in the same transaction as
--- the events it counts.
+-- rows per minute rather than replaying millions of events. The triggers below keep it, in the
+-- statement that writes the events, so no write can forget it.
 CREATE TABLE assignment_deltas (
     tenant_id INTEGER NOT NULL,
     environment_id INTEGER NOT NULL,
@@ -36,6 +36,20 @@ SELECT tenant_id, environment_id, feature_id, minute, variation, sum(users) FROM
     FROM assignment_events WHERE previous_variation IS NOT NULL)
 GROUP BY feature_id, minute, variation
 HAVING sum(users) <> 0;
+
+CREATE TRIGGER assignment_events_count_in AFTER INSERT ON assignment_events
+BEGIN
+    INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
+    VALUES (NEW.tenant_id, NEW.environment_id, NEW.feature_id, NEW.created_at / 60000, NEW.variation, 1)
+    ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = users + 1;
+END;
+
+CREATE TRIGGER assignment_events_count_out AFTER INSERT ON assignment_events WHEN NEW.previous_variation IS NOT NULL
+BEGIN
+    INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
+    VALUES (NEW.tenant_id, NEW.environment_id, NEW.feature_id, NEW.created_at / 60000, NEW.previous_variation, -1)
+    ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = users - 1;
+END;
 
 -- One row. A restore replaces every table, this one with a new generation, so a running server
 -- notices that revision numbers it has cached may now hold other documents.

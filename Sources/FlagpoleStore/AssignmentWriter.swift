@@ -47,13 +47,34 @@ struct AssignmentWriter {
     /// one user's worth of `FirstAssignments`, without its staging table.
     func recordFirst(_ user: UserID, in test: StoredFeature) throws -> Assignment {
         let point = UserPoints(salt: test.salt).point(for: user.rawValue)
-        let variation = test.feature.assignmentRanges.variation(at: point)!
-        try db.cachedStatement(sql: """
+        let proposed = RecordedAssignment(point: point, variation: test.feature.assignmentRanges.variation(at: point)!, isOverride: false, revision: revision)
+        let recorded = try recordFirst(proposed, of: user, featureID: test.id)
+        return Assignment(
+            user: user, feature: test.feature.name, variation: recorded.variation, point: recorded.point, revision: recorded.revision,
+            isOverride: recorded.isOverride)
+    }
+
+    /// Records `assignment` as `user`'s first in a test, with a `first` event, unless the user
+    /// is recorded already (another request or process came first): then nothing is written
+    /// and the recorded group is returned, so the winner of a race is what everyone answers.
+    func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> RecordedAssignment {
+        let insert = try db.cachedStatement(sql: """
             INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [scope.tenant.id, scope.id, test.id, user.rawValue, point, variation, revision, time])
-        try appendEvent(featureID: test.id, user: user.rawValue, previous: nil, variation: variation, point: point, reason: .first)
-        return Assignment(user: user, feature: test.feature.name, variation: variation, point: point, revision: revision, isOverride: false)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feature_id, user_id) DO NOTHING
+            """)
+        insert.setUncheckedArguments([
+            scope.tenant.id, scope.id, featureID, user.rawValue, assignment.point, assignment.variation, assignment.revision, time,
+        ])
+        try insert.execute()
+        guard db.changesCount == 1 else {
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND user_id = ?
+                """), arguments: [featureID, user.rawValue])!
+            return RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3])
+        }
+        try appendEvent(
+            featureID: featureID, user: user.rawValue, previous: nil, variation: assignment.variation, point: assignment.point, reason: .first)
+        return assignment
     }
 
     /// Releases the QA overrides that `next` leaves without meaning: every one when the feature

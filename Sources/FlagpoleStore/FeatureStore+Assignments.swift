@@ -4,15 +4,16 @@ import GRDB
 
 extension FeatureStore {
     /// Puts users in a test's groups by their points and records the ones seen for the first
-    /// time, with a `first` event each, in one transaction. A user already recorded keeps
-    /// their group (bias changes have re-evaluated it) and nothing is written for them.
+    /// time, with a `first` event each, all or none, through the group commit that also records
+    /// the users of pinned documents. A user already recorded keeps their group (bias changes
+    /// have re-evaluated it) and nothing is written for them.
     ///
     /// - parameter report: called with each user's assignment, in order, as it is decided.
     /// - throws: `CoreError.notATest`, `StoreError.featureNotFound`.
     public func assign(
         _ users: [UserID], to name: String, in path: EnvironmentPath, report: (@Sendable (Assignment) -> Void)? = nil
     ) async throws -> AssignmentSummary {
-        try await write { db in
+        try await writeInGroup { db in
             let scope = try db.scope(of: path)
             let stored = try db.storedFeature(named: name, in: scope)
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
@@ -115,44 +116,6 @@ extension FeatureStore {
             }
         }
     }
-
-    /// The document one user's app should fetch (see `FeaturesDocument.pinned`): every test
-    /// pinned to the user's recorded group, which is recorded now if it was not, and every
-    /// unlock flag in the user's unlock state.
-    ///
-    /// - throws: `StoreError.noRevision`.
-    public func pinnedDocument(
-        for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty
-    ) async throws -> PinnedDocument {
-        try await write { db in
-            let scope = try db.scope(of: path)
-            guard let revision = try db.latestRevisionNumber(in: scope) else { throw StoreError.noRevision(path) }
-            let features = try db.storedFeatures(in: scope).filter { !$0.isArchived }
-            let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: Date())
-            var points: [String: Double] = [:]
-            var assignments: [Assignment] = []
-            for stored in features where stored.feature.isBucketed {
-                let assignment = try db.assignment(of: user, in: stored) ?? writer.recordFirst(user, in: stored)
-                assignments.append(assignment)
-                // An override's point is moved inside its variation, so a fresh install lands there too.
-                let forced = assignment.isOverride ? VariationRanges(of: stored.feature).point(in: assignment.variation, preferring: assignment.point) : nil
-                points[stored.feature.name] = forced ?? assignment.point
-            }
-            let unlocks = try db.unlockStates(of: user, in: scope)
-            let document = try db.currentDocument(in: scope, features: features)
-            return PinnedDocument(
-                revision: revision, bytes: document.pinned(points: points, unlocks: unlocks).rendered(style), assignments: assignments)
-        }
-    }
-}
-
-/// One user's features.json.
-public struct PinnedDocument: Hashable, Sendable {
-    /// The revision it renders.
-    public var revision: Int
-    public var bytes: [UInt8]
-    /// The user's group in every test of the document.
-    public var assignments: [Assignment]
 }
 
 extension Database {

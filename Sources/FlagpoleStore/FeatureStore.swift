@@ -10,6 +10,10 @@ import GRDB
 /// speak of imports, exports and revisions, never of rows.
 public struct FeatureStore: Sendable {
     let writer: any DatabaseWriter
+    /// Gathers small concurrent writes (first assignments) into shared transactions.
+    let groupCommit: GroupCommit
+    /// Each environment's current revision, ready to pin for a user.
+    let pinningPlans = PinningPlans()
 
     /// How a command means to use the file.
     public enum Access: Sendable {
@@ -20,9 +24,22 @@ public struct FeatureStore: Sendable {
         case readOnly
     }
 
+    /// How much a commit survives. Either way a committed write survives the process being
+    /// killed; they differ on the machine losing power.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// SQLite's `synchronous=NORMAL` in WAL mode: a commit is written to the WAL but not
+        /// flushed to the disk, which happens at checkpoints. A power loss or an operating system
+        /// crash can undo the commits since the last checkpoint (never leaving half of one).
+        case normal
+        /// `synchronous=FULL`: every commit is flushed to the disk before it is acknowledged.
+        /// Group commit shares one flush among the writes gathered in it.
+        case full
+    }
+
     /// Wraps a database whose schema is known to be current.
     private init(current writer: any DatabaseWriter) {
         self.writer = writer
+        self.groupCommit = GroupCommit(writer: writer)
     }
 
     /// Opens a store on `writer`, refusing a database migrated by a newer version and
@@ -31,6 +48,7 @@ public struct FeatureStore: Sendable {
     /// - throws: `StoreError.databaseTooNew`, `StoreError.storage`.
     init(_ writer: any DatabaseWriter) throws {
         self.writer = writer
+        self.groupCommit = GroupCommit(writer: writer)
         try Self.translatingErrors {
             let unknown = try writer.read { try Self.status(of: $0).unknown }
             guard unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: unknown) }
@@ -44,7 +62,7 @@ public struct FeatureStore: Sendable {
     /// schema is behind is migrated once.
     ///
     /// - throws: `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
-    public static func open(atPath path: String, access: Access = .readWrite) throws -> FeatureStore {
+    public static func open(atPath path: String, access: Access = .readWrite, durability: Durability = .normal) throws -> FeatureStore {
         if access == .readOnly {
             guard FileManager.default.fileExists(atPath: path) else { return try inMemory() }
             let queue = try readOnlyQueue(atPath: path)
@@ -55,6 +73,8 @@ public struct FeatureStore: Sendable {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+            // After the pool's own setup, which sets NORMAL on the writer connection.
+            if durability == .full { try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
@@ -148,6 +168,13 @@ public struct FeatureStore: Sendable {
     /// Runs `work` in one write transaction: all of it is written, or none.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await Self.translatingErrors { try await writer.write(work) }
+    }
+
+    /// Runs `work` in a savepoint of the next group transaction (see `GroupCommit`): all of it
+    /// is written, or none, and it returns once the transaction holding it has committed. For
+    /// small writes that many callers make at once.
+    func writeInGroup<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await Self.translatingErrors { try await groupCommit.write(work) }
     }
 
     /// Keeps SQL out of user-facing errors.

@@ -176,6 +176,21 @@ struct MigrationFixtureTests {
         }
         if manifest.counts.isEmpty { #expect(counts.values.allSatisfy { $0 == 0 }) }
 
+        // Migration 0005's keys: every feature is found by its name in any canonically equivalent
+        // spelling, and keeps the bytes it was written with.
+        for (name, count) in manifest.revisions where count > 0 {
+            let parts = name.split(separator: "/").map(String.init)
+            let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
+            for feature in try await store.snapshot(of: path).document.features {
+                for spelling in [feature.name.decomposedForTest, feature.name.precomposedForTest] {
+                    let found = try await store.feature(spelling, in: path).feature.name
+                    #expect(Array(found.utf8) == Array(feature.name.utf8), "\(name): \(feature.name) as \(Array(spelling.utf8))")
+                }
+            }
+        }
+        // And its deltas sum, per feature and variation, to the users recorded there.
+        #expect(try await store.read(Self.deltasDisagreeingWithAssignments).isEmpty)
+
         for (key, expected) in manifest.recordedVariations {
             let parts = key.split(separator: "/", maxSplits: 2).map(String.init)
             let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))

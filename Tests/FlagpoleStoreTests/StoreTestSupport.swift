@@ -171,3 +171,30 @@ final class Collected<Element: Sendable>: @unchecked Sendable {
         return items
     }
 }
+
+extension String {
+    /// The decomposed (NFD) spelling: the same text to Swift, other bytes.
+    var decomposedForTest: String { decomposedStringWithCanonicalMapping }
+    /// The precomposed (NFC) spelling.
+    var precomposedForTest: String { precomposedStringWithCanonicalMapping }
+}
+
+extension MigrationFixtureTests {
+    /// Every (feature, variation) whose assignment deltas do not sum to the users recorded in it,
+    /// variation names compared by bytes, as `assignment_deltas` and `assignments` store them.
+    @Sendable static func deltasDisagreeingWithAssignments(_ db: Database) throws -> [String] {
+        func tally(_ sql: String) throws -> [String: Int] {
+            var tally: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: sql) {
+                let variation: Data = row[1]
+                tally["\(row[0] as Int64) \(Array(variation))", default: 0] += row[2]
+            }
+            return tally.filter { $0.value != 0 }
+        }
+        let deltas = try tally("SELECT feature_id, CAST(variation AS BLOB), sum(users) FROM assignment_deltas GROUP BY 1, 2")
+        let recorded = try tally("SELECT feature_id, CAST(variation AS BLOB), count(*) FROM assignments GROUP BY 1, 2")
+        return Set(deltas.keys).union(recorded.keys).sorted().compactMap { key in
+            deltas[key] == recorded[key] ? nil : "\(key): deltas \(deltas[key] ?? 0), recorded \(recorded[key] ?? 0)"
+        }
+    }
+}

@@ -65,18 +65,24 @@ extension Feature {
 
     /// The feature as a JSON object carrying `test-variation-assignment` (a pinned per-user export).
     public func jsonObject(assignment: Double?) -> JSONObject {
+        jsonObject(assignment: assignment.map(JSONValue.number), unlocked: unlocked.map(JSONValue.bool))
+    }
+
+    /// The feature as a JSON object with these values of `test-variation-assignment` and
+    /// `unlocked` in their places (`nil`: the key is absent).
+    func jsonObject(assignment: JSONValue?, unlocked: JSONValue?) -> JSONObject {
         var object = JSONObject()
         object.append("name", .string(name))
         if let description { object.append("description", .string(description)) }
         if let section { object.append("section", .string(section)) }
         if let development { object.append("development", .bool(development)) }
         if let enabled { object.append("enabled", .bool(enabled)) }
-        if let unlocked { object.append("unlocked", .bool(unlocked)) }
+        if let unlocked { object.append("unlocked", unlocked) }
         if let type { object.append("type", .object(type)) }
         if let testVariations { object.append("test-variations", .array(testVariations.map(JSONValue.string))) }
         if let testBiases { object.append("test-biases", .array(testBiases.map(JSONValue.number))) }
         if let labels { object.append("labels", .array(labels.map { $0.map(JSONValue.string) ?? .null })) }
-        if let assignment { object.append(Self.assignmentKey, .number(assignment)) }
+        if let assignment { object.append(Self.assignmentKey, assignment) }
         object.members.append(contentsOf: unknownKeys.members)
         return object
     }

@@ -36,9 +36,13 @@ public struct FeaturesDocument: Hashable, Sendable {
 
     /// The document with `test-variation-assignment` set on the features named in `assignments`.
     func jsonValue(assignments: [String: Double]) -> JSONValue {
+        jsonValue { $0.jsonObject(assignment: assignments[$0.name]) }
+    }
+
+    /// The document with each feature written as `object` writes it.
+    func jsonValue(featureObject object: (Feature) -> JSONObject) -> JSONValue {
         var members = extras.members
-        let features = JSONValue.array(features.map { .object($0.jsonObject(assignment: assignments[$0.name])) })
-        members.insert(JSONObject.Member(key: "features", value: features), at: featuresPosition)
+        members.insert(JSONObject.Member(key: "features", value: .array(features.map { .object(object($0)) })), at: featuresPosition)
         return .object(JSONObject(members))
     }
 }

@@ -1,0 +1,99 @@
+import GRDB
+import Synchronization
+
+/// One writer for many small writes: whatever is pending when a commit ends goes into the next
+/// transaction, together (group commit), and each caller hears back after the commit that holds
+/// its rows.
+///
+/// Apps record their users' first assignments one user per request. A transaction each would
+/// spend most of its time beginning and committing, with every request waiting its turn; with
+/// requests gathered, a burst of thousands costs a few commits. Each write runs in a savepoint of
+/// the shared transaction, so one that fails leaves the others' rows in, and its caller alone
+/// gets its error. Nothing waits for a batch to fill: a write that finds the writer idle is
+/// committed at once, alone.
+final class GroupCommit: Sendable {
+    private let writer: any DatabaseWriter
+    private let queue = Mutex(Queue())
+
+    private struct Queue {
+        var pending: [Job] = []
+        var isCommitting = false
+    }
+
+    /// One caller's write, type-erased: `run` inside the transaction, then `finish` with the
+    /// commit's failure, if any.
+    private struct Job: Sendable {
+        let run: @Sendable (Database) -> Void
+        let finish: @Sendable ((any Error)?) -> Void
+    }
+
+    /// What a job's work returned or threw, kept from its savepoint until the commit.
+    private final class Outcome<T: Sendable>: Sendable {
+        let result = Mutex<Result<T, any Error>?>(nil)
+    }
+
+    init(writer: any DatabaseWriter) {
+        self.writer = writer
+    }
+
+    /// Runs `work` in the next group transaction and returns its result once that transaction
+    /// has committed. When `work` throws, its own writes are rolled back and the error is
+    /// thrown here; the other writes of the group are unaffected.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let outcome = Outcome<T>()
+            enqueue(Job(
+                run: { db in
+                    let result = Result {
+                        var value: T?
+                        try db.inSavepoint {
+                            value = try work(db)
+                            return .commit
+                        }
+                        return value!
+                    }
+                    outcome.result.withLock { $0 = result }
+                },
+                finish: { commitFailure in
+                    if let commitFailure {
+                        continuation.resume(throwing: commitFailure)
+                    } else {
+                        continuation.resume(with: outcome.result.withLock { $0! })
+                    }
+                }))
+        }
+    }
+
+    private func enqueue(_ job: Job) {
+        let isIdle = queue.withLock { queue in
+            queue.pending.append(job)
+            defer { queue.isCommitting = true }
+            return !queue.isCommitting
+        }
+        if isIdle { commitPending() }
+    }
+
+    /// Commits everything pending as one transaction, then, from the writer's queue, whatever
+    /// arrived meanwhile, until nothing is left.
+    private func commitPending() {
+        let jobs = queue.withLock { queue in
+            defer { queue.pending = [] }
+            if queue.pending.isEmpty { queue.isCommitting = false }
+            return queue.pending
+        }
+        guard !jobs.isEmpty else { return }
+        writer.asyncWriteWithoutTransaction { db in
+            var failure: (any Error)?
+            do {
+                try db.inTransaction(.immediate) {
+                    for job in jobs { job.run(db) }
+                    return .commit
+                }
+            } catch {
+                failure = error
+            }
+            for job in jobs { job.finish(failure) }
+            self.commitPending()
+        }
+    }
+}

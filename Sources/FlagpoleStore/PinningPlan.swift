@@ -1,0 +1,129 @@
+import FlagpoleCore
+import Synchronization
+
+/// An environment's current revision, ready to pin for any user: its tests with what puts a user
+/// in a group, its unlock flags, and the document rendered with holes for a user's values.
+///
+/// Built once per revision and shared by every request for it, so a user's own document costs
+/// one indexed read and the filling of the template.
+struct PinningPlan: Sendable {
+    /// One bucketed test of the document.
+    struct Test: Sendable {
+        let featureID: Int64
+        /// Its index in the document's features.
+        let index: Int
+        let name: String
+        let points: UserPoints
+        /// The groups users are recorded in.
+        let ranges: VariationRanges
+        /// The ranges the app uses: an override's point is moved inside its variation's.
+        let clientRanges: VariationRanges
+
+        /// The group of a user the store has not recorded yet, under `revision`.
+        func firstAssignment(of user: UserID, revision: Int) -> RecordedAssignment {
+            let point = points.point(for: user.rawValue)
+            return RecordedAssignment(point: point, variation: ranges.variation(at: point)!, isOverride: false, revision: revision)
+        }
+
+        /// The point to pin for a user in `assignment`.
+        func pinnedPoint(of assignment: RecordedAssignment) -> Double {
+            guard assignment.isOverride else { return assignment.point }
+            return clientRanges.point(in: assignment.variation, preferring: assignment.point) ?? assignment.point
+        }
+    }
+
+    let head: EnvironmentHead
+    let document: FeaturesDocument
+    /// The document's features as stored, in order, archived ones left out.
+    let features: [StoredFeature]
+    let tests: [Test]
+    /// `nil` in the theoretical case of a document the template can't hold (see
+    /// `PinnedDocumentTemplate.init`): such a document is rendered whole.
+    let template: PinnedDocumentTemplate?
+    /// The index in the document of each unlock flag, by feature id.
+    let unlockFlagIndexes: [Int64: Int]
+
+    var revision: Int { head.revision ?? 0 }
+
+    init(head: EnvironmentHead, document: FeaturesDocument, features: [StoredFeature]) {
+        self.head = head
+        self.document = document
+        self.features = features
+        tests = features.enumerated().compactMap { index, stored in
+            guard stored.feature.isBucketed else { return nil }
+            return Test(
+                featureID: stored.id, index: index, name: stored.feature.name, points: UserPoints(salt: stored.salt),
+                ranges: stored.feature.assignmentRanges, clientRanges: VariationRanges(of: stored.feature))
+        }
+        template = PinnedDocumentTemplate(document)
+        unlockFlagIndexes = Dictionary(
+            uniqueKeysWithValues: features.enumerated().filter { $0.element.feature.kind == .unlockFlag }.map { ($0.element.id, $0.offset) })
+    }
+
+    /// The user's document: every test pinned to `assignments` (by feature id, one for every
+    /// test), every unlock flag in the user's state from `unlocks` or else its default.
+    func render(assignments: [Int64: RecordedAssignment], unlocks: [Int64: Bool], style: JSONWriter.Style) -> [UInt8] {
+        var points: [Int: Double] = [:]
+        for test in tests {
+            points[test.index] = assignments[test.featureID].map(test.pinnedPoint(of:))
+        }
+        var unlockedByIndex: [Int: Bool] = [:]
+        for (featureID, isUnlocked) in unlocks {
+            if let index = unlockFlagIndexes[featureID] { unlockedByIndex[index] = isUnlocked }
+        }
+        if case .pretty(indent: 4) = style, let template {
+            return template.rendered(point: { points[$0]! }, unlocked: { unlockedByIndex[$0] })
+        }
+        return document.pinned(
+            points: Dictionary(uniqueKeysWithValues: points.map { (document.features[$0.key].name, $0.value) }),
+            unlocks: Dictionary(uniqueKeysWithValues: unlockedByIndex.map { (document.features[$0.key].name, $0.value) })
+        ).rendered(style)
+    }
+}
+
+/// A user's group in one test, as recorded (or about to be).
+struct RecordedAssignment: Hashable, Sendable {
+    var point: Double
+    var variation: String
+    var isOverride: Bool
+    /// The revision the group was computed under.
+    var revision: Int
+}
+
+/// What identifies an environment's current state, read in one statement: where it is, its
+/// latest revision, and the store generation (which a restore changes).
+struct EnvironmentHead: Equatable, Sendable {
+    let scope: EnvironmentScope
+    let revision: Int?
+    let generation: Int64
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.scope.id == rhs.scope.id && lhs.scope.tenant.id == rhs.scope.tenant.id
+            && lhs.scope.featuresPosition == rhs.scope.featuresPosition && lhs.revision == rhs.revision && lhs.generation == rhs.generation
+    }
+}
+
+/// The plan of each environment's current revision, built on first use. A new revision or a
+/// restore (another generation) replaces it.
+final class PinningPlans: Sendable {
+    private let plans = Mutex<[Int64: PinningPlan]>([:])
+
+    /// The plan for `head`, if built.
+    func plan(for head: EnvironmentHead) -> PinningPlan? {
+        plans.withLock { plans in
+            guard let plan = plans[head.scope.id], plan.head == head else { return nil }
+            return plan
+        }
+    }
+
+    func keep(_ plan: PinningPlan) {
+        plans.withLock { plans in
+            // Reads finish out of order: never put back a plan older than the one kept.
+            if let kept = plans[plan.head.scope.id], kept.head.generation == plan.head.generation,
+               (kept.head.revision ?? 0) > (plan.head.revision ?? 0) {
+                return
+            }
+            plans[plan.head.scope.id] = plan
+        }
+    }
+}
