@@ -69,7 +69,7 @@ extension FeatureStore {
     /// in the next group commit, and returns what is recorded once it is committed: the group
     /// just computed, or the one another request or process recorded first. `nil` when the
     /// environment moved on from `head` (a new revision, a restore) before the write.
-    private func recordFirstAssignments(
+    func recordFirstAssignments(
         of user: UserID, in tests: [PinningPlan.Test], under head: EnvironmentHead
     ) async throws -> [Int64: RecordedAssignment]? {
         let proposed = tests.map { (featureID: $0.featureID, assignment: $0.firstAssignment(of: user, revision: head.revision!)) }

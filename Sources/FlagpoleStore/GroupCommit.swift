@@ -64,6 +64,11 @@ final class GroupCommit: Sendable {
         }
     }
 
+    /// Writes waiting for the next transaction.
+    var pendingCount: Int {
+        queue.withLock { $0.pending.count }
+    }
+
     private func enqueue(_ job: Job) {
         let isIdle = queue.withLock { queue in
             queue.pending.append(job)

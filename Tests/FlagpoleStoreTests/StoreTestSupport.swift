@@ -62,6 +62,11 @@ extension FeatureStore {
         try await read { db in try db.storedFeatures(in: db.scope(of: path)) }
     }
 
+    /// The salt of a feature of acme/production, found by its name as the app compares names.
+    func salt(of feature: String) async throws -> String {
+        try await read { db in try db.storedFeature(named: feature, in: db.scope(of: .acmeProduction), includingArchived: true).salt }
+    }
+
     /// The audit rows of revision `number`.
     func auditRows(ofRevision number: Int, in path: EnvironmentPath = .acmeProduction) async throws -> [AuditRecord] {
         try await read { db in
