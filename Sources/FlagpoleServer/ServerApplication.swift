@@ -16,13 +16,22 @@ public struct ServerConfiguration: Sendable {
     public var pollInterval: Duration
     /// The level of the per-request access log.
     public var accessLogLevel: Logger.Level
+    /// Users new to the store that one anonymous client (an IPv4 address, an IPv6 /64) may have
+    /// recorded through `?user=`: this many a second on average…
+    public var newUsersPerSecond: Double
+    /// …and this many at once.
+    public var newUserBurst: Int
+    /// Whether the client is the last address of `X-Forwarded-For` (a proxy in front) rather
+    /// than the connection's peer.
+    public var trustsProxy: Bool
 
     public static let standardCacheControl = "public, max-age=30, stale-while-revalidate=3600, stale-if-error=86400"
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
         defaultCacheControl: String = standardCacheControl, pollInterval: Duration = .milliseconds(250),
-        accessLogLevel: Logger.Level = .info
+        accessLogLevel: Logger.Level = .info, newUsersPerSecond: Double = NewUserLimiter.Limit.standard.rate,
+        newUserBurst: Int = NewUserLimiter.Limit.standard.burst, trustsProxy: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -30,6 +39,9 @@ public struct ServerConfiguration: Sendable {
         self.defaultCacheControl = defaultCacheControl
         self.pollInterval = pollInterval
         self.accessLogLevel = accessLogLevel
+        self.newUsersPerSecond = newUsersPerSecond
+        self.newUserBurst = newUserBurst
+        self.trustsProxy = trustsProxy
     }
 }
 
@@ -39,7 +51,7 @@ public enum ServerApplication {
     /// The router alone, for tests that drive it without a socket.
     public static func router(
         store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
-    ) -> Router<BasicRequestContext> {
+    ) -> Router<FlagpoleRequestContext> {
         router(store: store, cache: DeliveryCache(), configuration: configuration, registry: registry)
     }
 
@@ -64,15 +76,19 @@ public enum ServerApplication {
 
     static func router(
         store: FeatureStore, cache: DeliveryCache, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
-    ) -> Router<BasicRequestContext> {
-        let router = Router(options: .autoGenerateHeadEndpoints)
+    ) -> Router<FlagpoleRequestContext> {
+        let router = Router(context: FlagpoleRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middlewares first: the router wraps each route as it is added, and unmatched paths too.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware(level: configuration.accessLogLevel))
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         let auth = Authenticator(store: store)
-        DeliveryRoutes(store: store, cache: cache, auth: auth, defaultCacheControl: configuration.defaultCacheControl).register(on: router)
+        DeliveryRoutes(
+            store: store, cache: cache, auth: auth, defaultCacheControl: configuration.defaultCacheControl,
+            newUsers: NewUserLimiter(limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
+            trustsProxy: configuration.trustsProxy
+        ).register(on: router)
         AdminAPI(store: store, auth: auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(

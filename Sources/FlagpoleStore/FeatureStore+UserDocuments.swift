@@ -9,6 +9,10 @@ public struct PinnedDocument: Hashable, Sendable {
     public var bytes: [UInt8]
     /// The user's group in every test of the document.
     public var assignments: [Assignment]
+    /// Whether every group is on record; `false` when a user new to the environment was not
+    /// admitted (see `pinnedDocument(for:in:style:admittingNewUser:)`), whose document pins the
+    /// groups the store will record for them.
+    public var isRecorded: Bool
 }
 
 extension FeatureStore {
@@ -21,16 +25,24 @@ extension FeatureStore {
     /// records them (with their `first` events) in the next group commit and answers once they
     /// are committed. When a revision lands in between, the user is read again under it.
     ///
+    /// - parameter admittingNewUser: asked, only for a user with no group on record in the
+    ///   environment, whether to record them now. When it says no, nothing is written and the
+    ///   document pins the groups their points give, which is what the store records whenever
+    ///   it does record them: the app and the store agree either way.
     /// - throws: `StoreError.noRevision`, `StoreError.environmentNotFound`, `StoreError.busy`
     ///   when revisions keep landing faster than the user can be read.
     public func pinnedDocument(
-        for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty
+        for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty,
+        admittingNewUser: @Sendable () -> Bool = { true }
     ) async throws -> PinnedDocument {
         for _ in 0..<Self.readAttempts {
             let (plan, state) = try await userState(of: user, in: path)
             var assignments = state.assignments
             let unrecorded = plan.tests.filter { assignments[$0.featureID] == nil }
-            if !unrecorded.isEmpty {
+            let isAdmitted = unrecorded.isEmpty || !state.assignments.isEmpty || admittingNewUser()
+            if !isAdmitted {
+                for test in unrecorded { assignments[test.featureID] = test.firstAssignment(of: user, revision: plan.revision) }
+            } else if !unrecorded.isEmpty {
                 guard let recorded = try await recordFirstAssignments(of: user, in: unrecorded, under: plan.head) else { continue }
                 assignments.merge(recorded) { _, stored in stored }
             }
@@ -41,7 +53,7 @@ extension FeatureStore {
                     return Assignment(
                         user: user, feature: test.name, variation: assignment.variation, point: assignment.point,
                         revision: assignment.revision, isOverride: assignment.isOverride)
-                })
+                }, isRecorded: isAdmitted)
         }
         throw StoreError.busy
     }

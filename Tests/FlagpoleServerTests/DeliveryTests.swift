@@ -111,8 +111,14 @@ struct DeliveryTests {
                 in: TestServer.acme, matching: AssignmentEventQuery(user: UserID(rawValue: "device-42")))
             #expect(!events.isEmpty, "the first fetch records the user's groups")
             #expect(events.allSatisfy { $0.reason == .first })
-            let invalid = try await client.send(.get, Self.url + "?user=")
-            #expect(invalid.status == .unprocessableContent)
+            #expect(response.headers[.recorded] == "true")
+            // An id the store could not hold is a bad request, saying which rule it breaks.
+            for (id, reason) in [("", "empty"), (String(repeating: "x", count: 257), "longer than 256 bytes"), ("a%0Ab", "control character")] {
+                let invalid = try await client.send(.get, Self.url + "?user=" + id)
+                #expect(invalid.status == .badRequest)
+                #expect(invalid.text.contains(reason), "\(invalid.text)")
+            }
+            #expect(try await client.send(.get, Self.url + "?user=" + String(repeating: "x", count: 256)).status == .ok)
             #expect(try await client.send(.get, Self.url + "?user=device-42&revision=1").status == .unprocessableContent)
         }
     }

@@ -12,7 +12,7 @@ struct AdminAPI: Sendable {
     /// The largest body accepted, in bytes.
     let maxBodySize: Int
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<FlagpoleRequestContext>) {
         let api = router.group("api/v1")
         registerTenants(on: api)
         registerDocuments(on: api)

@@ -12,7 +12,7 @@ extension AdminAPI {
     /// A page of history holds at most this many events.
     static let maximumPageSize = 1000
 
-    func registerAssignments(on api: RouterGroup<BasicRequestContext>) {
+    func registerAssignments(on api: RouterGroup<FlagpoleRequestContext>) {
         let environment = api.group(RouterPath(environmentRoute))
 
         // `{"users": ["u1", "u2"]}`: each user's group, recorded durably before the answer.

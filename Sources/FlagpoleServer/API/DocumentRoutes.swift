@@ -9,7 +9,7 @@ import NIOCore
 extension AdminAPI {
     private static let imports = Counter(label: "flagpole_imports_total")
 
-    func registerDocuments(on api: RouterGroup<BasicRequestContext>) {
+    func registerDocuments(on api: RouterGroup<FlagpoleRequestContext>) {
         let environment = api.group(RouterPath(environmentRoute))
 
         // The body is the features.json itself, so diagnostics' lines and columns are the file's.

@@ -6,7 +6,7 @@ import Hummingbird
 
 /// One feature at a time: `flagpole feature`, `bias set`, `rollout`, `override`, `unlock`/`lock`.
 extension AdminAPI {
-    func registerFeatures(on api: RouterGroup<BasicRequestContext>) {
+    func registerFeatures(on api: RouterGroup<FlagpoleRequestContext>) {
         let environment = api.group(RouterPath(environmentRoute))
 
         environment.get("features") { request, context -> Response in
@@ -78,7 +78,7 @@ extension AdminAPI {
     }
 }
 
-extension BasicRequestContext {
+extension FlagpoleRequestContext {
     /// The route's `:feature`, percent-decoded (feature names have spaces).
     func feature() throws -> String {
         try decodedParameter("feature")

@@ -5,7 +5,7 @@ import Hummingbird
 
 /// Tenants, environments and keys: `flagpole tenant`, `env` and `key`.
 extension AdminAPI {
-    func registerTenants(on api: RouterGroup<BasicRequestContext>) {
+    func registerTenants(on api: RouterGroup<FlagpoleRequestContext>) {
         // A server admin sees every tenant; a tenant's key sees its own.
         api.get("tenants") { request, _ -> Response in
             guard let key = try await auth.identity(of: request) else { throw APIError.unauthenticated }

@@ -4,7 +4,7 @@ import NIOCore
 
 /// The current document: a download, and how apps and CDNs fetch it.
 extension Dashboard {
-    func registerExport(on pages: RouterGroup<BasicRequestContext>) {
+    func registerExport(on pages: RouterGroup<FlagpoleRequestContext>) {
         /// GET /tenants/{tenant}/{env}/export: the delivery URL, ETag and Cache-Control.
         pages.get("tenants/:tenant/:env/export") { request, context -> Response in
             let path = try context.environmentPath()

@@ -12,7 +12,7 @@ extension Dashboard {
     /// Events listed under a feature.
     static let recentEvents = 20
 
-    func registerFeature(on pages: RouterGroup<BasicRequestContext>) {
+    func registerFeature(on pages: RouterGroup<FlagpoleRequestContext>) {
         let feature = "tenants/:tenant/:env/features/:feature"
 
         /// GET /tenants/{tenant}/{env}/features/{feature}

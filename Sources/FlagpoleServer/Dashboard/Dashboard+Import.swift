@@ -7,7 +7,7 @@ import Hummingbird
 /// Importing a file: pasted or uploaded, always checked first (a dry run), with diagnostics
 /// beside the lines they point at, then applied as checked.
 extension Dashboard {
-    func registerImport(on pages: RouterGroup<BasicRequestContext>) {
+    func registerImport(on pages: RouterGroup<FlagpoleRequestContext>) {
         /// GET /tenants/{tenant}/{env}/import: the form.
         pages.get("tenants/:tenant/:env/import") { request, context -> Response in
             let path = try context.environmentPath()

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// An environment's features at a glance, and the enabled switch.
 extension Dashboard {
-    func registerOverview(on pages: RouterGroup<BasicRequestContext>) {
+    func registerOverview(on pages: RouterGroup<FlagpoleRequestContext>) {
         /// GET /tenants/{tenant}/{env}: every feature by section, with its kind, state, biases,
         /// labels and warnings.
         pages.get("tenants/:tenant/:env") { request, context -> Response in

@@ -4,7 +4,7 @@ import Hummingbird
 
 /// Every revision of an environment, the difference between any two, and roll-back.
 extension Dashboard {
-    func registerRevisions(on pages: RouterGroup<BasicRequestContext>) {
+    func registerRevisions(on pages: RouterGroup<FlagpoleRequestContext>) {
         /// GET /tenants/{tenant}/{env}/revisions[?from=A&to=B]
         pages.get("tenants/:tenant/:env/revisions") { request, context -> Response in
             let path = try context.environmentPath()

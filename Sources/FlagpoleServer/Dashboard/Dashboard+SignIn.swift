@@ -10,7 +10,7 @@ extension Dashboard {
     /// it keeps another site from signing a browser in with the attacker's key.
     static let signInCookieName = "flagpole_signin"
 
-    func registerSignIn(on pages: RouterGroup<BasicRequestContext>) {
+    func registerSignIn(on pages: RouterGroup<FlagpoleRequestContext>) {
         /// GET /: the tenants the key sees, with their environments.
         pages.get("/") { request, _ -> Response in
             let session = try await requireSession(request)

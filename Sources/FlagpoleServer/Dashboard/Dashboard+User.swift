@@ -8,7 +8,7 @@ extension Dashboard {
     /// Events listed under a user.
     static let userEvents = 50
 
-    func registerUser(on pages: RouterGroup<BasicRequestContext>) {
+    func registerUser(on pages: RouterGroup<FlagpoleRequestContext>) {
         /// GET /tenants/{tenant}/{env}/users?user=ID. Reading records nothing.
         pages.get("tenants/:tenant/:env/users") { request, context -> Response in
             let path = try context.environmentPath()

@@ -19,7 +19,7 @@ struct Dashboard: Sendable {
     let maxBodySize: Int
     let defaultCacheControl: String
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<FlagpoleRequestContext>) {
         let pages = router.group().add(middleware: DashboardMiddleware(templates: templates))
         registerSignIn(on: pages)
         registerOverview(on: pages)

@@ -7,16 +7,19 @@ import Synchronization
 struct RenderedDocument: Sendable {
     let revision: Int
     let body: ByteBuffer
-    let gzipBody: ByteBuffer
+    /// `nil` for a document made for one answer to a client that does not take gzip.
+    let gzipBody: ByteBuffer?
     /// Strong ETags differ between encodings (RFC 9110 §8.8.3); both name the same revision.
     let etag: String
     let gzipETag: String
 
-    init(revision: Int, bytes: [UInt8]) throws {
+    /// `includesGzip: false` saves compressing a document sent once (a user's own) to a client
+    /// that does not take gzip.
+    init(revision: Int, bytes: [UInt8], includesGzip: Bool = true) throws {
         let artifact = DeliveryArtifact(bytes: bytes)
         self.revision = revision
         body = ByteBuffer(bytes: bytes)
-        gzipBody = ByteBuffer(bytes: try artifact.gzipped())
+        gzipBody = includesGzip ? ByteBuffer(bytes: try artifact.gzipped()) : nil
         etag = artifact.etag
         gzipETag = "\"\(artifact.sha256.prefix(32))-gzip\""
     }

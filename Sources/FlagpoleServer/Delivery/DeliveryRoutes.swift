@@ -13,6 +13,10 @@ struct DeliveryRoutes {
     let cache: DeliveryCache
     let auth: Authenticator
     let defaultCacheControl: String
+    /// Limits the users new to the store that each anonymous client may have recorded.
+    let newUsers: NewUserLimiter
+    /// Whether the client's address is the last of `X-Forwarded-For` rather than the peer's.
+    let trustsProxy: Bool
 
     /// Past revisions never change: caches may keep them for good.
     static let immutableCacheControl = "public, max-age=31536000, immutable"
@@ -21,14 +25,16 @@ struct DeliveryRoutes {
 
     static let cacheHits = Counter(label: "flagpole_delivery_cache_hits_total")
     private static let cacheMisses = Counter(label: "flagpole_delivery_cache_misses_total")
+    /// Users new to the store answered without being recorded: their client was over its limit.
+    private static let unrecordedNewUsers = Counter(label: "flagpole_delivery_unrecorded_new_users_total")
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<FlagpoleRequestContext>) {
         router.get("/t/:tenant/:env/features.json") { request, context in
             try await deliver(request, context: context)
         }
     }
 
-    func deliver(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func deliver(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let path: EnvironmentPath
         let state: DeliveryState
         do {
@@ -48,7 +54,9 @@ struct DeliveryRoutes {
             guard requested == nil else {
                 throw APIError.invalid("A pinned document (?user=) is always of the current revision; drop ?revision=.")
             }
-            return try await pinned(for: user, in: path, request)
+            // A request with a key (a private environment needs one) is the team's own: not limited.
+            let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
+            return try await pinned(for: user, in: path, request, anonymousClient: client)
         }
         guard let revision = requested ?? state.revision else { throw StoreError.noRevision(path) }
         let document = try await rendered(revision, of: path)
@@ -82,10 +90,28 @@ struct DeliveryRoutes {
         return document
     }
 
-    private func pinned(for user: UserID, in path: EnvironmentPath, _ request: Request) async throws -> Response {
-        let pinned = try await store.pinnedDocument(for: user, in: path)
-        let document = try RenderedDocument(revision: pinned.revision, bytes: pinned.bytes)
-        return Self.response(document, to: request, cacheControl: Self.pinnedCacheControl)
+    /// The user's pinned document; a user new to the store is recorded unless `anonymousClient`
+    /// is over its limit, and then served the same groups without a record (`Flagpole-Recorded: false`).
+    private func pinned(
+        for user: UserID, in path: EnvironmentPath, _ request: Request, anonymousClient client: NewUserLimiter.Client?
+    ) async throws -> Response {
+        let limiter = newUsers
+        let pinned = try await store.pinnedDocument(for: user, in: path) { client.map { limiter.admit($0) } ?? true }
+        if !pinned.isRecorded { Self.unrecordedNewUsers.increment() }
+        let gzip = request.headers[.acceptEncoding].map(Self.acceptsGzip) ?? false
+        let document = try RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: gzip)
+        var response = Self.response(document, to: request, cacheControl: Self.pinnedCacheControl)
+        response.headers[.recorded] = pinned.isRecorded ? "true" : "false"
+        return response
+    }
+
+    /// Who is asking, for the limit on new users: the peer, or with `--trust-proxy` the address
+    /// the proxy in front named.
+    private func client(of request: Request, context: FlagpoleRequestContext) -> NewUserLimiter.Client {
+        if trustsProxy, let forwarded = request.headers[.xForwardedFor], let client = NewUserLimiter.Client(forwardedFor: forwarded) {
+            return client
+        }
+        return NewUserLimiter.Client(context.remoteAddress)
     }
 
     static func response(_ document: RenderedDocument, to request: Request, cacheControl: String) -> Response {
@@ -96,7 +122,8 @@ struct DeliveryRoutes {
     /// The answer to a GET of `document` with `requestHeaders`: a 304 head alone, or a 200 head
     /// and the body in the encoding asked for. Shared by the router and `DeliveryFastPath`.
     static func answer(_ document: RenderedDocument, to requestHeaders: HTTPFields, cacheControl: String) -> (HTTPResponse, ByteBuffer?) {
-        let gzip = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false
+        let gzipBody = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false ? document.gzipBody : nil
+        let gzip = gzipBody != nil
         var headers: HTTPFields = [
             .eTag: gzip ? document.gzipETag : document.etag,
             .cacheControl: cacheControl,
@@ -108,7 +135,7 @@ struct DeliveryRoutes {
         }
         headers[.contentType] = "application/json"
         if gzip { headers[.contentEncoding] = "gzip" }
-        return (HTTPResponse(status: .ok, headerFields: headers), gzip ? document.gzipBody : document.body)
+        return (HTTPResponse(status: .ok, headerFields: headers), gzipBody ?? document.body)
     }
 
     /// `Cache-Control` of the current revision of an environment in `state`.
@@ -129,9 +156,12 @@ struct DeliveryRoutes {
 extension HTTPField.Name {
     /// The revision a document renders, for operators and tests.
     static let revision = HTTPField.Name("Flagpole-Revision")!
+    /// On a user's pinned document: whether the store has the user's groups on record.
+    static let recorded = HTTPField.Name("Flagpole-Recorded")!
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }
 
-extension BasicRequestContext {
+extension FlagpoleRequestContext {
     /// The environment named by the route's `:tenant` and `:env`. A name that could not be a
     /// slug names no environment: `404`, as for any unknown one.
     func environmentPath() throws -> EnvironmentPath {

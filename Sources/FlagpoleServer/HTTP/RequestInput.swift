@@ -127,8 +127,17 @@ struct Query {
         throw APIError.invalid("Query parameter \"\(key)\" must be an ISO 8601 time, like 2026-11-22T10:00:00Z, not \"\(text)\".")
     }
 
+    /// A user id from the query: `400` with the rule it breaks when it could not be one (empty,
+    /// over 256 bytes, a control character).
     func user(_ key: String = "user") throws -> UserID? {
-        try parameters.get(key).map { try UserID(validating: $0) }
+        guard let text = parameters.get(key) else { return nil }
+        do {
+            return try UserID(validating: text)
+        } catch {
+            throw APIError.malformed(
+                "Query parameter \"\(key)\": \(error) Send the id the app's backend knows the user by, percent-encoded.",
+                details: ["parameter": .string(key)])
+        }
     }
 }
 

@@ -9,7 +9,7 @@ struct OperationsRoutes {
     let store: FeatureStore
     let registry: PrometheusCollectorRegistry
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<FlagpoleRequestContext>) {
         router.get("healthz") { _, context -> Response in
             do {
                 try await store.checkHealth()
