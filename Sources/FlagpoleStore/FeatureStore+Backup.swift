@@ -120,6 +120,12 @@ extension FeatureStore {
                         throw StoreError.restoreWouldReplaceData(path: target, tenants: tenants.map(TenantSlug.init(rawValue:)))
                     }
                 }
+                // A generation above both files' tells running servers that revision numbers they
+                // have served may now hold other documents (see `DeliveryState.generation`).
+                let generation = try Int64.fetchOne(db, sql: "SELECT generation FROM store_generation") ?? 0
+                try staged.queue.write { source in
+                    try source.execute(sql: "UPDATE store_generation SET generation = max(generation, ?) + 1", arguments: [generation])
+                }
                 // SQLite's backup writes every page as one transaction of this connection: into
                 // the WAL, so readers keep their snapshot and the next ones see the restored file.
                 try staged.queue.read { source in try source.backup(to: db) }

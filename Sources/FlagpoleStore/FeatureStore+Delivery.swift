@@ -8,17 +8,23 @@ public struct DeliveryState: Hashable, Sendable {
     public var settings: DeliverySettings
     /// Grows with every change of `settings`.
     public var settingsVersion: Int
+    /// The store's generation, which grows with every restore: within one generation revision
+    /// numbers and settings versions only grow and a revision's bytes never change; a restore
+    /// may bring back lower numbers, or other bytes under a number already served.
+    public var generation: Int64
 
-    public init(revision: Int?, settings: DeliverySettings, settingsVersion: Int) {
+    public init(revision: Int?, settings: DeliverySettings, settingsVersion: Int, generation: Int64 = 0) {
         self.revision = revision
         self.settings = settings
         self.settingsVersion = settingsVersion
+        self.generation = generation
     }
 
-    /// Whether this reading is at least as recent as `other`: revisions and settings versions
-    /// only grow, so an older reading is behind in one of them.
+    /// Whether this reading is at least as recent as `other`: a later generation is; within one,
+    /// revisions and settings versions only grow, so an older reading is behind in one of them.
     public func isAtLeastAsRecent(as other: DeliveryState) -> Bool {
-        (revision ?? 0) >= (other.revision ?? 0) && settingsVersion >= other.settingsVersion
+        guard generation == other.generation else { return generation > other.generation }
+        return (revision ?? 0) >= (other.revision ?? 0) && settingsVersion >= other.settingsVersion
     }
 }
 
@@ -29,13 +35,15 @@ extension FeatureStore {
         try await read { db in
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
-                       (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
+                       (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id),
+                       (SELECT generation FROM store_generation)
                 FROM environments e JOIN tenants t ON t.id = e.tenant_id
                 """))
             return Dictionary(uniqueKeysWithValues: rows.map { row in
                 let path = EnvironmentPath(tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1]))
                 return (path, DeliveryState(
-                    revision: row[5], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3]), settingsVersion: row[4]))
+                    revision: row[5], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3]), settingsVersion: row[4],
+                    generation: row[6]))
             })
         }
     }
@@ -45,12 +53,12 @@ extension FeatureStore {
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     public func deliveryState(of path: EnvironmentPath) async throws -> DeliveryState {
         try await read { db in
-            let scope = try db.scope(of: path)
+            let head = try db.environmentHead(of: path)
             let row = try Row.fetchOne(
-                db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?", arguments: [scope.id])!
+                db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?", arguments: [head.scope.id])!
             return DeliveryState(
-                revision: try db.latestRevisionNumber(in: scope), settings: DeliverySettings(isPrivate: row[0], cacheControl: row[1]),
-                settingsVersion: row[2])
+                revision: head.revision, settings: DeliverySettings(isPrivate: row[0], cacheControl: row[1]), settingsVersion: row[2],
+                generation: head.generation)
         }
     }
 

@@ -74,7 +74,7 @@ struct DeliveryTests {
         }
     }
 
-    @Test("?revision=N serves a past revision as immutable; an API import is served at once")
+    @Test("?revision=N serves a past revision, immutable only when the URL names its bytes (&sha256=); an API import is served at once")
     func pastRevisionsAndInvalidation() async throws {
         let server = try await TestServer()
         let first = try await server.store.revision(of: TestServer.acme).document
@@ -91,7 +91,21 @@ struct DeliveryTests {
             #expect(current.bytes == (try await server.store.revision(of: TestServer.acme).document))
             let past = try await client.send(.get, Self.url + "?revision=1")
             #expect(past.bytes == first)
-            #expect(past.headers[.cacheControl] == DeliveryRoutes.immutableCacheControl)
+            // A restore could put other bytes under the number: only a URL with the hash is immutable.
+            #expect(past.headers[.cacheControl] == ServerConfiguration.standardCacheControl)
+            let sha256 = DeliveryArtifact(bytes: first).sha256
+            #expect(past.headers[.contentLocation] == Self.url + "?revision=1&sha256=" + sha256)
+            let pinned = try await client.send(.get, Self.url + "?revision=1&sha256=" + sha256)
+            #expect(pinned.bytes == first)
+            #expect(pinned.headers[.cacheControl] == DeliveryRoutes.immutableCacheControl)
+            // The ETag's 32 digits name it too; other digits name no document; too few are malformed.
+            let etag = String(sha256.prefix(32))
+            #expect(try await client.send(.get, Self.url + "?revision=1&sha256=" + etag.uppercased()).status == .ok)
+            let other = try await client.send(.get, Self.url + "?revision=2&sha256=" + etag)
+            #expect(other.status == .notFound)
+            #expect(other.text.contains("restored"))
+            #expect(try await client.send(.get, Self.url + "?revision=1&sha256=abc").status == .badRequest)
+            #expect(try await client.send(.get, Self.url + "?sha256=" + etag).status == .unprocessableContent)
             #expect(try await client.send(.get, Self.url + "?revision=9").status == .notFound)
             #expect(try await client.send(.get, Self.url + "?revision=x").status == .unprocessableContent)
         }
@@ -151,7 +165,9 @@ struct DeliveryTests {
             #expect(delivered.status == .ok)
             #expect(delivered.headers[.cacheControl] == "private, max-age=5")
             _ = try await client.send(.post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/disable", key: server.key("acme", .editor))
-            let past = try await client.send(.get, Self.url + "?revision=1", key: server.key("acme", .delivery))
+            let first = try await server.store.revision(1, of: TestServer.acme).document
+            let past = try await client.send(
+                .get, Self.url + "?revision=1&sha256=" + DeliveryArtifact(bytes: first).sha256, key: server.key("acme", .delivery))
             #expect(past.headers[.cacheControl] == "private, max-age=31536000, immutable", "no shared cache keeps a private document")
             // Nor may a setting make it public, in either order.
             let admin = server.key("acme", .admin)

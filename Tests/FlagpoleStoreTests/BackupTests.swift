@@ -163,6 +163,30 @@ struct BackupTests {
         _ = try await server.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
     }
 
+    @Test("Every restore raises the store generation above both files', so servers drop what they cached; pinned documents follow at once")
+    func restoreRaisesTheGeneration() async throws {
+        let source = try await makeStoreWithData(at: path("source.sqlite"))
+        let backup = path("backup.sqlite")
+        try await source.backup(toPath: backup)
+        // The target moves on past the backup: revision 4 here is not revision 4 there.
+        let target = try FeatureStore.open(atPath: path("target.sqlite"))
+        try await FeatureStore.restore(fromPath: backup, intoPath: path("target.sqlite"))
+        try await target.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
+        let user = UserID(rawValue: "restored-user")
+        let before = try await target.pinnedDocument(for: user, in: .acmeProduction)
+        let generation = try await target.deliveryState(of: .acmeProduction).generation
+        #expect(generation == 1)
+
+        try await FeatureStore.restore(fromPath: backup, intoPath: path("target.sqlite"), replacingData: true)
+
+        #expect(try await target.deliveryState(of: .acmeProduction).generation == 2)
+        #expect(try await source.deliveryState(of: .acmeProduction).generation == 0, "the backup's file is not touched")
+        let after = try await target.pinnedDocument(for: user, in: .acmeProduction)
+        #expect(after.revision == before.revision - 1)
+        #expect(after.bytes != before.bytes)
+        #expect(after.bytes.starts(with: try await source.revision(of: .acmeProduction).document.prefix(20)))
+    }
+
     @Test("Restore into a database that holds tenants is refused unless told to, and changes nothing")
     func restoreRefusesToReplaceData() async throws {
         let source = try await makeStoreWithData(at: path("source.sqlite"))
@@ -260,7 +284,10 @@ struct BackupTests {
     /// Every row of every table, in order: two databases with equal contents give equal text.
     private func contents(of store: FeatureStore) async throws -> String {
         try await store.read { db in
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            // The generation is the one thing a restore changes on purpose (see `restoreRaisesTheGeneration`).
+            let tables = try String.fetchAll(db, sql: """
+                SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'store_generation' ORDER BY name
+                """)
             return try tables.map { table in
                 // Some tables have no rowid: rows are compared as sorted text.
                 "\(table): \(try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map(\.description).sorted())"

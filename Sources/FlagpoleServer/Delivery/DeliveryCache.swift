@@ -12,6 +12,8 @@ struct RenderedDocument: Sendable {
     /// Strong ETags differ between encodings (RFC 9110 §8.8.3); both name the same revision.
     let etag: String
     let gzipETag: String
+    /// The hex SHA-256 of the identity body.
+    let sha256: String
 
     /// `includesGzip: false` saves compressing a document sent once (a user's own) to a client
     /// that does not take gzip.
@@ -21,6 +23,7 @@ struct RenderedDocument: Sendable {
         body = ByteBuffer(bytes: bytes)
         gzipBody = includesGzip ? ByteBuffer(bytes: try artifact.gzipped()) : nil
         etag = artifact.etag
+        sha256 = artifact.sha256
         gzipETag = "\"\(artifact.sha256.prefix(32))-gzip\""
     }
 
@@ -52,10 +55,18 @@ final class DeliveryCache: Sendable {
     private struct State {
         var current: [EnvironmentPath: DeliveryState] = [:]
         var documents: [Key: RenderedDocument] = [:]
+        /// The store generation of what is held.
+        var generation: Int64 = 0
 
         /// Keeps `reading` unless the state held is more recent: reads that finish out of
-        /// order (a poll and a refresh after a write) never take delivery back in time.
+        /// order (a poll and a refresh after a write) never take delivery back in time. A reading
+        /// of a later generation (a restore) drops everything held: its revisions may be older,
+        /// or hold other documents under the same numbers.
         mutating func merge(_ reading: DeliveryState, of path: EnvironmentPath) {
+            if reading.generation < generation { return }
+            if reading.generation > generation {
+                self = State(generation: reading.generation)
+            }
             if let held = current[path], !reading.isAtLeastAsRecent(as: held) { return }
             current[path] = reading
         }
@@ -104,8 +115,10 @@ final class DeliveryCache: Sendable {
         }
     }
 
-    func insert(_ document: RenderedDocument, for key: Key) {
+    /// Keeps `document` of `generation`, unless a restore has made that generation stale.
+    func insert(_ document: RenderedDocument, for key: Key, generation: Int64) {
         state.withLock { state in
+            guard generation == state.generation else { return }
             state.documents[key] = document
             // Evict the oldest past revisions beyond the limit; the current ones stay.
             let past = state.documents.keys.filter { state.current[$0.path]?.revision != $0.revision }

@@ -7,7 +7,8 @@ import NIOCore
 
 /// `GET /t/{tenant}/{env}/features.json`: the document apps and CDNs fetch, the same bytes as
 /// `flagpole export`, with a strong ETag, `304` on `If-None-Match`, gzip when accepted and
-/// `Cache-Control`; `?revision=N` for a past revision, `?user=ID` for the user's pinned document.
+/// `Cache-Control`; `?revision=N` for a past revision (immutable with `&sha256=` its hash), `?user=ID`
+/// for the user's pinned document.
 struct DeliveryRoutes {
     let store: FeatureStore
     let cache: DeliveryCache
@@ -18,7 +19,7 @@ struct DeliveryRoutes {
     /// Whether the client's address is the last of `X-Forwarded-For` rather than the peer's.
     let trustsProxy: Bool
 
-    /// Past revisions never change: caches may keep them for good.
+    /// A revision named with its content hash never changes: caches may keep it for good.
     static let immutableCacheControl = "public, max-age=31536000, immutable"
     /// A pinned document is one user's: no shared cache may keep it.
     static let pinnedCacheControl = "private, no-store"
@@ -50,24 +51,38 @@ struct DeliveryRoutes {
         }
         let query = Query(request)
         let requested = try query.int("revision")
+        let contentHash = try query.sha256()
         if let user = try query.user() {
-            guard requested == nil else {
-                throw APIError.invalid("A pinned document (?user=) is always of the current revision; drop ?revision=.")
+            guard requested == nil, contentHash == nil else {
+                throw APIError.invalid("A pinned document (?user=) is always of the current revision; drop ?revision= and ?sha256=.")
             }
             // A request with a key (a private environment needs one) is the team's own: not limited.
             let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
             return try await pinned(for: user, in: path, request, anonymousClient: client)
         }
         guard let revision = requested ?? state.revision else { throw StoreError.noRevision(path) }
-        let document = try await rendered(revision, of: path)
-        let isPast = requested != nil && requested != state.revision
-        let cacheControl = switch (isPast, state.settings.isPrivate) {
-        case (true, false): Self.immutableCacheControl
-        // A shared cache must never keep a private document, however old.
-        case (true, true): "private, max-age=31536000, immutable"
-        case (false, _): Self.currentCacheControl(state, default: defaultCacheControl)
+        let document = try await rendered(revision, of: path, generation: state.generation)
+        var cacheControl = Self.currentCacheControl(state, default: defaultCacheControl)
+        if let contentHash {
+            guard requested != nil else {
+                throw APIError.invalid("?sha256= names the document of one revision: add ?revision=N, as Content-Location gives it.")
+            }
+            // A restore can put other bytes under a revision number, so only a URL that names the
+            // bytes may be kept for good.
+            guard document.sha256.hasPrefix(contentHash) else {
+                throw APIError(.notFound, code: "not_found", """
+                    Revision \(revision) of \(path) no longer holds the document with SHA-256 \(contentHash): the database \
+                    was restored from a backup since. Fetch ?revision=\(revision) for what it holds now.
+                    """)
+            }
+            // A shared cache must never keep a private document, however old.
+            cacheControl = state.settings.isPrivate ? "private, max-age=31536000, immutable" : Self.immutableCacheControl
         }
-        return Self.response(document, to: request, cacheControl: cacheControl)
+        var response = Self.response(document, to: request, cacheControl: cacheControl)
+        if requested != nil {
+            response.headers[.contentLocation] = "\(request.uri.path)?revision=\(revision)&sha256=\(document.sha256)"
+        }
+        return response
     }
 
     /// The environment's current revision and settings, from the cache when it has them.
@@ -78,7 +93,7 @@ struct DeliveryRoutes {
         return state
     }
 
-    private func rendered(_ revision: Int, of path: EnvironmentPath) async throws -> RenderedDocument {
+    private func rendered(_ revision: Int, of path: EnvironmentPath, generation: Int64) async throws -> RenderedDocument {
         let key = DeliveryCache.Key(path: path, revision: revision)
         if let document = cache.document(key) {
             Self.cacheHits.increment()
@@ -86,7 +101,7 @@ struct DeliveryRoutes {
         }
         Self.cacheMisses.increment()
         let document = try RenderedDocument(revision: revision, bytes: try await store.revision(revision, of: path).document)
-        cache.insert(document, for: key)
+        cache.insert(document, for: key, generation: generation)
         return document
     }
 

@@ -127,6 +127,16 @@ struct Query {
         throw APIError.invalid("Query parameter \"\(key)\" must be an ISO 8601 time, like 2026-11-22T10:00:00Z, not \"\(text)\".")
     }
 
+    /// A content hash from the query: 32 to 64 hex digits, the start of a SHA-256 (an ETag's
+    /// 32 digits will do), lowercased.
+    func sha256(_ key: String = "sha256") throws -> String? {
+        guard let text = parameters.get(key) else { return nil }
+        guard (32...64).contains(text.utf8.count), text.allSatisfy(\.isHexDigit) else {
+            throw APIError.malformed("Query parameter \"\(key)\" must be 32 to 64 hex digits of a SHA-256, as Content-Location and the ETag give them, not \"\(text)\".")
+        }
+        return text.lowercased()
+    }
+
     /// A user id from the query: `400` with the rule it breaks when it could not be one (empty,
     /// over 256 bytes, a control character).
     func user(_ key: String = "user") throws -> UserID? {
