@@ -57,18 +57,19 @@ public struct FeatureStore: Sendable {
     }
 
     /// Opens the SQLite file at `path`, in WAL mode so the server keeps reading while the
-    /// command line writes. For `.readWrite` the file is created and migrated when needed; for
-    /// `.readOnly` a missing file reads as an empty store and creates nothing, and a file whose
-    /// schema is behind is migrated once.
+    /// command line writes. For `.readWrite` the file is created and migrated when needed;
+    /// `.readOnly` creates and migrates nothing: a missing file, or one whose schema is behind,
+    /// is refused (a mistyped path must not read as an empty database).
     ///
-    /// - throws: `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
+    /// - throws: `StoreError.databaseNotFound`, `StoreError.databaseNeedsMigration`,
+    ///   `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
     public static func open(atPath path: String, access: Access = .readWrite, durability: Durability = .normal) throws -> FeatureStore {
         if access == .readOnly {
-            guard FileManager.default.fileExists(atPath: path) else { return try inMemory() }
             let queue = try readOnlyQueue(atPath: path)
             let status = try translatingErrors { try queue.read(Self.status(of:)) }
             guard status.unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: status.unknown) }
-            if status.pending.isEmpty { return FeatureStore(current: queue) }
+            guard status.pending.isEmpty else { throw StoreError.databaseNeedsMigration(path: path, pending: status.pending) }
+            return FeatureStore(current: queue)
         }
         let pool: DatabasePool
         do {
@@ -88,13 +89,14 @@ public struct FeatureStore: Sendable {
 
     /// Which migrations the file at `path` has, without migrating it.
     ///
-    /// - throws: `StoreError.cannotOpen`.
+    /// - throws: `StoreError.databaseNotFound`, `StoreError.cannotOpen`.
     public static func migrationStatus(atPath path: String) throws -> MigrationStatus {
         let queue = try readOnlyQueue(atPath: path)
         return try translatingErrors { try queue.read(Self.status(of:)) }
     }
 
     private static func readOnlyQueue(atPath path: String) throws -> DatabaseQueue {
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.databaseNotFound(path: path) }
         var readOnly = configuration
         readOnly.readonly = true
         do {

@@ -31,6 +31,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case publicCacheControlOnPrivate(String)
     /// The database was migrated by a newer Flagpole.
     case databaseTooNew(unknownMigrations: [String])
+    /// A command that only reads named a file that does not exist.
+    case databaseNotFound(path: String)
+    /// A command that only reads met a schema that is behind: it does not migrate.
+    case databaseNeedsMigration(path: String, pending: [String])
     case cannotOpen(path: String, reason: String)
     /// Another process held the database's write lock past the busy timeout.
     case busy
@@ -99,6 +103,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             "A private environment cannot be served with Cache-Control \"\(value)\": a shared cache would hand the document to anyone. Use a private value, such as \"private, max-age=30\", or null for the default."
         case .databaseTooNew(let unknown):
             "This database was migrated by a newer version of Flagpole (it has migrations \(unknown.joined(separator: ", ")) that this version does not know). Upgrade Flagpole to open it."
+        case .databaseNotFound(let path):
+            "There is no database at \(path). Nothing was created; check the path (--db, else $FLAGPOLE_DB, else ./flagpole.sqlite). To start a new database there, run a command that writes, such as `flagpole tenant create SLUG` or `flagpole migrate`: it creates the file."
+        case .databaseNeedsMigration(let path, let pending):
+            "The database at \(path) was made by an older Flagpole: migration\(pending.count == 1 ? "" : "s") \(pending.joined(separator: ", ")) \(pending.count == 1 ? "is" : "are") pending, and a command that only reads does not apply them. Nothing was changed; migrate it with `flagpole migrate --db \(path)`, then try again."
         case .cannotOpen(let path, let reason):
             "Cannot open the database at \(path): \(reason). Check the path and its permissions, or choose another with --db."
         case .busy:

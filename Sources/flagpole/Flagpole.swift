@@ -7,7 +7,8 @@ struct Flagpole: AsyncParsableCommand {
         abstract: "A self-hosted store for the features.json files of the FeatureFlags iOS library.",
         discussion: """
             Every command works on one SQLite file: --db PATH, else $FLAGPOLE_DB, else ./flagpole.sqlite \
-            (created and migrated on first use).
+            (created and migrated on first use by a command that writes; a command that only reads refuses a \
+            missing file, or one whose migrations are pending).
             """,
         version: "0.1.0",
         subcommands: [

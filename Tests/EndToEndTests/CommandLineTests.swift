@@ -89,8 +89,8 @@ struct CommandLineTests {
         #expect(badEnvironment.stderr.contains("Usage: flagpole export"))
         #expect(try cli.run(["export", "--all", "--dir", "cdn", "--env", "staging"]).status == 64)
 
-        // Read-only commands on a database that does not exist answer without creating it.
-        #expect(try cli.run(["tenant", "list"]).stdout.contains("No tenants yet"))
+        // Read-only commands on a database that does not exist fail without creating it.
+        #expect(try cli.run(["tenant", "list"]).status == 1)
         #expect(try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme", "--dry-run"]).status == 1)
         #expect(!FileManager.default.fileExists(atPath: cli.databasePath))
 
@@ -101,11 +101,11 @@ struct CommandLineTests {
         #expect(missingFile.status == 64)
         #expect(missingFile.stderr.contains("no such file"))
 
+        try cli.run(["tenant", "create", "acme"])
         let unknownTenant = try cli.run(["export", "--tenant", "nobody"])
         #expect(unknownTenant.status == 1)
         #expect(unknownTenant.stderr.contains("flagpole tenant create nobody"))
 
-        try cli.run(["tenant", "create", "acme"])
         let unknownEnvironment = try cli.run(["export", "--tenant", "acme", "--env", "qa"])
         #expect(unknownEnvironment.status == 1)
         #expect(unknownEnvironment.stderr.contains("flagpole env create qa --tenant acme"))
@@ -295,6 +295,62 @@ struct CommandLineTests {
         let refused = try cli.run(["tenant", "list"])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("newer version of Flagpole"))
+    }
+
+    @Test("Commands that only read refuse a database that does not exist: exit 1, the path named, no file created")
+    func readsRefuseMissingDatabase() throws {
+        let typo = cli.directory.appendingPathComponent("flagpol.sqlite").path
+        let reads: [[String]] = [
+            ["tenant", "list"], ["env", "list", "--tenant", "acme"], ["feature", "list", "--tenant", "acme"],
+            ["revisions", "--tenant", "acme"], ["assignments", "--tenant", "acme"], ["export", "--tenant", "acme"],
+            ["export", "--all", "--dir", "cdn"], ["backup", "backup.sqlite"],
+            ["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme", "--dry-run"],
+        ]
+        for arguments in reads {
+            let result = try cli.run(arguments + ["--db", typo])
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.stderr.contains("There is no database at \(typo)."), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("`flagpole tenant create SLUG` or `flagpole migrate`"), "\(arguments)")
+            #expect(!result.stdout.contains("No tenants yet"), "\(arguments)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).isEmpty)
+
+        // What the message says creates the file does.
+        #expect(try cli.run(["migrate", "--db", typo]).status == 0)
+        #expect(try cli.run(["tenant", "list", "--db", typo]).stdout.contains("No tenants yet"))
+    }
+
+    @Test("Commands that only read refuse a database whose migrations are pending, name `flagpole migrate`, and leave it byte for byte")
+    func readsRefuseOldSchema() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/migrations")
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixtures.path).filter { $0.hasSuffix(".sqlite") }.sorted()
+        try #require(!names.isEmpty)
+        for name in names {
+            // Given a copy of a file an older Flagpole wrote
+            let path = cli.directory.appendingPathComponent(name).path
+            try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent(name).path, toPath: path)
+            let original = try Data(contentsOf: URL(fileURLWithPath: path))
+            let reads: [[String]] = [
+                ["tenant", "list"], ["feature", "list", "--tenant", "acme"], ["revisions", "--tenant", "acme"],
+                ["export", "--tenant", "acme"], ["backup", "\(name).backup"],
+                ["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme", "--dry-run"],
+            ]
+            for arguments in reads {
+                // When a command that only reads opens it, then it is refused and says how to migrate
+                let result = try cli.run(arguments + ["--db", path])
+                #expect(result.status == 1, "\(name) \(arguments)")
+                #expect(result.stderr.contains("pending"), "\(name) \(arguments): \(result.stderr)")
+                #expect(result.stderr.contains("flagpole migrate --db \(path)"), "\(name) \(arguments)")
+                // And the file is as it was
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original, "\(name) \(arguments)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("\(name).backup").path))
+
+            // The way out the message names works.
+            #expect(try cli.run(["migrate", "--db", path]).status == 0)
+            #expect(try cli.run(["tenant", "list", "--db", path]).stdout.contains("acme"))
+        }
     }
 
     @Test("Commands that only read write nothing to the database")

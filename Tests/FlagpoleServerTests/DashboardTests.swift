@@ -234,6 +234,37 @@ struct DashboardTests {
         #expect(try await server.store.revision(of: TestServer.acme).number == 2)
     }
 
+    @Test("The bias editor of a three-way MVT with an equal split pre-fills values that, posted back, are accepted")
+    func prefilledBiasesAreAccepted() async throws {
+        // Given an MVT whose users split equally three ways (no biases written)
+        let server = try await TestServer()
+        let name = "Three Way MVT"
+        let document = #"{"features": [{"name": "Three Way MVT", "test-variations": ["A", "B", "C"]}]}"#
+        _ = try await server.store.importDocument(Array(document.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
+        let page = "\(Self.base)/features/\(segment(name))"
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+
+            // When the feature page's bias form is sent back as it was filled in
+            let form = try await browser.get(page)
+            let values = form.text.matches(of: #/name="biases\[\]" value="([^"]*)"/#).map { String($0.output.1) }
+            try #require(values.count == 3)
+            let fields = [("csrf", DashboardBrowser.csrf(in: form)), ("revision", "2")] + values.map { ("biases[]", $0) }
+            let preview = try await browser.post("\(page)/biases", pairs: fields + [("action", "preview")])
+
+            // Then the plan is shown, not a refusal, and applying writes biases the app keeps
+            #expect(preview.status == .ok, "\(values)")
+            #expect(preview.text.contains("Apply these biases"))
+            let applied = try await browser.post("\(page)/biases", pairs: fields + [("action", "apply")])
+            #expect(applied.status == .seeOther, "\(values)")
+            #expect(applied.headers[.location] == "\(page)?notice=applied&revision=3")
+        }
+        let feature = try await server.store.feature(name, in: TestServer.acme).feature
+        #expect(feature.biasReading == .accepted)
+        #expect(feature.effectiveShares.allSatisfy { abs($0 - 100.0 / 3) < 0.0001 })
+    }
+
     @Test("Enable, disable and roll out make revisions; the overview's switch comes back to the overview")
     func enableDisableRollOut() async throws {
         let server = try await TestServer()

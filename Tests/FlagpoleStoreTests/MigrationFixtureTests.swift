@@ -128,6 +128,29 @@ struct MigrationFixtureTests {
         }
     }
 
+    @Test("A read-only open of an old file is refused with its pending migrations and leaves the file byte for byte", arguments: MigrationFixture.all)
+    func fixtureRefusedReadOnly(_ fixture: MigrationFixture) throws {
+        // Given a copy of a file an older Flagpole wrote
+        let path = directory.appendingPathComponent("\(fixture.name).sqlite").path
+        try FileManager.default.copyItem(atPath: fixture.url.path, toPath: path)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        let pending = try FeatureStore.migrationStatus(atPath: path).pending
+
+        // When a command that only reads opens it, then it is refused, naming what is pending and the way out
+        #expect {
+            try FeatureStore.open(atPath: path, access: .readOnly)
+        } throws: { error in
+            guard case StoreError.databaseNeedsMigration(let refused, let migrations) = error else { return false }
+            let message = "\(error)"
+            return refused == path && migrations == pending && !pending.isEmpty
+                && pending.allSatisfy(message.contains) && message.contains("flagpole migrate --db \(path)")
+        }
+
+        // And nothing was migrated
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original)
+        #expect(try FeatureStore.migrationStatus(atPath: path).pending == pending)
+    }
+
     @Test("An old file is accepted by restore and migrated on the way in, and the file is left as it was", arguments: MigrationFixture.all)
     func fixtureRestores(_ fixture: MigrationFixture) async throws {
         let manifest = try fixture.manifest()

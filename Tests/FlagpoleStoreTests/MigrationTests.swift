@@ -53,6 +53,27 @@ struct MigrationTests {
         #expect(try FeatureStore.migrationStatus(atPath: path).unknown == ["9999_from_the_future"])
     }
 
+    @Test("A read-only open of a missing file is refused, naming the path and what creates one, and creates nothing")
+    func missingFileIsRefusedReadOnly() throws {
+        let path = directory.appendingPathComponent("typo.sqlite").path
+
+        #expect {
+            try FeatureStore.open(atPath: path, access: .readOnly)
+        } throws: { error in
+            guard case StoreError.databaseNotFound(let missing) = error else { return false }
+            let message = "\(error)"
+            return missing == path && message.contains("There is no database at \(path).")
+                && message.contains("`flagpole tenant create SLUG`") && message.contains("`flagpole migrate`")
+        }
+        #expect {
+            try FeatureStore.migrationStatus(atPath: path)
+        } throws: { error in
+            guard case StoreError.databaseNotFound(path) = error else { return false }
+            return true
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
     @Test("A file that is not a database is refused, not overwritten")
     func garbageFileIsRefused() throws {
         let path = directory.appendingPathComponent("garbage.sqlite").path

@@ -104,7 +104,7 @@ extension Dashboard {
             revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
             canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken, error: edit.error?.message)
         if feature.isBucketed {
-            let values = edit.biases ?? feature.effectiveBiases.map { Percent.number($0, digits: 4) }
+            let values = edit.biases ?? feature.editableBiases
             page.biases = FeaturePage.BiasEditor(
                 inputs: zip(feature.effectiveVariations, values).map { FeaturePage.BiasInput(variation: $0, value: $1) },
                 isForced: edit.isForced, plan: edit.biasPlan.map(PlanView.init))

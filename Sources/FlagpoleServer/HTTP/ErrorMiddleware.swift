@@ -71,7 +71,8 @@ extension APIError {
             self.init(.serviceUnavailable, code: "busy", message)
         // Backup and restore are command-line operations: the API never meets their errors.
         case .databaseTooNew, .cannotOpen, .storage, .backupFileExists, .sameDatabase, .cannotWrite, .cannotRead, .damagedDatabase,
-             .notADatabase, .damagedFile, .notAFlagpoleDatabase, .fileTooNew, .restoreWouldReplaceData:
+             .notADatabase, .damagedFile, .notAFlagpoleDatabase, .fileTooNew, .restoreWouldReplaceData, .databaseNotFound,
+             .databaseNeedsMigration:
             self.init(.internalServerError, code: "storage", "The server's database failed. Nothing was written; the log has the details under this request id.")
         }
     }

@@ -26,10 +26,6 @@ struct BackupCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        // A read-only open of a missing file reads as an empty store: that backup would be a mistake.
-        guard FileManager.default.fileExists(atPath: database.path) else {
-            throw CommandFailure("There is no database at \(database.path) to back up. Name it with --db PATH (or $FLAGPOLE_DB).")
-        }
         let summary = try await database.openStore(.readOnly).backup(toPath: file, replacingExisting: force)
         if output.json {
             Console.json(["file": .string(file), "database": .string(database.path), "copied": summary.jsonValue])

@@ -8,7 +8,7 @@ struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Bring the database's schema up to date, or show which migrations it has.",
-        discussion: "Every command migrates on first use; this one makes it explicit. A database migrated by a newer Flagpole is refused.")
+        discussion: "Every command that writes migrates on first use; this one makes it explicit. Commands that only read migrate nothing: they refuse a database whose migrations are pending. A database migrated by a newer Flagpole is refused.")
 
     @Flag(help: "Show applied and pending migrations; change nothing.")
     var status = false
@@ -22,7 +22,7 @@ struct MigrateCommand: AsyncParsableCommand {
             if output.json {
                 Console.json(["exists": .bool(false), "applied": .array([]), "pending": .array([]), "unknown": .array([])])
             } else {
-                Console.out("No database at \(path) yet; any command creates it.")
+                Console.out("No database at \(path) yet; `flagpole migrate`, or any command that writes, creates it.")
             }
             return
         }

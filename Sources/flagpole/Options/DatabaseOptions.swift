@@ -31,7 +31,7 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// Opens the store, creating and migrating the file when needed; commands that only
-    /// read pass `.readOnly` so they change nothing on disk.
+    /// read pass `.readOnly` so they change nothing on disk (a missing or outdated file is refused).
     func openStore(_ access: FeatureStore.Access = .readWrite) throws -> FeatureStore {
         try FeatureStore.open(atPath: path, access: access, durability: try durability)
     }
