@@ -219,9 +219,10 @@ extension Database {
         return moves.moves
     }
 
-    /// How many users of a feature have a recorded group.
+    /// How many users of a feature have a recorded group: the sum of its history's deltas, a
+    /// few rows a minute, rather than a count of millions of assignments.
     func recordedUserCount(featureID: Int64) throws -> Int {
-        try Int.fetchOne(cachedStatement(sql: "SELECT count(*) FROM assignments WHERE feature_id = ?"), arguments: [featureID]) ?? 0
+        try Int.fetchOne(cachedStatement(sql: "SELECT sum(users) FROM assignment_deltas WHERE feature_id = ?"), arguments: [featureID]) ?? 0
     }
 
     /// The recorded assignment of `user` in a feature.

@@ -96,8 +96,10 @@ extension FeatureStore {
     }
 
     /// Users per variation of a test (current or archived) at `samples` evenly spaced times,
-    /// from its first assignment event to `now`, replayed from history in one read: the data
-    /// of a distribution chart. Empty when nobody was ever assigned.
+    /// from the minute of its first assignment to `now`, in one read: the data of a distribution
+    /// chart. Each moment counts the users as they stood at the end of its minute, summed from
+    /// the per-minute deltas of the history rather than replayed from its events. Empty when
+    /// nobody was ever assigned.
     ///
     /// - throws: `StoreError.featureNotFound`.
     public func assignmentTimeline(
@@ -105,14 +107,22 @@ extension FeatureStore {
     ) async throws -> [AssignmentSnapshot] {
         try await read { db in
             let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
-            guard samples > 0, let first = try Int64.fetchOne(
-                db, sql: "SELECT min(created_at) FROM assignment_events WHERE feature_id = ?", arguments: [stored.id])
-            else { return [] }
-            let start = Date(unixMilliseconds: first)
+            let deltas = try Row.fetchCursor(
+                db.cachedStatement(sql: "SELECT minute, variation, users FROM assignment_deltas WHERE feature_id = ? ORDER BY minute"),
+                arguments: [stored.id])
+            guard samples > 0, var next = try deltas.next() else { return [] }
+            let start = Date(unixMilliseconds: (next["minute"] as Int64) * 60_000)
             let step = samples > 1 ? max(0, now.timeIntervalSince(start)) / Double(samples - 1) : 0
+            var users: [String: Int] = [:]
+            var isExhausted = false
             return try (0..<samples).map { index in
                 let time = samples > 1 ? start.addingTimeInterval(step * Double(index)) : now
-                return AssignmentSnapshot(time: time, counts: try db.assignmentCounts(of: stored, at: time))
+                let minute = time.unixMilliseconds / 60_000
+                while !isExhausted, (next["minute"] as Int64) <= minute {
+                    users[next["variation"], default: 0] += next["users"]
+                    if let row = try deltas.next() { next = row } else { isExhausted = true }
+                }
+                return AssignmentSnapshot(time: time, counts: stored.ordered(users))
             }
         }
     }
@@ -133,29 +143,39 @@ extension Database {
 }
 
 extension Database {
-    /// Users per variation of `stored`, now or as they stood at `time`. Variations come in the
-    /// feature's order, then any others users are recorded in (`Disabled` while a test is
-    /// off), by name.
+    /// Users per variation of `stored`, now (the sum of its history's deltas) or as they stood at
+    /// `time` (each user's last event at or before it). Variations come in the feature's order,
+    /// then any others users are recorded in (`Disabled` while a test is off), by name.
     func assignmentCounts(of stored: StoredFeature, at time: Date?) throws -> [VariationCount] {
         let rows = if let time {
-            try Row.fetchAll(self, sql: """
+            try Row.fetchAll(cachedStatement(sql: """
                 SELECT variation, count(*) FROM (
                     SELECT variation, max(id) FROM assignment_events
                     WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
                 GROUP BY variation
-                """, arguments: [stored.id, time.unixMilliseconds])
+                """), arguments: [stored.id, time.unixMilliseconds])
         } else {
-            try Row.fetchAll(self, sql: "SELECT variation, count(*) FROM assignments WHERE feature_id = ? GROUP BY variation",
-                             arguments: [stored.id])
+            try Row.fetchAll(cachedStatement(sql: """
+                SELECT variation, sum(users) FROM assignment_deltas WHERE feature_id = ? GROUP BY variation HAVING sum(users) <> 0
+                """), arguments: [stored.id])
         }
-        // SQLite groups by bytes, Swift compares names as Unicode text: "\u{E9}" and "e\u{301}"
-        // are two rows but one key: summed, where building the dictionary would trap.
-        var counts = Dictionary(rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) }, uniquingKeysWith: +)
+        var users: [String: Int] = [:]
+        for row in rows { users[row[0], default: 0] += row[1] }
+        return stored.ordered(users)
+    }
+}
+
+extension StoredFeature {
+    /// `users` by variation in the feature's order, then any other variations by name. SQLite
+    /// groups by bytes and Swift compares names as text, so "\u{E9}" and "e\u{301}" arrive as
+    /// two rows and are summed into one name.
+    func ordered(_ users: [String: Int]) -> [VariationCount] {
+        var users = users
         var result: [VariationCount] = []
         var listed: Set<String> = []
-        for variation in stored.feature.effectiveVariations where listed.insert(variation).inserted {
-            result.append(VariationCount(variation: variation, users: counts.removeValue(forKey: variation) ?? 0))
+        for variation in feature.effectiveVariations where listed.insert(variation).inserted {
+            result.append(VariationCount(variation: variation, users: users.removeValue(forKey: variation) ?? 0))
         }
-        return result + counts.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
+        return result + users.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
     }
 }

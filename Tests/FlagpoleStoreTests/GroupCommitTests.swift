@@ -1,4 +1,5 @@
 import Dispatch
+import FlagpoleTestSupport
 import FlagpoleCore
 @testable import FlagpoleStore
 import Foundation
@@ -137,5 +138,52 @@ struct GroupCommitTests {
         let point = UserPoints(salt: try await store.salt(of: "A/B")).point(for: user.rawValue)
         #expect(pinned.assignments.first { $0.feature == "A/B" }?.variation == (point < 10 ? "A" : "B"))
         #expect(pinned.assignments.allSatisfy { $0.revision == 2 })
+    }
+}
+
+@Suite("Assignment counts from the history's deltas")
+struct AssignmentDeltaTests {
+    @Test("The timeline's moments are the counts a replay of the events gives at the end of each minute; now is the recorded users")
+    func timelineMatchesReplay() async throws {
+        let store = try await FeatureStore.makeOnFileWithTenants()
+        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [20, 30, 50]}]}"#)
+        // Events spread over two hours, written as the store writes them (the triggers keep the
+        // deltas): users join, then move between groups and back.
+        let start: Int64 = 1_700_000_000_000
+        try await store.write { db in
+            var seed = SeededGenerator(seed: 7)
+            let scope = try db.scope(of: .acmeProduction)
+            let feature = try db.featureID(named: "t", in: scope)
+            var current: [String: String] = [:]
+            for step in 0..<3000 {
+                let user = "user-\(Int.random(in: 0..<400, using: &seed))"
+                let variation = ["A", "B", "C"].randomElement(using: &seed)!
+                let previous = current[user]
+                guard previous != variation else { continue }
+                let time = start + Int64(step) * 2_400
+                try db.execute(sql: """
+                    INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation, point,
+                        revision, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, ?)
+                    """, arguments: [scope.tenant.id, scope.id, feature, user, previous, variation, previous == nil ? "first" : "bias", time])
+                try db.execute(sql: """
+                    INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
+                    VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, user_id) DO UPDATE SET variation = excluded.variation
+                    """, arguments: [scope.tenant.id, scope.id, feature, user, variation, time])
+                current[user] = variation
+            }
+        }
+        let now = Date(unixMilliseconds: start + 3000 * 2_400)
+        let timeline = try await store.assignmentTimeline(of: "t", in: .acmeProduction, samples: 12, now: now)
+        #expect(timeline.count == 12)
+        for snapshot in timeline {
+            let endOfMinute = Date(unixMilliseconds: (snapshot.time.unixMilliseconds / 60_000 + 1) * 60_000 - 1)
+            #expect(snapshot.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction, at: endOfMinute)))
+        }
+        #expect(timeline.last?.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction)))
+        let recorded = try await store.recordedAssignments(of: "t")
+        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction).map(\.users) == ["A", "B", "C"].map { name in
+            recorded.values.filter { $0.variation == name }.count
+        })
+        #expect(timeline.first.map { $0.counts.map(\.users).reduce(0, +) } ?? 0 > 0)
     }
 }

@@ -19,7 +19,14 @@ struct ReadersDuringWritesTests {
         // A writer that moves users and then waits, lock held, until the read is done.
         let writer = Task {
             try await store.write { db in
-                try db.execute(sql: "UPDATE assignments SET variation = 'A'")
+                // As re-evaluation moves users: an event each, then the move.
+                try db.execute(sql: """
+                    INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+                        point, revision, reason, created_at)
+                    SELECT tenant_id, environment_id, feature_id, user_id, variation, 'A', point, revision, 'bias', assigned_at
+                    FROM assignments WHERE variation <> 'A';
+                    UPDATE assignments SET variation = 'A';
+                    """)
                 writing.signal()
                 readDone.wait()
             }
