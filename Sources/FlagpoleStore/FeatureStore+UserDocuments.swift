@@ -33,27 +33,15 @@ extension FeatureStore {
     ///   when revisions keep landing faster than the user can be read.
     public func pinnedDocument(
         for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty,
-        admittingNewUser: @Sendable () -> Bool = { true }
+        admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> PinnedDocument {
         for _ in 0..<Self.readAttempts {
-            let (plan, state) = try await userState(of: user, in: path)
-            var assignments = state.assignments
-            let unrecorded = plan.tests.filter { assignments[$0.featureID] == nil }
-            let isAdmitted = unrecorded.isEmpty || !state.assignments.isEmpty || admittingNewUser()
-            if !isAdmitted {
-                for test in unrecorded { assignments[test.featureID] = test.firstAssignment(of: user, revision: plan.revision) }
-            } else if !unrecorded.isEmpty {
-                guard let recorded = try await recordFirstAssignments(of: user, in: unrecorded, under: plan.head) else { continue }
-                assignments.merge(recorded) { _, stored in stored }
+            let read = try await readUserDocument(for: user, in: path)
+            if let document = try await withCheckedThrowingContinuation({ continuation in
+                finish(read, style: style, admittingNewUser: admittingNewUser) { continuation.resume(with: $0) }
+            }) {
+                return document
             }
-            return PinnedDocument(
-                revision: plan.revision, bytes: plan.render(assignments: assignments, unlocks: state.unlocks, style: style),
-                assignments: plan.tests.map { test in
-                    let assignment = assignments[test.featureID]!
-                    return Assignment(
-                        user: user, feature: test.name, variation: assignment.variation, point: assignment.point,
-                        revision: assignment.revision, isOverride: assignment.isOverride)
-                }, isRecorded: isAdmitted)
         }
         throw StoreError.busy
     }
@@ -61,9 +49,11 @@ extension FeatureStore {
     /// Reads of a user that a new revision overtook are retried this many times in all.
     static let readAttempts = 5
 
-    /// The plan of the environment's current revision and what is recorded of `user` under it,
-    /// in one read transaction.
-    func userState(of user: UserID, in path: EnvironmentPath) async throws -> (PinningPlan, UserState) {
+    /// What is recorded of `user` under the environment's current revision, in one read
+    /// transaction; the revision's plan is built first when it is not yet.
+    ///
+    /// - throws: `StoreError.noRevision`, `StoreError.environmentNotFound`.
+    func readUserDocument(for user: UserID, in path: EnvironmentPath) async throws -> UserDocumentRead {
         try await read { db in
             let head = try db.environmentHead(of: path)
             guard head.revision != nil else { throw StoreError.noRevision(path) }
@@ -73,19 +63,61 @@ extension FeatureStore {
                 pinningPlans.keep(plan)
                 return plan
             }()
-            return (plan, try db.recordedState(of: user, under: head, withUnlocks: !plan.unlockFlagIndexes.isEmpty))
+            return UserDocumentRead(user: user, plan: plan, state: try db.recordedState(of: user, under: head, withUnlocks: plan.hasUnlockFlags))
+        }
+    }
+
+    /// The same read, on the caller's thread, for an event loop that answers without handing the
+    /// request on: two indexed queries on a reader, which never waits for a writer (WAL). `nil`
+    /// when the revision's plan is not built yet (or the environment has no revision): take
+    /// the asynchronous way, which builds it.
+    ///
+    /// - throws: `StoreError.environmentNotFound`, `StoreError.storage`.
+    public func readUserDocumentNow(for user: UserID, in path: EnvironmentPath) throws -> UserDocumentRead? {
+        try Self.translatingErrors {
+            try writer.read { db in
+                let head = try db.environmentHead(of: path)
+                guard let plan = pinningPlans.plan(for: head) else { return nil }
+                return UserDocumentRead(user: user, plan: plan, state: try db.recordedState(of: user, under: head, withUnlocks: plan.hasUnlockFlags))
+            }
+        }
+    }
+
+    /// The pinned document of `read`, recording the first assignments it lacks first (see
+    /// `pinnedDocument(for:in:style:admittingNewUser:)`), handed to `completion` on the writer's
+    /// queue once they are committed, or at once when nothing needs writing. `nil` when a new
+    /// revision or a restore overtook the read: read again.
+    public func finish(
+        _ read: UserDocumentRead, style: JSONWriter.Style = .pretty, admittingNewUser: @Sendable () -> Bool,
+        completion: @escaping @Sendable (Result<PinnedDocument?, any Error>) -> Void
+    ) {
+        let unrecorded = read.unrecorded
+        guard !unrecorded.isEmpty else { return completion(.success(read.document(style: style))) }
+        // A user with no group on record in the environment is new to it: the caller may refuse them.
+        if read.state.assignments.isEmpty && !admittingNewUser() {
+            var document = read.document(style: style, adding: unrecorded.reduce(into: [:]) { assignments, test in
+                assignments[test.featureID] = test.firstAssignment(of: read.user, revision: read.plan.revision)
+            })
+            document.isRecorded = false
+            return completion(.success(document))
+        }
+        recordFirstAssignments(of: read.user, in: unrecorded, under: read.plan.head) { result in
+            completion(Result {
+                try result.get().map { read.document(style: style, adding: $0) }
+            }.mapError { ($0 as? DatabaseError).map(StoreError.init) ?? $0 })
         }
     }
 
     /// Records `user`'s first assignment to each of `tests` under the environment state `head`
-    /// in the next group commit, and returns what is recorded once it is committed: the group
-    /// just computed, or the one another request or process recorded first. `nil` when the
-    /// environment moved on from `head` (a new revision, a restore) before the write.
+    /// in the next group commit, and hands `completion` what is recorded once it is committed:
+    /// the group just computed, or the one another request or process recorded first. `nil`
+    /// when the environment moved on from `head` (a new revision, a restore) before the write.
     func recordFirstAssignments(
-        of user: UserID, in tests: [PinningPlan.Test], under head: EnvironmentHead
-    ) async throws -> [Int64: RecordedAssignment]? {
+        of user: UserID, in tests: [PinningPlan.Test], under head: EnvironmentHead,
+        completion: @escaping @Sendable (Result<[Int64: RecordedAssignment]?, any Error>) -> Void
+    ) {
         let proposed = tests.map { (featureID: $0.featureID, assignment: $0.firstAssignment(of: user, revision: head.revision!)) }
-        return try await writeInGroup { db in
+        groupCommit.write({ db in
             guard try db.environmentHead(of: head.scope.path) == head else { return nil }
             let writer = AssignmentWriter(db: db, scope: head.scope, revision: head.revision!, now: Date())
             var recorded: [Int64: RecordedAssignment] = [:]
@@ -93,7 +125,38 @@ extension FeatureStore {
                 recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID)
             }
             return recorded
-        }
+        }, completion: completion)
+    }
+}
+
+/// A user's groups and unlock states read under one revision, and that revision's plan: all a
+/// pinned document needs, but the first assignments it may still lack.
+public struct UserDocumentRead: Sendable {
+    let user: UserID
+    let plan: PinningPlan
+    let state: UserState
+
+    /// The tests the user has no group in yet.
+    var unrecorded: [PinningPlan.Test] {
+        plan.tests.filter { state.assignments[$0.featureID] == nil }
+    }
+
+    /// The document, when every group is on record.
+    public func recordedDocument(style: JSONWriter.Style = .pretty) -> PinnedDocument? {
+        unrecorded.isEmpty ? document(style: style) : nil
+    }
+
+    /// The document with `added` groups beside the recorded ones, which must cover every test.
+    func document(style: JSONWriter.Style, adding added: [Int64: RecordedAssignment] = [:]) -> PinnedDocument {
+        let assignments = state.assignments.merging(added) { _, new in new }
+        return PinnedDocument(
+            revision: plan.revision, bytes: plan.render(assignments: assignments, unlocks: state.unlocks, style: style),
+            assignments: plan.tests.map { test in
+                let assignment = assignments[test.featureID]!
+                return Assignment(
+                    user: user, feature: test.name, variation: assignment.variation, point: assignment.point,
+                    revision: assignment.revision, isOverride: assignment.isOverride)
+            }, isRecorded: true)
     }
 }
 

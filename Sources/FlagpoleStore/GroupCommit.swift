@@ -41,27 +41,36 @@ final class GroupCommit: Sendable {
     /// thrown here; the other writes of the group are unaffected.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let outcome = Outcome<T>()
-            enqueue(Job(
-                run: { db in
-                    let result = Result {
-                        var value: T?
-                        try db.inSavepoint {
-                            value = try work(db)
-                            return .commit
-                        }
-                        return value!
-                    }
-                    outcome.result.withLock { $0 = result }
-                },
-                finish: { commitFailure in
-                    if let commitFailure {
-                        continuation.resume(throwing: commitFailure)
-                    } else {
-                        continuation.resume(with: outcome.result.withLock { $0! })
-                    }
-                }))
+            write(work) { continuation.resume(with: $0) }
         }
+    }
+
+    /// Runs `work` in the next group transaction and hands its outcome to `completion`, on the
+    /// writer's queue, once that transaction has committed (or failed to): for callers that
+    /// must not wait, such as an event loop.
+    func write<T: Sendable>(
+        _ work: @escaping @Sendable (Database) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let outcome = Outcome<T>()
+        enqueue(Job(
+            run: { db in
+                let result = Result {
+                    var value: T?
+                    try db.inSavepoint {
+                        value = try work(db)
+                        return .commit
+                    }
+                    return value!
+                }
+                outcome.result.withLock { $0 = result }
+            },
+            finish: { commitFailure in
+                if let commitFailure {
+                    completion(.failure(commitFailure))
+                } else {
+                    completion(outcome.result.withLock { $0! })
+                }
+            }))
     }
 
     /// Writes waiting for the next transaction.

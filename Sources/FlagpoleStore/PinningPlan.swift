@@ -45,6 +45,8 @@ struct PinningPlan: Sendable {
 
     var revision: Int { head.revision ?? 0 }
 
+    var hasUnlockFlags: Bool { !unlockFlagIndexes.isEmpty }
+
     init(head: EnvironmentHead, document: FeaturesDocument, features: [StoredFeature]) {
         self.head = head
         self.document = document

@@ -127,10 +127,13 @@ struct GroupCommitTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.document)
         let user = UserID(rawValue: "late")
-        let (plan, _) = try await store.userState(of: user, in: .acmeProduction)
+        let read = try await store.readUserDocument(for: user, in: .acmeProduction)
         try await store.importText(Self.document.replacingOccurrences(of: "[50, 50]", with: "[10, 90]"))
 
-        #expect(try await store.recordFirstAssignments(of: user, in: plan.tests, under: plan.head) == nil)
+        let stale = try await withCheckedThrowingContinuation { continuation in
+            store.finish(read, admittingNewUser: { true }) { continuation.resume(with: $0) }
+        }
+        #expect(stale == nil)
         #expect(try await store.allAssignmentEvents(user: user).isEmpty)
 
         let pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
