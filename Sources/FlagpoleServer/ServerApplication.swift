@@ -52,7 +52,7 @@ public enum ServerApplication {
     public static func router(
         store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
     ) -> Router<FlagpoleRequestContext> {
-        router(store: store, cache: DeliveryCache(), configuration: configuration, registry: registry)
+        router(delivery: delivery(store: store, configuration: configuration), configuration: configuration, registry: registry)
     }
 
     /// The application: the router, and the poller that notices other processes' writes.
@@ -62,34 +62,38 @@ public enum ServerApplication {
         store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let cache = DeliveryCache()
-        let poller = DeliveryPoller(store: store, cache: cache, interval: configuration.pollInterval, logger: logger)
-        let cacheControl = configuration.defaultCacheControl
+        // One delivery, with one cache and one limit on new users, for the router and the fast path.
+        let delivery = delivery(store: store, configuration: configuration)
+        let poller = DeliveryPoller(store: store, cache: delivery.cache, interval: configuration.pollInterval, logger: logger)
         return Application(
-            router: router(store: store, cache: cache, configuration: configuration, registry: registry),
-            server: .http1(configuration: .init(additionalChannelHandlers: [DeliveryFastPath(cache: cache, defaultCacheControl: cacheControl)])),
+            router: router(delivery: delivery, configuration: configuration, registry: registry),
+            server: .http1(configuration: .init(additionalChannelHandlers: [DeliveryFastPath(delivery: delivery)])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
             services: [poller],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }
 
+    static func delivery(store: FeatureStore, configuration: ServerConfiguration) -> DeliveryRoutes {
+        DeliveryRoutes(
+            store: store, cache: DeliveryCache(), auth: Authenticator(store: store), defaultCacheControl: configuration.defaultCacheControl,
+            newUsers: NewUserLimiter(limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
+            trustsProxy: configuration.trustsProxy)
+    }
+
     static func router(
-        store: FeatureStore, cache: DeliveryCache, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
+        delivery: DeliveryRoutes, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
     ) -> Router<FlagpoleRequestContext> {
+        let store = delivery.store
+        let cache = delivery.cache
         let router = Router(context: FlagpoleRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Middlewares first: the router wraps each route as it is added, and unmatched paths too.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware(level: configuration.accessLogLevel))
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
-        let auth = Authenticator(store: store)
-        DeliveryRoutes(
-            store: store, cache: cache, auth: auth, defaultCacheControl: configuration.defaultCacheControl,
-            newUsers: NewUserLimiter(limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
-            trustsProxy: configuration.trustsProxy
-        ).register(on: router)
-        AdminAPI(store: store, auth: auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
+        delivery.register(on: router)
+        AdminAPI(store: store, auth: delivery.auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(
             store: store, cache: cache, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,

@@ -55,7 +55,7 @@ extension FeatureStore {
     /// - throws: `StoreError.noRevision`, `StoreError.environmentNotFound`.
     func readUserDocument(for user: UserID, in path: EnvironmentPath) async throws -> UserDocumentRead {
         try await read { db in
-            let head = try db.environmentHead(of: path)
+            let (head, state) = try db.userSnapshot(of: user, in: path)
             guard head.revision != nil else { throw StoreError.noRevision(path) }
             let plan = try pinningPlans.plan(for: head) ?? {
                 let features = try db.storedFeatures(in: head.scope).filter { !$0.isArchived }
@@ -63,22 +63,21 @@ extension FeatureStore {
                 pinningPlans.keep(plan)
                 return plan
             }()
-            return UserDocumentRead(user: user, plan: plan, state: try db.recordedState(of: user, under: head, withUnlocks: plan.hasUnlockFlags))
+            return UserDocumentRead(user: user, plan: plan, state: state)
         }
     }
 
     /// The same read, on the caller's thread, for an event loop that answers without handing the
-    /// request on: two indexed queries on a reader, which never waits for a writer (WAL). `nil`
-    /// when the revision's plan is not built yet (or the environment has no revision): take
-    /// the asynchronous way, which builds it.
+    /// request on: one statement on a reader, which never waits for a writer (WAL) and needs no
+    /// transaction around it to read one snapshot. `nil` when the revision's plan is not built
+    /// yet (or the environment has no revision): take the asynchronous way, which builds it.
     ///
     /// - throws: `StoreError.environmentNotFound`, `StoreError.storage`.
     public func readUserDocumentNow(for user: UserID, in path: EnvironmentPath) throws -> UserDocumentRead? {
         try Self.translatingErrors {
-            try writer.read { db in
-                let head = try db.environmentHead(of: path)
-                guard let plan = pinningPlans.plan(for: head) else { return nil }
-                return UserDocumentRead(user: user, plan: plan, state: try db.recordedState(of: user, under: head, withUnlocks: plan.hasUnlockFlags))
+            try writer.unsafeRead { db in
+                let (head, state) = try db.userSnapshot(of: user, in: path)
+                return pinningPlans.plan(for: head).map { UserDocumentRead(user: user, plan: $0, state: state) }
             }
         }
     }
@@ -191,27 +190,54 @@ extension Database {
             revision: row[3], generation: row[4])
     }
 
-    /// `user`'s groups in the environment's current tests, and with `withUnlocks` their unlock
-    /// states: two indexed queries.
-    func recordedState(of user: UserID, under head: EnvironmentHead, withUnlocks: Bool) throws -> UserState {
+    /// The environment's state and what is recorded of `user` in it: their groups in its current
+    /// features and their unlock states, in one statement (so one snapshot, in a transaction or
+    /// not), stepped through SQLite's C API since every fetch of a user's document runs it.
+    ///
+    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    func userSnapshot(of user: UserID, in path: EnvironmentPath) throws -> (EnvironmentHead, UserState) {
+        let statement = try RawStatement(cachedIn: self, sql: """
+            WITH environment AS (
+                SELECT t.id AS tenant_id, e.id AS id, e.features_position AS features_position
+                FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = ?1 AND e.name = ?2)
+            SELECT 0, e.tenant_id, e.id, e.features_position,
+                (SELECT max(number) FROM revisions r WHERE r.tenant_id = e.tenant_id AND r.environment_id = e.id),
+                (SELECT generation FROM store_generation)
+            FROM environment e
+            UNION ALL
+            -- CROSS JOIN fixes the order: the primary key (feature_id, user_id) is probed once per
+            -- feature of the document, where the planner alone may scan every assignment.
+            SELECT 1, a.feature_id, a.point, a.variation, a.is_override, a.revision
+            FROM environment e CROSS JOIN features f ON f.tenant_id = e.tenant_id AND f.environment_id = e.id AND f.archived_at IS NULL
+            CROSS JOIN assignments a ON a.feature_id = f.id AND a.user_id = ?3
+            UNION ALL
+            SELECT 2, u.feature_id, u.unlocked, NULL, NULL, NULL
+            FROM environment e CROSS JOIN unlocks u ON u.tenant_id = e.tenant_id AND u.environment_id = e.id AND u.user_id = ?3
+            """)
+        statement.bind(path.tenant.rawValue, at: 1)
+        statement.bind(path.environment.rawValue, at: 2)
+        statement.bind(user.rawValue, at: 3)
+        var head: EnvironmentHead?
         var state = UserState()
-        let scope = head.scope
-        // The primary key (feature_id, user_id) is probed once per feature of the document.
-        let assignments = try Row.fetchCursor(cachedStatement(sql: """
-            SELECT feature_id, point, variation, is_override, revision FROM assignments
-            WHERE tenant_id = ?1 AND user_id = ?3
-              AND feature_id IN (SELECT id FROM features WHERE tenant_id = ?1 AND environment_id = ?2 AND archived_at IS NULL)
-            """), arguments: [scope.tenant.id, scope.id, user.rawValue])
-        while let row = try assignments.next() {
-            state.assignments[row[0]] = RecordedAssignment(point: row[1], variation: row[2], isOverride: row[3], revision: row[4])
+        try statement.forEachRow { row in
+            switch row.int(0) {
+            case 0:
+                head = EnvironmentHead(
+                    scope: EnvironmentScope(
+                        tenant: TenantScope(id: row.int(1), slug: path.tenant), id: row.int(2), path: path, featuresPosition: Int(row.int(3))),
+                    revision: row.isNull(4) ? nil : Int(row.int(4)), generation: row.int(5))
+            case 1:
+                state.assignments[row.int(1)] = RecordedAssignment(
+                    point: row.double(2), variation: row.text(3), isOverride: row.int(4) != 0, revision: Int(row.int(5)))
+            default:
+                state.unlocks[row.int(1)] = row.int(2) != 0
+            }
         }
-        guard withUnlocks else { return state }
-        let unlocks = try Row.fetchCursor(cachedStatement(sql: """
-            SELECT feature_id, unlocked FROM unlocks WHERE tenant_id = ? AND environment_id = ? AND user_id = ?
-            """), arguments: [scope.tenant.id, scope.id, user.rawValue])
-        while let row = try unlocks.next() {
-            state.unlocks[row[0]] = row[1]
+        guard let head else {
+            // Says which of the two is missing.
+            _ = try scope(of: path)
+            throw StoreError.environmentNotFound(path, existing: [])
         }
-        return state
+        return (head, state)
     }
 }

@@ -16,6 +16,13 @@ struct RawStatement {
         self.statement = try db.makeStatement(sql: sql)
     }
 
+    /// The connection's cached statement for `sql`, for a statement run on every request: its
+    /// SQL must be run through `RawStatement` only.
+    init(cachedIn db: Database, sql: String) throws {
+        self.db = db
+        self.statement = try db.cachedStatement(sql: sql)
+    }
+
     private var handle: SQLiteStatement { statement.sqliteStatement }
 
     func bind(_ value: Int64, at index: Int32) {
@@ -65,6 +72,7 @@ struct RawStatement {
         func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
         func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
         func text(_ column: Int32) -> String { String(cString: sqlite3_column_text(handle, column)) }
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     }
 
     private func error(_ code: Int32) -> DatabaseError {

@@ -2,57 +2,87 @@ import FlagpoleCore
 import FlagpoleStore
 import Foundation
 import HTTPTypes
+import Hummingbird
+import HummingbirdCore
 import Metrics
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// Answers `GET /t/{tenant}/{env}/features.json` of a public environment whose current
-/// revision is rendered, on the connection's event loop, before the request reaches the router.
+/// Answers `GET /t/{tenant}/{env}/features.json` of a public environment, on the connection's
+/// event loop, before the request reaches the router: the shared document from memory, and a
+/// user's own (`?user=ID`) from one read of the store on this thread.
 ///
-/// Apps poll this one URL (and CDNs revalidate it) far more than anything else. Through the
+/// Apps poll these URLs (and CDNs revalidate them) far more than anything else. Through the
 /// router each request becomes a task that hops between threads, which costs several times
-/// what answering from memory does. This handler answers exactly what the router's delivery
-/// route would (`DeliveryRoutes.answer`), and hands everything else to the router unchanged:
-/// other paths, query strings, HEAD, `Connection: close`, private environments, cache misses, and any request
-/// while an earlier one on the connection still awaits the router's answer (responses leave in
-/// request order).
+/// what answering here does. This handler answers exactly what the router's delivery route
+/// would (`DeliveryRoutes.answer`, `DeliveryRoutes.pinnedAnswer`), and hands everything else to
+/// the router unchanged: other paths and queries, HEAD, `Connection: close`, requests with a
+/// key, private environments, cache misses, a revision whose plan is not built, a failed read,
+/// and any request while an earlier one on the connection still awaits the router's answer
+/// (responses leave in request order).
+///
+/// A user new to some test needs their first assignments recorded before the answer: those go
+/// to the store's group commit, and the answer is sent from this loop once it has committed.
+/// Meanwhile later requests on the connection wait here, in order.
 final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
-    private let cache: DeliveryCache
-    private let defaultCacheControl: String
+    /// A response ready to send.
+    typealias Answer = (head: HTTPResponse, body: ByteBuffer?)
+
+    private let delivery: DeliveryRoutes
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
-    /// The answer to the request being read, sent when its end arrives.
-    private var pending: (HTTPResponse, ByteBuffer?)?
+    /// The request being answered here: its answer once known.
+    private var current: Current?
+    /// Parts of later requests that arrived while an answer was awaited from the store.
+    private var held: [HTTPRequestPart] = []
 
-    init(cache: DeliveryCache, defaultCacheControl: String) {
-        self.cache = cache
-        self.defaultCacheControl = defaultCacheControl
+    private enum Current {
+        /// Sent when the request's end arrives.
+        case answered(Answer)
+        /// Awaiting the store's commit; `hasEnded` once the request's end has arrived.
+        case awaiting(HTTPRequest, hasEnded: Bool)
+    }
+
+    init(delivery: DeliveryRoutes) {
+        self.delivery = delivery
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        read(unwrapInboundIn(data), context: context)
+    }
+
+    private func read(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        if case .awaiting(let request, let hasEnded) = current {
+            switch part {
+            case .body where !hasEnded: return
+            case .end where !hasEnded: current = .awaiting(request, hasEnded: true)
+            default: held.append(part)
+            }
+            return
+        }
+        switch part {
         case .head(let request):
-            if routed == 0, let answer = answer(request) {
-                pending = answer
+            if routed == 0, let answer = answer(request, context: context) {
+                current = answer
                 return
             }
             routed += 1
         case .body:
-            if pending != nil { return }
+            if current != nil { return }
         case .end:
-            if let (head, body) = pending {
-                pending = nil
-                send(head, body, context: context)
+            if case .answered(let answer) = current {
+                current = nil
+                send(answer, context: context)
                 return
             }
         }
-        context.fireChannelRead(data)
+        context.fireChannelRead(wrapInboundOut(part))
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -60,25 +90,76 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    private func answer(_ request: HTTPRequest) -> (HTTPResponse, ByteBuffer?)? {
+    // MARK: Answers
+
+    private func answer(_ request: HTTPRequest, context: ChannelHandlerContext) -> Current? {
         // Closing or upgrading the connection is the router's business.
         guard request.method == .get, request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
-              let path = Self.environmentPath(request.path ?? ""),
-              let (state, document) = cache.currentDocument(path), !state.settings.isPrivate, let document
+              let target = request.path
         else { return nil }
-        return DeliveryRoutes.answer(
-            document, to: request.headerFields, cacheControl: DeliveryRoutes.currentCacheControl(state, default: defaultCacheControl))
+        if !target.utf8.contains(UInt8(ascii: "?")) {
+            guard let path = Self.environmentPath(target), let (state, document) = delivery.cache.currentDocument(path),
+                  !state.settings.isPrivate, let document
+            else { return nil }
+            DeliveryRoutes.cacheHits.increment()
+            return .answered(DeliveryRoutes.answer(
+                document, to: request.headerFields, cacheControl: DeliveryRoutes.currentCacheControl(state, default: delivery.defaultCacheControl)))
+        }
+        return userAnswer(request, target: URI(target), context: context)
     }
 
-    private func send(_ head: HTTPResponse, _ body: ByteBuffer?, context: ChannelHandlerContext) {
-        var head = head
+    /// `?user=ID` alone, without a key, on a public environment whose revision is planned.
+    private func userAnswer(_ request: HTTPRequest, target: URI, context: ChannelHandlerContext) -> Current? {
+        let parameters = target.queryParameters
+        guard parameters.count == 1, let text = parameters.get("user"), request.headerFields[.authorization] == nil,
+              let path = Self.environmentPath(target.path), let (state, _) = delivery.cache.currentDocument(path),
+              !state.settings.isPrivate,
+              let user = try? UserID(validating: String(text)),
+              let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
+        else { return nil }
+        if let document = read.recordedDocument() {
+            return .answered(DeliveryRoutes.pinnedAnswer(document, to: request.headerFields))
+        }
+        // First assignments to record: answered from this loop once they are committed.
+        let client = NewUserLimiter.Client(
+            peer: context.channel.remoteAddress, forwardedFor: request.headerFields[.xForwardedFor], trustsProxy: delivery.trustsProxy)
+        let limiter = delivery.newUsers
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        delivery.store.finish(read, admittingNewUser: { limiter.admit(client) }) { result in
+            let answer = result.map { $0.map { DeliveryRoutes.pinnedAnswer($0, to: request.headerFields) } }
+            handler.eventLoop.execute {
+                let (handler, context) = handler.value
+                handler.finishAwaiting(with: (try? answer.get()) ?? nil, context: context)
+            }
+        }
+        return .awaiting(request, hasEnded: false)
+    }
+
+    /// Sends the awaited answer, or without one (the store failed, or a revision overtook the
+    /// read) hands the request to the router as read so far; then reads what was held.
+    private func finishAwaiting(with answer: Answer?, context: ChannelHandlerContext) {
+        guard case .awaiting(let request, let hasEnded) = current else { return }
+        current = nil
+        if let answer {
+            if hasEnded { send(answer, context: context) } else { current = .answered(answer) }
+        } else {
+            routed += 1
+            context.fireChannelRead(wrapInboundOut(.head(request)))
+            if hasEnded { context.fireChannelRead(wrapInboundOut(.end(nil))) }
+        }
+        let parts = held
+        held = []
+        for part in parts { read(part, context: context) }
+    }
+
+    private func send(_ answer: Answer, context: ChannelHandlerContext) {
+        var head = answer.head
         head.headerFields[.date] = HTTPDate.now
         head.headerFields[.server] = "flagpole"
-        head.headerFields[.contentLength] = String(body?.readableBytes ?? 0)
+        head.headerFields[.contentLength] = String(answer.body?.readableBytes ?? 0)
         Self.counters[head.status.code]?.increment()
-        DeliveryRoutes.cacheHits.increment()
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+        if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 

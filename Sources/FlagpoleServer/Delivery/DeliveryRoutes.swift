@@ -112,21 +112,27 @@ struct DeliveryRoutes {
     ) async throws -> Response {
         let limiter = newUsers
         let pinned = try await store.pinnedDocument(for: user, in: path) { client.map { limiter.admit($0) } ?? true }
-        if !pinned.isRecorded { Self.unrecordedNewUsers.increment() }
-        let gzip = request.headers[.acceptEncoding].map(Self.acceptsGzip) ?? false
-        let document = try RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: gzip)
-        var response = Self.response(document, to: request, cacheControl: Self.pinnedCacheControl)
-        response.headers[.recorded] = pinned.isRecorded ? "true" : "false"
-        return response
+        let (head, body) = Self.pinnedAnswer(pinned, to: request.headers)
+        return Response(status: head.status, headers: head.headerFields, body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+    }
+
+    /// The answer to a GET of a user's pinned document, as `answer` gives it for a shared one:
+    /// private, with `Flagpole-Recorded`, compressed only for a client that takes gzip.
+    static func pinnedAnswer(_ pinned: PinnedDocument, to requestHeaders: HTTPFields) -> (HTTPResponse, ByteBuffer?) {
+        if !pinned.isRecorded { unrecordedNewUsers.increment() }
+        let gzip = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false
+        // Only compressing can fail, and it is skipped then: the identity answer is as good.
+        let document = (try? RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: gzip))
+            ?? (try! RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: false))
+        var (head, body) = answer(document, to: requestHeaders, cacheControl: pinnedCacheControl)
+        head.headerFields[.recorded] = pinned.isRecorded ? "true" : "false"
+        return (head, body)
     }
 
     /// Who is asking, for the limit on new users: the peer, or with `--trust-proxy` the address
     /// the proxy in front named.
     private func client(of request: Request, context: FlagpoleRequestContext) -> NewUserLimiter.Client {
-        if trustsProxy, let forwarded = request.headers[.xForwardedFor], let client = NewUserLimiter.Client(forwardedFor: forwarded) {
-            return client
-        }
-        return NewUserLimiter.Client(context.remoteAddress)
+        NewUserLimiter.Client(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustsProxy: trustsProxy)
     }
 
     static func response(_ document: RenderedDocument, to request: Request, cacheControl: String) -> Response {

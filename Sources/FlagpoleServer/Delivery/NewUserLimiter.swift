@@ -38,6 +38,16 @@ public final class NewUserLimiter: Sendable {
             }
         }
 
+        /// The client of a request from `peer`: with `trustsProxy`, the address the proxy names
+        /// in `X-Forwarded-For` when there is one.
+        init(peer: SocketAddress?, forwardedFor: String?, trustsProxy: Bool) {
+            if trustsProxy, let forwardedFor, let client = Client(forwardedFor: forwardedFor) {
+                self = client
+            } else {
+                self.init(peer)
+            }
+        }
+
         /// The client a proxy names: the last address of `X-Forwarded-For`, which the proxy in
         /// front appended (the ones before it came from the client and prove nothing). `nil`
         /// when the header holds no address.

@@ -13,11 +13,18 @@ public struct DeliveryArtifact: Sendable {
 
     public init(bytes: [UInt8]) {
         self.bytes = bytes
-        self.sha256 = SHA256.hash(data: bytes).map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined()
+        let digest = SHA256.hash(data: bytes)
+        // Digit by digit: users' own documents are hashed on every fetch.
+        self.sha256 = String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
+            for (index, byte) in digest.enumerated() {
+                hex[2 * index] = Self.hexDigits[Int(byte >> 4)]
+                hex[2 * index + 1] = Self.hexDigits[Int(byte & 0x0F)]
+            }
+            return 2 * SHA256.byteCount
+        }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The gzip encoding of `bytes`: deterministic (no timestamp in the header), so an
     /// unchanged document keeps the same compressed bytes too.
