@@ -1,5 +1,5 @@
--- Flagpole schema, version 5: feature names compared as the app compares them, the assignment
--- history in aggregate, and a generation that every restore changes.
+-- Flagpole schema, version 5: feature names compared as the app compares them, assignments keyed
+-- by point, the assignment history in aggregate, and a generation that every restore changes.
 
 -- The app decodes names into Swift strings, so two canonically equivalent names ("caf\u00e9" and
 -- "cafe\u0301") are one name on a device. `name_key` is the name's NFC form, the form Swift's
@@ -9,6 +9,33 @@
 ALTER TABLE features ADD COLUMN name_key TEXT;
 -- NULL until filled; two rows of one environment never share a key once they have one.
 CREATE UNIQUE INDEX features_by_name_key ON features(environment_id, name_key);
+
+-- Assignments keyed by (feature, point, user). A user's point is a function of the feature's salt
+-- and the user's id, so the key finds a user as well as (feature, user) did, and it orders each
+-- feature's users by point, which re-evaluation reads by range: one B-tree where there were two.
+-- Points are random, so every first assignment wrote a random page of each; with one, recording
+-- a user costs half the pages. (feature, user) stays unique: two rows of one user would need two
+-- points for one (salt, id).
+CREATE TABLE assignments_by_point_key (
+    tenant_id INTEGER NOT NULL,
+    environment_id INTEGER NOT NULL,
+    feature_id INTEGER NOT NULL,
+    user_id TEXT NOT NULL,
+    -- murmur3(salt:user) scaled to [0, 100): fixed for the feature's life.
+    point REAL NOT NULL CHECK (point >= 0 AND point < 100),
+    variation TEXT NOT NULL,
+    -- 1 while a QA override forces `variation`; re-evaluations leave such rows alone.
+    is_override INTEGER NOT NULL DEFAULT 0 CHECK (is_override IN (0, 1)),
+    -- The revision the variation was computed under.
+    revision INTEGER NOT NULL,
+    assigned_at INTEGER NOT NULL,
+    PRIMARY KEY (feature_id, point, user_id),
+    FOREIGN KEY (feature_id, environment_id, tenant_id) REFERENCES features(id, environment_id, tenant_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+INSERT INTO assignments_by_point_key (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at)
+SELECT tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at FROM assignments;
+DROP TABLE assignments;
+ALTER TABLE assignments_by_point_key RENAME TO assignments;
 
 -- The net change of a test's recorded users per variation and minute: +1 for every event into
 -- the variation, -1 for every event out of it. Summed up to a minute, it gives the users each

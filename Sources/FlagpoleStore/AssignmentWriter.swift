@@ -25,9 +25,9 @@ struct AssignmentWriter {
     func move(_ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason) throws {
         let update = try db.cachedStatement(sql: """
             UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
-            WHERE feature_id = ? AND user_id = ?
+            WHERE feature_id = ? AND point = ? AND user_id = ?
             """)
-        update.setUncheckedArguments([variation, isOverride, revision, time, featureID, assignment.user.rawValue])
+        update.setUncheckedArguments([variation, isOverride, revision, time, featureID, assignment.point, assignment.user.rawValue])
         try update.execute()
         try appendEvent(
             featureID: featureID, user: assignment.user.rawValue, previous: assignment.variation, variation: variation,
@@ -60,7 +60,7 @@ struct AssignmentWriter {
     func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> RecordedAssignment {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feature_id, user_id) DO NOTHING
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feature_id, point, user_id) DO NOTHING
             """)
         insert.setUncheckedArguments([
             scope.tenant.id, scope.id, featureID, user.rawValue, assignment.point, assignment.variation, assignment.revision, time,
@@ -68,8 +68,8 @@ struct AssignmentWriter {
         try insert.execute()
         guard db.changesCount == 1 else {
             let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND user_id = ?
-                """), arguments: [featureID, user.rawValue])!
+                SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
+                """), arguments: [featureID, assignment.point, user.rawValue])!
             return RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3])
         }
         try appendEvent(
@@ -225,11 +225,11 @@ extension Database {
         try Int.fetchOne(cachedStatement(sql: "SELECT sum(users) FROM assignment_deltas WHERE feature_id = ?"), arguments: [featureID]) ?? 0
     }
 
-    /// The recorded assignment of `user` in a feature.
+    /// The recorded assignment of `user` in a feature, found by the point their id gives.
     func assignment(of user: UserID, in feature: StoredFeature) throws -> Assignment? {
         let row = try Row.fetchOne(cachedStatement(sql: """
-            SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND user_id = ?
-            """), arguments: [feature.id, user.rawValue])
+            SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
+            """), arguments: [feature.id, UserPoints(salt: feature.salt).point(for: user.rawValue), user.rawValue])
         return row.map { row in
             Assignment(user: user, feature: feature.feature.name, variation: row[1], point: row[0], revision: row[2], isOverride: row[3])
         }

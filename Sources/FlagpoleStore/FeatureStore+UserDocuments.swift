@@ -55,15 +55,17 @@ extension FeatureStore {
     /// - throws: `StoreError.noRevision`, `StoreError.environmentNotFound`.
     func readUserDocument(for user: UserID, in path: EnvironmentPath) async throws -> UserDocumentRead {
         try await read { db in
-            let (head, state) = try db.userSnapshot(of: user, in: path)
+            if let plan = pinningPlans.plan(for: path) {
+                let (head, state) = try db.userSnapshot(of: user, in: path, tests: plan.tests)
+                if head == plan.head { return UserDocumentRead(user: user, plan: plan, state: state) }
+            }
+            let head = try db.environmentHead(of: path)
             guard head.revision != nil else { throw StoreError.noRevision(path) }
-            let plan = try pinningPlans.plan(for: head) ?? {
-                let features = try db.storedFeatures(in: head.scope).filter { !$0.isArchived }
-                let plan = PinningPlan(head: head, document: try db.currentDocument(in: head.scope, features: features), features: features)
-                pinningPlans.keep(plan)
-                return plan
-            }()
-            return UserDocumentRead(user: user, plan: plan, state: state)
+            let features = try db.storedFeatures(in: head.scope).filter { !$0.isArchived }
+            let plan = PinningPlan(head: head, document: try db.currentDocument(in: head.scope, features: features), features: features)
+            pinningPlans.keep(plan)
+            // The same snapshot as the plan's: one read transaction.
+            return UserDocumentRead(user: user, plan: plan, state: try db.userSnapshot(of: user, in: path, tests: plan.tests).1)
         }
     }
 
@@ -76,8 +78,9 @@ extension FeatureStore {
     public func readUserDocumentNow(for user: UserID, in path: EnvironmentPath) throws -> UserDocumentRead? {
         try Self.translatingErrors {
             try writer.unsafeRead { db in
-                let (head, state) = try db.userSnapshot(of: user, in: path)
-                return pinningPlans.plan(for: head).map { UserDocumentRead(user: user, plan: $0, state: state) }
+                guard let plan = pinningPlans.plan(for: path) else { return nil }
+                let (head, state) = try db.userSnapshot(of: user, in: path, tests: plan.tests)
+                return head == plan.head ? UserDocumentRead(user: user, plan: plan, state: state) : nil
             }
         }
     }
@@ -190,12 +193,12 @@ extension Database {
             revision: row[3], generation: row[4])
     }
 
-    /// The environment's state and what is recorded of `user` in it: their groups in its current
-    /// features and their unlock states, in one statement (so one snapshot, in a transaction or
-    /// not), stepped through SQLite's C API since every fetch of a user's document runs it.
+    /// The environment's state and what is recorded of `user` in it: their groups in `tests` and
+    /// their unlock states, in one statement (so one snapshot, in a transaction or not), stepped
+    /// through SQLite's C API since every fetch of a user's document runs it.
     ///
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
-    func userSnapshot(of user: UserID, in path: EnvironmentPath) throws -> (EnvironmentHead, UserState) {
+    func userSnapshot(of user: UserID, in path: EnvironmentPath, tests: [PinningPlan.Test]) throws -> (EnvironmentHead, UserState) {
         let statement = try RawStatement(cachedIn: self, sql: """
             WITH environment AS (
                 SELECT t.id AS tenant_id, e.id AS id, e.features_position AS features_position
@@ -205,11 +208,14 @@ extension Database {
                 (SELECT generation FROM store_generation)
             FROM environment e
             UNION ALL
-            -- CROSS JOIN fixes the order: the primary key (feature_id, user_id) is probed once per
-            -- feature of the document, where the planner alone may scan every assignment.
+            -- The primary key (feature_id, point, user_id) probed once per test, with the user's
+            -- point scaled from its hash exactly as it was when recorded. CROSS JOIN fixes that
+            -- order, where the planner alone may scan every assignment.
             SELECT 1, a.feature_id, a.point, a.variation, a.is_override, a.revision
-            FROM environment e CROSS JOIN features f ON f.tenant_id = e.tenant_id AND f.environment_id = e.id AND f.archived_at IS NULL
-            CROSS JOIN assignments a ON a.feature_id = f.id AND a.user_id = ?3
+            FROM environment e CROSS JOIN json_each(?4) test
+            CROSS JOIN assignments a ON a.feature_id = json_extract(test.value, '$[0]')
+                AND a.point = json_extract(test.value, '$[1]') / 4294967296.0 * 100 AND a.user_id = ?3
+            WHERE a.tenant_id = e.tenant_id AND a.environment_id = e.id
             UNION ALL
             SELECT 2, u.feature_id, u.unlocked, NULL, NULL, NULL
             FROM environment e CROSS JOIN unlocks u ON u.tenant_id = e.tenant_id AND u.environment_id = e.id AND u.user_id = ?3
@@ -217,6 +223,8 @@ extension Database {
         statement.bind(path.tenant.rawValue, at: 1)
         statement.bind(path.environment.rawValue, at: 2)
         statement.bind(user.rawValue, at: 3)
+        // [[feature id, hash of the user's point], …]
+        statement.bind("[" + tests.map { "[\($0.featureID),\($0.points.hash(for: user.rawValue))]" }.joined(separator: ",") + "]", at: 4)
         var head: EnvironmentHead?
         var state = UserState()
         try statement.forEachRow { row in

@@ -43,11 +43,14 @@ struct FirstAssignments {
         stage = try RawStatement(db, sql: "INSERT INTO temp.staged_assignments (user_id, hash, variation) VALUES (?1, ?2, ?3)")
         known = try RawStatement(db, sql: """
             SELECT s.user_id, a.point, a.variation, a.revision, a.is_override
-            FROM temp.staged_assignments s JOIN assignments a ON a.feature_id = ?1 AND a.user_id = s.user_id
+            FROM temp.staged_assignments s
+            JOIN assignments a ON a.feature_id = ?1 AND a.point = s.hash / 4294967296.0 * 100 AND a.user_id = s.user_id
             """)
         unstage = try RawStatement(db, sql: """
             DELETE FROM temp.staged_assignments
-            WHERE EXISTS (SELECT 1 FROM assignments a WHERE a.feature_id = ?1 AND a.user_id = staged_assignments.user_id)
+            WHERE EXISTS (
+                SELECT 1 FROM assignments a
+                WHERE a.feature_id = ?1 AND a.point = staged_assignments.hash / 4294967296.0 * 100 AND a.user_id = staged_assignments.user_id)
             """)
         let columns = "?1, ?2, ?3, ?4, ?5, user_id, hash / 4294967296.0 * 100, variation"
         insert = try RawStatement(db, sql: """

@@ -108,24 +108,22 @@ struct EnvironmentHead: Equatable, Sendable {
 /// The plan of each environment's current revision, built on first use. A new revision or a
 /// restore (another generation) replaces it.
 final class PinningPlans: Sendable {
-    private let plans = Mutex<[Int64: PinningPlan]>([:])
+    private let plans = Mutex<[EnvironmentPath: PinningPlan]>([:])
 
-    /// The plan for `head`, if built.
-    func plan(for head: EnvironmentHead) -> PinningPlan? {
-        plans.withLock { plans in
-            guard let plan = plans[head.scope.id], plan.head == head else { return nil }
-            return plan
-        }
+    /// The last plan built for the environment at `path`: check its head before using it.
+    func plan(for path: EnvironmentPath) -> PinningPlan? {
+        plans.withLock { $0[path] }
     }
 
     func keep(_ plan: PinningPlan) {
         plans.withLock { plans in
+            let path = plan.head.scope.path
             // Reads finish out of order: never put back a plan older than the one kept.
-            if let kept = plans[plan.head.scope.id], kept.head.generation == plan.head.generation,
+            if let kept = plans[path], kept.head.generation == plan.head.generation, kept.head.scope.id == plan.head.scope.id,
                (kept.head.revision ?? 0) > (plan.head.revision ?? 0) {
                 return
             }
-            plans[plan.head.scope.id] = plan
+            plans[path] = plan
         }
     }
 }

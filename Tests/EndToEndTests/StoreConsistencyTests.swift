@@ -59,7 +59,7 @@ struct StoreConsistencyTests {
         try shell.execute(damage.sql)
         if damage == .zeroedPage {
             // The root page of an index, zeroed in the file the checkpoint just completed.
-            let page = try shell.int("SELECT rootpage FROM sqlite_schema WHERE name = 'assignments_by_point'")
+            let page = try shell.int("SELECT rootpage FROM sqlite_schema WHERE name = 'assignment_events_by_user'")
             let size = try shell.int("PRAGMA page_size")
             let file = try FileHandle(forWritingTo: URL(fileURLWithPath: cli.databasePath))
             try file.seek(toOffset: UInt64((page - 1) * size))

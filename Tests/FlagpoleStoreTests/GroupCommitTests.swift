@@ -170,7 +170,7 @@ struct AssignmentDeltaTests {
                     """, arguments: [scope.tenant.id, scope.id, feature, user, previous, variation, previous == nil ? "first" : "bias", time])
                 try db.execute(sql: """
                     INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-                    VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, user_id) DO UPDATE SET variation = excluded.variation
+                    VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, point, user_id) DO UPDATE SET variation = excluded.variation
                     """, arguments: [scope.tenant.id, scope.id, feature, user, variation, time])
                 current[user] = variation
             }
