@@ -58,22 +58,33 @@ struct AssignmentWriter {
     /// is recorded already (another request or process came first): then nothing is written
     /// and the recorded group is returned, so the winner of a race is what everyone answers.
     func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> RecordedAssignment {
-        let insert = try db.cachedStatement(sql: """
+        // Apps' first fetches run these two for every test of every new user: bound through
+        // SQLite's C API, as bulk assignment's are.
+        let insert = try RawStatement(cachedIn: db, sql: """
             INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feature_id, point, user_id) DO NOTHING
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (feature_id, point, user_id) DO NOTHING
             """)
-        insert.setUncheckedArguments([
-            scope.tenant.id, scope.id, featureID, user.rawValue, assignment.point, assignment.variation, assignment.revision, time,
-        ])
-        try insert.execute()
-        guard db.changesCount == 1 else {
+        let event = try RawStatement(cachedIn: db, sql: """
+            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, variation, point, revision, created_at, reason)
+            VALUES (?1, ?2, ?3, ?4, ?6, ?5, ?7, ?8, 'first')
+            """)
+        for statement in [insert, event] {
+            statement.bind(scope.tenant.id, at: 1)
+            statement.bind(scope.id, at: 2)
+            statement.bind(featureID, at: 3)
+            statement.bind(user.rawValue, at: 4)
+            statement.bind(assignment.point, at: 5)
+            statement.bind(assignment.variation, at: 6)
+            statement.bind(Int64(assignment.revision), at: 7)
+            statement.bind(time, at: 8)
+        }
+        guard try insert.execute() == 1 else {
             let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
                 """), arguments: [featureID, assignment.point, user.rawValue])!
             return RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3])
         }
-        try appendEvent(
-            featureID: featureID, user: user.rawValue, previous: nil, variation: assignment.variation, point: assignment.point, reason: .first)
+        try event.execute()
         return assignment
     }
 

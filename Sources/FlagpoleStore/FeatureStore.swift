@@ -128,6 +128,10 @@ public struct FeatureStore: Sendable {
             // Reads of a large file map its pages rather than copying each into the page cache
             // with a system call: a user's history among 10 000 000 events touches a dozen.
             try db.execute(sql: "PRAGMA mmap_size = \(mmapBytes)")
+            // Each write of a group commit runs in a savepoint, and SQLite keeps the pages a
+            // savepoint may have to restore in a temporary journal: in a file, that is several
+            // times the bytes of the write itself, one system call a page.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         return configuration
     }

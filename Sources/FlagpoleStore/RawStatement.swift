@@ -29,6 +29,10 @@ struct RawStatement {
         sqlite3_bind_int64(handle, index, value)
     }
 
+    func bind(_ value: Double, at index: Int32) {
+        sqlite3_bind_double(handle, index, value)
+    }
+
     func bind(_ value: String?, at index: Int32) {
         guard var value else {
             sqlite3_bind_null(handle, index)
