@@ -45,19 +45,11 @@ struct AssignmentWriter {
 
     /// Records the first assignment of a user not yet recorded in a test, with a `first` event:
     /// one user's worth of `FirstAssignments`, without its staging table.
-    func recordFirst(_ user: UserID, in test: StoredFeature) throws -> Assignment {
-        let point = UserPoints(salt: test.salt).point(for: user.rawValue)
-        let proposed = RecordedAssignment(point: point, variation: test.feature.assignmentRanges.variation(at: point)!, isOverride: false, revision: revision)
-        let recorded = try recordFirst(proposed, of: user, featureID: test.id)
-        return Assignment(
-            user: user, feature: test.feature.name, variation: recorded.variation, point: recorded.point, revision: recorded.revision,
-            isOverride: recorded.isOverride)
-    }
-
     /// Records `assignment` as `user`'s first in a test, with a `first` event, unless the user
     /// is recorded already (another request or process came first): then nothing is written
-    /// and the recorded group is returned, so the winner of a race is what everyone answers.
-    func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> RecordedAssignment {
+    /// and the recorded group is returned (`isNew` false), so the winner of a race is what
+    /// everyone answers.
+    func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> (RecordedAssignment, isNew: Bool) {
         // Apps' first fetches run these two for every test of every new user: bound through
         // SQLite's C API, as bulk assignment's are.
         let insert = try RawStatement(cachedIn: db, sql: """
@@ -82,10 +74,10 @@ struct AssignmentWriter {
             let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
                 """), arguments: [featureID, assignment.point, user.rawValue])!
-            return RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3])
+            return (RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3]), false)
         }
         try event.execute()
-        return assignment
+        return (assignment, true)
     }
 
     /// Releases the QA overrides that `next` leaves without meaning: every one when the feature

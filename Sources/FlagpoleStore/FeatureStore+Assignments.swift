@@ -8,41 +8,57 @@ extension FeatureStore {
     /// the users of pinned documents. A user already recorded keeps their group (bias changes
     /// have re-evaluated it) and nothing is written for them.
     ///
-    /// - parameter report: called with each user's assignment, in order, as it is decided.
+    /// - parameter report: called with each user's assignment, in order, once they are committed.
     /// - throws: `CoreError.notATest`, `StoreError.featureNotFound`.
     public func assign(
         _ users: [UserID], to name: String, in path: EnvironmentPath, report: (@Sendable (Assignment) -> Void)? = nil
     ) async throws -> AssignmentSummary {
-        try await writeInGroup { db in
-            let scope = try db.scope(of: path)
-            let stored = try db.storedFeature(named: name, in: scope)
-            guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
-            let revision = try db.latestRevisionNumber(in: scope) ?? 0
+        if users.count <= Self.directAssignmentLimit, let assignments = try await assignDirectly(users, to: name, in: path) {
             var summary = AssignmentSummary(recorded: 0, known: 0)
-            let now = Date()
-            guard users.count > Self.directAssignmentLimit else {
-                // A few users, as an app or the API sends them: cached statements, user by user,
-                // cost less than preparing the staging statements of a bulk assignment.
-                let writer = AssignmentWriter(db: db, scope: scope, revision: revision, now: now)
-                for user in users {
-                    if let known = try db.assignment(of: user, in: stored) {
-                        summary.known += 1
-                        report?(known)
-                    } else {
-                        // Recorded first: `report?(…)` would skip evaluating its argument without a report.
-                        let recorded = try writer.recordFirst(user, in: stored)
-                        summary.recorded += 1
-                        report?(recorded)
-                    }
-                }
-                return summary
-            }
-            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: now).record(users) { assignment, isNew in
+            for (assignment, isNew) in assignments {
                 if isNew { summary.recorded += 1 } else { summary.known += 1 }
                 report?(assignment)
             }
             return summary
         }
+        let collected = try await writeInGroup { db in
+            let scope = try db.scope(of: path)
+            let stored = try db.storedFeature(named: name, in: scope)
+            guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
+            let revision = try db.latestRevisionNumber(in: scope) ?? 0
+            var summary = AssignmentSummary(recorded: 0, known: 0)
+            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) { assignment, isNew in
+                if isNew { summary.recorded += 1 } else { summary.known += 1 }
+                report?(assignment)
+            }
+            return summary
+        }
+        return collected
+    }
+
+    /// A few users, as an app or the API sends them, to a test of the current document: what
+    /// decides their groups is read on a reader (the revision's plan), and the write is only the
+    /// rows, in the next group commit, checked to be under the same revision. `nil` when `name`
+    /// is no current test (the bulk way then says why) or revisions keep landing in between.
+    private func assignDirectly(_ users: [UserID], to name: String, in path: EnvironmentPath) async throws -> [(Assignment, isNew: Bool)]? {
+        for _ in 0..<Self.readAttempts {
+            let plan = try await read { db in try currentPlan(in: db, head: try db.environmentHead(of: path)) }
+            // Names compare as the app compares them.
+            guard let test = plan.tests.first(where: { $0.name == name }) else { return nil }
+            let proposed = users.map { test.firstAssignment(of: $0, revision: plan.revision) }
+            let recorded = try await writeInGroup { db -> [(RecordedAssignment, isNew: Bool)]? in
+                guard try db.environmentHead(of: path) == plan.head else { return nil }
+                let writer = AssignmentWriter(db: db, scope: plan.head.scope, revision: plan.revision, now: Date())
+                return try zip(users, proposed).map { try writer.recordFirst($1, of: $0, featureID: test.featureID) }
+            }
+            guard let recorded else { continue }
+            return zip(users, recorded).map { user, recorded in
+                (Assignment(
+                    user: user, feature: test.name, variation: recorded.0.variation, point: recorded.0.point, revision: recorded.0.revision,
+                    isOverride: recorded.0.isOverride), recorded.isNew)
+            }
+        }
+        return nil
     }
 
     /// Up to this many users are recorded one by one; more are staged and copied in bulk.

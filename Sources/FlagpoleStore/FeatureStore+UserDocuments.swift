@@ -61,12 +61,19 @@ extension FeatureStore {
             }
             let head = try db.environmentHead(of: path)
             guard head.revision != nil else { throw StoreError.noRevision(path) }
-            let features = try db.storedFeatures(in: head.scope).filter { !$0.isArchived }
-            let plan = PinningPlan(head: head, document: try db.currentDocument(in: head.scope, features: features), features: features)
-            pinningPlans.keep(plan)
+            let plan = try currentPlan(in: db, head: head)
             // The same snapshot as the plan's: one read transaction.
             return UserDocumentRead(user: user, plan: plan, state: try db.userSnapshot(of: user, in: path, tests: plan.tests).1)
         }
+    }
+
+    /// The plan of the revision `head` names, built and kept unless it was already.
+    func currentPlan(in db: Database, head: EnvironmentHead) throws -> PinningPlan {
+        if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
+        let features = try db.storedFeatures(in: head.scope).filter { !$0.isArchived }
+        let plan = PinningPlan(head: head, document: try db.currentDocument(in: head.scope, features: features), features: features)
+        pinningPlans.keep(plan)
+        return plan
     }
 
     /// The same read, on the caller's thread, for an event loop that answers without handing the
@@ -124,7 +131,7 @@ extension FeatureStore {
             let writer = AssignmentWriter(db: db, scope: head.scope, revision: head.revision!, now: Date())
             var recorded: [Int64: RecordedAssignment] = [:]
             for (featureID, assignment) in proposed {
-                recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID)
+                recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID).0
             }
             return recorded
         }, completion: completion)
