@@ -31,37 +31,45 @@ public struct Evaluation: Hashable, Sendable {
 
 extension FeatureStore {
     /// Every feature of the current document as `user`'s app would show it, with the reason.
-    /// Reads only: unlike fetching the pinned document, it records no first assignment.
+    /// Reads only, as a recorded user's pinned document does (the revision's plan and one
+    /// statement): unlike fetching the pinned document, it records no first assignment.
     ///
     /// - throws: `StoreError.environmentNotFound`.
     public func evaluate(_ user: UserID, in path: EnvironmentPath) async throws -> [Evaluation] {
-        try await read { db in
-            let scope = try db.scope(of: path)
-            let unlocks = try db.unlockStates(of: user, in: scope)
-            return try db.storedFeatures(in: scope).filter { !$0.isArchived }.map { stored in
-                let feature = stored.feature
-                if feature.kind == .unlockFlag {
-                    let recorded = unlocks[feature.name]
-                    let isUnlocked = recorded ?? feature.unlocked ?? false
-                    return Evaluation(
-                        feature: feature.name, kind: feature.kind, variation: isUnlocked ? "Unlocked" : "Locked",
-                        reason: .unlock, point: nil, isRecorded: recorded != nil)
-                }
-                if !feature.isEnabled || !feature.isBucketed {
-                    return Evaluation(
-                        feature: feature.name, kind: feature.kind, variation: feature.variation(at: 0),
-                        reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
-                }
-                if let assignment = try db.assignment(of: user, in: stored) {
-                    return Evaluation(
-                        feature: feature.name, kind: feature.kind, variation: assignment.variation,
-                        reason: assignment.isOverride ? .override : .bucket, point: assignment.point, isRecorded: true)
-                }
-                let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+        do {
+            return try await readUserDocument(for: user, in: path).evaluations
+        } catch StoreError.noRevision {
+            return []
+        }
+    }
+}
+
+extension UserDocumentRead {
+    /// What the user's app shows for every feature of the plan's document.
+    var evaluations: [Evaluation] {
+        plan.features.map { stored in
+            let feature = stored.feature
+            if feature.kind == .unlockFlag {
+                let recorded = state.unlocks[stored.id]
+                let isUnlocked = recorded ?? feature.unlocked ?? false
                 return Evaluation(
-                    feature: feature.name, kind: feature.kind, variation: feature.variation(at: point),
-                    reason: .bucket, point: point, isRecorded: false)
+                    feature: feature.name, kind: feature.kind, variation: isUnlocked ? "Unlocked" : "Locked",
+                    reason: .unlock, point: nil, isRecorded: recorded != nil)
             }
+            if !feature.isEnabled || !feature.isBucketed {
+                return Evaluation(
+                    feature: feature.name, kind: feature.kind, variation: feature.variation(at: 0),
+                    reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
+            }
+            if let assignment = state.assignments[stored.id] {
+                return Evaluation(
+                    feature: feature.name, kind: feature.kind, variation: assignment.variation,
+                    reason: assignment.isOverride ? .override : .bucket, point: assignment.point, isRecorded: true)
+            }
+            let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+            return Evaluation(
+                feature: feature.name, kind: feature.kind, variation: feature.variation(at: point),
+                reason: .bucket, point: point, isRecorded: false)
         }
     }
 }
