@@ -50,6 +50,9 @@ struct CrashConsistencyTests {
         for landing in CrashHarness.Landing.allCases {
             print("  \(landing.rawValue): \(harness.landings[landing] ?? 0)")
         }
+        let pinned = entries.filter { if case .pinned = $0.write { true } else { false } }
+        print("  of which pinned-document fetches of new users: \(pinned.count) (\(pinned.filter(\.isAcknowledged).count) acknowledged)")
+        #expect(pinned.contains(where: \.isAcknowledged) || Self.cycles < 50, "the run must cover recorded first fetches")
         let windows = harness.windows
         for operation in CrashHarness.Operation.allCases {
             guard let window = windows[operation] else { continue }

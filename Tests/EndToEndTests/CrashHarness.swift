@@ -6,7 +6,8 @@ import Foundation
 /// random moment of each write, and keeps the ledger of what every writer acknowledged.
 ///
 /// Each cycle is one command (`import`, `bias set`, `assign`) or one to three concurrent
-/// requests to the server (import, assignments, biases), then a kill: of the command if it is
+/// requests to the server (import, assignments of many users or of one, biases, an app's first
+/// fetch of its pinned document), then a kill: of the command if it is
 /// still running, of the server always (it is restarted and must serve). The first runs of
 /// each operation, and 15 % of the later ones, run to completion: they measure when the writer
 /// holds SQLite's write lock, and their acknowledged writes must survive the later kills. Most
@@ -19,7 +20,7 @@ final class CrashHarness {
         case cliImport = "flagpole import"
         case cliBias = "flagpole bias set"
         case cliAssign = "flagpole assign"
-        case server = "server (POST import, assignments, biases)"
+        case server = "server (POST import, assignments, biases; GET ?user=)"
     }
 
     /// Where a kill landed.
@@ -79,8 +80,11 @@ final class CrashHarness {
             (entry.revision, entry.isUnchanged) = Self.answer(result.stdout)
             ledger.append(entry)
         }
-        server = try ServerProcess(cli)
+        server = try ServerProcess(cli, arguments: Self.serverArguments)
     }
+
+    /// The harness is one client recording many new users: no limit on them.
+    static let serverArguments = ["--new-user-rate", "1000000", "--new-user-burst", "1000000"]
 
     // MARK: Cycles
 
@@ -147,9 +151,9 @@ final class CrashHarness {
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             let environment = Self.environments[Int.random(in: 0..<10, using: &random) < 7 ? 0 : 1]
             let feature = "\(base)/\(environment)/features/Crash%20Rollout"
-            let entry: WriteLedger.Entry
+            var entry: WriteLedger.Entry
             var arguments = ["-X", "POST", "-H", "Authorization: Bearer \(key)"]
-            switch Int.random(in: 0..<3, using: &random) {
+            switch Int.random(in: 0..<5, using: &random) {
             case 0:
                 let (made, bytes) = makeImport(in: environment)
                 entry = made
@@ -160,6 +164,17 @@ final class CrashHarness {
                 entry = made
                 let body = #"{"users": [\#(users.map { "\"\($0)\"" }.joined(separator: ","))]}"#
                 arguments += ["-H", "Content-Type: application/json", "--data-binary", "@" + (try cli.write(body, to: "\(entry.tag).json")),
+                              "\(feature)/assignments"]
+            case 3:
+                // An app's first fetch of its pinned document: first assignments through group commit.
+                entry = makePinned(in: environment)
+                arguments = ["--dump-header", cli.directory.appendingPathComponent("\(entry.tag).headers").path,
+                             "\(server.baseURL)/t/\(Self.tenant)/\(environment)/features.json?user=\(entry.tag)-0"]
+            case 4:
+                // One user, as an app's backend posts them: the direct way, through group commit too.
+                let (made, users) = makeAssignment(in: environment, count: 1)
+                entry = made
+                arguments += ["-H", "Content-Type: application/json", "--data-binary", #"{"users": ["\#(users[0])"]}"#,
                               "\(feature)/assignments"]
             default:
                 let (made, biases) = makeBiases(in: environment)
@@ -191,7 +206,11 @@ final class CrashHarness {
             let body = (try? String(contentsOf: bodyURL, encoding: .utf8)) ?? ""
             if ending == .exited(0), let status = Int(stdout), (200..<300).contains(status) {
                 entry.isAcknowledged = true
-                (entry.revision, entry.isUnchanged) = Self.answer(body)
+                if case .pinned = entry.write {
+                    entry.write = .pinned(tests: try pinnedTests(of: entry, body: bodyURL))
+                } else {
+                    (entry.revision, entry.isUnchanged) = Self.answer(body)
+                }
             } else if case .exited(let code) = ending, code == 0, let status = Int(stdout), status != 0 {
                 throw Failure("the server answered \(status) to \(entry.tag): \(body)")
             } else if try landed(entry) {
@@ -201,7 +220,7 @@ final class CrashHarness {
         }
         if landing == .beforeTransaction && unacknowledgedLanded { landing = .afterCommit }
         count(landing)
-        server = try ServerProcess(cli)
+        server = try ServerProcess(cli, arguments: Self.serverArguments)
         restarts += 1
     }
 
@@ -300,8 +319,23 @@ final class CrashHarness {
         switch entry.write {
         case .importDocument, .biases, .edit:
             return try consistency.shell.int("SELECT count(*) FROM revisions WHERE message = '\(entry.tag)'") > 0
-        case .assign:
+        case .assign, .pinned:
             return try consistency.shell.int("SELECT count(*) FROM assignments WHERE user_id >= '\(entry.tag)-' AND user_id < '\(entry.tag).'") > 0
+        }
+    }
+
+    /// The tests a pinned document answered: those it pins. Its user must be recorded in all of
+    /// them, as `Flagpole-Recorded: true` says.
+    private func pinnedTests(of entry: WriteLedger.Entry, body: URL) throws -> Int {
+        let headers = (try? String(contentsOf: cli.directory.appendingPathComponent("\(entry.tag).headers"), encoding: .utf8)) ?? ""
+        guard headers.lowercased().contains("flagpole-recorded: true") else {
+            throw Failure("the pinned document of \(entry.tag) was not recorded: \(headers)")
+        }
+        guard case .object(let root) = try JSONParser.parse(Array(try Data(contentsOf: body))).value,
+              case .array(let features)? = root["features"]
+        else { throw Failure("the pinned document of \(entry.tag) is not a features document") }
+        return features.count { feature in
+            if case .object(let object) = feature { object[Feature.assignmentKey] != nil } else { false }
         }
     }
 
@@ -318,11 +352,16 @@ final class CrashHarness {
         return (WriteLedger.Entry(tag: nextTag("bias"), environment: environment, write: .biases(feature: ImportFiles.rollout, biases: biases)), biases)
     }
 
-    private func makeAssignment(in environment: String) -> (WriteLedger.Entry, [String]) {
+    private func makeAssignment(in environment: String, count: Int? = nil) -> (WriteLedger.Entry, [String]) {
         operation += 1
         let tag = WriteLedger.assignTag(operation)
-        let users = (0..<Int.random(in: 100...1_000, using: &random)).map { "\(tag)-\($0)" }
+        let users = (0..<(count ?? Int.random(in: 100...1_000, using: &random))).map { "\(tag)-\($0)" }
         return (WriteLedger.Entry(tag: tag, environment: environment, write: .assign(feature: ImportFiles.rollout, count: users.count)), users)
+    }
+
+    private func makePinned(in environment: String) -> WriteLedger.Entry {
+        operation += 1
+        return WriteLedger.Entry(tag: WriteLedger.assignTag(operation), environment: environment, write: .pinned(tests: nil))
     }
 
     private func nextTag(_ kind: String) -> String {

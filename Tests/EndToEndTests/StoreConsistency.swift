@@ -32,9 +32,13 @@ final class StoreConsistency {
             """
         // A quick check counts the users of the assignments written since the last check, with
         // the indexes; a full one counts every assignment's.
-        let assignments = ledger.entries[(isFull ? 0 : checkedEntries)...].compactMap { entry -> (tag: String, feature: String)? in
-            guard case .assign(let feature, _) = entry.write else { return nil }
-            return (entry.tag, feature)
+        // A pinned fetch puts its user in every test: counted in any feature.
+        let assignments = ledger.entries[(isFull ? 0 : checkedEntries)...].compactMap { entry -> (tag: String, feature: String?)? in
+            switch entry.write {
+            case .assign(let feature, _): (entry.tag, feature)
+            case .pinned: (entry.tag, nil)
+            default: nil
+            }
         }
         let tag = "substr(user_id, 1, \(WriteLedger.assignTagLength))"
         let userCounts = isFull ? """
@@ -46,7 +50,8 @@ final class StoreConsistency {
             let users = "user_id >= '\(tag)-' AND user_id < '\(tag).'"
             return """
                 SELECT '\(tag)' AS tag,
-                    (SELECT count(*) FROM assignments WHERE feature_id IN (SELECT id FROM features WHERE name = \(Self.quoted(feature))) AND \(users)) AS users,
+                    (SELECT count(*) FROM assignments
+                     WHERE feature_id IN (SELECT id FROM features WHERE \(feature.map { "name = \(Self.quoted($0))" } ?? "1")) AND \(users)) AS users,
                     (SELECT count(*) FROM assignment_events WHERE environment_id IN (SELECT id FROM environments) AND \(users) AND reason = 'first') AS first
                 """
         }.joined(separator: " UNION ALL ")
@@ -82,6 +87,14 @@ final class StoreConsistency {
                 WHERE t.slug = '\(tenant)' AND f.archived_at IS NULL AND \(isFull)
                 ORDER BY e.name, f.position, v.position
                 """,
+                // The deltas the events' triggers keep sum to the users each variation holds.
+                """
+                WITH deltas AS (SELECT feature_id, CAST(variation AS BLOB) AS v, sum(users) AS n FROM assignment_deltas
+                                GROUP BY 1, 2 HAVING sum(users) <> 0),
+                     recorded AS (SELECT feature_id, CAST(variation AS BLOB) AS v, count(*) AS n FROM assignments GROUP BY 1, 2)
+                SELECT count(*) AS n FROM (SELECT * FROM deltas EXCEPT SELECT * FROM recorded
+                                           UNION ALL SELECT * FROM recorded EXCEPT SELECT * FROM deltas) WHERE \(isFull)
+                """,
             ])
         } catch let failure as SQLiteShell.Failure {
             return ["the database cannot be read: \(failure)"]
@@ -100,6 +113,7 @@ final class StoreConsistency {
         if let count = results[7].first?["n"] as? Int, count > 0 { problems.append("\(count) assignments differ from their latest event") }
         if let count = results[8].first?["n"] as? Int, count > 0 { problems.append("\(count) assignment events name a revision that does not exist") }
         if isFull { problems += checkTables(results[9]) }
+        if let count = results[10].first?["n"] as? Int, count > 0 { problems.append("\(count) variations' assignment deltas differ from their users") }
         return problems
     }
 
@@ -112,7 +126,10 @@ final class StoreConsistency {
         }
         var problems: [String] = []
         for entry in ledger.entries {
-            if case .assign = entry.write { continue }
+            switch entry.write {
+            case .assign, .pinned: continue
+            default: break
+            }
             let revisions = found[entry.tag] ?? []
             if revisions.count > 1 { problems.append("\(entry.tag): \(revisions.count) revisions") }
             guard !(entry.isAcknowledged && entry.isUnchanged) else {
@@ -159,7 +176,7 @@ final class StoreConsistency {
                 case .biases(let feature, let biases):
                     let stored = document.feature(named: feature)?.testBiases
                     if stored != biases { problems.append("\(env) revision \(number) (\(entry.tag)): \(feature) has biases \(stored ?? []) not \(biases)") }
-                case .assign, .edit:
+                case .assign, .pinned, .edit:
                     break
                 }
             }
@@ -173,10 +190,17 @@ final class StoreConsistency {
         let counts = Dictionary(uniqueKeysWithValues: rows.map { ($0["tag"] as! String, (users: $0["users"] as! Int, first: $0["first"] as! Int)) })
         var problems: [String] = []
         for entry in ledger.entries where tags.contains(entry.tag) {
-            guard case .assign(_, let count) = entry.write else { continue }
             let (users, first) = counts[entry.tag] ?? (0, 0)
-            if users != 0 && users != count { problems.append("\(entry.tag): \(users) of \(count) users assigned (half-applied)") }
-            if entry.isAcknowledged && users != count { problems.append("\(entry.tag): acknowledged, but \(users) of \(count) users assigned") }
+            switch entry.write {
+            case .assign(_, let count):
+                if users != 0 && users != count { problems.append("\(entry.tag): \(users) of \(count) users assigned (half-applied)") }
+                if entry.isAcknowledged && users != count { problems.append("\(entry.tag): acknowledged, but \(users) of \(count) users assigned") }
+            case .pinned(let tests):
+                if entry.isAcknowledged, let tests, users != tests {
+                    problems.append("\(entry.tag): its pinned document was answered with \(tests) tests, but the user is in \(users)")
+                }
+            default: continue
+            }
             if first != users { problems.append("\(entry.tag): \(users) users assigned, \(first) first events") }
         }
         return problems

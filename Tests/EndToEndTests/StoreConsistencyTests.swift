@@ -10,7 +10,7 @@ struct StoreConsistencyTests {
     /// One kind of damage, done with the sqlite3 shell, and what the report must then say.
     enum Damage: String, CaseIterable, CustomTestStringConvertible {
         case revisionGap, auditRowLost, halfAnAssignment, acknowledgedImportLost, revisionNotTheFile,
-             tablesAheadOfTheRevision, assignmentWithoutHistory, firstEventLost, eventOfAMissingRevision, zeroedPage
+             tablesAheadOfTheRevision, assignmentWithoutHistory, firstEventLost, eventOfAMissingRevision, zeroedPage, deltaOff
 
         var testDescription: String { rawValue }
 
@@ -29,6 +29,8 @@ struct StoreConsistencyTests {
             case .firstEventLost: "DELETE FROM assignment_events WHERE reason = 'first' AND user_id = 'u00003-1'"
             case .eventOfAMissingRevision: "UPDATE assignment_events SET revision = 99 WHERE id = (SELECT max(id) FROM assignment_events)"
             case .zeroedPage: "PRAGMA wal_checkpoint(TRUNCATE)"
+            case .deltaOff:
+                "UPDATE assignment_deltas SET users = users + 1 WHERE (feature_id, minute, variation) = (SELECT feature_id, minute, variation FROM assignment_deltas LIMIT 1)"
             }
         }
 
@@ -43,6 +45,7 @@ struct StoreConsistencyTests {
             case .tablesAheadOfTheRevision: ["in the tables differs"]
             case .assignmentWithoutHistory: ["differ from their latest event"]
             case .firstEventLost: ["first events"]
+            case .deltaOff: ["assignment deltas differ"]
             case .eventOfAMissingRevision: ["name a revision that does not exist"]
             case .zeroedPage: ["integrity_check", "cannot be read"]
             }

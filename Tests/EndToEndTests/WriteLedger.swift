@@ -11,6 +11,9 @@ struct WriteLedger {
         case biases(feature: String, biases: [Double])
         /// `count` users whose ids start with the tag, put in one test at once.
         case assign(feature: String, count: Int)
+        /// One user whose id starts with the tag, who fetched their pinned document and so was
+        /// put in every test of it at once: `tests` of them, as the answer pinned.
+        case pinned(tests: Int?)
         /// Another change made as a revision (a feature enabled or disabled).
         case edit
     }
