@@ -15,7 +15,7 @@ struct IdentityCommandTests {
         let shown = try cli.run(["feature", "show", "Cafe\u{301} test", "--tenant", "acme"])
         #expect(shown.status == 0, "\(shown.stderr)")
         // Shown under its name as written (NFC), whichever spelling found it.
-        #expect(shown.stdoutBytes.starts(with: Array("Caf\u{E9} test · A/B test".utf8)), "\(shown.stdout)")
+        #expect(shown.stdoutBytes.starts(with: Array("Caf\u{E9} test  ·  A/B Test".utf8)), "\(shown.stdout)")
 
         // 100 ids twice over, once in each spelling: 200 users.
         let users = (0..<100).flatMap { ["caf\u{E9}-\($0)", "cafe\u{301}-\($0)"] }
