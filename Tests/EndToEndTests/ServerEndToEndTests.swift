@@ -52,6 +52,42 @@ struct ServerEndToEndTests {
         #expect(try Curl.run([documentURL]).status == 0, "nothing listens after the stop")
     }
 
+    @Test("A running server follows a restore without a restart, and an immutable URL never serves other bytes")
+    func restoreUnderARunningServer() throws {
+        let cli = try CLI()
+        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
+        try #require(cli.run(["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme"]).status == 0)
+        try #require(cli.run(["backup", "backup.sqlite"]).status == 0)
+        try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+        let server = try ServerProcess(cli)
+        defer { _ = server.stop() }
+        let documentURL = "\(server.baseURL)/t/acme/production/features.json"
+
+        // Revision 2, named by its bytes: served immutable.
+        let second = try Curl.run([documentURL + "?revision=2"])
+        let location = try #require(second.headers["content-location"])
+        #expect(location.hasPrefix("/t/acme/production/features.json?revision=2&sha256="))
+        let pinned = try Curl.run([server.baseURL + location])
+        #expect(pinned.status == 200 && pinned.body == second.body)
+        #expect(pinned.headers["cache-control"] == "public, max-age=31536000, immutable")
+
+        // Restored to revision 1, then another file becomes revision 2.
+        try #require(cli.run(["restore", "backup.sqlite", "--force"]).status == 0)
+        try #require(cli.run(["import", CLI.fixture("vantientu1703-master-Features.json"), "--tenant", "acme"]).status == 0)
+        let expected = try cli.run(["export", "--tenant", "acme"]).stdoutBytes
+        let restored = Date()
+        var current = try Curl.run([documentURL])
+        while current.body != expected && Date().timeIntervalSince(restored) < 5 {
+            current = try Curl.run([documentURL])
+        }
+        #expect(current.body == expected, "the server never served the restored database's revision 2")
+        #expect(current.headers["flagpole-revision"] == "2")
+
+        // The immutable URL of the old revision 2 serves nothing now; the number serves the new bytes.
+        #expect(try Curl.run([server.baseURL + location]).status == 404)
+        #expect(try Curl.run([documentURL + "?revision=2"]).body == expected)
+    }
+
     @Test("serve --demo loads the example, prints URLs with a working admin key")
     func demo() throws {
         let cli = try CLI()
