@@ -134,13 +134,4 @@ extension Database {
         let revision = try latestRevisionNumber(in: scope) ?? 0
         return (stored, AssignmentWriter(db: self, scope: scope, revision: revision, now: Date()))
     }
-
-    /// A user's recorded unlock states, by unlock flag name.
-    func unlockStates(of user: UserID, in scope: EnvironmentScope) throws -> [String: Bool] {
-        let rows = try Row.fetchAll(self, sql: """
-            SELECT f.name, u.unlocked FROM unlocks u JOIN features f ON f.id = u.feature_id
-            WHERE u.environment_id = ? AND u.tenant_id = ? AND u.user_id = ?
-            """, arguments: [scope.id, scope.tenant.id, user.rawValue])
-        return Dictionary(rows.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
-    }
 }
