@@ -49,7 +49,7 @@ struct AssignmentWriter {
     /// is recorded already (another request or process came first): then nothing is written
     /// and the recorded group is returned (`isNew` false), so the winner of a race is what
     /// everyone answers.
-    func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> (RecordedAssignment, isNew: Bool) {
+    func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> (assignment: RecordedAssignment, isNew: Bool) {
         // Apps' first fetches run these two for every test of every new user: bound through
         // SQLite's C API, as bulk assignment's are.
         let insert = try RawStatement(cachedIn: db, sql: """

@@ -21,7 +21,7 @@ extension FeatureStore {
             }
             return summary
         }
-        let collected = try await writeInGroup { db in
+        return try await writeInGroup { db in
             let scope = try db.scope(of: path)
             let stored = try db.storedFeature(named: name, in: scope)
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
@@ -33,7 +33,6 @@ extension FeatureStore {
             }
             return summary
         }
-        return collected
     }
 
     /// A few users, as an app or the API sends them, to a test of the current document: what
@@ -46,16 +45,17 @@ extension FeatureStore {
             // Names compare as the app compares them.
             guard let test = plan.tests.first(where: { $0.name == name }) else { return nil }
             let proposed = users.map { test.firstAssignment(of: $0, revision: plan.revision) }
-            let recorded = try await writeInGroup { db -> [(RecordedAssignment, isNew: Bool)]? in
+            let recorded = try await writeInGroup { db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.environmentHead(of: path) == plan.head else { return nil }
                 let writer = AssignmentWriter(db: db, scope: plan.head.scope, revision: plan.revision, now: Date())
                 return try zip(users, proposed).map { try writer.recordFirst($1, of: $0, featureID: test.featureID) }
             }
             guard let recorded else { continue }
             return zip(users, recorded).map { user, recorded in
-                (Assignment(
-                    user: user, feature: test.name, variation: recorded.0.variation, point: recorded.0.point, revision: recorded.0.revision,
-                    isOverride: recorded.0.isOverride), recorded.isNew)
+                let assignment = recorded.assignment
+                return (Assignment(
+                    user: user, feature: test.name, variation: assignment.variation, point: assignment.point, revision: assignment.revision,
+                    isOverride: assignment.isOverride), recorded.isNew)
             }
         }
         return nil

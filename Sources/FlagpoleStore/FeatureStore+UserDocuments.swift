@@ -63,7 +63,7 @@ extension FeatureStore {
             guard head.revision != nil else { throw StoreError.noRevision(path) }
             let plan = try currentPlan(in: db, head: head)
             // The same snapshot as the plan's: one read transaction.
-            return UserDocumentRead(user: user, plan: plan, state: try db.userSnapshot(of: user, in: path, tests: plan.tests).1)
+            return UserDocumentRead(user: user, plan: plan, state: try db.userSnapshot(of: user, in: path, tests: plan.tests).state)
         }
     }
 
@@ -131,7 +131,7 @@ extension FeatureStore {
             let writer = AssignmentWriter(db: db, scope: head.scope, revision: head.revision!, now: Date())
             var recorded: [Int64: RecordedAssignment] = [:]
             for (featureID, assignment) in proposed {
-                recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID).0
+                recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID).assignment
             }
             return recorded
         }, completion: completion)
@@ -190,11 +190,7 @@ extension Database {
             FROM tenants t JOIN environments e ON e.tenant_id = t.id
             WHERE t.slug = ? AND e.name = ?
             """), arguments: [path.tenant.rawValue, path.environment.rawValue])
-        guard let row else {
-            // Says which of the two is missing.
-            _ = try scope(of: path)
-            throw StoreError.environmentNotFound(path, existing: [])
-        }
+        guard let row else { throw missing(path) }
         return EnvironmentHead(
             scope: EnvironmentScope(tenant: TenantScope(id: row[0], slug: path.tenant), id: row[1], path: path, featuresPosition: row[2]),
             revision: row[3], generation: row[4])
@@ -205,7 +201,9 @@ extension Database {
     /// through SQLite's C API since every fetch of a user's document runs it.
     ///
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
-    func userSnapshot(of user: UserID, in path: EnvironmentPath, tests: [PinningPlan.Test]) throws -> (EnvironmentHead, UserState) {
+    func userSnapshot(
+        of user: UserID, in path: EnvironmentPath, tests: [PinningPlan.Test]
+    ) throws -> (head: EnvironmentHead, state: UserState) {
         let statement = try RawStatement(cachedIn: self, sql: """
             WITH environment AS (
                 SELECT t.id AS tenant_id, e.id AS id, e.features_position AS features_position
@@ -248,11 +246,17 @@ extension Database {
                 state.unlocks[row.int(1)] = row.int(2) != 0
             }
         }
-        guard let head else {
-            // Says which of the two is missing.
-            _ = try scope(of: path)
-            throw StoreError.environmentNotFound(path, existing: [])
-        }
+        guard let head else { throw missing(path) }
         return (head, state)
+    }
+
+    /// The error for an environment a query found no row of, saying whether its tenant is missing too.
+    private func missing(_ path: EnvironmentPath) -> any Error {
+        do {
+            _ = try scope(of: path)
+            return StoreError.environmentNotFound(path, existing: [])
+        } catch {
+            return error
+        }
     }
 }

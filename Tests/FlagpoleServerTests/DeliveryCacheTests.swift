@@ -25,23 +25,23 @@ struct DeliveryCacheTests {
     }
 
     @Test("Past revisions beyond the limit are evicted, oldest first; current documents stay")
-    func eviction() throws {
+    func eviction() {
         let cache = DeliveryCache(pastRevisionLimit: 3)
         cache.setCurrent(state(revision: 10), of: path)
         for revision in 1...10 {
-            cache.insert(try RenderedDocument(revision: revision, bytes: Array("{\"r\": \(revision)}".utf8)), for: .init(path: path, revision: revision), generation: 0)
+            cache.insert(RenderedDocument(revision: revision, bytes: Array("{\"r\": \(revision)}".utf8)), for: .init(path: path, revision: revision), generation: 0)
         }
         let kept = (1...10).filter { cache.document(.init(path: path, revision: $0)) != nil }
         #expect(kept == [7, 8, 9, 10])
     }
 
     @Test("A restore (a later generation) drops every document held and may take delivery back to an older revision; an older generation is ignored")
-    func restoreStartsOver() throws {
+    func restoreStartsOver() {
         let cache = DeliveryCache()
         let other = EnvironmentPath(tenant: TenantSlug(rawValue: "globex"), environment: .production)
         cache.setCurrent([path: state(revision: 5), other: state(revision: 2)])
         let key = DeliveryCache.Key(path: path, revision: 5)
-        cache.insert(try RenderedDocument(revision: 5, bytes: Array("{}".utf8)), for: key, generation: 0)
+        cache.insert(RenderedDocument(revision: 5, bytes: Array("{}".utf8)), for: key, generation: 0)
         #expect(cache.document(key) != nil)
 
         cache.setCurrent(state(revision: 3, generation: 1), of: path)
@@ -49,7 +49,7 @@ struct DeliveryCacheTests {
         #expect(cache.document(key) == nil)
         #expect(cache.current(other) == nil, "what the restore may have changed elsewhere is read again")
         // A document read before the restore is not kept, nor is a reading of the old generation.
-        cache.insert(try RenderedDocument(revision: 5, bytes: Array("{}".utf8)), for: key, generation: 0)
+        cache.insert(RenderedDocument(revision: 5, bytes: Array("{}".utf8)), for: key, generation: 0)
         #expect(cache.document(key) == nil)
         cache.setCurrent(state(revision: 9, generation: 0), of: path)
         #expect(cache.current(path)?.revision == 3)

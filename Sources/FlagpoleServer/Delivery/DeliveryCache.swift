@@ -7,7 +7,8 @@ import Synchronization
 struct RenderedDocument: Sendable {
     let revision: Int
     let body: ByteBuffer
-    /// `nil` for a document made for one answer to a client that does not take gzip.
+    /// `nil` for a document made for one answer to a client that does not take gzip, or in the
+    /// unlikely case that compressing failed: the identity body is then sent to everyone.
     let gzipBody: ByteBuffer?
     /// Strong ETags differ between encodings (RFC 9110 §8.8.3); both name the same revision.
     let etag: String
@@ -17,11 +18,11 @@ struct RenderedDocument: Sendable {
 
     /// `includesGzip: false` saves compressing a document sent once (a user's own) to a client
     /// that does not take gzip.
-    init(revision: Int, bytes: [UInt8], includesGzip: Bool = true) throws {
+    init(revision: Int, bytes: [UInt8], includesGzip: Bool = true) {
         let artifact = DeliveryArtifact(bytes: bytes)
         self.revision = revision
         body = ByteBuffer(bytes: bytes)
-        gzipBody = includesGzip ? ByteBuffer(bytes: try artifact.gzipped()) : nil
+        gzipBody = includesGzip ? (try? artifact.gzipped()).map { ByteBuffer(bytes: $0) } : nil
         etag = artifact.etag
         sha256 = artifact.sha256
         gzipETag = "\"\(artifact.sha256.prefix(32))-gzip\""

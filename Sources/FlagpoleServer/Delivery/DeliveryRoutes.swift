@@ -100,7 +100,7 @@ struct DeliveryRoutes {
             return document
         }
         Self.cacheMisses.increment()
-        let document = try RenderedDocument(revision: revision, bytes: try await store.revision(revision, of: path).document)
+        let document = RenderedDocument(revision: revision, bytes: try await store.revision(revision, of: path).document)
         cache.insert(document, for: key, generation: generation)
         return document
     }
@@ -121,9 +121,7 @@ struct DeliveryRoutes {
     static func pinnedAnswer(_ pinned: PinnedDocument, to requestHeaders: HTTPFields) -> (HTTPResponse, ByteBuffer?) {
         if !pinned.isRecorded { unrecordedNewUsers.increment() }
         let gzip = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false
-        // Only compressing can fail, and it is skipped then: the identity answer is as good.
-        let document = (try? RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: gzip))
-            ?? (try! RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: false))
+        let document = RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: gzip)
         var (head, body) = answer(document, to: requestHeaders, cacheControl: pinnedCacheControl)
         head.headerFields[.recorded] = pinned.isRecorded ? "true" : "false"
         return (head, body)
