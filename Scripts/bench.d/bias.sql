@@ -9,6 +9,7 @@
 -- :lower, :upper and :variation are replaced by Scripts/bench.
 PRAGMA foreign_keys = ON;
 PRAGMA cache_size = -65536;
+PRAGMA temp_store = MEMORY;
 PRAGMA synchronous = NORMAL;
 BEGIN IMMEDIATE;
 INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
