@@ -390,6 +390,15 @@ struct CommandLineTests {
         #expect(movers(first.stdout) != nil)
         #expect(movers(first.stdout) == movers(second.stdout))
     }
+
+    @Test("--synchronous takes normal or full; anything else, on the command line or in FLAGPOLE_SYNCHRONOUS, is a usage error")
+    func synchronousOption() throws {
+        #expect(try cli.run(["tenant", "create", "acme", "--synchronous", "full"]).status == 0)
+        #expect(try cli.run(["tenant", "list", "--synchronous", "fsync"]).status == 64)
+        let fromEnvironment = try cli.run(["tenant", "list"], environment: ["FLAGPOLE_SYNCHRONOUS": "off"])
+        #expect(fromEnvironment.status == 64)
+        #expect(fromEnvironment.stderr.contains("FLAGPOLE_SYNCHRONOUS must be normal or full"))
+    }
 }
 
 private func sha256(of data: Data) -> String? {

@@ -190,3 +190,17 @@ struct AssignmentDeltaTests {
         #expect(timeline.first.map { $0.counts.map(\.users).reduce(0, +) } ?? 0 > 0)
     }
 }
+
+@Suite("Durability")
+struct DurabilityTests {
+    @Test("full flushes every commit (synchronous=FULL on the writer); normal keeps SQLite's NORMAL in WAL")
+    func synchronousSetting() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-durability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (durability, expected) in [(FeatureStore.Durability.normal, 1), (.full, 2)] {
+            let store = try FeatureStore.open(atPath: directory.appendingPathComponent("\(durability).sqlite").path, durability: durability)
+            #expect(try await store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
+            #expect(try await store.writeInGroup { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
+        }
+    }
+}
