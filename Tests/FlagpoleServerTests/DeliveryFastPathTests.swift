@@ -86,6 +86,66 @@ struct DeliveryFastPathTests {
     }
 }
 
+extension DeliveryFastPathTests {
+    /// How many users' documents the event loop answered, by `/metrics`.
+    func userDocumentsOnEventLoop(_ client: any TestClientProtocol) async throws -> Int {
+        try await client.send(.get, "/metrics").text.firstMatch(of: /flagpole_delivery_user_documents_on_event_loop_total ([0-9]+)/)
+            .map { Int($0.1)! } ?? 0
+    }
+
+    @Test("A user's document from the event loop is the router's, header for header; a new user's waits for the commit that records them")
+    func usersDocumentsOnTheEventLoop() async throws {
+        let server = try await TestServer()
+        let routed = try await server.test { client in try await client.send(.get, Self.url + "?user=known") }
+        try await live(server) { client in
+            // The first fetch builds the revision's plan (through the router); the next are the fast path's.
+            _ = try await client.send(.get, Self.url + "?user=planner")
+            let before = try await userDocumentsOnEventLoop(client)
+            let fast = try await client.send(.get, Self.url + "?user=known")
+            #expect(fast.status == .ok)
+            #expect(fast.bytes == routed.bytes)
+            for name in [HTTPField.Name.eTag, .cacheControl, .vary, .contentType, .revision, .recorded] {
+                #expect(fast.headers[name] == routed.headers[name], "\(name)")
+            }
+            #expect(try await client.send(.get, Self.url + "?user=known", headers: [.ifNoneMatch: fast.headers[.eTag]!]).status == .notModified)
+
+            let newcomer = try await client.send(.get, Self.url + "?user=newcomer")
+            #expect(newcomer.headers[.recorded] == "true")
+            let recorded = try await server.store.assignmentEvents(in: TestServer.acme, matching: .init(user: UserID(rawValue: "newcomer")))
+            #expect(recorded.count == 3 && recorded.allSatisfy { $0.reason == .first }, "recorded before the answer")
+            #expect(newcomer.bytes == (try await server.store.pinnedDocument(for: UserID(rawValue: "newcomer"), in: TestServer.acme).bytes))
+            #expect(try await userDocumentsOnEventLoop(client) - before == 3, "known, its 304, and newcomer were the event loop's")
+        }
+    }
+
+    @Test("Pipelined behind a new user awaiting its commit, later requests wait their turn: answers leave in request order")
+    func pipelinedBehindACommit() async throws {
+        let server = try await TestServer()
+        try await live(server) { client in
+            _ = try await client.send(.get, Self.url + "?user=planner") // the revision's plan, built
+            _ = try await client.send(.get, Self.url) // the shared document, cached
+            let before = try await userDocumentsOnEventLoop(client)
+            let port = try #require(client.port)
+            let raw = try await Task.detached {
+                try RawHTTP.exchange(port: port, requests: [
+                    "GET \(Self.url)?user=first-new HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    "GET \(Self.url) HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    "GET \(Self.url)?user=second-new HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    "GET \(Self.url)?user=planner HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                ], until: { $0.components(separatedBy: "HTTP/1.1 200").count - 1 >= 4 && $0.hasSuffix("}\n") })
+            }.value
+            // Each pinned document names its user's points; the shared one has none. In order:
+            // pinned, shared, pinned, pinned.
+            let kinds = raw.components(separatedBy: "HTTP/1.1 200").dropFirst().map { $0.contains("private, no-store") ? "pinned" : "shared" }
+            #expect(kinds == ["pinned", "shared", "pinned", "pinned"])
+            #expect(try await userDocumentsOnEventLoop(client) - before == 3, "the three users' documents were the event loop's")
+        }
+        for user in ["first-new", "second-new"] {
+            #expect(try await server.store.assignmentEvents(in: TestServer.acme, matching: .init(user: UserID(rawValue: user))).count == 3)
+        }
+    }
+}
+
 /// A TCP client that writes requests in one go (HTTP pipelining), which no HTTP client here does.
 enum RawHTTP {
     struct Failed: Error { let reason: String }

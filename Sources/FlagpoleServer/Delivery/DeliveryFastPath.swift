@@ -121,6 +121,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
               let user = try? UserID(validating: String(text)),
               let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
         else { return nil }
+        Self.userDocuments.increment()
         if let document = read.recordedDocument() {
             return .answered(DeliveryRoutes.pinnedAnswer(document, to: request.headerFields))
         }
@@ -175,6 +176,9 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         return EnvironmentPath(tenant: TenantSlug(rawValue: tenant), environment: EnvironmentName(rawValue: environment))
     }
+
+    /// Users' own documents answered here rather than by the router.
+    private static let userDocuments = Counter(label: "flagpole_delivery_user_documents_on_event_loop_total")
 
     /// The router's request counts for this route, so `/metrics` counts every delivery.
     private static let counters: [Int: Counter] = Dictionary(uniqueKeysWithValues: [200, 304].map { status in
