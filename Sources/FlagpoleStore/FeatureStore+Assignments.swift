@@ -36,14 +36,26 @@ extension FeatureStore {
     }
 
     /// A few users, as an app or the API sends them, to a test of the current document: what
-    /// decides their groups is read on a reader (the revision's plan), and the write is only the
-    /// rows, in the next group commit, checked to be under the same revision. `nil` when `name`
-    /// is no current test (the bulk way then says why) or revisions keep landing in between.
+    /// decides their groups is the revision's plan (the one kept, else read on a reader), and the
+    /// write is only the rows, in the next group commit, checked to be under the same revision.
+    /// `nil` when `name` is no current test (the bulk way then says why) or revisions keep
+    /// landing in between.
     private func assignDirectly(_ users: [UserID], to name: String, in path: EnvironmentPath) async throws -> [(Assignment, isNew: Bool)]? {
+        var kept = pinningPlans.plan(for: path)
         for _ in 0..<Self.readAttempts {
-            let plan = try await read { db in try currentPlan(in: db, head: try db.environmentHead(of: path)) }
-            // Names compare as the app compares them.
-            guard let test = plan.tests.first(where: { $0.name == name }) else { return nil }
+            let isKept = kept != nil
+            let plan: PinningPlan
+            if let kept {
+                plan = kept
+            } else {
+                plan = try await read { db in try currentPlan(in: db, head: try db.environmentHead(of: path)) }
+            }
+            kept = nil
+            // Names compare as the app compares them. A kept plan may be older than the test.
+            guard let test = plan.tests.first(where: { $0.name == name }) else {
+                if isKept { continue }
+                return nil
+            }
             let proposed = users.map { test.firstAssignment(of: $0, revision: plan.revision) }
             let recorded = try await writeInGroup { db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.isCurrent(plan.head) else { return nil }
