@@ -111,7 +111,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [
-                .embedInCode("Resources/example-features.json"),
+                .embedInCode("Resources/example-features.json")
             ]
         ),
 
@@ -123,7 +123,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FlagpoleStoreTests",
-            dependencies: ["FlagpoleStore", "FlagpoleCore", "FlagpoleTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "FlagpoleStore", "FlagpoleCore", "FlagpoleTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "FlagpoleServerTests",

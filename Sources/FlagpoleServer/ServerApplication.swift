@@ -52,7 +52,9 @@ public enum ServerApplication {
     public static func router(
         store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
     ) -> Router<FlagpoleRequestContext> {
-        router(delivery: delivery(store: store, configuration: configuration), configuration: configuration, registry: registry)
+        router(
+            delivery: delivery(store: store, configuration: configuration), configuration: configuration,
+            registry: registry)
     }
 
     /// The application: the router, and the poller that notices other processes' writes.
@@ -64,11 +66,13 @@ public enum ServerApplication {
     ) -> some ApplicationProtocol {
         // One delivery, with one cache and one limit on new users, for the router and the fast path.
         let delivery = delivery(store: store, configuration: configuration)
-        let poller = DeliveryPoller(store: store, cache: delivery.cache, interval: configuration.pollInterval, logger: logger)
+        let poller = DeliveryPoller(
+            store: store, cache: delivery.cache, interval: configuration.pollInterval, logger: logger)
         return Application(
             router: router(delivery: delivery, configuration: configuration, registry: registry),
             server: .http1(configuration: .init(additionalChannelHandlers: [DeliveryFastPath(delivery: delivery)])),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
             services: [poller],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
@@ -76,8 +80,10 @@ public enum ServerApplication {
 
     static func delivery(store: FeatureStore, configuration: ServerConfiguration) -> DeliveryRoutes {
         DeliveryRoutes(
-            store: store, cache: DeliveryCache(), auth: Authenticator(store: store), defaultCacheControl: configuration.defaultCacheControl,
-            newUsers: NewUserLimiter(limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
+            store: store, cache: DeliveryCache(), auth: Authenticator(store: store),
+            defaultCacheControl: configuration.defaultCacheControl,
+            newUsers: NewUserLimiter(
+                limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
             trustsProxy: configuration.trustsProxy)
     }
 
@@ -93,7 +99,8 @@ public enum ServerApplication {
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         delivery.register(on: router)
-        AdminAPI(store: store, auth: delivery.auth, cache: cache, maxBodySize: configuration.maxBodySize).register(on: router)
+        AdminAPI(store: store, auth: delivery.auth, cache: cache, maxBodySize: configuration.maxBodySize).register(
+            on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(
             store: store, cache: cache, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,

@@ -22,12 +22,17 @@ struct AssignmentWriter {
     }
 
     /// Moves a recorded user to `variation`, setting or clearing the override mark, with an event.
-    func move(_ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason) throws {
-        let update = try db.cachedStatement(sql: """
-            UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
-            WHERE feature_id = ? AND point = ? AND user_id = ?
-            """)
-        update.setUncheckedArguments([variation, isOverride, revision, time, featureID, assignment.point, assignment.user.rawValue])
+    func move(
+        _ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason
+    ) throws {
+        let update = try db.cachedStatement(
+            sql: """
+                UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
+                WHERE feature_id = ? AND point = ? AND user_id = ?
+                """)
+        update.setUncheckedArguments([
+            variation, isOverride, revision, time, featureID, assignment.point, assignment.user.rawValue,
+        ])
         try update.execute()
         try appendEvent(
             featureID: featureID, user: assignment.user.rawValue, previous: assignment.variation, variation: variation,
@@ -36,11 +41,14 @@ struct AssignmentWriter {
 
     /// Records a user never assigned before directly under an override.
     func recordOverride(user: String, featureID: Int64, point: Double, variation: String) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at)
-            VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
-            """).execute(arguments: [scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
-        try appendEvent(featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .override)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at)
+                VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
+                """
+        ).execute(arguments: [scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
+        try appendEvent(
+            featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .override)
     }
 
     /// Records the first assignment of a user not yet recorded in a test, with a `first` event:
@@ -49,17 +57,23 @@ struct AssignmentWriter {
     /// is recorded already (another request or process came first): then nothing is written
     /// and the recorded group is returned (`isNew` false), so the winner of a race is what
     /// everyone answers.
-    func recordFirst(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64) throws -> (assignment: RecordedAssignment, isNew: Bool) {
+    func recordFirst(
+        _ assignment: RecordedAssignment, of user: UserID, featureID: Int64
+    ) throws -> (assignment: RecordedAssignment, isNew: Bool) {
         // Apps' first fetches run these two for every test of every new user: bound through
         // SQLite's C API, as bulk assignment's are.
-        let insert = try RawStatement(cachedIn: db, sql: """
-            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (feature_id, point, user_id) DO NOTHING
-            """)
-        let event = try RawStatement(cachedIn: db, sql: """
-            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, variation, point, revision, created_at, reason)
-            VALUES (?1, ?2, ?3, ?4, ?6, ?5, ?7, ?8, 'first')
-            """)
+        let insert = try RawStatement(
+            cachedIn: db,
+            sql: """
+                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (feature_id, point, user_id) DO NOTHING
+                """)
+        let event = try RawStatement(
+            cachedIn: db,
+            sql: """
+                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, variation, point, revision, created_at, reason)
+                VALUES (?1, ?2, ?3, ?4, ?6, ?5, ?7, ?8, 'first')
+                """)
         for statement in [insert, event] {
             statement.bind(scope.tenant.id, at: 1)
             statement.bind(scope.id, at: 2)
@@ -71,9 +85,11 @@ struct AssignmentWriter {
             statement.bind(time, at: 8)
         }
         guard try insert.execute() == 1 else {
-            let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
-                """), arguments: [featureID, assignment.point, user.rawValue])!
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
+                        """), arguments: [featureID, assignment.point, user.rawValue])!
             return (RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3]), false)
         }
         try event.execute()
@@ -88,16 +104,22 @@ struct AssignmentWriter {
     func releaseOverrides(featureID: Int64, under next: Feature) throws -> Int {
         let ranges = next.assignmentRanges
         let clientRanges = VariationRanges(of: next)
-        let overridden = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT user_id, point, variation, revision FROM assignments WHERE feature_id = ? AND is_override = 1
-            """), arguments: [featureID])
+        let overridden = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT user_id, point, variation, revision FROM assignments WHERE feature_id = ? AND is_override = 1
+                    """), arguments: [featureID])
         var released = 0
         for row in overridden {
             let assignment = Assignment(
-                user: UserID(rawValue: row[0]), feature: next.name, variation: row[2], point: row[1], revision: row[3], isOverride: true)
-            let isReachable = next.isEnabled && next.isBucketed && clientRanges.point(in: assignment.variation, preferring: 0) != nil
+                user: UserID(rawValue: row[0]), feature: next.name, variation: row[2], point: row[1], revision: row[3],
+                isOverride: true)
+            let isReachable =
+                next.isEnabled && next.isBucketed && clientRanges.point(in: assignment.variation, preferring: 0) != nil
             guard !isReachable else { continue }
-            try move(assignment, featureID: featureID, to: ranges.variation(at: assignment.point)!, isOverride: false, reason: .overrideCleared)
+            try move(
+                assignment, featureID: featureID, to: ranges.variation(at: assignment.point)!, isOverride: false,
+                reason: .overrideCleared)
             released += 1
         }
         return released
@@ -109,16 +131,20 @@ struct AssignmentWriter {
     ///
     /// Only points whose owner changes are visited, through the point index: a bias change that
     /// moves 10 % of a million users reads those 10 %, not the million.
-    func reevaluate(featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason) throws -> [RecordedMove] {
-        let record = try db.cachedStatement(sql: """
-            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-                point, revision, reason, created_at)
-            SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?
-            FROM assignments \(Self.movingUsers)
-            """)
-        let update = try db.cachedStatement(sql: """
-            UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
-            """)
+    func reevaluate(
+        featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason
+    ) throws -> [RecordedMove] {
+        let record = try db.cachedStatement(
+            sql: """
+                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+                    point, revision, reason, created_at)
+                SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?
+                FROM assignments \(Self.movingUsers)
+                """)
+        let update = try db.cachedStatement(
+            sql: """
+                UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
+                """)
         var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
             let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
@@ -139,12 +165,15 @@ struct AssignmentWriter {
         WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND is_override = 0
         """
 
-    func appendEvent(featureID: Int64, user: String, previous: String?, variation: String, point: Double, reason: AssignmentReason) throws {
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-                point, revision, reason, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+    func appendEvent(
+        featureID: Int64, user: String, previous: String?, variation: String, point: Double, reason: AssignmentReason
+    ) throws {
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+                    point, revision, reason, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         insert.setUncheckedArguments([
             scope.tenant.id, scope.id, featureID, user, previous, variation, point, revision, reason.rawValue, time,
         ])
@@ -216,7 +245,8 @@ extension Database {
         let count = try cachedStatement(sql: "SELECT count(*) FROM assignments \(AssignmentWriter.movingUsers)")
         var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
-            let users = try Int.fetchOne(count, arguments: [featureID, interval.lower, interval.upper, interval.to]) ?? 0
+            let users =
+                try Int.fetchOne(count, arguments: [featureID, interval.lower, interval.upper, interval.to]) ?? 0
             moves.add(RecordedMove(from: interval.from, to: interval.to, users: users))
         }
         return moves.moves
@@ -225,16 +255,23 @@ extension Database {
     /// How many users of a feature have a recorded group: the sum of its history's deltas, a
     /// few rows a minute, rather than a count of millions of assignments.
     func recordedUserCount(featureID: Int64) throws -> Int {
-        try Int.fetchOne(cachedStatement(sql: "SELECT sum(users) FROM assignment_deltas WHERE feature_id = ?"), arguments: [featureID]) ?? 0
+        try Int.fetchOne(
+            cachedStatement(sql: "SELECT sum(users) FROM assignment_deltas WHERE feature_id = ?"),
+            arguments: [featureID]) ?? 0
     }
 
     /// The recorded assignment of `user` in a feature, found by the point their id gives.
     func assignment(of user: UserID, in feature: StoredFeature) throws -> Assignment? {
-        let row = try Row.fetchOne(cachedStatement(sql: """
-            SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
-            """), arguments: [feature.id, UserPoints(salt: feature.salt).point(for: user.rawValue), user.rawValue])
+        let row = try Row.fetchOne(
+            cachedStatement(
+                sql: """
+                    SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
+                    """),
+            arguments: [feature.id, UserPoints(salt: feature.salt).point(for: user.rawValue), user.rawValue])
         return row.map { row in
-            Assignment(user: user, feature: feature.feature.name, variation: row[1], point: row[0], revision: row[2], isOverride: row[3])
+            Assignment(
+                user: user, feature: feature.feature.name, variation: row[1], point: row[0], revision: row[2],
+                isOverride: row[3])
         }
     }
 }

@@ -48,8 +48,10 @@ extension Database {
             .fetchAll(self)
         var variationsByFeature: [Int64: [VariationRecord]] = [:]
         let variations = try VariationRecord.owned(by: scope.tenant)
-            .filter(sql: "feature_id IN (SELECT id FROM features WHERE tenant_id = ? AND environment_id = ?)",
-                    arguments: [scope.tenant.id, scope.id])
+            .filter(
+                sql: "feature_id IN (SELECT id FROM features WHERE tenant_id = ? AND environment_id = ?)",
+                arguments: [scope.tenant.id, scope.id]
+            )
             .order(VariationRecord.Columns.featureID, VariationRecord.Columns.position)
             .fetchCursor(self)
         while let variation = try variations.next() {
@@ -74,7 +76,8 @@ extension Database {
             .fetchAll(self)
         return FeaturesDocument(
             features: features.filter { !$0.isArchived }.map(\.feature),
-            extras: JSONObject(try extras.map { JSONObject.Member(key: $0.key, value: try JSONValue(storedText: $0.valueJSON)) }),
+            extras: JSONObject(
+                try extras.map { JSONObject.Member(key: $0.key, value: try JSONValue(storedText: $0.valueJSON)) }),
             featuresPosition: scope.featuresPosition)
     }
 }

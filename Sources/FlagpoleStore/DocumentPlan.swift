@@ -56,7 +56,8 @@ struct DocumentPlan {
         let changed = diff.changedFeatures
         return ImportOutcome(
             path: scope.path, status: options.isDryRun ? .planned(revision: next) : .applied(revision: next),
-            added: added, returned: added.filter { stored[$0] != nil }, changed: changed, archived: diff.removedFeatures,
+            added: added, returned: added.filter { stored[$0] != nil }, changed: changed,
+            archived: diff.removedFeatures,
             unchangedCount: document.features.count - added.count - changed.count, warnings: warnings, reassigned: 0)
     }
 
@@ -105,7 +106,8 @@ struct DocumentPlan {
     /// ranges differ. Features leaving the document keep their users as devices keep them.
     var rangeChanges: [(stored: StoredFeature, next: Feature)] {
         document.features.compactMap { feature in
-            guard let existing = stored[feature.name], existing.feature.assignmentRanges != feature.assignmentRanges else { return nil }
+            guard let existing = stored[feature.name], existing.feature.assignmentRanges != feature.assignmentRanges
+            else { return nil }
             return (existing, feature)
         }
     }

@@ -22,14 +22,18 @@ struct DocumentWriter {
 
     /// Inserts a new feature with a new random salt.
     func insert(_ feature: Feature, at position: Int) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
-                development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
-                unknown_json, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        try statement.execute(arguments: [scope.tenant.id, scope.id, feature.name, Feature.nameKey(feature.name), position, Self.makeSalt()]
-            + Self.fieldArguments(of: feature) + [timestamp, timestamp])
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
+                    development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
+                    unknown_json, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        try statement.execute(
+            arguments: [
+                scope.tenant.id, scope.id, feature.name, Feature.nameKey(feature.name), position, Self.makeSalt(),
+            ]
+                + Self.fieldArguments(of: feature) + [timestamp, timestamp])
         try insertVariations(of: feature, featureID: db.lastInsertedRowID)
     }
 
@@ -37,17 +41,23 @@ struct DocumentWriter {
     /// is the same to the app but may be spelled in other bytes (NFC or NFD): the new spelling is
     /// kept, as the revision's document has it.
     func update(_ stored: StoredFeature, to feature: Feature, at position: Int) throws {
-        let statement = try db.cachedStatement(sql: """
-            UPDATE features SET name = ?, position = ?, description = ?, section = ?, development = ?, enabled = ?,
-                unlocked = ?, type_json = ?, variation_count = ?, bias_count = ?, label_count = ?,
-                unknown_json = ?, updated_at = ?, archived_at = NULL
-            WHERE id = ? AND tenant_id = ?
-            """)
-        try statement.execute(arguments: [feature.name, position] + Self.fieldArguments(of: feature) + [timestamp, stored.id, scope.tenant.id])
+        let statement = try db.cachedStatement(
+            sql: """
+                UPDATE features SET name = ?, position = ?, description = ?, section = ?, development = ?, enabled = ?,
+                    unlocked = ?, type_json = ?, variation_count = ?, bias_count = ?, label_count = ?,
+                    unknown_json = ?, updated_at = ?, archived_at = NULL
+                WHERE id = ? AND tenant_id = ?
+                """)
+        try statement.execute(
+            arguments: [feature.name, position] + Self.fieldArguments(of: feature) + [
+                timestamp, stored.id, scope.tenant.id,
+            ])
         // Compared as written, byte for byte: a variation respelled (NFC, NFD) is rewritten too.
         let before = stored.feature.jsonObject
         let after = feature.jsonObject
-        if ["test-variations", "test-biases", "labels"].contains(where: { !(before[$0] ?? .null).isIdentical(to: after[$0] ?? .null) }) {
+        if ["test-variations", "test-biases", "labels"].contains(where: {
+            !(before[$0] ?? .null).isIdentical(to: after[$0] ?? .null)
+        }) {
             try db.cachedStatement(sql: "DELETE FROM variations WHERE feature_id = ? AND tenant_id = ?")
                 .execute(arguments: [stored.id, scope.tenant.id])
             try insertVariations(of: feature, featureID: stored.id)
@@ -62,8 +72,10 @@ struct DocumentWriter {
 
     /// Archives a feature absent from the new document; its row, and so its salt, stays.
     func archive(_ stored: StoredFeature) throws {
-        try db.cachedStatement(sql: "UPDATE features SET position = NULL, archived_at = ?, updated_at = ? WHERE id = ? AND tenant_id = ?")
-            .execute(arguments: [timestamp, timestamp, stored.id, scope.tenant.id])
+        try db.cachedStatement(
+            sql: "UPDATE features SET position = NULL, archived_at = ?, updated_at = ? WHERE id = ? AND tenant_id = ?"
+        )
+        .execute(arguments: [timestamp, timestamp, stored.id, scope.tenant.id])
     }
 
     /// Replaces the document's other top-level keys and the place of `features` among them.
@@ -84,16 +96,18 @@ struct DocumentWriter {
 
     /// Records a new revision with its rendered document and one audit row per change.
     func insertRevision(
-        number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8], changes: [DocumentDiff.Change]
+        number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8],
+        changes: [DocumentDiff.Change]
     ) throws {
         let revision = try RevisionRecord(
             tenantID: scope.tenant.id, environmentID: scope.id, number: number, kind: kind.rawValue,
             actor: actor, message: message, createdAt: now, document: Data(document)
         ).inserted(db)
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
         for change in changes {
             try statement.execute(arguments: [
                 scope.tenant.id, revision.id, change.feature, change.field, change.kind.rawValue,
@@ -108,9 +122,10 @@ struct DocumentWriter {
         let labels = feature.labels ?? []
         let count = max(names.count, biases.count, labels.count)
         guard count > 0 else { return }
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES (?, ?, ?, ?, ?, ?)
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES (?, ?, ?, ?, ?, ?)
+                """)
         for position in 0..<count {
             try statement.execute(arguments: [
                 scope.tenant.id, featureID, position,

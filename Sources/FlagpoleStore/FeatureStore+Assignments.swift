@@ -13,7 +13,9 @@ extension FeatureStore {
     public func assign(
         _ users: [UserID], to name: String, in path: EnvironmentPath, report: (@Sendable (Assignment) -> Void)? = nil
     ) async throws -> AssignmentSummary {
-        if users.count <= Self.directAssignmentLimit, let assignments = try await assignDirectly(users, to: name, in: path) {
+        if users.count <= Self.directAssignmentLimit,
+            let assignments = try await assignDirectly(users, to: name, in: path)
+        {
             var summary = AssignmentSummary(recorded: 0, known: 0)
             for (assignment, isNew) in assignments {
                 if isNew { summary.recorded += 1 } else { summary.known += 1 }
@@ -27,7 +29,8 @@ extension FeatureStore {
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
             let revision = try db.latestRevisionNumber(in: scope) ?? 0
             var summary = AssignmentSummary(recorded: 0, known: 0)
-            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) { assignment, isNew in
+            try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) {
+                assignment, isNew in
                 if isNew { summary.recorded += 1 } else { summary.known += 1 }
                 report?(assignment)
             }
@@ -40,7 +43,9 @@ extension FeatureStore {
     /// write is only the rows, in the next group commit, checked to be under the same revision.
     /// `nil` when `name` is no current test (the bulk way then says why) or revisions keep
     /// landing in between.
-    private func assignDirectly(_ users: [UserID], to name: String, in path: EnvironmentPath) async throws -> [(Assignment, isNew: Bool)]? {
+    private func assignDirectly(
+        _ users: [UserID], to name: String, in path: EnvironmentPath
+    ) async throws -> [(Assignment, isNew: Bool)]? {
         var kept = pinningPlans.plan(for: path)
         for _ in 0..<Self.readAttempts {
             let isKept = kept != nil
@@ -65,9 +70,12 @@ extension FeatureStore {
             guard let recorded else { continue }
             return zip(users, recorded).map { user, recorded in
                 let assignment = recorded.assignment
-                return (Assignment(
-                    user: user, feature: test.name, variation: assignment.variation, point: assignment.point, revision: assignment.revision,
-                    isOverride: assignment.isOverride), recorded.isNew)
+                return (
+                    Assignment(
+                        user: user, feature: test.name, variation: assignment.variation, point: assignment.point,
+                        revision: assignment.revision,
+                        isOverride: assignment.isOverride), recorded.isNew
+                )
             }
         }
         return nil
@@ -79,13 +87,17 @@ extension FeatureStore {
     /// Assignment events of an environment, newest first.
     ///
     /// - throws: `StoreError.featureNotFound` when `query.feature` names no feature, current or archived.
-    public func assignmentEvents(in path: EnvironmentPath, matching query: AssignmentEventQuery) async throws -> [AssignmentEvent] {
+    public func assignmentEvents(
+        in path: EnvironmentPath, matching query: AssignmentEventQuery
+    ) async throws -> [AssignmentEvent] {
         try await read { db in
             let scope = try db.scope(of: path)
             // The index of the narrowest filter, named: the planner, which has no statistics,
             // took the environment's for a feature's history and walked back through every
             // event of the other tests newer than the feature's last (a million, in the bench).
-            let index = query.user != nil ? "assignment_events_by_user"
+            let index =
+                query.user != nil
+                ? "assignment_events_by_user"
                 : query.feature != nil ? "assignment_events_by_feature" : "assignment_events_by_environment"
             var sql = """
                 SELECT e.id, e.user_id, f.name, e.previous_variation, e.variation, e.point, e.revision, e.reason, e.created_at
@@ -108,7 +120,8 @@ extension FeatureStore {
             // One statement per combination of filters, prepared once per connection.
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
                 AssignmentEvent(
-                    id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3], variation: row[4],
+                    id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3],
+                    variation: row[4],
                     point: row[5], revision: row[6], reason: AssignmentReason(rawValue: row[7]) ?? .first,
                     time: Date(unixMilliseconds: row[8]))
             }
@@ -121,7 +134,9 @@ extension FeatureStore {
     /// while a test is off), by name.
     ///
     /// - throws: `StoreError.featureNotFound`.
-    public func assignmentCounts(of name: String, in path: EnvironmentPath, at time: Date? = nil) async throws -> [VariationCount] {
+    public func assignmentCounts(
+        of name: String, in path: EnvironmentPath, at time: Date? = nil
+    ) async throws -> [VariationCount] {
         try await read { db in
             let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
             return try db.assignmentCounts(of: stored, at: time)
@@ -141,7 +156,8 @@ extension FeatureStore {
         try await read { db in
             let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
             let deltas = try Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT minute, variation, users FROM assignment_deltas WHERE feature_id = ? ORDER BY minute"),
+                db.cachedStatement(
+                    sql: "SELECT minute, variation, users FROM assignment_deltas WHERE feature_id = ? ORDER BY minute"),
                 arguments: [stored.id])
             guard samples > 0, var next = try deltas.next() else { return [] }
             let start = Date(unixMilliseconds: (next["minute"] as Int64) * 60_000)
@@ -180,18 +196,23 @@ extension Database {
     /// `time` (each user's last event at or before it). Variations come in the feature's order,
     /// then any others users are recorded in (`Disabled` while a test is off), by name.
     func assignmentCounts(of stored: StoredFeature, at time: Date?) throws -> [VariationCount] {
-        let rows = if let time {
-            try Row.fetchAll(cachedStatement(sql: """
-                SELECT variation, count(*) FROM (
-                    SELECT variation, max(id) FROM assignment_events
-                    WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
-                GROUP BY variation
-                """), arguments: [stored.id, time.unixMilliseconds])
-        } else {
-            try Row.fetchAll(cachedStatement(sql: """
-                SELECT variation, sum(users) FROM assignment_deltas WHERE feature_id = ? GROUP BY variation HAVING sum(users) <> 0
-                """), arguments: [stored.id])
-        }
+        let rows =
+            if let time {
+                try Row.fetchAll(
+                    cachedStatement(
+                        sql: """
+                            SELECT variation, count(*) FROM (
+                                SELECT variation, max(id) FROM assignment_events
+                                WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
+                            GROUP BY variation
+                            """), arguments: [stored.id, time.unixMilliseconds])
+            } else {
+                try Row.fetchAll(
+                    cachedStatement(
+                        sql: """
+                            SELECT variation, sum(users) FROM assignment_deltas WHERE feature_id = ? GROUP BY variation HAVING sum(users) <> 0
+                            """), arguments: [stored.id])
+            }
         var users: [String: Int] = [:]
         for row in rows { users[row[0], default: 0] += row[1] }
         return stored.ordered(users)
@@ -209,6 +230,9 @@ extension StoredFeature {
         for variation in feature.effectiveVariations where listed.insert(variation).inserted {
             result.append(VariationCount(variation: variation, users: users.removeValue(forKey: variation) ?? 0))
         }
-        return result + users.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { VariationCount(variation: $0.key, users: $0.value) }
+        return result
+            + users.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map {
+                VariationCount(variation: $0.key, users: $0.value)
+            }
     }
 }

@@ -36,7 +36,8 @@ extension FeatureStore {
         do {
             copy = try DatabaseQueue(path: partial.path)
         } catch let error as DatabaseError {
-            throw StoreError.cannotWrite(path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+            throw StoreError.cannotWrite(
+                path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
 
         // One step (GRDB's default): every page is copied under this read transaction's snapshot,
@@ -46,7 +47,8 @@ extension FeatureStore {
                 do {
                     try db.backup(to: copyDB)
                 } catch let error as DatabaseError where Self.isFileSystemFailure(error) {
-                    throw StoreError.cannotWrite(path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+                    throw StoreError.cannotWrite(
+                        path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
                 }
             }
         }
@@ -56,7 +58,8 @@ extension FeatureStore {
                 // the file is whole without a -wal beside it.
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
                 guard mode == "delete" else {
-                    throw StoreError.cannotWrite(path: path, reason: "the copy stayed in journal mode \(mode ?? "unknown")")
+                    throw StoreError.cannotWrite(
+                        path: path, reason: "the copy stayed in journal mode \(mode ?? "unknown")")
                 }
                 let problems = try Self.integrityProblems(db)
                 guard problems.isEmpty else { throw StoreError.damagedDatabase(path: writer.path, problems: problems) }
@@ -78,7 +81,9 @@ extension FeatureStore {
     ///   `StoreError.restoreWouldReplaceData`, `StoreError.sameDatabase`, `StoreError.cannotOpen`,
     ///   `StoreError.databaseTooNew`, `StoreError.busy`, `StoreError.storage`.
     @discardableResult
-    public static func restore(fromPath source: String, intoPath target: String, replacingData: Bool = false) async throws -> RestoreOutcome {
+    public static func restore(
+        fromPath source: String, intoPath target: String, replacingData: Bool = false
+    ) async throws -> RestoreOutcome {
         if isSameFile(source, target) { throw StoreError.sameDatabase(path: source) }
         let staged = try StagedBackup(checking: source, besides: target)
         defer { staged.discard() }
@@ -111,20 +116,22 @@ extension FeatureStore {
         let pageSize = try await read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096 }
         try staged.matchPageSize(pageSize)
         let target = writer.path
-        let replaced = try await Self.translatingErrors {
+        let replaced = try await Self.translatingErrorsAsync {
             try await writer.writeWithoutTransaction { db -> DatabaseSummary in
                 let before = try Self.summary(of: db)
                 if !replacingData {
                     let tenants = try String.fetchAll(db, sql: "SELECT slug FROM tenants ORDER BY slug")
                     guard tenants.isEmpty else {
-                        throw StoreError.restoreWouldReplaceData(path: target, tenants: tenants.map(TenantSlug.init(rawValue:)))
+                        throw StoreError.restoreWouldReplaceData(
+                            path: target, tenants: tenants.map(TenantSlug.init(rawValue:)))
                     }
                 }
                 // A generation above both files' tells running servers that revision numbers they
                 // have served may now hold other documents (see `DeliveryState.generation`).
                 let generation = try Int64.fetchOne(db, sql: "SELECT generation FROM store_generation") ?? 0
                 try staged.queue.write { source in
-                    try source.execute(sql: "UPDATE store_generation SET generation = max(generation, ?) + 1", arguments: [generation])
+                    try source.execute(
+                        sql: "UPDATE store_generation SET generation = max(generation, ?) + 1", arguments: [generation])
                 }
                 // SQLite's backup writes every page as one transaction of this connection: into
                 // the WAL, so readers keep their snapshot and the next ones see the restored file.
@@ -140,11 +147,13 @@ extension FeatureStore {
 
     /// What `db` holds, in brief. Needs the current schema.
     static func summary(of db: Database) throws -> DatabaseSummary {
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT t.slug, e.name, (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
-            FROM environments e JOIN tenants t ON t.id = e.tenant_id
-            ORDER BY t.slug, e.name
-            """)
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT t.slug, e.name, (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
+                FROM environments e JOIN tenants t ON t.id = e.tenant_id
+                ORDER BY t.slug, e.name
+                """)
         let count = { (table: String) in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 }
         let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
@@ -153,7 +162,8 @@ extension FeatureStore {
             tenantCount: try count("tenants"),
             environments: rows.map { row in
                 DatabaseSummary.EnvironmentRevision(
-                    path: EnvironmentPath(tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1])),
+                    path: EnvironmentPath(
+                        tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1])),
                     latestRevision: row[2])
             },
             revisionCount: try count("revisions"),
@@ -178,7 +188,9 @@ extension FeatureStore {
     /// Whether two paths name the same file (a link or another spelling of the path counts).
     static func isSameFile(_ first: String, _ second: String) -> Bool {
         let fileManager = FileManager.default
-        guard let a = try? fileManager.attributesOfItem(atPath: first), let b = try? fileManager.attributesOfItem(atPath: second) else {
+        guard let a = try? fileManager.attributesOfItem(atPath: first),
+            let b = try? fileManager.attributesOfItem(atPath: second)
+        else {
             return false
         }
         return (a[.systemNumber] as? NSNumber) == (b[.systemNumber] as? NSNumber)
@@ -242,17 +254,22 @@ struct StagedBackup: Sendable {
             throw StoreError.cannotRead(path: path, reason: "there is no such file")
         }
         guard !isDirectory.boolValue else { throw StoreError.cannotRead(path: path, reason: "it is a folder") }
-        guard FileManager.default.isReadableFile(atPath: path) else { throw StoreError.cannotRead(path: path, reason: "it is not readable") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw StoreError.cannotRead(path: path, reason: "it is not readable")
+        }
 
         // Beside the database: the same file system, with room for a file of its size.
         let inMemory = databasePath.isEmpty || databasePath == ":memory:"
-        let directory = inMemory ? FileManager.default.temporaryDirectory : URL(fileURLWithPath: databasePath).deletingLastPathComponent()
+        let directory =
+            inMemory
+            ? FileManager.default.temporaryDirectory : URL(fileURLWithPath: databasePath).deletingLastPathComponent()
         let url = directory.appendingPathComponent(".flagpole-restore-\(UUID().uuidString).sqlite")
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: url.path)
         } catch let error as DatabaseError {
-            throw StoreError.cannotWrite(path: url.path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+            throw StoreError.cannotWrite(
+                path: url.path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
         do {
             schemaVersion = try Self.copyAndCheck(path, into: queue)
@@ -302,8 +319,10 @@ struct StagedBackup: Sendable {
         } catch let error as DatabaseError {
             switch error.resultCode {
             case .SQLITE_NOTADB: throw StoreError.notADatabase(path: path)
-            case .SQLITE_CORRUPT: throw StoreError.damagedFile(path: path, problems: [error.message ?? "a damaged page"])
-            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH: throw StoreError.cannotRead(path: path, reason: error.message ?? "cannot open")
+            case .SQLITE_CORRUPT:
+                throw StoreError.damagedFile(path: path, problems: [error.message ?? "a damaged page"])
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH:
+                throw StoreError.cannotRead(path: path, reason: error.message ?? "cannot open")
             default: throw StoreError(error)
             }
         }

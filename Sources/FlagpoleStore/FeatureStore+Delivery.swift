@@ -33,18 +33,26 @@ extension FeatureStore {
     /// polls it to notice what other processes (the command line) changed in the file.
     public func deliveryStates() async throws -> [EnvironmentPath: DeliveryState] {
         try await read { db in
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
-                       (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id),
-                       (SELECT generation FROM store_generation)
-                FROM environments e JOIN tenants t ON t.id = e.tenant_id
-                """))
-            return Dictionary(uniqueKeysWithValues: rows.map { row in
-                let path = EnvironmentPath(tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1]))
-                return (path, DeliveryState(
-                    revision: row[5], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3]), settingsVersion: row[4],
-                    generation: row[6]))
-            })
+            let rows = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
+                               (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id),
+                               (SELECT generation FROM store_generation)
+                        FROM environments e JOIN tenants t ON t.id = e.tenant_id
+                        """))
+            return Dictionary(
+                uniqueKeysWithValues: rows.map { row in
+                    let path = EnvironmentPath(
+                        tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1]))
+                    return (
+                        path,
+                        DeliveryState(
+                            revision: row[5], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3]),
+                            settingsVersion: row[4],
+                            generation: row[6])
+                    )
+                })
         }
     }
 
@@ -55,9 +63,11 @@ extension FeatureStore {
         try await read { db in
             let head = try db.environmentHead(of: path)
             let row = try Row.fetchOne(
-                db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?", arguments: [head.scope.id])!
+                db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?",
+                arguments: [head.scope.id])!
             return DeliveryState(
-                revision: head.revision, settings: DeliverySettings(isPrivate: row[0], cacheControl: row[1]), settingsVersion: row[2],
+                revision: head.revision, settings: DeliverySettings(isPrivate: row[0], cacheControl: row[1]),
+                settingsVersion: row[2],
                 generation: head.generation)
         }
     }
@@ -87,7 +97,8 @@ extension FeatureStore {
                 }
             }
             try db.execute(
-                sql: "UPDATE environments SET is_private = ?, cache_control = ?, delivery_version = delivery_version + 1 WHERE id = ?",
+                sql:
+                    "UPDATE environments SET is_private = ?, cache_control = ?, delivery_version = delivery_version + 1 WHERE id = ?",
                 arguments: [settings.isPrivate, settings.cacheControl, scope.id])
             return settings
         }
@@ -96,7 +107,9 @@ extension FeatureStore {
 
 extension Database {
     func deliverySettings(in scope: EnvironmentScope) throws -> DeliverySettings {
-        try Row.fetchOne(self, sql: "SELECT is_private, cache_control FROM environments WHERE id = ?", arguments: [scope.id])
-            .map { DeliverySettings(isPrivate: $0[0], cacheControl: $0[1]) } ?? DeliverySettings()
+        try Row.fetchOne(
+            self, sql: "SELECT is_private, cache_control FROM environments WHERE id = ?", arguments: [scope.id]
+        )
+        .map { DeliverySettings(isPrivate: $0[0], cacheControl: $0[1]) } ?? DeliverySettings()
     }
 }

@@ -9,13 +9,17 @@ extension FeatureStore {
     /// - throws: `StoreError.biasesIgnored` when the app would not use these biases (unless
     ///   `isForced`), `StoreError.featureNotFound`, `StoreError.importRefused` (a value that is
     ///   not a JSON number).
-    public func setBiases(_ biases: [Double], of name: String, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
+    public func setBiases(
+        _ biases: [Double], of name: String, in path: EnvironmentPath, options: EditOptions
+    ) async throws -> EditOutcome {
         try await edit(name, in: path, kind: .bias, options: options, message: "set biases of \(name)") { feature in
             guard feature.isBucketed else { throw CoreError.notATest(feature: name, kind: feature.kind) }
             feature.testBiases = biases
         } check: { warnings in
             let ignored = warnings.filter { Self.ignoredBiasCodes.contains($0.code) }
-            if !options.isForced && !ignored.isEmpty { throw StoreError.biasesIgnored(feature: name, diagnostics: ignored) }
+            if !options.isForced && !ignored.isEmpty {
+                throw StoreError.biasesIgnored(feature: name, diagnostics: ignored)
+            }
         }
     }
 
@@ -26,8 +30,12 @@ extension FeatureStore {
     /// Enables or disables a feature as one new revision (nothing when it already is).
     ///
     /// - throws: `StoreError.featureNotFound`.
-    public func setEnabled(_ isEnabled: Bool, feature name: String, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
-        try await edit(name, in: path, kind: .edit, options: options, message: "\(isEnabled ? "enable" : "disable") \(name)") { feature in
+    public func setEnabled(
+        _ isEnabled: Bool, feature name: String, in path: EnvironmentPath, options: EditOptions
+    ) async throws -> EditOutcome {
+        try await edit(
+            name, in: path, kind: .edit, options: options, message: "\(isEnabled ? "enable" : "disable") \(name)"
+        ) { feature in
             // `enabled` absent already means enabled for a test: writing it would change nothing the app sees.
             if feature.isEnabled != isEnabled { feature.enabled = isEnabled }
         }
@@ -37,7 +45,9 @@ extension FeatureStore {
     ///
     /// - throws: `CoreError.notATest`, `CoreError.winnerRequired`, `CoreError.unknownVariation`,
     ///   `StoreError.featureNotFound`.
-    public func rollOut(_ name: String, to winner: String?, in path: EnvironmentPath, options: EditOptions) async throws -> EditOutcome {
+    public func rollOut(
+        _ name: String, to winner: String?, in path: EnvironmentPath, options: EditOptions
+    ) async throws -> EditOutcome {
         try await edit(name, in: path, kind: .rollout, options: options, message: "roll out \(name)") { feature in
             feature = try feature.rolledOut(to: winner)
         }
@@ -67,7 +77,8 @@ extension FeatureStore {
             let scope = try db.scope(of: path)
             return try [old, new].map { number in
                 guard let record = try db.revisionRecord(number, in: scope) else {
-                    throw StoreError.revisionNotFound(path, number: number, latest: try db.latestRevisionNumber(in: scope))
+                    throw StoreError.revisionNotFound(
+                        path, number: number, latest: try db.latestRevisionNumber(in: scope))
                 }
                 return record
             }
@@ -75,7 +86,9 @@ extension FeatureStore {
         let documents = try revisions.map { revision in
             guard let document = DocumentDecoder.decode(Array(revision.document)).document else {
                 throw StoreError.storage(
-                    reason: "revision \(revision.number) of \(path) is not a valid features.json (inspect it with `flagpole export --revision \(revision.number)`)")
+                    reason:
+                        "revision \(revision.number) of \(path) is not a valid features.json (inspect it with `flagpole export --revision \(revision.number)`)"
+                )
             }
             return document
         }
@@ -113,12 +126,15 @@ extension FeatureStore {
             }
             try change(&document.features[index])
             return try Self.revise(
-                db, path: path, rendered: document.rendered(), kind: kind, options: options, message: message, focus: name,
+                db, path: path, rendered: document.rendered(), kind: kind, options: options, message: message,
+                focus: name,
                 storedFeatures: features, check: check)
         }
     }
 
-    private func transaction<T: Sendable>(isReadOnly: Bool, _ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    private func transaction<T: Sendable>(
+        isReadOnly: Bool, _ work: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         isReadOnly ? try await read(work) : try await write(work)
     }
 
@@ -126,7 +142,8 @@ extension FeatureStore {
     /// `kind` (unless a dry run): the path imports take, so edits are validated, audited and
     /// re-evaluate users exactly as imports do. Warnings are those of `focus` when named.
     private static func revise(
-        _ db: Database, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions, message: String,
+        _ db: Database, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions,
+        message: String,
         focus: String?, storedFeatures: [StoredFeature]? = nil, check: ([Diagnostic]) throws -> Void = { _ in }
     ) throws -> EditOutcome {
         let decoded = DocumentDecoder.decode(rendered)
@@ -134,26 +151,39 @@ extension FeatureStore {
             throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
         let importOptions = ImportOptions(
-            isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor, expectedRevision: options.expectedRevision)
+            isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor,
+            expectedRevision: options.expectedRevision)
         let plan = try DocumentPlan(
             db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions,
             storedFeatures: storedFeatures)
         let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
         try check(warnings)
         // A dry run counts who would move; applying counts who did, with the same selection.
-        let (outcome, moves) = options.isDryRun
-            ? (plan.outcome, try Dictionary(uniqueKeysWithValues: plan.rangeChanges.map { change in
-                (change.next.name, try db.pendingMoves(
-                    featureID: change.stored.id, from: change.stored.feature.assignmentRanges, to: change.next.assignmentRanges))
-            }))
+        let (outcome, moves) =
+            options.isDryRun
+            ? (
+                plan.outcome,
+                try Dictionary(
+                    uniqueKeysWithValues: plan.rangeChanges.map { change in
+                        (
+                            change.next.name,
+                            try db.pendingMoves(
+                                featureID: change.stored.id, from: change.stored.feature.assignmentRanges,
+                                to: change.next.assignmentRanges)
+                        )
+                    })
+            )
             : try plan.apply(db, kind: kind)
         let plans = try plan.rangeChanges.map { change in
             try db.rolloutPlan(of: change.stored, to: change.next, recorded: moves[change.next.name] ?? [])
         }
         return switch outcome.status {
-        case .applied(let number): EditOutcome(revision: number, isApplied: true, isUnchanged: false, plans: plans, warnings: warnings)
-        case .planned(let number): EditOutcome(revision: number, isApplied: false, isUnchanged: false, plans: plans, warnings: warnings)
-        case .unchanged(let number): EditOutcome(revision: number, isApplied: false, isUnchanged: true, plans: plans, warnings: warnings)
+        case .applied(let number):
+            EditOutcome(revision: number, isApplied: true, isUnchanged: false, plans: plans, warnings: warnings)
+        case .planned(let number):
+            EditOutcome(revision: number, isApplied: false, isUnchanged: false, plans: plans, warnings: warnings)
+        case .unchanged(let number):
+            EditOutcome(revision: number, isApplied: false, isUnchanged: true, plans: plans, warnings: warnings)
         }
     }
 }
@@ -164,25 +194,33 @@ extension Database {
     func rolloutPlan(of stored: StoredFeature, to next: Feature, recorded: [RecordedMove]) throws -> RolloutPlan {
         let before = stored.feature.assignmentRanges
         let after = next.assignmentRanges
-        var moves = before.transitions(to: after).map { RolloutPlan.Move(from: $0.from, to: $0.to, share: $0.share, recordedUsers: 0) }
+        var moves = before.transitions(to: after).map {
+            RolloutPlan.Move(from: $0.from, to: $0.to, share: $0.share, recordedUsers: 0)
+        }
         // By pair, through a dictionary: a test with many variations has many pairs.
         let positions = Dictionary(
-            moves.indices.map { (MovePair(from: moves[$0].from, to: moves[$0].to), $0) }, uniquingKeysWith: { first, _ in first })
+            moves.indices.map { (MovePair(from: moves[$0].from, to: moves[$0].to), $0) },
+            uniquingKeysWith: { first, _ in first })
         for pending in recorded {
             if let index = positions[MovePair(from: pending.from, to: pending.to)] {
                 moves[index].recordedUsers += pending.users
             } else {
-                moves.append(RolloutPlan.Move(from: pending.from, to: pending.to, share: 0, recordedUsers: pending.users))
+                moves.append(
+                    RolloutPlan.Move(from: pending.from, to: pending.to, share: 0, recordedUsers: pending.users))
             }
         }
-        return RolloutPlan(feature: next.name, before: before, after: after, moves: moves, recordedUsers: try recordedUserCount(featureID: stored.id))
+        return RolloutPlan(
+            feature: next.name, before: before, after: after, moves: moves,
+            recordedUsers: try recordedUserCount(featureID: stored.id))
     }
 
     /// The feature named `name` in the environment's current document, or with
     /// `includingArchived` one that has left it (its users' history outlives its place).
     ///
     /// - throws: `StoreError.featureNotFound`.
-    func storedFeature(named name: String, in scope: EnvironmentScope, includingArchived: Bool = false) throws -> StoredFeature {
+    func storedFeature(
+        named name: String, in scope: EnvironmentScope, includingArchived: Bool = false
+    ) throws -> StoredFeature {
         // Every per-user write (assign, a pinned fetch, an override) starts here: cached
         // statements, rather than SQL generated anew by the query interface each time.
         let sql = "SELECT * FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
@@ -193,6 +231,8 @@ extension Database {
         let variations = try VariationRecord.fetchAll(
             cachedStatement(sql: "SELECT * FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position"),
             arguments: [scope.tenant.id, record.id!])
-        return StoredFeature(id: record.id!, salt: record.salt, position: record.position, feature: try record.feature(variations: variations))
+        return StoredFeature(
+            id: record.id!, salt: record.salt, position: record.position,
+            feature: try record.feature(variations: variations))
     }
 }

@@ -12,7 +12,8 @@ extension FeatureStore {
             let scope = try db.scope(of: path)
             guard let record = try db.revisionRecord(number, in: scope) else {
                 if let number {
-                    throw StoreError.revisionNotFound(path, number: number, latest: try db.latestRevisionNumber(in: scope))
+                    throw StoreError.revisionNotFound(
+                        path, number: number, latest: try db.latestRevisionNumber(in: scope))
                 }
                 throw StoreError.noRevision(path)
             }
@@ -27,7 +28,9 @@ extension FeatureStore {
             var revisions: [Revision] = []
             for tenant in try TenantRecord.order(TenantRecord.Columns.slug).fetchAll(db) {
                 let tenantScope = TenantScope(id: tenant.id!, slug: TenantSlug(rawValue: tenant.slug))
-                for environment in try EnvironmentRecord.owned(by: tenantScope).order(EnvironmentRecord.Columns.name).fetchAll(db) {
+                for environment in try EnvironmentRecord.owned(by: tenantScope).order(EnvironmentRecord.Columns.name)
+                    .fetchAll(db)
+                {
                     let scope = EnvironmentScope(environment, of: tenantScope)
                     if let record = try db.revisionRecord(nil, in: scope) {
                         revisions.append(Revision(record, of: scope.path))
@@ -44,7 +47,9 @@ extension FeatureStore {
     public func snapshot(of path: EnvironmentPath) async throws -> EnvironmentSnapshot {
         try await read { db in
             let scope = try db.scope(of: path)
-            return EnvironmentSnapshot(path: path, revision: try db.latestRevisionNumber(in: scope), document: try db.currentDocument(in: scope))
+            return EnvironmentSnapshot(
+                path: path, revision: try db.latestRevisionNumber(in: scope),
+                document: try db.currentDocument(in: scope))
         }
     }
 
@@ -54,17 +59,20 @@ extension FeatureStore {
     public func revisions(of path: EnvironmentPath) async throws -> [RevisionSummary] {
         try await read { db in
             let scope = try db.scope(of: path)
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT r.number, r.kind, r.actor, r.message, r.created_at, length(r.document) AS size,
-                       (SELECT count(*) FROM audit a WHERE a.revision_id = r.id AND a.tenant_id = r.tenant_id) AS changes
-                FROM revisions r
-                WHERE r.tenant_id = ? AND r.environment_id = ?
-                ORDER BY r.number DESC
-                """, arguments: [scope.tenant.id, scope.id])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.number, r.kind, r.actor, r.message, r.created_at, length(r.document) AS size,
+                           (SELECT count(*) FROM audit a WHERE a.revision_id = r.id AND a.tenant_id = r.tenant_id) AS changes
+                    FROM revisions r
+                    WHERE r.tenant_id = ? AND r.environment_id = ?
+                    ORDER BY r.number DESC
+                    """, arguments: [scope.tenant.id, scope.id])
             return rows.map { row in
                 RevisionSummary(
                     number: row["number"], kind: RevisionKind(rawValue: row["kind"]) ?? .edit, actor: row["actor"],
-                    message: row["message"], createdAt: row["created_at"], size: row["size"], changeCount: row["changes"])
+                    message: row["message"], createdAt: row["created_at"], size: row["size"],
+                    changeCount: row["changes"])
             }
         }
     }

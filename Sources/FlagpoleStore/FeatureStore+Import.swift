@@ -13,7 +13,9 @@ extension FeatureStore {
     ///
     /// - throws: `StoreError.importRefused` (errors, or warnings with `isStrict`),
     ///   `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
-    public func importDocument(_ bytes: [UInt8], into path: EnvironmentPath, options: ImportOptions) async throws -> ImportOutcome {
+    public func importDocument(
+        _ bytes: [UInt8], into path: EnvironmentPath, options: ImportOptions
+    ) async throws -> ImportOutcome {
         // Parsing and rendering need no database: keep them out of the write lock.
         let decoded = DocumentDecoder.decode(bytes)
         guard let document = decoded.document else {
@@ -22,11 +24,14 @@ extension FeatureStore {
         let rendered = document.rendered()
         if options.isDryRun {
             return try await read { db in
-                try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options).outcome
+                try DocumentPlan(
+                    db, path: path, decoded: decoded, document: document, rendered: rendered, options: options
+                ).outcome
             }
         }
         return try await write { db in
-            try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options).apply(db, kind: .import).outcome
+            try DocumentPlan(db, path: path, decoded: decoded, document: document, rendered: rendered, options: options)
+                .apply(db, kind: .import).outcome
         }
     }
 }

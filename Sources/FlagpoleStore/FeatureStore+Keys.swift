@@ -12,22 +12,29 @@ extension FeatureStore {
     public func createKey(for owner: KeyOwner, role: KeyRole, name: String = "") async throws -> CreatedKey {
         guard (owner == .server) == (role == .serverAdmin) else { throw StoreError.invalidKeyRole(role, owner: owner) }
         return try await write { db in
-            let tenantID: Int64? = switch owner {
-            case .server: nil
-            case .tenant(let slug): try db.scope(of: slug).id
-            }
+            let tenantID: Int64? =
+                switch owner {
+                case .server: nil
+                case .tenant(let slug): try db.scope(of: slug).id
+                }
             let now = Date()
             // A prefix is 32 random bits: a clash is rare, and the UNIQUE index makes it harmless.
             while true {
                 let secret = APIKeySecret.generate()
-                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM api_keys WHERE prefix = ?", arguments: [secret.prefix]) ?? false
+                let exists =
+                    try Bool.fetchOne(db, sql: "SELECT 1 FROM api_keys WHERE prefix = ?", arguments: [secret.prefix])
+                    ?? false
                 if exists { continue }
                 try db.execute(
-                    sql: "INSERT INTO api_keys (tenant_id, role, prefix, sha256, name, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [tenantID, role.rawValue, secret.prefix, Data(secret.digest), name, now.unixMilliseconds])
+                    sql:
+                        "INSERT INTO api_keys (tenant_id, role, prefix, sha256, name, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        tenantID, role.rawValue, secret.prefix, Data(secret.digest), name, now.unixMilliseconds,
+                    ])
                 return CreatedKey(
                     secret: secret.value,
-                    info: APIKeyInfo(prefix: secret.prefix, owner: owner, role: role, name: name, createdAt: now, revokedAt: nil))
+                    info: APIKeyInfo(
+                        prefix: secret.prefix, owner: owner, role: role, name: name, createdAt: now, revokedAt: nil))
             }
         }
     }
@@ -51,7 +58,8 @@ extension FeatureStore {
             }
             if key.revokedAt != nil { return key }
             let now = Date()
-            try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ?", arguments: [now.unixMilliseconds, prefix])
+            try db.execute(
+                sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ?", arguments: [now.unixMilliseconds, prefix])
             key.revokedAt = now
             return key
         }
@@ -62,10 +70,13 @@ extension FeatureStore {
     public func identity(ofKey secret: String) async throws -> KeyIdentity? {
         guard let presented = APIKeySecret(secret) else { return nil }
         let found = try await read { db -> (role: String, digest: Data, tenant: String?)? in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
-                WHERE k.prefix = ? AND k.revoked_at IS NULL
-                """), arguments: [presented.prefix]).map { ($0[0], $0[1], $0[2]) }
+            try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
+                        WHERE k.prefix = ? AND k.revoked_at IS NULL
+                        """), arguments: [presented.prefix]
+            ).map { ($0[0], $0[1], $0[2]) }
         }
         guard let found, ConstantTime.isEqual(found.digest, presented.digest) else { return nil }
         return KeyIdentity(prefix: presented.prefix, role: found.role, tenant: found.tenant)
@@ -88,7 +99,7 @@ struct APIKeySecret {
     init?(_ value: String) {
         let digits = value.utf8.dropFirst(Self.marker.utf8.count)
         guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2,
-              digits.allSatisfy(\.isLowercaseHexDigit)
+            digits.allSatisfy(\.isLowercaseHexDigit)
         else { return nil }
         self.value = value
     }
@@ -119,12 +130,15 @@ extension KeyIdentity {
 extension Database {
     /// The keys of `owner`, revoked ones included, oldest first.
     func keys(of owner: KeyOwner) throws -> [APIKeyInfo] {
-        let rows: [Row] = switch owner {
-        case .server:
-            try Row.fetchAll(self, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
-        case .tenant(let slug):
-            try Row.fetchAll(self, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [scope(of: slug).id])
-        }
+        let rows: [Row] =
+            switch owner {
+            case .server:
+                try Row.fetchAll(self, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
+            case .tenant(let slug):
+                try Row.fetchAll(
+                    self, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [scope(of: slug).id]
+                )
+            }
         return rows.map { row in
             APIKeyInfo(
                 prefix: row["prefix"], owner: owner, role: KeyRole(rawValue: row["role"]) ?? .reader, name: row["name"],

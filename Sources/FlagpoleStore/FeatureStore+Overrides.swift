@@ -9,19 +9,27 @@ extension FeatureStore {
     ///
     /// - returns: the user's assignment under the override.
     /// - throws: `CoreError.notATest`, `CoreError.unknownVariation`, `StoreError.unreachableVariation`.
-    public func setOverride(_ name: String, user: UserID, variation: String, in path: EnvironmentPath) async throws -> Assignment {
+    public func setOverride(
+        _ name: String, user: UserID, variation: String, in path: EnvironmentPath
+    ) async throws -> Assignment {
         try await write { db in
             let (stored, writer) = try db.testForUser(name, in: path)
             guard stored.feature.isEnabled else { throw StoreError.testDisabled(feature: name) }
             let ranges = VariationRanges(of: stored.feature)
-            guard let forced = stored.feature.effectiveVariations.first(where: { $0.lowercased() == variation.lowercased() }) else {
-                throw CoreError.unknownVariation(feature: name, variation: variation, variations: stored.feature.effectiveVariations)
+            guard
+                let forced = stored.feature.effectiveVariations.first(where: {
+                    $0.lowercased() == variation.lowercased()
+                })
+            else {
+                throw CoreError.unknownVariation(
+                    feature: name, variation: variation, variations: stored.feature.effectiveVariations)
             }
             let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
             guard ranges.point(in: forced, preferring: point) != nil else {
                 throw StoreError.unreachableVariation(feature: name, variation: forced)
             }
-            let overridden = Assignment(user: user, feature: name, variation: forced, point: point, revision: writer.revision, isOverride: true)
+            let overridden = Assignment(
+                user: user, feature: name, variation: forced, point: point, revision: writer.revision, isOverride: true)
             guard let recorded = try db.assignment(of: user, in: stored) else {
                 try writer.recordOverride(user: user.rawValue, featureID: stored.id, point: point, variation: forced)
                 return overridden
@@ -46,7 +54,9 @@ extension FeatureStore {
             }
             let variation = stored.feature.assignmentRanges.variation(at: recorded.point)!
             try writer.move(recorded, featureID: stored.id, to: variation, isOverride: false, reason: .overrideCleared)
-            return Assignment(user: user, feature: name, variation: variation, point: recorded.point, revision: writer.revision, isOverride: false)
+            return Assignment(
+                user: user, feature: name, variation: variation, point: recorded.point, revision: writer.revision,
+                isOverride: false)
         }
     }
 
@@ -62,21 +72,27 @@ extension FeatureStore {
         try await write { db in
             let scope = try db.scope(of: path)
             let stored = try db.storedFeature(named: name, in: scope)
-            guard stored.feature.kind == .unlockFlag else { throw StoreError.notAnUnlockFlag(feature: name, kind: stored.feature.kind) }
-            let current = try Bool.fetchOne(db, sql: "SELECT unlocked FROM unlocks WHERE feature_id = ? AND user_id = ?",
-                                            arguments: [stored.id, user.rawValue])
+            guard stored.feature.kind == .unlockFlag else {
+                throw StoreError.notAnUnlockFlag(feature: name, kind: stored.feature.kind)
+            }
+            let current = try Bool.fetchOne(
+                db, sql: "SELECT unlocked FROM unlocks WHERE feature_id = ? AND user_id = ?",
+                arguments: [stored.id, user.rawValue])
             guard current != isUnlocked else { return false }
             let time = Date().unixMilliseconds
-            try db.execute(sql: """
-                INSERT INTO unlocks (tenant_id, environment_id, feature_id, user_id, unlocked, source, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (feature_id, user_id) DO UPDATE SET unlocked = excluded.unlocked, source = excluded.source,
-                    updated_at = excluded.updated_at
-                """, arguments: [scope.tenant.id, scope.id, stored.id, user.rawValue, isUnlocked, source, time])
-            try db.execute(sql: """
-                INSERT INTO unlock_events (tenant_id, environment_id, feature_id, user_id, unlocked, source, actor, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [scope.tenant.id, scope.id, stored.id, user.rawValue, isUnlocked, source, actor, time])
+            try db.execute(
+                sql: """
+                    INSERT INTO unlocks (tenant_id, environment_id, feature_id, user_id, unlocked, source, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (feature_id, user_id) DO UPDATE SET unlocked = excluded.unlocked, source = excluded.source,
+                        updated_at = excluded.updated_at
+                    """, arguments: [scope.tenant.id, scope.id, stored.id, user.rawValue, isUnlocked, source, time])
+            try db.execute(
+                sql: """
+                    INSERT INTO unlock_events (tenant_id, environment_id, feature_id, user_id, unlocked, source, actor, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [scope.tenant.id, scope.id, stored.id, user.rawValue, isUnlocked, source, actor, time])
             return true
         }
     }
@@ -85,7 +101,9 @@ extension FeatureStore {
     /// or one feature; with `history`, every unlock and lock instead, newest first.
     ///
     /// - throws: `StoreError.featureNotFound`.
-    public func unlocks(in path: EnvironmentPath, user: UserID? = nil, feature: String? = nil, history: Bool = false) async throws -> [UnlockRecord] {
+    public func unlocks(
+        in path: EnvironmentPath, user: UserID? = nil, feature: String? = nil, history: Bool = false
+    ) async throws -> [UnlockRecord] {
         try await read { db in
             let scope = try db.scope(of: path)
             let table = history ? "unlock_events" : "unlocks"

@@ -21,10 +21,13 @@ extension FeatureStore {
         guard let presented = APIKeySecret(secret) else { return nil }
         let token = SessionToken.generate()
         return try await write { db -> OpenedSession? in
-            guard let row = try Row.fetchOne(db, sql: """
-                SELECT k.id, k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
-                WHERE k.prefix = ? AND k.revoked_at IS NULL
-                """, arguments: [presented.prefix]),
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT k.id, k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
+                        WHERE k.prefix = ? AND k.revoked_at IS NULL
+                        """, arguments: [presented.prefix]),
                 ConstantTime.isEqual(row[2] as Data, presented.digest),
                 let identity = KeyIdentity(prefix: presented.prefix, role: row[1], tenant: row[3]),
                 identity.role != .delivery
@@ -45,12 +48,15 @@ extension FeatureStore {
     public func sessionIdentity(_ token: String, now: Date = Date()) async throws -> KeyIdentity? {
         guard let token = SessionToken(token) else { return nil }
         return try await read { db in
-            try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT k.prefix, k.role, t.slug FROM sessions s
-                JOIN api_keys k ON k.id = s.key_id LEFT JOIN tenants t ON t.id = k.tenant_id
-                WHERE s.sha256 = ? AND s.expires_at > ? AND k.revoked_at IS NULL
-                """), arguments: [Data(token.digest), now.unixMilliseconds])
-                .flatMap { KeyIdentity(prefix: $0[0], role: $0[1], tenant: $0[2]) }
+            try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT k.prefix, k.role, t.slug FROM sessions s
+                        JOIN api_keys k ON k.id = s.key_id LEFT JOIN tenants t ON t.id = k.tenant_id
+                        WHERE s.sha256 = ? AND s.expires_at > ? AND k.revoked_at IS NULL
+                        """), arguments: [Data(token.digest), now.unixMilliseconds]
+            )
+            .flatMap { KeyIdentity(prefix: $0[0], role: $0[1], tenant: $0[2]) }
         }
     }
 
@@ -75,7 +81,9 @@ struct SessionToken: Sendable {
     /// A presented token, if it has the shape of one.
     init?(_ value: String) {
         let digits = value.utf8.dropFirst(Self.marker.utf8.count)
-        guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2, digits.allSatisfy(\.isLowercaseHexDigit) else { return nil }
+        guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2,
+            digits.allSatisfy(\.isLowercaseHexDigit)
+        else { return nil }
         self.value = value
     }
 

@@ -30,7 +30,8 @@ extension FeatureStore {
                     .order(EnvironmentRecord.Columns.name)
                     .fetchAll(db)
                     .map { EnvironmentName(rawValue: $0.name) }
-                return Tenant(slug: scope.slug, name: record.name, createdAt: record.createdAt, environments: environments)
+                return Tenant(
+                    slug: scope.slug, name: record.name, createdAt: record.createdAt, environments: environments)
             }
         }
     }
@@ -42,13 +43,16 @@ extension FeatureStore {
     public func createEnvironment(_ path: EnvironmentPath) async throws -> Environment {
         try await write { db in
             let tenant = try db.scope(of: path.tenant)
-            let exists = try EnvironmentRecord.owned(by: tenant)
+            let exists =
+                try EnvironmentRecord.owned(by: tenant)
                 .filter(EnvironmentRecord.Columns.name == path.environment.rawValue)
                 .fetchCount(db) > 0
             guard !exists else { throw StoreError.environmentAlreadyExists(path) }
-            var record = EnvironmentRecord(tenantID: tenant.id, name: path.environment.rawValue, featuresPosition: 0, createdAt: Date())
+            var record = EnvironmentRecord(
+                tenantID: tenant.id, name: path.environment.rawValue, featuresPosition: 0, createdAt: Date())
             try record.insert(db)
-            return Environment(path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings())
+            return Environment(
+                path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings())
         }
     }
 
@@ -58,7 +62,8 @@ extension FeatureStore {
     public func environments(of slug: TenantSlug) async throws -> [Environment] {
         try await read { db in
             let tenant = try db.scope(of: slug)
-            return try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(db).map { record in
+            return try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(db).map {
+                record in
                 try db.environment(record, of: tenant)
             }
         }

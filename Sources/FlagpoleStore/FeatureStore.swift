@@ -63,19 +63,25 @@ public struct FeatureStore: Sendable {
     ///
     /// - throws: `StoreError.databaseNotFound`, `StoreError.databaseNeedsMigration`,
     ///   `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
-    public static func open(atPath path: String, access: Access = .readWrite, durability: Durability = .normal) throws -> FeatureStore {
+    public static func open(
+        atPath path: String, access: Access = .readWrite, durability: Durability = .normal
+    ) throws -> FeatureStore {
         if access == .readOnly {
             let queue = try readOnlyQueue(atPath: path)
             let status = try translatingErrors { try queue.read(Self.status(of:)) }
             guard status.unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: status.unknown) }
-            guard status.pending.isEmpty else { throw StoreError.databaseNeedsMigration(path: path, pending: status.pending) }
+            guard status.pending.isEmpty else {
+                throw StoreError.databaseNeedsMigration(path: path, pending: status.pending)
+            }
             return FeatureStore(current: queue)
         }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             // After the pool's own setup, which sets NORMAL on the writer connection.
-            if durability == .full { try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") } }
+            if durability == .full {
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            }
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
@@ -161,30 +167,30 @@ public struct FeatureStore: Sendable {
             for row in try Row.fetchAll(db, sql: "SELECT id, name FROM features") {
                 try update.execute(arguments: [Feature.nameKey(row["name"]), row["id"]])
             }
-        },
+        }
     ]
 
     // MARK: Transactions
 
     /// Runs `work` in one read transaction.
     func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await Self.translatingErrors { try await writer.read(work) }
+        try await Self.translatingErrorsAsync { try await writer.read(work) }
     }
 
     /// Runs `work` in one write transaction: all of it is written, or none.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await Self.translatingErrors { try await writer.write(work) }
+        try await Self.translatingErrorsAsync { try await writer.write(work) }
     }
 
     /// Runs `work` in a savepoint of the next group transaction (see `GroupCommit`): all of it
     /// is written, or none, and it returns once the transaction holding it has committed. For
     /// small writes that many callers make at once.
     func writeInGroup<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await Self.translatingErrors { try await groupCommit.write(work) }
+        try await Self.translatingErrorsAsync { try await groupCommit.write(work) }
     }
 
     /// Keeps SQL out of user-facing errors.
-    static func translatingErrors<T>(_ work: () async throws -> T) async throws -> T {
+    static func translatingErrorsAsync<T>(_ work: () async throws -> T) async throws -> T {
         do {
             return try await work()
         } catch let error as DatabaseError {

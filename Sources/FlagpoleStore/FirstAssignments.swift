@@ -34,33 +34,45 @@ struct FirstAssignments {
         self.points = UserPoints(salt: feature.salt)
         self.ranges = feature.feature.assignmentRanges
         self.revision = revision
-        hadRecordedUsers = try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM assignments WHERE feature_id = ?)", arguments: [feature.id]) ?? true
-        try db.execute(sql: """
-            CREATE TEMP TABLE IF NOT EXISTS staged_assignments (user_id TEXT NOT NULL, hash INTEGER NOT NULL, variation TEXT NOT NULL)
-            """)
+        hadRecordedUsers =
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM assignments WHERE feature_id = ?)", arguments: [feature.id])
+            ?? true
+        try db.execute(
+            sql: """
+                CREATE TEMP TABLE IF NOT EXISTS staged_assignments (user_id TEXT NOT NULL, hash INTEGER NOT NULL, variation TEXT NOT NULL)
+                """)
         clear = try RawStatement(db, sql: "DELETE FROM temp.staged_assignments")
-        stage = try RawStatement(db, sql: "INSERT INTO temp.staged_assignments (user_id, hash, variation) VALUES (?1, ?2, ?3)")
-        known = try RawStatement(db, sql: """
-            SELECT s.user_id, a.point, a.variation, a.revision, a.is_override
-            FROM temp.staged_assignments s
-            JOIN assignments a ON a.feature_id = ?1 AND a.point = s.hash / 4294967296.0 * 100 AND a.user_id = s.user_id
-            """)
-        unstage = try RawStatement(db, sql: """
-            DELETE FROM temp.staged_assignments
-            WHERE EXISTS (
-                SELECT 1 FROM assignments a
-                WHERE a.feature_id = ?1 AND a.point = staged_assignments.hash / 4294967296.0 * 100 AND a.user_id = staged_assignments.user_id)
-            """)
+        stage = try RawStatement(
+            db, sql: "INSERT INTO temp.staged_assignments (user_id, hash, variation) VALUES (?1, ?2, ?3)")
+        known = try RawStatement(
+            db,
+            sql: """
+                SELECT s.user_id, a.point, a.variation, a.revision, a.is_override
+                FROM temp.staged_assignments s
+                JOIN assignments a ON a.feature_id = ?1 AND a.point = s.hash / 4294967296.0 * 100 AND a.user_id = s.user_id
+                """)
+        unstage = try RawStatement(
+            db,
+            sql: """
+                DELETE FROM temp.staged_assignments
+                WHERE EXISTS (
+                    SELECT 1 FROM assignments a
+                    WHERE a.feature_id = ?1 AND a.point = staged_assignments.hash / 4294967296.0 * 100 AND a.user_id = staged_assignments.user_id)
+                """)
         let columns = "?1, ?2, ?3, ?4, ?5, user_id, hash / 4294967296.0 * 100, variation"
-        insert = try RawStatement(db, sql: """
-            INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation)
-            SELECT \(columns) FROM temp.staged_assignments
-            """)
-        event = try RawStatement(db, sql: """
-            INSERT INTO assignment_events (tenant_id, environment_id, feature_id, revision, created_at, user_id, point, variation, reason)
-            SELECT \(columns), 'first' FROM temp.staged_assignments
-            """)
+        insert = try RawStatement(
+            db,
+            sql: """
+                INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation)
+                SELECT \(columns) FROM temp.staged_assignments
+                """)
+        event = try RawStatement(
+            db,
+            sql: """
+                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, revision, created_at, user_id, point, variation, reason)
+                SELECT \(columns), 'first' FROM temp.staged_assignments
+                """)
         for statement in [insert, event] {
             statement.bind(scope.tenant.id, at: 1)
             statement.bind(scope.id, at: 2)

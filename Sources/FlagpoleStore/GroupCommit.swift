@@ -49,28 +49,30 @@ final class GroupCommit: Sendable {
     /// writer's queue, once that transaction has committed (or failed to): for callers that
     /// must not wait, such as an event loop.
     func write<T: Sendable>(
-        _ work: @escaping @Sendable (Database) throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+        _ work: @escaping @Sendable (Database) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let outcome = Outcome<T>()
-        enqueue(Job(
-            run: { db in
-                let result = Result {
-                    var value: T?
-                    try db.inSavepoint {
-                        value = try work(db)
-                        return .commit
+        enqueue(
+            Job(
+                run: { db in
+                    let result = Result {
+                        var value: T?
+                        try db.inSavepoint {
+                            value = try work(db)
+                            return .commit
+                        }
+                        return value!
                     }
-                    return value!
-                }
-                outcome.result.withLock { $0 = result }
-            },
-            finish: { commitFailure in
-                if let commitFailure {
-                    completion(.failure(commitFailure))
-                } else {
-                    completion(outcome.result.withLock { $0! })
-                }
-            }))
+                    outcome.result.withLock { $0 = result }
+                },
+                finish: { commitFailure in
+                    if let commitFailure {
+                        completion(.failure(commitFailure))
+                    } else {
+                        completion(outcome.result.withLock { $0! })
+                    }
+                }))
     }
 
     /// Writes waiting for the next transaction.

@@ -22,7 +22,8 @@ struct PinningPlan: Sendable {
         /// The group of a user the store has not recorded yet, under `revision`.
         func firstAssignment(of user: UserID, revision: Int) -> RecordedAssignment {
             let point = points.point(for: user.rawValue)
-            return RecordedAssignment(point: point, variation: ranges.variation(at: point)!, isOverride: false, revision: revision)
+            return RecordedAssignment(
+                point: point, variation: ranges.variation(at: point)!, isOverride: false, revision: revision)
         }
 
         /// The point to pin for a user in `assignment`.
@@ -59,7 +60,9 @@ struct PinningPlan: Sendable {
         }
         template = PinnedDocumentTemplate(document)
         unlockFlagIndexes = Dictionary(
-            uniqueKeysWithValues: features.enumerated().filter { $0.element.feature.kind == .unlockFlag }.map { ($0.element.id, $0.offset) })
+            uniqueKeysWithValues: features.enumerated().filter { $0.element.feature.kind == .unlockFlag }.map {
+                ($0.element.id, $0.offset)
+            })
     }
 
     /// The user's document: every test pinned to `assignments` (by feature id, one for every
@@ -78,7 +81,8 @@ struct PinningPlan: Sendable {
         }
         return document.pinned(
             points: Dictionary(uniqueKeysWithValues: points.map { (document.features[$0.key].name, $0.value) }),
-            unlocks: Dictionary(uniqueKeysWithValues: unlockedByIndex.map { (document.features[$0.key].name, $0.value) })
+            unlocks: Dictionary(
+                uniqueKeysWithValues: unlockedByIndex.map { (document.features[$0.key].name, $0.value) })
         ).rendered(style)
     }
 }
@@ -101,7 +105,8 @@ struct EnvironmentHead: Equatable, Sendable {
 
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.scope.id == rhs.scope.id && lhs.scope.tenant.id == rhs.scope.tenant.id
-            && lhs.scope.featuresPosition == rhs.scope.featuresPosition && lhs.revision == rhs.revision && lhs.generation == rhs.generation
+            && lhs.scope.featuresPosition == rhs.scope.featuresPosition && lhs.revision == rhs.revision
+            && lhs.generation == rhs.generation
     }
 }
 
@@ -119,8 +124,10 @@ final class PinningPlans: Sendable {
         plans.withLock { plans in
             let path = plan.head.scope.path
             // Reads finish out of order: never put back a plan older than the one kept.
-            if let kept = plans[path], kept.head.generation == plan.head.generation, kept.head.scope.id == plan.head.scope.id,
-               (kept.head.revision ?? 0) > (plan.head.revision ?? 0) {
+            if let kept = plans[path], kept.head.generation == plan.head.generation,
+                kept.head.scope.id == plan.head.scope.id,
+                (kept.head.revision ?? 0) > (plan.head.revision ?? 0)
+            {
                 return
             }
             plans[path] = plan

@@ -39,7 +39,9 @@ struct RawStatement {
             return
         }
         value.withUTF8 { text in
-            _ = text.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, index, $0.baseAddress, Int32(text.count), Self.transient) }
+            _ = text.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(handle, index, $0.baseAddress, Int32(text.count), Self.transient)
+            }
         }
     }
 
@@ -80,7 +82,8 @@ struct RawStatement {
     }
 
     private func error(_ code: Int32) -> DatabaseError {
-        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        DatabaseError(
+            resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
     }
 
     /// Tells SQLite to copy bound text, which lives only for the duration of the call.

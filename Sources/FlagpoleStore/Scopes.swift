@@ -36,7 +36,7 @@ extension Database {
     /// - throws: `StoreError.tenantNotFound`.
     func scope(of slug: TenantSlug) throws -> TenantScope {
         guard let record = try TenantRecord.filter(TenantRecord.Columns.slug == slug.rawValue).fetchOne(self),
-              let id = record.id
+            let id = record.id
         else { throw StoreError.tenantNotFound(slug) }
         return TenantScope(id: id, slug: slug)
     }
@@ -46,19 +46,23 @@ extension Database {
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     func scope(of path: EnvironmentPath) throws -> EnvironmentScope {
         // Every request starts here: one cached statement when the environment exists.
-        let found = try Row.fetchOne(cachedStatement(sql: """
-            SELECT t.id, e.id, e.features_position FROM tenants t JOIN environments e ON e.tenant_id = t.id
-            WHERE t.slug = ? AND e.name = ?
-            """), arguments: [path.tenant.rawValue, path.environment.rawValue])
+        let found = try Row.fetchOne(
+            cachedStatement(
+                sql: """
+                    SELECT t.id, e.id, e.features_position FROM tenants t JOIN environments e ON e.tenant_id = t.id
+                    WHERE t.slug = ? AND e.name = ?
+                    """), arguments: [path.tenant.rawValue, path.environment.rawValue])
         if let found {
             return EnvironmentScope(
-                tenant: TenantScope(id: found[0], slug: path.tenant), id: found[1], path: path, featuresPosition: found[2])
+                tenant: TenantScope(id: found[0], slug: path.tenant), id: found[1], path: path,
+                featuresPosition: found[2])
         }
         // The long way round, to say what is missing.
         let tenant = try scope(of: path.tenant)
         let environments = try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(self)
         guard let record = environments.first(where: { $0.name == path.environment.rawValue }) else {
-            throw StoreError.environmentNotFound(path, existing: environments.map { EnvironmentName(rawValue: $0.name) })
+            throw StoreError.environmentNotFound(
+                path, existing: environments.map { EnvironmentName(rawValue: $0.name) })
         }
         return EnvironmentScope(record, of: tenant)
     }

@@ -72,7 +72,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .noRevision(let path):
             "\(path) has no revision yet. Import a file first: `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
         case .revisionNotFound(let path, let number, let latest):
-            "\(path) has no revision \(number)" + (latest.map { " (revisions run from 1 to \($0))." } ?? " (it has none yet).")
+            "\(path) has no revision \(number)"
+                + (latest.map { " (revisions run from 1 to \($0))." } ?? " (it has none yet).")
         case .importRefused(let path, let diagnostics, let isStrict):
             isStrict && !diagnostics.hasErrors
                 ? "Import into \(path) refused under --strict: \(diagnostics.count) warning(s). Nothing was written."

@@ -20,7 +20,8 @@ struct BackupCommandTests {
         // Given a database with one revision and recorded users
         try cli.run(["tenant", "create", "acme"])
         #expect(try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
-        #expect(try cli.run(["assign", "--feature", "Example A/B Test", "--user", "u-1", "--tenant", "acme"]).status == 0)
+        #expect(
+            try cli.run(["assign", "--feature", "Example A/B Test", "--user", "u-1", "--tenant", "acme"]).status == 0)
         let exported = try cli.run(["export", "--tenant", "acme"]).stdoutBytes
 
         // When it is backed up
@@ -74,7 +75,9 @@ struct BackupCommandTests {
         #expect(try cli.run(["export", "--tenant", "acme", "--db", other]).stdoutBytes == exported)
     }
 
-    @Test("restore refuses a file that is not a database, a damaged one and a missing one, with exit 1 and the database unchanged")
+    @Test(
+        "restore refuses a file that is not a database, a damaged one and a missing one, with exit 1 and the database unchanged"
+    )
     func restoreRefusesBadFiles() throws {
         try cli.run(["tenant", "create", "acme"])
         try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"])
@@ -101,7 +104,9 @@ struct BackupCommandTests {
         #expect(missing.stderr.contains("there is no such file"))
 
         #expect(try cli.run(["export", "--tenant", "acme"]).stdoutBytes == before)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter { $0.hasPrefix(".flagpole") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter {
+            $0.hasPrefix(".flagpole")
+        }
         #expect(leftovers.isEmpty)
     }
 

@@ -39,7 +39,9 @@ struct CLI {
     /// Runs `flagpole arguments…` in the test's directory with `--db`'s default pointing into it.
     @discardableResult
     func run(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> Result {
-        let child = try ChildProcess(Self.executable, arguments, in: directory, environment: commandEnvironment.merging(environment) { _, new in new }, stdin: stdin)
+        let child = try ChildProcess(
+            Self.executable, arguments, in: directory,
+            environment: commandEnvironment.merging(environment) { _, new in new }, stdin: stdin)
         let (_, out, err) = child.finishWithBytes()
         return Result(
             status: child.process.terminationStatus,

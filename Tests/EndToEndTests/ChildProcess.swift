@@ -16,7 +16,10 @@ final class ChildProcess {
 
     /// Starts `executable arguments…` in `directory`, with `stdin` written to its standard input
     /// (none: `/dev/null`).
-    init(_ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:], stdin: [UInt8]? = nil) throws {
+    init(
+        _ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:],
+        stdin: [UInt8]? = nil
+    ) throws {
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory

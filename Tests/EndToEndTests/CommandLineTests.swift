@@ -28,7 +28,8 @@ struct CommandLineTests {
 
     @Test("validate --json prints exactly valid and diagnostics with the eight fields")
     func validateJSON() throws {
-        let file = try cli.write(#"{"features": [{"name": "a", "enabled": "true"}, {"name": "b", "test-variations": ["x"]}]}"#, to: "f.json")
+        let file = try cli.write(
+            #"{"features": [{"name": "a", "enabled": "true"}, {"name": "b", "test-variations": ["x"]}]}"#, to: "f.json")
         let result = try cli.run(["validate", file, "--json"])
         #expect(result.status == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any])
@@ -37,7 +38,8 @@ struct CommandLineTests {
         let diagnostics = try #require(object["diagnostics"] as? [[String: Any]])
         #expect(diagnostics.count == 2)
         for diagnostic in diagnostics {
-            #expect(Set(diagnostic.keys) == ["severity", "code", "message", "feature", "pointer", "line", "column", "fix"])
+            #expect(
+                Set(diagnostic.keys) == ["severity", "code", "message", "feature", "pointer", "line", "column", "fix"])
         }
         #expect(diagnostics[0]["code"] as? String == "E112")
         #expect(diagnostics[0]["severity"] as? String == "error")
@@ -68,7 +70,8 @@ struct CommandLineTests {
         #expect(tenants.first?["name"] as? String == "Acme Inc.")
         #expect(tenants.first?["environments"] as? [String] == ["production", "staging"])
 
-        let environments = try #require(try cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        let environments = try #require(
+            try cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
         #expect(environments.map { $0["name"] as? String } == ["production", "staging"])
         #expect(environments.allSatisfy { $0["revision"] is NSNull })
 
@@ -91,7 +94,9 @@ struct CommandLineTests {
 
         // Read-only commands on a database that does not exist fail without creating it.
         #expect(try cli.run(["tenant", "list"]).status == 1)
-        #expect(try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme", "--dry-run"]).status == 1)
+        #expect(
+            try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme", "--dry-run"]).status
+                == 1)
         #expect(!FileManager.default.fileExists(atPath: cli.databasePath))
 
         let missingOption = try cli.run(["import", "x.json"])
@@ -129,7 +134,8 @@ struct CommandLineTests {
         let second = try cli.run(["export", "--tenant", "acme"])
         #expect(first.status == 0)
         #expect(first.stdoutBytes == second.stdoutBytes)
-        #expect(first.stdout.hasPrefix("{\n    \"features\": [\n        {\n            \"name\": \"Example Feature Flag\""))
+        #expect(
+            first.stdout.hasPrefix("{\n    \"features\": [\n        {\n            \"name\": \"Example Feature Flag\""))
 
         // The export imports back to the same state: no new revision.
         let exportFile = try cli.write(first.stdout, to: "export.json")
@@ -148,10 +154,12 @@ struct CommandLineTests {
         #expect(pretty == dense)
     }
 
-    @Test("import reads standard input, --dry-run writes nothing, --strict refuses warnings, refusals print diagnostics")
+    @Test(
+        "import reads standard input, --dry-run writes nothing, --strict refuses warnings, refusals print diagnostics")
     func importModes() throws {
         try cli.run(["tenant", "create", "acme"])
-        let withWarning = Array(#"{"features": [{"name": "a", "test-variations": ["x", "y"], "test-biases": [50, 49]}]}"#.utf8)
+        let withWarning = Array(
+            #"{"features": [{"name": "a", "test-variations": ["x", "y"], "test-biases": [50, 49]}]}"#.utf8)
 
         let dryRun = try cli.run(["import", "-", "--tenant", "acme", "--dry-run"], stdin: withWarning)
         #expect(dryRun.status == 0)
@@ -164,7 +172,8 @@ struct CommandLineTests {
         #expect(strict.stderr.contains("<stdin>:1:75: warning: W201"))
         #expect(strict.stderr.contains("refused under --strict"))
 
-        let refused = try cli.run(["import", "-", "--tenant", "acme"], stdin: Array(#"{"features": {"name": "a"}}"#.utf8))
+        let refused = try cli.run(
+            ["import", "-", "--tenant", "acme"], stdin: Array(#"{"features": {"name": "a"}}"#.utf8))
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("<stdin>:1:14: error: E102"))
         #expect(refused.stderr.contains("Nothing was written"))
@@ -191,7 +200,8 @@ struct CommandLineTests {
         #expect(missing.stderr.contains("revisions run from 1 to 2"))
 
         let output = cli.directory.appendingPathComponent("out/features.json")
-        try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
         #expect(try cli.run(["export", "--tenant", "acme", "--output", output.path]).status == 0)
         #expect(try Data(contentsOf: output) == Data(try cli.run(["export", "--tenant", "acme"]).stdoutBytes))
     }
@@ -209,12 +219,15 @@ struct CommandLineTests {
         #expect(published.status == 0)
         #expect(published.stderr.contains("skipped acme/staging: no revision yet"))
 
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json"))) as? [String: Any])
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json")))
+                as? [String: Any])
         let files = try #require(manifest["files"] as? [[String: Any]])
-        #expect(files.map { $0["path"] as? String } == [
-            "acme/production/features.json", "acme/production/features.json.gz",
-            "globex/production/features.json", "globex/production/features.json.gz",
-        ])
+        #expect(
+            files.map { $0["path"] as? String } == [
+                "acme/production/features.json", "acme/production/features.json.gz",
+                "globex/production/features.json", "globex/production/features.json.gz",
+            ])
         for file in files {
             let data = try Data(contentsOf: tree.appendingPathComponent(file["path"] as! String))
             #expect(file["size"] as? Int == data.count)
@@ -231,16 +244,21 @@ struct CommandLineTests {
         let past = Date(timeIntervalSince1970: 1_600_000_000)
         try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: acmeFile.path)
         let acmeBytes = try Data(contentsOf: acmeFile)
-        let change = try cli.write(#"{"features": [{"name": "repti_enable_documents", "enabled": false}]}"#, to: "g.json")
+        let change = try cli.write(
+            #"{"features": [{"name": "repti_enable_documents", "enabled": false}]}"#, to: "g.json")
         try cli.run(["import", change, "--tenant", "globex"])
         #expect(try cli.run(["export", "--all", "--dir", tree.path]).status == 0)
         #expect(try Data(contentsOf: acmeFile) == acmeBytes)
         #expect(try FileManager.default.attributesOfItem(atPath: acmeFile.path)[.modificationDate] as? Date == past)
         let globexFile = tree.appendingPathComponent("globex/production/features.json")
         #expect(try String(decoding: Data(contentsOf: globexFile), as: UTF8.self).contains("\"enabled\": false"))
-        let globex = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json"))) as? [String: Any])
+        let globex = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json")))
+                as? [String: Any])
         #expect((globex["files"] as? [[String: Any]])?.last?["revision"] as? Int == 2)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter { $0.hasPrefix(".cdn") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter {
+            $0.hasPrefix(".cdn")
+        }
         #expect(leftovers.isEmpty)
     }
 
@@ -267,10 +285,12 @@ struct CommandLineTests {
     func featureList() throws {
         try cli.run(["tenant", "create", "acme"])
         try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"])
-        let features = try #require(try cli.json(["feature", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
-        #expect(features.map { $0["kind"] as? String } == [
-            "flag", "development-flag", "unlock-flag", "ab-test", "on-off-ab-test", "mvt-test",
-        ])
+        let features = try #require(
+            try cli.json(["feature", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(
+            features.map { $0["kind"] as? String } == [
+                "flag", "development-flag", "unlock-flag", "ab-test", "on-off-ab-test", "mvt-test",
+            ])
         let onOff = try #require(features[4]["variations"] as? [[String: Any]])
         #expect(onOff.map { $0["name"] as? String } == ["Enabled", "Disabled"])
         #expect(onOff.map { $0["share"] as? Double } == [80, 20])
@@ -320,11 +340,15 @@ struct CommandLineTests {
         #expect(try cli.run(["tenant", "list", "--db", typo]).stdout.contains("No tenants yet"))
     }
 
-    @Test("Commands that only read refuse a database whose migrations are pending, name `flagpole migrate`, and leave it byte for byte")
+    @Test(
+        "Commands that only read refuse a database whose migrations are pending, name `flagpole migrate`, and leave it byte for byte"
+    )
     func readsRefuseOldSchema() throws {
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/migrations")
-        let names = try FileManager.default.contentsOfDirectory(atPath: fixtures.path).filter { $0.hasSuffix(".sqlite") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixtures.path).filter {
+            $0.hasSuffix(".sqlite")
+        }.sorted()
         try #require(!names.isEmpty)
         for name in names {
             // Given a copy of a file an older Flagpole wrote
@@ -345,7 +369,8 @@ struct CommandLineTests {
                 // And the file is as it was
                 #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original, "\(name) \(arguments)")
             }
-            #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("\(name).backup").path))
+            #expect(
+                !FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("\(name).backup").path))
 
             // The way out the message names works.
             #expect(try cli.run(["migrate", "--db", path]).status == 0)
@@ -359,7 +384,8 @@ struct CommandLineTests {
         try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"])
         let database = try Data(contentsOf: URL(fileURLWithPath: cli.databasePath))
         let reads: [[String]] = [
-            ["export", "--tenant", "acme"], ["export", "--tenant", "acme", "--compact"], ["feature", "list", "--tenant", "acme"],
+            ["export", "--tenant", "acme"], ["export", "--tenant", "acme", "--compact"],
+            ["feature", "list", "--tenant", "acme"],
             ["revisions", "--tenant", "acme"], ["tenant", "list"], ["env", "list", "--tenant", "acme"],
             ["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme", "--dry-run"],
         ]
@@ -371,7 +397,9 @@ struct CommandLineTests {
         #expect((try? Data(contentsOf: URL(fileURLWithPath: cli.databasePath + "-wal")))?.isEmpty ?? true)
     }
 
-    @Test("demo imports the example, shows the report, the features, the export and a roll-out plan, and is safe to run twice")
+    @Test(
+        "demo imports the example, shows the report, the features, the export and a roll-out plan, and is safe to run twice"
+    )
     func demo() throws {
         let first = try cli.run(["demo"])
         #expect(first.status == 0)
@@ -386,12 +414,16 @@ struct CommandLineTests {
         #expect(second.stdout.contains("identical to revision 1"))
         #expect(second.stdout.contains("0 users recorded now, 10000 already recorded."))
         // The plan's recorded movers are the same both times: the dry run wrote nothing.
-        let movers = { (output: String) in output.split(separator: "\n").first { $0.contains("recorded users change group") } }
+        let movers = { (output: String) in
+            output.split(separator: "\n").first { $0.contains("recorded users change group") }
+        }
         #expect(movers(first.stdout) != nil)
         #expect(movers(first.stdout) == movers(second.stdout))
     }
 
-    @Test("--synchronous takes normal or full; anything else, on the command line or in FLAGPOLE_SYNCHRONOUS, is a usage error")
+    @Test(
+        "--synchronous takes normal or full; anything else, on the command line or in FLAGPOLE_SYNCHRONOUS, is a usage error"
+    )
     func synchronousOption() throws {
         #expect(try cli.run(["tenant", "create", "acme", "--synchronous", "full"]).status == 0)
         #expect(try cli.run(["tenant", "list", "--synchronous", "fsync"]).status == 64)

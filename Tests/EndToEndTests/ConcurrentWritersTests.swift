@@ -33,8 +33,10 @@ struct ConcurrentWritersTests {
         var random = SeededGenerator(seed: seed)
         let cli = try CLI()
         try #require(cli.run(["tenant", "create", Self.tenant]).status == 0)
-        try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", Self.tenant]).status == 0)
-        let key = try cli.run(["key", "create", "--tenant", Self.tenant, "--role", "editor"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(
+            cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", Self.tenant]).status == 0)
+        let key = try cli.run(["key", "create", "--tenant", Self.tenant, "--role", "editor"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let server = try ServerProcess(cli)
         defer { _ = server.stop() }
 
@@ -44,7 +46,9 @@ struct ConcurrentWritersTests {
         // theirs: the server would otherwise finish in seconds and the commands go on alone.
         let batchSize = requests.count / Self.batches
         let batches = try stride(from: 0, to: requests.count, by: batchSize).map { first in
-            try cli.write(requests[first..<min(first + batchSize, requests.count)].map(\.config).joined(separator: "next\n"), to: "requests-\(first).curl")
+            try cli.write(
+                requests[first..<min(first + batchSize, requests.count)].map(\.config).joined(separator: "next\n"),
+                to: "requests-\(first).curl")
         }
 
         let started = Date()
@@ -70,7 +74,10 @@ struct ConcurrentWritersTests {
             if sending == nil, sent < batches.count, progress.done * batches.count >= sent * commands.count {
                 sending = try ChildProcess(
                     URL(fileURLWithPath: "/usr/bin/env"),
-                    ["curl", "--silent", "--show-error", "--parallel", "--parallel-max", String(Self.connections), "--config", batches[sent]],
+                    [
+                        "curl", "--silent", "--show-error", "--parallel", "--parallel-max", String(Self.connections),
+                        "--config", batches[sent],
+                    ],
                     in: cli.directory)
                 sent += 1
             }
@@ -100,7 +107,9 @@ struct ConcurrentWritersTests {
         for request in requests {
             let answer = (try? String(contentsOf: request.output, encoding: .utf8)) ?? ""
             guard let status = statuses[request.output.path], (200..<300).contains(status) else {
-                failures.append("\(request.write.label): HTTP \(statuses[request.output.path].map(String.init) ?? "no answer"): \(answer)")
+                failures.append(
+                    "\(request.write.label): HTTP \(statuses[request.output.path].map(String.init) ?? "no answer"): \(answer)"
+                )
                 continue
             }
             if var toggle = request.write.toggle {
@@ -110,7 +119,8 @@ struct ConcurrentWritersTests {
         }
         let commandSeconds = commandsDone!.at.timeIntervalSince(started)
         let totalSeconds = finished.timeIntervalSince(started)
-        print("""
+        print(
+            """
             concurrent writers: \(commands.count) commands (\(Self.commandWorkers) processes at a time) in \(String(format: "%.1f", commandSeconds)) s \
             = \(Int(Double(commands.count) / commandSeconds))/s; \(requests.count) requests (\(Self.connections) connections, \
             \(batches.count) batches paced with the commands), the server busy \(String(format: "%.1f", serverSeconds)) s \
@@ -118,7 +128,8 @@ struct ConcurrentWritersTests {
             \(String(format: "%.1f", totalSeconds)) s = \(Int(Double(commands.count + requests.count) / totalSeconds))/s; \
             \(failures.count) failed; seed \(seed)
             """)
-        #expect(failures.isEmpty, "\(failures.count) writes failed, first: \(failures.prefix(5).joined(separator: "\n"))")
+        #expect(
+            failures.isEmpty, "\(failures.count) writes failed, first: \(failures.prefix(5).joined(separator: "\n"))")
 
         // Every write is there.
         let shell = SQLiteShell(databasePath: cli.databasePath)
@@ -129,8 +140,15 @@ struct ConcurrentWritersTests {
         let overrides = Self.writes / 4
         let unlocks = Self.writes * 3 / 20
         for side in ["cli", "srv"] {
-            #expect(try users("\(side)-a", "assignments WHERE feature_id = (SELECT id FROM features WHERE name = '\(Self.test)')") == half)
-            #expect(try users("\(side)-o", "assignments WHERE is_override = 1 AND variation = '\(side == "cli" ? "Group A" : "Group B")'") == overrides)
+            #expect(
+                try users(
+                    "\(side)-a", "assignments WHERE feature_id = (SELECT id FROM features WHERE name = '\(Self.test)')")
+                    == half)
+            #expect(
+                try users(
+                    "\(side)-o",
+                    "assignments WHERE is_override = 1 AND variation = '\(side == "cli" ? "Group A" : "Group B")'")
+                    == overrides)
             #expect(try users("\(side)-u", "unlocks WHERE unlocked = 1") == unlocks)
         }
         let consistency = StoreConsistency(databasePath: cli.databasePath, tenant: Self.tenant)
@@ -150,19 +168,31 @@ struct ConcurrentWritersTests {
     static func commandWrites() -> [Command] {
         var commands: [Command] = []
         for index in 0..<writes / 2 {
-            commands.append(Command(arguments: ["assign", "--feature", test, "--user", "cli-a-\(index)", "--tenant", tenant]))
+            commands.append(
+                Command(arguments: ["assign", "--feature", test, "--user", "cli-a-\(index)", "--tenant", tenant]))
         }
         for index in 0..<writes / 4 {
-            commands.append(Command(arguments: ["override", "set", overridden, "--user", "cli-o-\(index)", "--variation", "Group A", "--tenant", tenant]))
+            commands.append(
+                Command(arguments: [
+                    "override", "set", overridden, "--user", "cli-o-\(index)", "--variation", "Group A", "--tenant",
+                    tenant,
+                ]))
         }
         for index in 0..<writes * 3 / 20 {
-            commands.append(Command(arguments: ["unlock", unlockFlag, "--user", "cli-u-\(index)", "--source", "cli", "--tenant", tenant]))
+            commands.append(
+                Command(arguments: [
+                    "unlock", unlockFlag, "--user", "cli-u-\(index)", "--source", "cli", "--tenant", tenant,
+                ]))
         }
         for index in 0..<writes / 10 {
             let tag = "cli-toggle-\(index)"
-            commands.append(Command(
-                arguments: ["feature", index % 2 == 0 ? "disable" : "enable", "Example Development Flag", "--tenant", tenant, "--message", tag, "--json"],
-                toggle: WriteLedger.Entry(tag: tag, environment: "production", write: .edit)))
+            commands.append(
+                Command(
+                    arguments: [
+                        "feature", index % 2 == 0 ? "disable" : "enable", "Example Development Flag", "--tenant",
+                        tenant, "--message", tag, "--json",
+                    ],
+                    toggle: WriteLedger.Entry(tag: tag, environment: "production", write: .edit)))
         }
         return commands
     }
@@ -178,35 +208,48 @@ struct ConcurrentWritersTests {
         let responses = directory.appendingPathComponent("responses")
         try FileManager.default.createDirectory(at: responses, withIntermediateDirectories: true)
         let base = "\(server.baseURL)/api/v1/tenants/\(tenant)/environments/production/features"
-        func request(_ label: String, _ method: String, _ path: String, _ body: String, toggle: WriteLedger.Entry? = nil) -> Request {
+        func request(
+            _ label: String, _ method: String, _ path: String, _ body: String, toggle: WriteLedger.Entry? = nil
+        ) -> Request {
             let output = responses.appendingPathComponent("\(label).json")
             let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            return Request(write: Write(label: label, toggle: toggle), config: """
-                url = "\(base)/\(path)"
-                request = "\(method)"
-                header = "Authorization: Bearer \(key)"
-                header = "Content-Type: application/json"
-                data-binary = "\(escaped)"
-                output = "\(output.path)"
-                write-out = "%{http_code} %{filename_effective}\\n"
+            return Request(
+                write: Write(label: label, toggle: toggle),
+                config: """
+                    url = "\(base)/\(path)"
+                    request = "\(method)"
+                    header = "Authorization: Bearer \(key)"
+                    header = "Content-Type: application/json"
+                    data-binary = "\(escaped)"
+                    output = "\(output.path)"
+                    write-out = "%{http_code} %{filename_effective}\\n"
 
-                """, output: output)
+                    """, output: output)
         }
         var requests: [Request] = []
         for index in 0..<writes / 2 {
-            requests.append(request("srv-a-\(index)", "POST", "Example%20MVT%20Test/assignments", #"{"users": ["srv-a-\#(index)"]}"#))
+            requests.append(
+                request(
+                    "srv-a-\(index)", "POST", "Example%20MVT%20Test/assignments", #"{"users": ["srv-a-\#(index)"]}"#))
         }
         for index in 0..<writes / 4 {
-            requests.append(request("srv-o-\(index)", "PUT", "Example%20A%2FB%20Test/overrides/srv-o-\(index)", #"{"variation": "Group B"}"#))
+            requests.append(
+                request(
+                    "srv-o-\(index)", "PUT", "Example%20A%2FB%20Test/overrides/srv-o-\(index)",
+                    #"{"variation": "Group B"}"#))
         }
         for index in 0..<writes * 3 / 20 {
-            requests.append(request("srv-u-\(index)", "PUT", "Example%20Unlock%20Flag/unlocks/srv-u-\(index)", #"{"source": "srv"}"#))
+            requests.append(
+                request(
+                    "srv-u-\(index)", "PUT", "Example%20Unlock%20Flag/unlocks/srv-u-\(index)", #"{"source": "srv"}"#))
         }
         for index in 0..<writes / 10 {
             let tag = "srv-toggle-\(index)"
-            requests.append(request(
-                tag, "POST", "Example%20Feature%20Flag/\(index % 2 == 0 ? "disable" : "enable")", #"{"message": "\#(tag)"}"#,
-                toggle: WriteLedger.Entry(tag: tag, environment: "production", write: .edit)))
+            requests.append(
+                request(
+                    tag, "POST", "Example%20Feature%20Flag/\(index % 2 == 0 ? "disable" : "enable")",
+                    #"{"message": "\#(tag)"}"#,
+                    toggle: WriteLedger.Entry(tag: tag, environment: "production", write: .edit)))
         }
         return requests
     }
@@ -246,7 +289,9 @@ struct ConcurrentWritersTests {
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < commands.count else { return }
-                let result = (try? cli.run(commands[index])) ?? CLI.Result(status: -1, stdout: "", stderr: "could not start", stdoutBytes: [])
+                let result =
+                    (try? cli.run(commands[index]))
+                    ?? CLI.Result(status: -1, stdout: "", stderr: "could not start", stdoutBytes: [])
                 results.withLock { $0[index] = result }
                 progress.advance()
             }

@@ -15,7 +15,9 @@ struct CrashConsistencyTests {
     /// a restarted server's, follow every cycle.
     static let fullCheckInterval = 5
 
-    @Test("Random SIGKILLs of import, bias set, assign and the server: integrity ok, revisions contiguous, acknowledged writes present, none half-applied")
+    @Test(
+        "Random SIGKILLs of import, bias set, assign and the server: integrity ok, revisions contiguous, acknowledged writes present, none half-applied"
+    )
     func randomKills() throws {
         let seed = SeededGenerator.seed(fromEnvironment: "FLAGPOLE_CRASH_SEED")
         print("crash consistency: \(Self.cycles) cycles, seed \(seed) (replay: FLAGPOLE_CRASH_SEED=\(seed))")
@@ -33,7 +35,8 @@ struct CrashConsistencyTests {
             }
             checking += Date().timeIntervalSince(checked)
             guard problems.isEmpty else {
-                Issue.record("""
+                Issue.record(
+                    """
                     cycle \(cycle) of seed \(seed) left the database inconsistent (kept at \(harness.cli.databasePath)):
                     \(problems.prefix(20).joined(separator: "\n"))
                     """)
@@ -42,7 +45,8 @@ struct CrashConsistencyTests {
         }
         let entries = harness.ledger.entries
         let kills = harness.landings.filter { $0.key != .notKilled }.values.reduce(0, +)
-        print("""
+        print(
+            """
             crash consistency: \(Self.cycles) cycles, \(entries.count) writes (\(entries.filter(\.isAcknowledged).count) acknowledged), \
             \(kills) kills, \(harness.restarts) server restarts, in \(String(format: "%.1f", Date().timeIntervalSince(started))) s \
             (checks \(String(format: "%.1f", checking)) s); seed \(seed)
@@ -51,12 +55,17 @@ struct CrashConsistencyTests {
             print("  \(landing.rawValue): \(harness.landings[landing] ?? 0)")
         }
         let pinned = entries.filter { if case .pinned = $0.write { true } else { false } }
-        print("  of which pinned-document fetches of new users: \(pinned.count) (\(pinned.filter(\.isAcknowledged).count) acknowledged)")
-        #expect(pinned.contains(where: \.isAcknowledged) || Self.cycles < 50, "the run must cover recorded first fetches")
+        print(
+            "  of which pinned-document fetches of new users: \(pinned.count) (\(pinned.filter(\.isAcknowledged).count) acknowledged)"
+        )
+        #expect(
+            pinned.contains(where: \.isAcknowledged) || Self.cycles < 50, "the run must cover recorded first fetches")
         let windows = harness.windows
         for operation in CrashHarness.Operation.allCases {
             guard let window = windows[operation] else { continue }
-            print("  \(operation.rawValue): write lock taken \(Int(window.start * 1000)) ms after start, released at \(Int(window.end * 1000)) ms (medians)")
+            print(
+                "  \(operation.rawValue): write lock taken \(Int(window.start * 1000)) ms after start, released at \(Int(window.end * 1000)) ms (medians)"
+            )
         }
         try? FileManager.default.removeItem(at: harness.cli.directory)
     }

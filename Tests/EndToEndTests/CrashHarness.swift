@@ -74,8 +74,10 @@ final class CrashHarness {
             let tag = "setup-\(environment)"
             let bytes = files.make(tag: tag, count: 20, biases: [50, 50], using: &random)
             let file = try cli.write(String(decoding: bytes, as: UTF8.self), to: "\(tag).json")
-            let result = try Self.require(cli.run(["import", file, "--tenant", Self.tenant, "--env", environment, "--message", tag, "--json"]))
-            var entry = WriteLedger.Entry(tag: tag, environment: environment, write: .importDocument(rendered: Self.rendered(bytes)))
+            let result = try Self.require(
+                cli.run(["import", file, "--tenant", Self.tenant, "--env", environment, "--message", tag, "--json"]))
+            var entry = WriteLedger.Entry(
+                tag: tag, environment: environment, write: .importDocument(rendered: Self.rendered(bytes)))
             entry.isAcknowledged = true
             (entry.revision, entry.isUnchanged) = Self.answer(result.stdout)
             ledger.append(entry)
@@ -96,16 +98,24 @@ final class CrashHarness {
         case .cliImport:
             let (entry, bytes) = makeImport(in: environment)
             let file = try cli.write(String(decoding: bytes, as: UTF8.self), to: "\(entry.tag).json")
-            try runCommand(operation, entry, ["import", file, "--tenant", Self.tenant, "--env", environment, "--message", entry.tag, "--json"])
+            try runCommand(
+                operation, entry,
+                ["import", file, "--tenant", Self.tenant, "--env", environment, "--message", entry.tag, "--json"])
         case .cliBias:
             let (entry, biases) = makeBiases(in: environment)
-            try runCommand(operation, entry, ["bias", "set", ImportFiles.rollout] + biases.map { String(Int($0)) }
-                + ["--tenant", Self.tenant, "--env", environment, "--message", entry.tag, "--json"])
+            try runCommand(
+                operation, entry,
+                ["bias", "set", ImportFiles.rollout] + biases.map { String(Int($0)) }
+                    + ["--tenant", Self.tenant, "--env", environment, "--message", entry.tag, "--json"])
         case .cliAssign:
             let (entry, users) = makeAssignment(in: environment)
             let file = try cli.write(users.joined(separator: "\n") + "\n", to: "\(entry.tag).txt")
-            try runCommand(operation, entry, ["assign", "--feature", ImportFiles.rollout, "--users-file", file,
-                                              "--tenant", Self.tenant, "--env", environment])
+            try runCommand(
+                operation, entry,
+                [
+                    "assign", "--feature", ImportFiles.rollout, "--users-file", file,
+                    "--tenant", Self.tenant, "--env", environment,
+                ])
         case .server:
             try runRequests()
         }
@@ -157,31 +167,44 @@ final class CrashHarness {
             case 0:
                 let (made, bytes) = makeImport(in: environment)
                 entry = made
-                arguments += ["--data-binary", "@" + (try cli.write(String(decoding: bytes, as: UTF8.self), to: "\(entry.tag).json")),
-                              "\(base)/\(environment)/import?message=\(entry.tag)"]
+                arguments += [
+                    "--data-binary",
+                    "@" + (try cli.write(String(decoding: bytes, as: UTF8.self), to: "\(entry.tag).json")),
+                    "\(base)/\(environment)/import?message=\(entry.tag)",
+                ]
             case 1:
                 let (made, users) = makeAssignment(in: environment)
                 entry = made
                 let body = #"{"users": [\#(users.map { "\"\($0)\"" }.joined(separator: ","))]}"#
-                arguments += ["-H", "Content-Type: application/json", "--data-binary", "@" + (try cli.write(body, to: "\(entry.tag).json")),
-                              "\(feature)/assignments"]
+                arguments += [
+                    "-H", "Content-Type: application/json", "--data-binary",
+                    "@" + (try cli.write(body, to: "\(entry.tag).json")),
+                    "\(feature)/assignments",
+                ]
             case 3:
                 // An app's first fetch of its pinned document: first assignments through group commit.
                 entry = makePinned(in: environment)
-                arguments = ["--dump-header", cli.directory.appendingPathComponent("\(entry.tag).headers").path,
-                             "\(server.baseURL)/t/\(Self.tenant)/\(environment)/features.json?user=\(entry.tag)-0"]
+                arguments = [
+                    "--dump-header", cli.directory.appendingPathComponent("\(entry.tag).headers").path,
+                    "\(server.baseURL)/t/\(Self.tenant)/\(environment)/features.json?user=\(entry.tag)-0",
+                ]
             case 4:
                 // One user, as an app's backend posts them: the direct way, through group commit too.
                 let (made, users) = makeAssignment(in: environment, count: 1)
                 entry = made
-                arguments += ["-H", "Content-Type: application/json", "--data-binary", #"{"users": ["\#(users[0])"]}"#,
-                              "\(feature)/assignments"]
+                arguments += [
+                    "-H", "Content-Type: application/json", "--data-binary", #"{"users": ["\#(users[0])"]}"#,
+                    "\(feature)/assignments",
+                ]
             default:
                 let (made, biases) = makeBiases(in: environment)
                 entry = made
-                arguments += ["-H", "Content-Type: application/json",
-                              "--data-binary", #"{"biases": [\#(biases.map { String(Int($0)) }.joined(separator: ", "))], "message": "\#(entry.tag)"}"#,
-                              "\(feature)/biases"]
+                arguments += [
+                    "-H", "Content-Type: application/json",
+                    "--data-binary",
+                    #"{"biases": [\#(biases.map { String(Int($0)) }.joined(separator: ", "))], "message": "\#(entry.tag)"}"#,
+                    "\(feature)/biases",
+                ]
             }
             let body = cli.directory.appendingPathComponent("\(entry.tag).response")
             requests.append((entry, try Curl.start(arguments, bodyFile: body), body))
@@ -238,8 +261,12 @@ final class CrashHarness {
             while fetched.headers["flagpole-revision"] != String(latest.number) && Date() < deadline {
                 fetched = try Curl.run([url])
             }
-            if fetched.status != 200 || fetched.headers["flagpole-revision"] != String(latest.number) || fetched.body != latest.bytes {
-                problems.append("\(environment): served \(fetched.status) revision \(fetched.headers["flagpole-revision"] ?? "none"), not revision \(latest.number)")
+            if fetched.status != 200 || fetched.headers["flagpole-revision"] != String(latest.number)
+                || fetched.body != latest.bytes
+            {
+                problems.append(
+                    "\(environment): served \(fetched.status) revision \(fetched.headers["flagpole-revision"] ?? "none"), not revision \(latest.number)"
+                )
             }
         }
         return problems
@@ -320,19 +347,22 @@ final class CrashHarness {
         case .importDocument, .biases, .edit:
             return try consistency.shell.int("SELECT count(*) FROM revisions WHERE message = '\(entry.tag)'") > 0
         case .assign, .pinned:
-            return try consistency.shell.int("SELECT count(*) FROM assignments WHERE user_id >= '\(entry.tag)-' AND user_id < '\(entry.tag).'") > 0
+            return try consistency.shell.int(
+                "SELECT count(*) FROM assignments WHERE user_id >= '\(entry.tag)-' AND user_id < '\(entry.tag).'") > 0
         }
     }
 
     /// The tests a pinned document answered: those it pins. Its user must be recorded in all of
     /// them, as `Flagpole-Recorded: true` says.
     private func pinnedTests(of entry: WriteLedger.Entry, body: URL) throws -> Int {
-        let headers = (try? String(contentsOf: cli.directory.appendingPathComponent("\(entry.tag).headers"), encoding: .utf8)) ?? ""
+        let headers =
+            (try? String(contentsOf: cli.directory.appendingPathComponent("\(entry.tag).headers"), encoding: .utf8))
+            ?? ""
         guard headers.lowercased().contains("flagpole-recorded: true") else {
             throw Failure("the pinned document of \(entry.tag) was not recorded: \(headers)")
         }
         guard case .object(let root) = try JSONParser.parse(Array(try Data(contentsOf: body))).value,
-              case .array(let features)? = root["features"]
+            case .array(let features)? = root["features"]
         else { throw Failure("the pinned document of \(entry.tag) is not a features document") }
         return features.count { feature in
             if case .object(let object) = feature { object[Feature.assignmentKey] != nil } else { false }
@@ -343,25 +373,39 @@ final class CrashHarness {
 
     private func makeImport(in environment: String) -> (WriteLedger.Entry, [UInt8]) {
         let tag = nextTag("import")
-        let bytes = files.make(tag: tag, count: Int.random(in: 50...600, using: &random), biases: ImportFiles.biases(using: &random), using: &random)
-        return (WriteLedger.Entry(tag: tag, environment: environment, write: .importDocument(rendered: Self.rendered(bytes))), bytes)
+        let bytes = files.make(
+            tag: tag, count: Int.random(in: 50...600, using: &random), biases: ImportFiles.biases(using: &random),
+            using: &random)
+        return (
+            WriteLedger.Entry(
+                tag: tag, environment: environment, write: .importDocument(rendered: Self.rendered(bytes))), bytes
+        )
     }
 
     private func makeBiases(in environment: String) -> (WriteLedger.Entry, [Double]) {
         let biases = ImportFiles.biases(using: &random)
-        return (WriteLedger.Entry(tag: nextTag("bias"), environment: environment, write: .biases(feature: ImportFiles.rollout, biases: biases)), biases)
+        return (
+            WriteLedger.Entry(
+                tag: nextTag("bias"), environment: environment,
+                write: .biases(feature: ImportFiles.rollout, biases: biases)), biases
+        )
     }
 
     private func makeAssignment(in environment: String, count: Int? = nil) -> (WriteLedger.Entry, [String]) {
         operation += 1
         let tag = WriteLedger.assignTag(operation)
         let users = (0..<(count ?? Int.random(in: 100...1_000, using: &random))).map { "\(tag)-\($0)" }
-        return (WriteLedger.Entry(tag: tag, environment: environment, write: .assign(feature: ImportFiles.rollout, count: users.count)), users)
+        return (
+            WriteLedger.Entry(
+                tag: tag, environment: environment, write: .assign(feature: ImportFiles.rollout, count: users.count)),
+            users
+        )
     }
 
     private func makePinned(in environment: String) -> WriteLedger.Entry {
         operation += 1
-        return WriteLedger.Entry(tag: WriteLedger.assignTag(operation), environment: environment, write: .pinned(tests: nil))
+        return WriteLedger.Entry(
+            tag: WriteLedger.assignTag(operation), environment: environment, write: .pinned(tests: nil))
     }
 
     private func nextTag(_ kind: String) -> String {
@@ -381,8 +425,13 @@ final class CrashHarness {
     /// An import's own `"unchanged"` counts features, and Foundation reads the number 1 as
     /// `true`: its status decides.
     private static func answer(_ json: String) -> (revision: Int?, isUnchanged: Bool) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return (nil, false) }
-        let isUnchanged = if let status = object["status"] as? String { status == "unchanged" } else { object["unchanged"] as? Bool == true }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+            return (nil, false)
+        }
+        let isUnchanged =
+            if let status = object["status"] as? String { status == "unchanged" } else {
+                object["unchanged"] as? Bool == true
+            }
         return (object["revision"] as? Int, isUnchanged)
     }
 

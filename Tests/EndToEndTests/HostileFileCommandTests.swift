@@ -50,14 +50,25 @@ struct HostileFileCommandTests {
         #expect(result.stderr.contains("/dev/zero is over 67 108 864 bytes"), "\(result.stderr)")
     }
 
-    @Test("Invalid UTF-8, a lone surrogate, a duplicate key, a too-large number and deep nesting: each at its line and column", arguments: [
-        (Array("{\"features\": [\n  {\"name\": \"caf".utf8) + [0xE9] + Array("\"}]}".utf8), "2:16: error: E100", "invalid UTF-8"),
-        (Array("{\"features\": [{\"name\": \"\\uD800\"}]}".utf8), "1:25: error: E100", "surrogate"),
-        (Array("{\"features\": [{\"name\": \"a\", \"name\": \"b\"}]}".utf8), "1:29: error: E100", "duplicate key"),
-        (Array("{\"features\": [{\"name\": \"a\", \"x\": 1e400}]}".utf8), "1:34: error: E100", "too large for a double"),
-        (Array(("[" + String(repeating: "[", count: 1_000)).utf8), "1:513: error: E100", "nested deeper than 512"),
-        (Array("[".utf8) + Array(repeating: Array("1,".utf8), count: 100_000).joined() + Array("1]".utf8), "1:2: error: E110", "not an object"),
-    ] as [([UInt8], String, String)])
+    @Test(
+        "Invalid UTF-8, a lone surrogate, a duplicate key, a too-large number and deep nesting: each at its line and column",
+        arguments: [
+            (
+                Array("{\"features\": [\n  {\"name\": \"caf".utf8) + [0xE9] + Array("\"}]}".utf8), "2:16: error: E100",
+                "invalid UTF-8"
+            ),
+            (Array("{\"features\": [{\"name\": \"\\uD800\"}]}".utf8), "1:25: error: E100", "surrogate"),
+            (Array("{\"features\": [{\"name\": \"a\", \"name\": \"b\"}]}".utf8), "1:29: error: E100", "duplicate key"),
+            (
+                Array("{\"features\": [{\"name\": \"a\", \"x\": 1e400}]}".utf8), "1:34: error: E100",
+                "too large for a double"
+            ),
+            (Array(("[" + String(repeating: "[", count: 1_000)).utf8), "1:513: error: E100", "nested deeper than 512"),
+            (
+                Array("[".utf8) + Array(repeating: Array("1,".utf8), count: 100_000).joined() + Array("1]".utf8),
+                "1:2: error: E110", "not an object"
+            ),
+        ] as [([UInt8], String, String)])
     func refusedWithPosition(bytes: [UInt8], place: String, words: String) throws {
         let before = try prepare()
         let path = cli.directory.appendingPathComponent("hostile.json")

@@ -16,7 +16,9 @@ struct ImportFiles {
         let directory = URL(fileURLWithPath: CLI.fixture(""))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         fixtures = names.sorted().compactMap { name in
-            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else { return nil }
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {
+                return nil
+            }
             return DocumentDecoder.decode(Array(data)).document
         }
     }
@@ -34,9 +36,11 @@ struct ImportFiles {
             feature.name += " #\(copy)"
             document.features.append(feature)
         }
-        document.features.insert(Feature(
-            name: Self.rollout, description: tag, enabled: true,
-            testVariations: ["Control", "Treatment"], testBiases: biases), at: Int.random(in: 0...document.features.count, using: &random))
+        document.features.insert(
+            Feature(
+                name: Self.rollout, description: tag, enabled: true,
+                testVariations: ["Control", "Treatment"], testBiases: biases),
+            at: Int.random(in: 0...document.features.count, using: &random))
         return document.rendered()
     }
 

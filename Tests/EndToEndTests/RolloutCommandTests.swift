@@ -21,12 +21,15 @@ struct RolloutCommandTests {
     /// 80/20, an MVT 70/20/10, an unlock flag and plain flags) as revision 1.
     private func importExample() throws {
         try #require(try cli.run(["tenant", "create", "acme"]).status == 0)
-        try #require(try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+        try #require(
+            try cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
     }
 
     // MARK: feature show, enable, disable
 
-    @Test("feature show --json has kind, state, variations, biases, a 32-hex salt and the revision; the text shows the salt")
+    @Test(
+        "feature show --json has kind, state, variations, biases, a 32-hex salt and the revision; the text shows the salt"
+    )
     func featureShow() throws {
         try importExample()
         let shown = try cli.object(["feature", "show", Self.mvtTest, "--tenant", "acme", "--json"])
@@ -46,7 +49,9 @@ struct RolloutCommandTests {
         #expect(text.stdout.contains(salt))
 
         // Biases the app ignores (a sum of 90) are shown as written and as the app uses them.
-        let file = try cli.write(#"{"features": [{"name": "t", "enabled": true, "test-variations": ["a", "b", "c"], "test-biases": [10, 10, 70]}]}"#, to: "t.json")
+        let file = try cli.write(
+            #"{"features": [{"name": "t", "enabled": true, "test-variations": ["a", "b", "c"], "test-biases": [10, 10, 70]}]}"#,
+            to: "t.json")
         try #require(try cli.run(["import", file, "--tenant", "acme"]).status == 0)
         let ignored = try cli.object(["feature", "show", "t", "--tenant", "acme", "--json"])
         #expect(ignored["testBiases"] as? [Double] == [10, 10, 70])
@@ -69,9 +74,12 @@ struct RolloutCommandTests {
         #expect(disabled.status == 0)
         #expect(disabled.stdout.contains("Group A 50 %, Group B 50 % → Disabled 100 %"))
         #expect(disabled.stdout.contains("Applied as revision 2"))
-        #expect(try cli.object(["feature", "show", Self.abTest, "--tenant", "acme", "--json"])["enabled"] as? Bool == false)
+        #expect(
+            try cli.object(["feature", "show", Self.abTest, "--tenant", "acme", "--json"])["enabled"] as? Bool == false)
 
-        let assigned = try cli.jsonLines(["assign", "--feature", Self.abTest, "--user", "dora", "--tenant", "acme", "--json"])
+        let assigned = try cli.jsonLines([
+            "assign", "--feature", Self.abTest, "--user", "dora", "--tenant", "acme", "--json",
+        ])
         #expect(assigned.first?["variation"] as? String == "Disabled")
 
         let enabled = try cli.object(["feature", "enable", Self.abTest, "--tenant", "acme", "--json"])
@@ -89,7 +97,9 @@ struct RolloutCommandTests {
 
         // Enabled again, the recorded user goes back to the group of their point.
         let point = try #require(assigned.first?["point"] as? Double)
-        let now = try cli.jsonLines(["assign", "--feature", Self.abTest, "--user", "dora", "--tenant", "acme", "--json"])
+        let now = try cli.jsonLines([
+            "assign", "--feature", Self.abTest, "--user", "dora", "--tenant", "acme", "--json",
+        ])
         #expect(now.first?["variation"] as? String == (point < 50 ? "Group A" : "Group B"))
 
         // Enabling what is enabled writes nothing.
@@ -133,11 +143,15 @@ struct RolloutCommandTests {
     func assignUsersFile() throws {
         try importExample()
         let file = try cli.write("zed\nalpha\n\nmike\r\n", to: "users.txt")
-        let result = try cli.run(["assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme", "--json"])
+        let result = try cli.run([
+            "assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme", "--json",
+        ])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 3)
-        let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         #expect(objects.map { $0["user"] as? String } == ["zed", "alpha", "mike"])
         for object in objects {
             #expect(Set(object.keys) == ["user", "feature", "variation", "point", "revision"])
@@ -160,7 +174,9 @@ struct RolloutCommandTests {
     func assignBadUsersFile() throws {
         try importExample()
         let file = try cli.write("good-1\ngood-2\nbad\tuser\ngood-3\n", to: "users.txt")
-        let result = try cli.run(["assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme", "--json"])
+        let result = try cli.run([
+            "assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme", "--json",
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("\(file):3:"))
         #expect(result.stderr.contains("Nothing was written"))
@@ -168,7 +184,8 @@ struct RolloutCommandTests {
         #expect(try cli.array(["assignments", "--tenant", "acme", "--json"]).isEmpty)
 
         let stdin = try cli.run(
-            ["assign", "--feature", Self.mvtTest, "--users-file", "-", "--tenant", "acme"], stdin: Array("ok\n\u{7f}x\n".utf8))
+            ["assign", "--feature", Self.mvtTest, "--users-file", "-", "--tenant", "acme"],
+            stdin: Array("ok\n\u{7f}x\n".utf8))
         #expect(stdin.status == 1)
         #expect(stdin.stderr.contains("<stdin>:2:"))
         #expect(try cli.array(["assignments", "--tenant", "acme", "--json"]).isEmpty)
@@ -178,7 +195,9 @@ struct RolloutCommandTests {
     func assignErrors() throws {
         try importExample()
         let file = try cli.write("u1\n", to: "users.txt")
-        let both = try cli.run(["assign", "--feature", Self.mvtTest, "--user", "u1", "--users-file", file, "--tenant", "acme"])
+        let both = try cli.run([
+            "assign", "--feature", Self.mvtTest, "--user", "u1", "--users-file", file, "--tenant", "acme",
+        ])
         #expect(both.status == 64)
         #expect(both.stderr.contains("Usage: flagpole assign"))
         #expect(try cli.run(["assign", "--feature", Self.mvtTest, "--tenant", "acme"]).status == 64)
@@ -200,8 +219,10 @@ struct RolloutCommandTests {
     func assignmentsListing() throws {
         try importExample()
         let file = try cli.write("u1\nu2\nu3\n", to: "users.txt")
-        try #require(try cli.run(["assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme"]).status == 0)
-        try #require(try cli.run(["assign", "--feature", Self.abTest, "--users-file", file, "--tenant", "acme"]).status == 0)
+        try #require(
+            try cli.run(["assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme"]).status == 0)
+        try #require(
+            try cli.run(["assign", "--feature", Self.abTest, "--users-file", file, "--tenant", "acme"]).status == 0)
 
         let all = try cli.array(["assignments", "--tenant", "acme", "--json"])
         #expect(all.count == 6)
@@ -209,7 +230,10 @@ struct RolloutCommandTests {
         #expect(ids == ids.sorted(by: >))
         #expect(Set(ids).count == 6)
         for event in all {
-            #expect(Set(event.keys) == ["id", "time", "user", "feature", "previousVariation", "variation", "point", "revision", "reason"])
+            #expect(
+                Set(event.keys) == [
+                    "id", "time", "user", "feature", "previousVariation", "variation", "point", "revision", "reason",
+                ])
             #expect(event["previousVariation"] is NSNull)
             #expect(event["reason"] as? String == "first")
             #expect(event["revision"] as? Int == 1)
@@ -226,14 +250,18 @@ struct RolloutCommandTests {
         let byFeature = try cli.array(["assignments", "--feature", Self.mvtTest, "--tenant", "acme", "--json"])
         #expect(byFeature.map { $0["user"] as? String } == ["u3", "u2", "u1"])
         #expect(byFeature.allSatisfy { $0["feature"] as? String == Self.mvtTest })
-        let both = try cli.array(["assignments", "--user", "u1", "--feature", Self.abTest, "--tenant", "acme", "--json"])
+        let both = try cli.array([
+            "assignments", "--user", "u1", "--feature", Self.abTest, "--tenant", "acme", "--json",
+        ])
         #expect(both.count == 1)
         let limited = try cli.array(["assignments", "--limit", "2", "--tenant", "acme", "--json"])
         #expect(limited.compactMap { $0["id"] as? Int } == Array(ids.prefix(2)))
 
-        #expect(try cli.array(["assignments", "--since", "2099-01-01T00:00:00Z", "--tenant", "acme", "--json"]).isEmpty)
+        #expect(
+            try cli.array(["assignments", "--since", "2099-01-01T00:00:00Z", "--tenant", "acme", "--json"]).isEmpty)
         #expect(try cli.array(["assignments", "--since", "2000-01-01", "--tenant", "acme", "--json"]).count == 6)
-        #expect(try cli.array(["assignments", "--until", "2000-01-01T00:00:00Z", "--tenant", "acme", "--json"]).isEmpty)
+        #expect(
+            try cli.array(["assignments", "--until", "2000-01-01T00:00:00Z", "--tenant", "acme", "--json"]).isEmpty)
         #expect(try cli.array(["assignments", "--until", "2099-01-01", "--tenant", "acme", "--json"]).count == 6)
         #expect(try cli.array(["assignments", "--user", "nobody", "--tenant", "acme", "--json"]).isEmpty)
 
@@ -252,9 +280,12 @@ struct RolloutCommandTests {
     func assignmentsCSV() throws {
         try importExample()
         let user = #"a,b"c"#
-        let assigned = try cli.jsonLines(["assign", "--feature", Self.abTest, "--user", user, "--tenant", "acme", "--json"])
+        let assigned = try cli.jsonLines([
+            "assign", "--feature", Self.abTest, "--user", user, "--tenant", "acme", "--json",
+        ])
         try #require(assigned.count == 1)
-        try #require(try cli.run(["assign", "--feature", Self.abTest, "--user", "plain", "--tenant", "acme"]).status == 0)
+        try #require(
+            try cli.run(["assign", "--feature", Self.abTest, "--user", "plain", "--tenant", "acme"]).status == 0)
 
         let csv = try cli.run(["assignments", "--csv", "--tenant", "acme"])
         #expect(csv.status == 0)
@@ -274,7 +305,9 @@ struct RolloutCommandTests {
         try importExample()
         let users = (1...60).map { "user-\($0)" }.joined(separator: "\n")
         let file = try cli.write(users, to: "users.txt")
-        let assigned = try cli.jsonLines(["assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme", "--json"])
+        let assigned = try cli.jsonLines([
+            "assign", "--feature", Self.mvtTest, "--users-file", file, "--tenant", "acme", "--json",
+        ])
         try #require(assigned.count == 60)
 
         let stats = try cli.object(["assignments", "stats", "--feature", Self.mvtTest, "--tenant", "acme", "--json"])
@@ -288,26 +321,38 @@ struct RolloutCommandTests {
             #expect(entry["users"] as? Int == expected, "\(entry)")
         }
 
-        let past = try cli.object(["assignments", "stats", "--feature", Self.mvtTest, "--at", "2000-01-01T00:00:00Z", "--tenant", "acme", "--json"])
+        let past = try cli.object([
+            "assignments", "stats", "--feature", Self.mvtTest, "--at", "2000-01-01T00:00:00Z", "--tenant", "acme",
+            "--json",
+        ])
         #expect(past["users"] as? Int == 0)
         #expect((past["variations"] as? [[String: Any]])?.allSatisfy { $0["users"] as? Int == 0 } == true)
 
         let text = try cli.run(["assignments", "stats", "--feature", Self.mvtTest, "--tenant", "acme"])
         #expect(text.stdout.contains("60 recorded users"))
-        #expect(try cli.run(["assignments", "stats", "--feature", Self.mvtTest, "--at", "soon", "--tenant", "acme"]).status == 64)
+        #expect(
+            try cli.run(["assignments", "stats", "--feature", Self.mvtTest, "--at", "soon", "--tenant", "acme"]).status
+                == 64)
     }
 
     // MARK: bias set
 
-    @Test("bias set --dry-run shows the moves and writes nothing; applying writes a bias revision and moves exactly the planned users")
+    @Test(
+        "bias set --dry-run shows the moves and writes nothing; applying writes a bias revision and moves exactly the planned users"
+    )
     func biasSet() throws {
         try importExample()
         let users = (1...200).map { "user-\($0)" }.joined(separator: "\n")
         let file = try cli.write(users, to: "users.txt")
-        let assigned = try cli.jsonLines(["assign", "--feature", Self.abTest, "--users-file", file, "--tenant", "acme", "--json"])
+        let assigned = try cli.jsonLines([
+            "assign", "--feature", Self.abTest, "--users-file", file, "--tenant", "acme", "--json",
+        ])
         try #require(assigned.count == 200)
         // 50/50 → 20/80 moves the points in [20, 50) from Group A to Group B, and nobody else.
-        let movers = Set(assigned.filter { ($0["point"] as? Double).map { $0 >= 20 && $0 < 50 } ?? false }.compactMap { $0["user"] as? String })
+        let movers = Set(
+            assigned.filter { ($0["point"] as? Double).map { $0 >= 20 && $0 < 50 } ?? false }.compactMap {
+                $0["user"] as? String
+            })
         try #require(!movers.isEmpty)
         let eventsBefore = try cli.array(["assignments", "--limit", "1000", "--tenant", "acme", "--json"]).count
 
@@ -325,7 +370,9 @@ struct RolloutCommandTests {
         #expect(moves.first?["share"] as? Double == 30)
         #expect(moves.first?["recordedUsers"] as? Int == movers.count)
         #expect(try cli.array(["revisions", "--tenant", "acme", "--json"]).count == 1)
-        #expect(try cli.object(["feature", "show", Self.abTest, "--tenant", "acme", "--json"])["testBiases"] as? [Double] == [50, 50])
+        #expect(
+            try cli.object(["feature", "show", Self.abTest, "--tenant", "acme", "--json"])["testBiases"] as? [Double]
+                == [50, 50])
         #expect(try cli.array(["assignments", "--limit", "1000", "--tenant", "acme", "--json"]).count == eventsBefore)
 
         let applied = try cli.run(["bias", "set", Self.abTest, "20", "80", "--message", "phase 2", "--tenant", "acme"])
@@ -337,24 +384,31 @@ struct RolloutCommandTests {
         #expect(revisions.first?["kind"] as? String == "bias")
         #expect(revisions.first?["message"] as? String == "phase 2")
 
-        let biasEvents = try cli.array(["assignments", "--feature", Self.abTest, "--limit", "1000", "--tenant", "acme", "--json"])
-            .filter { $0["reason"] as? String == "bias" }
+        let biasEvents = try cli.array([
+            "assignments", "--feature", Self.abTest, "--limit", "1000", "--tenant", "acme", "--json",
+        ])
+        .filter { $0["reason"] as? String == "bias" }
         #expect(Set(biasEvents.compactMap { $0["user"] as? String }) == movers)
         #expect(biasEvents.count == movers.count)
-        #expect(biasEvents.allSatisfy {
-            $0["previousVariation"] as? String == "Group A" && $0["variation"] as? String == "Group B" && $0["revision"] as? Int == 2
-        })
+        #expect(
+            biasEvents.allSatisfy {
+                $0["previousVariation"] as? String == "Group A" && $0["variation"] as? String == "Group B"
+                    && $0["revision"] as? Int == 2
+            })
         let stats = try cli.object(["assignments", "stats", "--feature", Self.abTest, "--tenant", "acme", "--json"])
         let inA = assigned.filter { ($0["point"] as? Double ?? 100) < 20 }.count
         #expect((stats["variations"] as? [[String: Any]])?.map { $0["users"] as? Int } == [inA, 200 - inA])
         // A mover asked again is in their new group.
         let mover = try #require(movers.first)
-        let again = try cli.jsonLines(["assign", "--feature", Self.abTest, "--user", mover, "--tenant", "acme", "--json"])
+        let again = try cli.jsonLines([
+            "assign", "--feature", Self.abTest, "--user", mover, "--tenant", "acme", "--json",
+        ])
         #expect(again.first?["variation"] as? String == "Group B")
         #expect(again.first?["revision"] as? Int == 2)
     }
 
-    @Test("bias set refuses biases the app would ignore unless --force, and a bias that is not a number is a usage error")
+    @Test(
+        "bias set refuses biases the app would ignore unless --force, and a bias that is not a number is a usage error")
     func biasSetRefusals() throws {
         try importExample()
         let short = try cli.run(["bias", "set", Self.abTest, "20", "70", "--tenant", "acme"])
@@ -393,7 +447,9 @@ struct RolloutCommandTests {
 
     // MARK: rollout, rollback, diff
 
-    @Test("rollout of an on/off test exports a plain flag, enabled; an MVT needs --variation and then keeps its variations")
+    @Test(
+        "rollout of an on/off test exports a plain flag, enabled; an MVT needs --variation and then keeps its variations"
+    )
     func rollout() throws {
         try importExample()
         let rolled = try cli.run(["rollout", Self.onOffTest, "--tenant", "acme"])
@@ -403,7 +459,9 @@ struct RolloutCommandTests {
         #expect(flag["enabled"] as? Bool == true)
         #expect(flag["test-variations"] == nil)
         #expect(flag["test-biases"] == nil)
-        #expect(try cli.object(["feature", "show", Self.onOffTest, "--tenant", "acme", "--json"])["kind"] as? String == "flag")
+        #expect(
+            try cli.object(["feature", "show", Self.onOffTest, "--tenant", "acme", "--json"])["kind"] as? String
+                == "flag")
         #expect(try cli.array(["revisions", "--tenant", "acme", "--json"]).first?["kind"] as? String == "rollout")
 
         let unnamed = try cli.run(["rollout", Self.mvtTest, "--tenant", "acme"])
@@ -452,7 +510,8 @@ struct RolloutCommandTests {
 
         let rollout = try cli.array(["diff", "2", "3", "--tenant", "acme", "--json"])
         #expect(Set(rollout.compactMap { $0["field"] as? String }) == ["test-variations", "test-biases", "labels"])
-        #expect(rollout.allSatisfy { $0["feature"] as? String == Self.onOffTest && $0["change"] as? String == "removed" })
+        #expect(
+            rollout.allSatisfy { $0["feature"] as? String == Self.onOffTest && $0["change"] as? String == "removed" })
 
         #expect(try cli.array(["diff", "1", "4", "--tenant", "acme", "--json"]).isEmpty)
         #expect(try cli.run(["diff", "1", "4", "--tenant", "acme"]).stdout.contains("same content"))
@@ -470,10 +529,14 @@ struct RolloutCommandTests {
     @Test("unlock, unlocks, lock: the user's export carries their state; the shared export keeps the default")
     func unlocks() throws {
         try importExample()
-        let unlocked = try cli.run(["unlock", Self.unlockFlag, "--user", "bob", "--source", "order-1", "--tenant", "acme"])
+        let unlocked = try cli.run([
+            "unlock", Self.unlockFlag, "--user", "bob", "--source", "order-1", "--tenant", "acme",
+        ])
         #expect(unlocked.status == 0)
         #expect(unlocked.stdout.contains("now unlocked for bob"))
-        let repeated = try cli.run(["unlock", Self.unlockFlag, "--user", "bob", "--source", "order-1", "--tenant", "acme"])
+        let repeated = try cli.run([
+            "unlock", Self.unlockFlag, "--user", "bob", "--source", "order-1", "--tenant", "acme",
+        ])
         #expect(repeated.stdout.contains("already unlocked"))
 
         let records = try cli.array(["unlocks", "--tenant", "acme", "--json"])
@@ -503,13 +566,18 @@ struct RolloutCommandTests {
         #expect(try cli.array(["unlocks", "--tenant", "acme", "--json"]).count == 1)
     }
 
-    @Test("export --user pins test-variation-assignment on every test to the recorded point; the shared export has none")
+    @Test(
+        "export --user pins test-variation-assignment on every test to the recorded point; the shared export has none")
     func pinnedExport() throws {
         try importExample()
-        let known = try cli.jsonLines(["assign", "--feature", Self.mvtTest, "--user", "bob", "--tenant", "acme", "--json"])
+        let known = try cli.jsonLines([
+            "assign", "--feature", Self.mvtTest, "--user", "bob", "--tenant", "acme", "--json",
+        ])
         let pinned = try cli.run(["export", "--user", "bob", "--tenant", "acme"])
         #expect(pinned.status == 0)
-        let features = try #require((try JSONSerialization.jsonObject(with: Data(pinned.stdoutBytes)) as? [String: Any])?["features"] as? [[String: Any]])
+        let features = try #require(
+            (try JSONSerialization.jsonObject(with: Data(pinned.stdoutBytes)) as? [String: Any])?["features"]
+                as? [[String: Any]])
         let tests = features.filter { $0["test-variations"] != nil }
         #expect(tests.compactMap { $0["name"] as? String } == [Self.abTest, Self.onOffTest, Self.mvtTest])
         for feature in features {
@@ -541,18 +609,23 @@ struct RolloutCommandTests {
 
     // MARK: overrides
 
-    @Test("override puts the pinned point in the variation's range under the biases the app uses; clear returns the user to their own group")
+    @Test(
+        "override puts the pinned point in the variation's range under the biases the app uses; clear returns the user to their own group"
+    )
     func overrides() throws {
         try #require(try cli.run(["tenant", "create", "acme"]).status == 0)
         // Biases adding up to 90 are ignored by the app: three equal thirds, not 10/10/70.
         let file = try cli.write(
-            #"{"features": [{"name": "t", "enabled": true, "test-variations": ["a", "b", "c"], "test-biases": [10, 10, 70]}]}"#, to: "t.json")
+            #"{"features": [{"name": "t", "enabled": true, "test-variations": ["a", "b", "c"], "test-biases": [10, 10, 70]}]}"#,
+            to: "t.json")
         try #require(try cli.run(["import", file, "--tenant", "acme"]).status == 0)
-        let effective = try #require(try cli.object(["feature", "show", "t", "--tenant", "acme", "--json"])["effectiveBiases"] as? [Double])
+        let effective = try #require(
+            try cli.object(["feature", "show", "t", "--tenant", "acme", "--json"])["effectiveBiases"] as? [Double])
         try #require(effective.count == 3)
         try #require(effective.allSatisfy { abs($0 - 100.0 / 3) < 1e-6 })
 
-        let own = try #require(try cli.jsonLines(["assign", "--feature", "t", "--user", "qa", "--tenant", "acme", "--json"]).first)
+        let own = try #require(
+            try cli.jsonLines(["assign", "--feature", "t", "--user", "qa", "--tenant", "acme", "--json"]).first)
         let ownPoint = try #require(own["point"] as? Double)
         let ownVariation = try #require(own["variation"] as? String)
         // Force the user into a group that is not theirs.
@@ -561,7 +634,9 @@ struct RolloutCommandTests {
         let forcedLower = effective.prefix(forcedIndex).reduce(0, +)
         let forcedUpper = forcedLower + effective[forcedIndex]
 
-        let set = try cli.run(["override", "t", "--user", "qa", "--variation", forced.uppercased(), "--tenant", "acme", "--json"])
+        let set = try cli.run([
+            "override", "t", "--user", "qa", "--variation", forced.uppercased(), "--tenant", "acme", "--json",
+        ])
         #expect(set.status == 0)
         let setObject = try #require(try JSONSerialization.jsonObject(with: Data(set.stdoutBytes)) as? [String: Any])
         #expect(setObject["variation"] as? String == forced)
@@ -570,7 +645,9 @@ struct RolloutCommandTests {
         let pinned = try #require(try cli.exportedFeature("t", user: "qa"))
         let point = try #require(pinned["test-variation-assignment"] as? Double)
         // Under the biases as written, "b" would be 10..<20 and "c" 20..<90.
-        #expect(point >= forcedLower && point < forcedUpper, "\(point) is not in \(forced)'s range \(forcedLower)..<\(forcedUpper)")
+        #expect(
+            point >= forcedLower && point < forcedUpper,
+            "\(point) is not in \(forced)'s range \(forcedLower)..<\(forcedUpper)")
 
         let events = try cli.array(["assignments", "--user", "qa", "--tenant", "acme", "--json"])
         #expect(events.first?["reason"] as? String == "override")
@@ -596,11 +673,15 @@ struct RolloutCommandTests {
     @Test("override refuses a variation the test lacks and a plain flag, writing nothing")
     func overrideRefusals() throws {
         try importExample()
-        let unknown = try cli.run(["override", Self.mvtTest, "--user", "qa", "--variation", "Group Z", "--tenant", "acme"])
+        let unknown = try cli.run([
+            "override", Self.mvtTest, "--user", "qa", "--variation", "Group Z", "--tenant", "acme",
+        ])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("Group Z"))
         #expect(unknown.stderr.contains("Group A"))
-        let flag = try cli.run(["override", Self.plainFlag, "--user", "qa", "--variation", "Enabled", "--tenant", "acme"])
+        let flag = try cli.run([
+            "override", Self.plainFlag, "--user", "qa", "--variation", "Enabled", "--tenant", "acme",
+        ])
         #expect(flag.status == 1)
         #expect(flag.stderr.contains("not a test"))
         #expect(try cli.array(["assignments", "--tenant", "acme", "--json"]).isEmpty)
@@ -612,9 +693,9 @@ struct RolloutCommandTests {
     }
 }
 
-private extension CLI {
+extension CLI {
     /// Runs and returns the JSON object printed on stdout.
-    func object(_ arguments: [String]) throws -> [String: Any] {
+    fileprivate func object(_ arguments: [String]) throws -> [String: Any] {
         let result = try run(arguments)
         guard let object = try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any] else {
             throw CLIOutputError(arguments: arguments, result: result)
@@ -623,7 +704,7 @@ private extension CLI {
     }
 
     /// Runs and returns the JSON array of objects printed on stdout.
-    func array(_ arguments: [String]) throws -> [[String: Any]] {
+    fileprivate func array(_ arguments: [String]) throws -> [[String: Any]] {
         let result = try run(arguments)
         guard let array = try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [[String: Any]] else {
             throw CLIOutputError(arguments: arguments, result: result)
@@ -632,24 +713,26 @@ private extension CLI {
     }
 
     /// Runs and returns the JSON objects printed one per line on stdout.
-    func jsonLines(_ arguments: [String], stdin: [UInt8]? = nil) throws -> [[String: Any]] {
+    fileprivate func jsonLines(_ arguments: [String], stdin: [UInt8]? = nil) throws -> [[String: Any]] {
         let result = try run(arguments, stdin: stdin)
         guard result.status == 0 else { throw CLIOutputError(arguments: arguments, result: result) }
         return try parseLines(result.stdout)
     }
 
     /// Each line of `text` as a JSON object.
-    func parseLines(_ text: String) throws -> [[String: Any]] {
+    fileprivate func parseLines(_ text: String) throws -> [[String: Any]] {
         try text.split(separator: "\n").map { line in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-                throw CLIOutputError(arguments: ["<a line that is not a JSON object>"], result: Result(status: 0, stdout: String(line), stderr: "", stdoutBytes: []))
+                throw CLIOutputError(
+                    arguments: ["<a line that is not a JSON object>"],
+                    result: Result(status: 0, stdout: String(line), stderr: "", stdoutBytes: []))
             }
             return object
         }
     }
 
     /// One feature of tenant acme's production export, shared or pinned to `user`.
-    func exportedFeature(_ name: String, user: String? = nil) throws -> [String: Any]? {
+    fileprivate func exportedFeature(_ name: String, user: String? = nil) throws -> [String: Any]? {
         let arguments = ["export", "--tenant", "acme"] + (user.map { ["--user", $0] } ?? [])
         let document = try object(arguments)
         return (document["features"] as? [[String: Any]])?.first { $0["name"] as? String == name }

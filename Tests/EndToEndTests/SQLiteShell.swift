@@ -32,7 +32,8 @@ struct SQLiteShell {
 
     /// The first column of the first row, as text.
     func text(_ sql: String) throws -> String {
-        String(decoding: try run(".mode list\n\(sql);\n"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        String(decoding: try run(".mode list\n\(sql);\n"), as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     /// An integer result.
@@ -51,10 +52,13 @@ struct SQLiteShell {
     private func run(_ script: String) throws -> Data {
         let child = try ChildProcess(
             URL(fileURLWithPath: "/usr/bin/env"), ["sqlite3", "-bail", "-batch", databasePath],
-            in: URL(fileURLWithPath: databasePath).deletingLastPathComponent(), stdin: Array(".timeout 10000\n\(script)".utf8))
+            in: URL(fileURLWithPath: databasePath).deletingLastPathComponent(),
+            stdin: Array(".timeout 10000\n\(script)".utf8))
         let (_, output, errors) = child.finishWithBytes()
         guard child.process.terminationStatus == 0 else {
-            throw Failure(script: script, status: child.process.terminationStatus, stderr: String(decoding: errors, as: UTF8.self))
+            throw Failure(
+                script: script, status: child.process.terminationStatus, stderr: String(decoding: errors, as: UTF8.self)
+            )
         }
         return output
     }

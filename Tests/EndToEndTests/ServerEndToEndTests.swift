@@ -8,7 +8,8 @@ struct ServerEndToEndTests {
     func serveImportFetchStop() throws {
         let cli = try CLI()
         try #require(cli.run(["tenant", "create", "acme"]).status == 0)
-        let key = try cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         #expect(key.hasPrefix("fp_"))
         let server = try ServerProcess(cli)
         let documentURL = "\(server.baseURL)/t/acme/production/features.json"
@@ -56,7 +57,8 @@ struct ServerEndToEndTests {
     func restoreUnderARunningServer() throws {
         let cli = try CLI()
         try #require(cli.run(["tenant", "create", "acme"]).status == 0)
-        try #require(cli.run(["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme"]).status == 0)
+        try #require(
+            cli.run(["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme"]).status == 0)
         try #require(cli.run(["backup", "backup.sqlite"]).status == 0)
         try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
         let server = try ServerProcess(cli)
@@ -73,7 +75,8 @@ struct ServerEndToEndTests {
 
         // Restored to revision 1, then another file becomes revision 2.
         try #require(cli.run(["restore", "backup.sqlite", "--force"]).status == 0)
-        try #require(cli.run(["import", CLI.fixture("vantientu1703-master-Features.json"), "--tenant", "acme"]).status == 0)
+        try #require(
+            cli.run(["import", CLI.fixture("vantientu1703-master-Features.json"), "--tenant", "acme"]).status == 0)
         let expected = try cli.run(["export", "--tenant", "acme"]).stdoutBytes
         let restored = Date()
         var current = try Curl.run([documentURL])

@@ -18,7 +18,7 @@ final class ServerProcess {
         var printed = Data()
         while Date() < deadline {
             let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break } // the process closed its output: it exited
+            if chunk.isEmpty { break }  // the process closed its output: it exited
             printed.append(chunk)
             let text = String(decoding: printed, as: UTF8.self)
             if let match = text.firstMatch(of: /Listening on (http:\/\/127\.0\.0\.1:[0-9]+)/) {
@@ -72,7 +72,8 @@ enum Curl {
     static func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let headerFile = FileManager.default.temporaryDirectory.appendingPathComponent("curl-headers-\(UUID().uuidString)")
+        let headerFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "curl-headers-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: headerFile) }
         process.arguments = ["curl", "--silent", "--show-error", "--dump-header", headerFile.path] + arguments
         let out = Pipe()
@@ -89,7 +90,8 @@ enum Curl {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         return Result(status: status, headers: headers, body: Array(body))
     }

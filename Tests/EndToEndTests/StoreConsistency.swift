@@ -33,7 +33,8 @@ final class StoreConsistency {
         // A quick check counts the users of the assignments written since the last check, with
         // the indexes; a full one counts every assignment's.
         // A pinned fetch puts its user in every test: counted in any feature.
-        let assignments = ledger.entries[(isFull ? 0 : checkedEntries)...].compactMap { entry -> (tag: String, feature: String?)? in
+        let assignments = ledger.entries[(isFull ? 0 : checkedEntries)...].compactMap {
+            entry -> (tag: String, feature: String?)? in
             switch entry.write {
             case .assign(let feature, _): (entry.tag, feature)
             case .pinned: (entry.tag, nil)
@@ -41,20 +42,25 @@ final class StoreConsistency {
             }
         }
         let tag = "substr(user_id, 1, \(WriteLedger.assignTagLength))"
-        let userCounts = isFull ? """
+        let userCounts =
+            isFull
+            ? """
             SELECT tag, sum(users) AS users, sum(first) AS first FROM (
                 SELECT \(tag) AS tag, count(*) AS users, 0 AS first FROM assignments GROUP BY tag
                 UNION ALL SELECT \(tag), 0, count(*) FROM assignment_events WHERE reason = 'first' GROUP BY 1)
             GROUP BY tag
-            """ : assignments.isEmpty ? "SELECT 1 WHERE 0" : assignments.map { tag, feature in
-            let users = "user_id >= '\(tag)-' AND user_id < '\(tag).'"
-            return """
-                SELECT '\(tag)' AS tag,
-                    (SELECT count(*) FROM assignments
-                     WHERE feature_id IN (SELECT id FROM features WHERE \(feature.map { "name = \(Self.quoted($0))" } ?? "1")) AND \(users)) AS users,
-                    (SELECT count(*) FROM assignment_events WHERE environment_id IN (SELECT id FROM environments) AND \(users) AND reason = 'first') AS first
-                """
-        }.joined(separator: " UNION ALL ")
+            """
+            : assignments.isEmpty
+                ? "SELECT 1 WHERE 0"
+                : assignments.map { tag, feature in
+                    let users = "user_id >= '\(tag)-' AND user_id < '\(tag).'"
+                    return """
+                        SELECT '\(tag)' AS tag,
+                            (SELECT count(*) FROM assignments
+                             WHERE feature_id IN (SELECT id FROM features WHERE \(feature.map { "name = \(Self.quoted($0))" } ?? "1")) AND \(users)) AS users,
+                            (SELECT count(*) FROM assignment_events WHERE environment_id IN (SELECT id FROM environments) AND \(users) AND reason = 'first') AS first
+                        """
+                }.joined(separator: " UNION ALL ")
         checkedEntries = ledger.entries.count
         let results: [[[String: Any]]]
         do {
@@ -102,18 +108,30 @@ final class StoreConsistency {
         let integrity = results[0].map { "\($0["integrity_check"] ?? "")" }
         guard integrity == ["ok"] else { return ["integrity_check: \(integrity.prefix(5).joined(separator: "; "))"] }
         var problems: [String] = []
-        if !results[1].isEmpty { problems.append("foreign_key_check: \(results[1].count) rows, first \(results[1][0])") }
+        if !results[1].isEmpty {
+            problems.append("foreign_key_check: \(results[1].count) rows, first \(results[1][0])")
+        }
         for row in results[2] {
-            let (env, count, low, high) = (row["env"] as! String, row["n"] as! Int, row["lo"] as! Int, row["hi"] as! Int)
-            if low != 1 || count != high { problems.append("\(env): revisions not contiguous (\(count) revisions, \(low)…\(high))") }
+            let (env, count, low, high) = (
+                row["env"] as! String, row["n"] as! Int, row["lo"] as! Int, row["hi"] as! Int
+            )
+            if low != 1 || count != high {
+                problems.append("\(env): revisions not contiguous (\(count) revisions, \(low)…\(high))")
+            }
         }
         problems += checkTaggedRevisions(results[3], against: ledger)
         problems += checkNewRevisions(results[4], audit: results[5], against: ledger)
         problems += checkAssignments(results[6], of: Set(assignments.map(\.tag)), against: ledger)
-        if let count = results[7].first?["n"] as? Int, count > 0 { problems.append("\(count) assignments differ from their latest event") }
-        if let count = results[8].first?["n"] as? Int, count > 0 { problems.append("\(count) assignment events name a revision that does not exist") }
+        if let count = results[7].first?["n"] as? Int, count > 0 {
+            problems.append("\(count) assignments differ from their latest event")
+        }
+        if let count = results[8].first?["n"] as? Int, count > 0 {
+            problems.append("\(count) assignment events name a revision that does not exist")
+        }
         if isFull { problems += checkTables(results[9]) }
-        if let count = results[10].first?["n"] as? Int, count > 0 { problems.append("\(count) variations' assignment deltas differ from their users") }
+        if let count = results[10].first?["n"] as? Int, count > 0 {
+            problems.append("\(count) variations' assignment deltas differ from their users")
+        }
         return problems
     }
 
@@ -136,10 +154,16 @@ final class StoreConsistency {
                 if !revisions.isEmpty { problems.append("\(entry.tag): reported unchanged, but made a revision") }
                 continue
             }
-            if entry.isAcknowledged && revisions.isEmpty { problems.append("\(entry.tag): acknowledged (revision \(entry.revision ?? 0)) but absent") }
+            if entry.isAcknowledged && revisions.isEmpty {
+                problems.append("\(entry.tag): acknowledged (revision \(entry.revision ?? 0)) but absent")
+            }
             if let revision = revisions.first {
-                if revision.env != entry.environment { problems.append("\(entry.tag): written to \(revision.env), not \(entry.environment)") }
-                if let told = entry.revision, told != revision.number { problems.append("\(entry.tag): told revision \(told), stored as \(revision.number)") }
+                if revision.env != entry.environment {
+                    problems.append("\(entry.tag): written to \(revision.env), not \(entry.environment)")
+                }
+                if let told = entry.revision, told != revision.number {
+                    problems.append("\(entry.tag): told revision \(told), stored as \(revision.number)")
+                }
             }
         }
         return problems
@@ -147,12 +171,15 @@ final class StoreConsistency {
 
     /// Each revision not yet seen, in order: its audit rows are exactly the diff from the one
     /// before, and a ledger write tagged on it wrote exactly what was asked.
-    private func checkNewRevisions(_ revisions: [[String: Any]], audit: [[String: Any]], against ledger: WriteLedger) -> [String] {
+    private func checkNewRevisions(
+        _ revisions: [[String: Any]], audit: [[String: Any]], against ledger: WriteLedger
+    ) -> [String] {
         var problems: [String] = []
         let byTag = Dictionary(ledger.entries.map { ($0.tag, $0) }, uniquingKeysWith: { first, _ in first })
         var recorded: [Int: [String]] = [:]
         for row in audit {
-            recorded[row["revision_id"] as! Int, default: []].append(Self.line(row["feature_name"] as? String, row["field"] as? String, row["change"] as! String))
+            recorded[row["revision_id"] as! Int, default: []].append(
+                Self.line(row["feature_name"] as? String, row["field"] as? String, row["change"] as! String))
         }
         for revision in revisions {
             let env = revision["env"] as! String
@@ -163,19 +190,33 @@ final class StoreConsistency {
                 problems.append("\(env) revision \(number): its document does not decode")
                 continue
             }
-            let expected = DocumentDiff(from: previous.document, to: document).changes.map { Self.line($0.feature, $0.field, $0.kind.rawValue) }
+            let expected = DocumentDiff(from: previous.document, to: document).changes.map {
+                Self.line($0.feature, $0.field, $0.kind.rawValue)
+            }
             let audit = recorded[revision["id"] as! Int] ?? []
-            if expected.isEmpty { problems.append("\(env) revision \(number): identical to revision \(previous.number)") }
+            if expected.isEmpty {
+                problems.append("\(env) revision \(number): identical to revision \(previous.number)")
+            }
             if expected.sorted() != audit.sorted() {
-                problems.append("\(env) revision \(number): audit has \(audit.count) rows \(audit.sorted().prefix(3)), the diff \(expected.count) changes \(expected.sorted().prefix(3))")
+                problems.append(
+                    "\(env) revision \(number): audit has \(audit.count) rows \(audit.sorted().prefix(3)), the diff \(expected.count) changes \(expected.sorted().prefix(3))"
+                )
             }
             if let entry = byTag[revision["message"] as! String] {
                 switch entry.write {
                 case .importDocument(let rendered):
-                    if bytes != rendered { problems.append("\(env) revision \(number) (\(entry.tag)): not the imported file's \(rendered.count) bytes but \(bytes.count)") }
+                    if bytes != rendered {
+                        problems.append(
+                            "\(env) revision \(number) (\(entry.tag)): not the imported file's \(rendered.count) bytes but \(bytes.count)"
+                        )
+                    }
                 case .biases(let feature, let biases):
                     let stored = document.feature(named: feature)?.testBiases
-                    if stored != biases { problems.append("\(env) revision \(number) (\(entry.tag)): \(feature) has biases \(stored ?? []) not \(biases)") }
+                    if stored != biases {
+                        problems.append(
+                            "\(env) revision \(number) (\(entry.tag)): \(feature) has biases \(stored ?? []) not \(biases)"
+                        )
+                    }
                 case .assign, .pinned, .edit:
                     break
                 }
@@ -186,18 +227,29 @@ final class StoreConsistency {
     }
 
     /// A bulk assignment is all its users or none, each with its `first` event.
-    private func checkAssignments(_ rows: [[String: Any]], of tags: Set<String>, against ledger: WriteLedger) -> [String] {
-        let counts = Dictionary(uniqueKeysWithValues: rows.map { ($0["tag"] as! String, (users: $0["users"] as! Int, first: $0["first"] as! Int)) })
+    private func checkAssignments(
+        _ rows: [[String: Any]], of tags: Set<String>, against ledger: WriteLedger
+    ) -> [String] {
+        let counts = Dictionary(
+            uniqueKeysWithValues: rows.map {
+                ($0["tag"] as! String, (users: $0["users"] as! Int, first: $0["first"] as! Int))
+            })
         var problems: [String] = []
         for entry in ledger.entries where tags.contains(entry.tag) {
             let (users, first) = counts[entry.tag] ?? (0, 0)
             switch entry.write {
             case .assign(_, let count):
-                if users != 0 && users != count { problems.append("\(entry.tag): \(users) of \(count) users assigned (half-applied)") }
-                if entry.isAcknowledged && users != count { problems.append("\(entry.tag): acknowledged, but \(users) of \(count) users assigned") }
+                if users != 0 && users != count {
+                    problems.append("\(entry.tag): \(users) of \(count) users assigned (half-applied)")
+                }
+                if entry.isAcknowledged && users != count {
+                    problems.append("\(entry.tag): acknowledged, but \(users) of \(count) users assigned")
+                }
             case .pinned(let tests):
                 if entry.isAcknowledged, let tests, users != tests {
-                    problems.append("\(entry.tag): its pinned document was answered with \(tests) tests, but the user is in \(users)")
+                    problems.append(
+                        "\(entry.tag): its pinned document was answered with \(tests) tests, but the user is in \(users)"
+                    )
                 }
             default: continue
             }
@@ -223,11 +275,15 @@ final class StoreConsistency {
             let rows = stored[env] ?? []
             let features = latest.document.features
             guard rows.map(\.name) == features.map(\.name) else {
-                problems.append("\(env): the tables hold \(rows.count) features, revision \(latest.number) \(features.count) (or in another order)")
+                problems.append(
+                    "\(env): the tables hold \(rows.count) features, revision \(latest.number) \(features.count) (or in another order)"
+                )
                 continue
             }
             for (row, feature) in zip(rows, features)
-            where row.enabled != feature.enabled || row.variations != (feature.testVariations ?? []) || row.biases != (feature.testBiases ?? []) {
+            where row.enabled != feature.enabled || row.variations != (feature.testVariations ?? [])
+                || row.biases != (feature.testBiases ?? [])
+            {
                 problems.append("\(env): \(feature.name) in the tables differs from revision \(latest.number)")
                 break
             }

@@ -10,7 +10,8 @@ struct StoreConsistencyTests {
     /// One kind of damage, done with the sqlite3 shell, and what the report must then say.
     enum Damage: String, CaseIterable, CustomTestStringConvertible {
         case revisionGap, auditRowLost, halfAnAssignment, acknowledgedImportLost, revisionNotTheFile,
-             tablesAheadOfTheRevision, assignmentWithoutHistory, firstEventLost, eventOfAMissingRevision, zeroedPage, deltaOff
+            tablesAheadOfTheRevision, assignmentWithoutHistory, firstEventLost, eventOfAMissingRevision, zeroedPage,
+            deltaOff
 
         var testDescription: String { rawValue }
 
@@ -18,7 +19,8 @@ struct StoreConsistencyTests {
             switch self {
             case .revisionGap: "DELETE FROM revisions WHERE number = 2"
             case .auditRowLost: "DELETE FROM audit WHERE id = (SELECT max(id) FROM audit)"
-            case .halfAnAssignment: "DELETE FROM assignments WHERE user_id IN (SELECT user_id FROM assignments WHERE user_id GLOB 'u00003-*' LIMIT 50)"
+            case .halfAnAssignment:
+                "DELETE FROM assignments WHERE user_id IN (SELECT user_id FROM assignments WHERE user_id GLOB 'u00003-*' LIMIT 50)"
             case .acknowledgedImportLost:
                 "DELETE FROM audit WHERE revision_id = (SELECT max(id) FROM revisions); DELETE FROM revisions WHERE id = (SELECT max(id) FROM revisions)"
             case .revisionNotTheFile:
@@ -27,7 +29,8 @@ struct StoreConsistencyTests {
                 "UPDATE features SET enabled = CASE enabled WHEN 1 THEN 0 ELSE 1 END WHERE id = (SELECT min(id) FROM features WHERE archived_at IS NULL)"
             case .assignmentWithoutHistory: "UPDATE assignments SET variation = 'Nowhere' WHERE user_id = 'u00003-0'"
             case .firstEventLost: "DELETE FROM assignment_events WHERE reason = 'first' AND user_id = 'u00003-1'"
-            case .eventOfAMissingRevision: "UPDATE assignment_events SET revision = 99 WHERE id = (SELECT max(id) FROM assignment_events)"
+            case .eventOfAMissingRevision:
+                "UPDATE assignment_events SET revision = 99 WHERE id = (SELECT max(id) FROM assignment_events)"
             case .zeroedPage: "PRAGMA wal_checkpoint(TRUNCATE)"
             case .deltaOff:
                 "UPDATE assignment_deltas SET users = users + 1 WHERE (feature_id, minute, variation) = (SELECT feature_id, minute, variation FROM assignment_deltas LIMIT 1)"
@@ -70,7 +73,8 @@ struct StoreConsistencyTests {
             try file.close()
         }
         let problems = try StoreConsistency(databasePath: cli.databasePath, tenant: "acme").violations(against: ledger)
-        #expect(problems.contains { problem in damage.reported.contains { problem.contains($0) } }, "reported: \(problems)")
+        #expect(
+            problems.contains { problem in damage.reported.contains { problem.contains($0) } }, "reported: \(problems)")
     }
 
     /// A database written by the command line: an import, a bias change, 100 users assigned,
@@ -85,19 +89,27 @@ struct StoreConsistencyTests {
             let result = try cli.run(arguments + ["--tenant", "acme", "--json"])
             try #require(result.status == 0, "\(result.stderr)")
             let answer = try? JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any]
-            ledger.append(WriteLedger.Entry(
-                tag: tag, environment: "production", write: write, isAcknowledged: true, revision: answer?["revision"] as? Int))
+            ledger.append(
+                WriteLedger.Entry(
+                    tag: tag, environment: "production", write: write, isAcknowledged: true,
+                    revision: answer?["revision"] as? Int))
         }
         func importFile(_ tag: String) throws {
             let bytes = files.make(tag: tag, count: 40, biases: [50, 50], using: &random)
             let file = try cli.write(String(decoding: bytes, as: UTF8.self), to: "\(tag).json")
-            try record(tag, .importDocument(rendered: DocumentDecoder.decode(bytes).document!.rendered()), ["import", file, "--message", tag])
+            try record(
+                tag, .importDocument(rendered: DocumentDecoder.decode(bytes).document!.rendered()),
+                ["import", file, "--message", tag])
         }
         try importFile("import-1")
-        try record("bias-2", .biases(feature: ImportFiles.rollout, biases: [30, 70]), ["bias", "set", ImportFiles.rollout, "30", "70", "--message", "bias-2"])
+        try record(
+            "bias-2", .biases(feature: ImportFiles.rollout, biases: [30, 70]),
+            ["bias", "set", ImportFiles.rollout, "30", "70", "--message", "bias-2"])
         let tag = WriteLedger.assignTag(3)
         let users = try cli.write((0..<100).map { "\(tag)-\($0)\n" }.joined(), to: "users.txt")
-        try record(tag, .assign(feature: ImportFiles.rollout, count: 100), ["assign", "--feature", ImportFiles.rollout, "--users-file", users])
+        try record(
+            tag, .assign(feature: ImportFiles.rollout, count: 100),
+            ["assign", "--feature", ImportFiles.rollout, "--users-file", users])
         try importFile("import-4")
         return (cli, ledger)
     }

@@ -1,5 +1,5 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// DESIGN.md §Bucketing and FORMAT.md §5: the stable hash, users' points, the range a point
 /// falls into, the group the store records, user ids and the pinned per-user document.
@@ -105,11 +105,13 @@ struct BucketingTests {
     }
 
     /// Computed with Python's `mmh3` (see `hashVectors`): `h / 4294967296 * 100`.
-    @Test("Golden points", arguments: [
-        ("s4lt", "alice", 78.44424713402987),
-        ("k9x2vq", "user-42", 51.54927393887192),
-        ("", "", 16.85548177920282),
-    ])
+    @Test(
+        "Golden points",
+        arguments: [
+            ("s4lt", "alice", 78.44424713402987),
+            ("k9x2vq", "user-42", 51.54927393887192),
+            ("", "", 16.85548177920282),
+        ])
     func goldenPoint(salt: String, user: String, point: Double) {
         #expect(UserPoints(salt: salt).point(for: user) == point)
     }
@@ -203,15 +205,19 @@ struct BucketingTests {
 
     static let rangeSets: [[Double]] = [
         [20, 30, 50], [10, 90], [0, 100, 0], [0, 0, 100], [100, 0, 0], [50, 0, 50], [60, 60], [50, 50, 50],
-        [40, 40, 40], [33.3, 33.3, 33.4], Array(repeating: 100.0 / 17, count: 17), Array(repeating: 100.0 / 3, count: 3),
+        [40, 40, 40], [33.3, 33.3, 33.4], Array(repeating: 100.0 / 17, count: 17),
+        Array(repeating: 100.0 / 3, count: 3),
     ]
 
-    @Test("Every point lies within the bounds of its range, so zero-width ranges are never chosen", arguments: rangeSets)
+    @Test(
+        "Every point lies within the bounds of its range, so zero-width ranges are never chosen", arguments: rangeSets)
     func boundsAgreeWithLookup(biases: [Double]) throws {
         let ranges = VariationRanges(names: biases.indices.map { "V\($0)" }, biases: biases)
         var points = stride(from: 0.0, to: 100, by: 0.25).map { $0 }
         for range in ranges.ranges {
-            points += [range.lower, range.upper, range.lower.nextDown, range.upper.nextDown].filter { $0 >= 0 && $0 < 100 }
+            points += [range.lower, range.upper, range.lower.nextDown, range.upper.nextDown].filter {
+                $0 >= 0 && $0 < 100
+            }
         }
         points.append(100.nextDown)
         for point in points {
@@ -244,28 +250,39 @@ struct BucketingTests {
     }
 
     static let preferences: [Preference] = [
-        Preference(names: ["A", "B", "C"], biases: [20, 30, 50], variation: "B", preferring: 25, point: 25,
-                   label: "the preferred point when it already lands there"),
-        Preference(names: ["A", "B", "C"], biases: [20, 30, 50], variation: "b", preferring: 25, point: 25,
-                   label: "names compare case-insensitively"),
-        Preference(names: ["A", "B", "C"], biases: [20, 30, 50], variation: "B", preferring: 10, point: 35,
-                   label: "else the middle of the variation's range"),
-        Preference(names: ["A", "B", "C"], biases: [20, 30, 50], variation: "c", preferring: 10, point: 75,
-                   label: "the middle of the last range, case-insensitively"),
-        Preference(names: ["A", "B", "C"], biases: [20, 30, 50], variation: "A", preferring: 20, point: 10,
-                   label: "a point on a bound belongs to the upper range"),
-        Preference(names: ["A", "B", "C"], biases: [20, 30, 50], variation: "D", preferring: 10, point: nil,
-                   label: "an unknown variation has no point"),
-        Preference(names: ["A", "B", "C"], biases: [50, 50, 50], variation: "C", preferring: 10, point: nil,
-                   label: "a zero-width variation has no point"),
-        Preference(names: ["A", "B", "C"], biases: [50, 50, 50], variation: "C", preferring: 99.9, point: nil,
-                   label: "a zero-width variation has no point, even preferring one near it"),
-        Preference(names: ["A", "B"], biases: [100, 0], variation: "B", preferring: 100.nextDown, point: nil,
-                   label: "a zero-width last variation has no point"),
-        Preference(names: ["A", "B", "A"], biases: [0, 50, 50], variation: "a", preferring: 10, point: 75,
-                   label: "the first range of the name that owns any point"),
-        Preference(names: ["A", "B", "a"], biases: [30, 30, 40], variation: "A", preferring: 80, point: 80,
-                   label: "any range of the name keeps the preferred point"),
+        Preference(
+            names: ["A", "B", "C"], biases: [20, 30, 50], variation: "B", preferring: 25, point: 25,
+            label: "the preferred point when it already lands there"),
+        Preference(
+            names: ["A", "B", "C"], biases: [20, 30, 50], variation: "b", preferring: 25, point: 25,
+            label: "names compare case-insensitively"),
+        Preference(
+            names: ["A", "B", "C"], biases: [20, 30, 50], variation: "B", preferring: 10, point: 35,
+            label: "else the middle of the variation's range"),
+        Preference(
+            names: ["A", "B", "C"], biases: [20, 30, 50], variation: "c", preferring: 10, point: 75,
+            label: "the middle of the last range, case-insensitively"),
+        Preference(
+            names: ["A", "B", "C"], biases: [20, 30, 50], variation: "A", preferring: 20, point: 10,
+            label: "a point on a bound belongs to the upper range"),
+        Preference(
+            names: ["A", "B", "C"], biases: [20, 30, 50], variation: "D", preferring: 10, point: nil,
+            label: "an unknown variation has no point"),
+        Preference(
+            names: ["A", "B", "C"], biases: [50, 50, 50], variation: "C", preferring: 10, point: nil,
+            label: "a zero-width variation has no point"),
+        Preference(
+            names: ["A", "B", "C"], biases: [50, 50, 50], variation: "C", preferring: 99.9, point: nil,
+            label: "a zero-width variation has no point, even preferring one near it"),
+        Preference(
+            names: ["A", "B"], biases: [100, 0], variation: "B", preferring: 100.nextDown, point: nil,
+            label: "a zero-width last variation has no point"),
+        Preference(
+            names: ["A", "B", "A"], biases: [0, 50, 50], variation: "a", preferring: 10, point: 75,
+            label: "the first range of the name that owns any point"),
+        Preference(
+            names: ["A", "B", "a"], biases: [30, 30, 40], variation: "A", preferring: 80, point: 80,
+            label: "any range of the name keeps the preferred point"),
     ]
 
     @Test("point(in:preferring:)", arguments: preferences)
@@ -279,7 +296,8 @@ struct BucketingTests {
         }
     }
 
-    @Test("point(in:preferring:) always lands in the variation, for every variation and preference", arguments: rangeSets)
+    @Test(
+        "point(in:preferring:) always lands in the variation, for every variation and preference", arguments: rangeSets)
     func pointInVariationLands(biases: [Double]) throws {
         let ranges = VariationRanges(names: biases.indices.map { "V\($0)" }, biases: biases)
         for index in ranges.ranges.indices {
@@ -298,20 +316,22 @@ struct BucketingTests {
 
     // MARK: Assignment
 
-    @Test("Only tests are bucketed", arguments: [
-        (Input(""), false),
-        (Input(#""enabled": true"#), false),
-        (Input(#""development": true, "enabled": true"#), false),
-        (Input(#""unlocked": false, "enabled": true"#), false),
-        (Input(#""test-variations": ["X"]"#), false),
-        (Input(#""test-variations": ["A", "B"]"#), true),
-        (Input(#""test-variations": ["Enabled", "Disabled"]"#), true),
-        (Input(#""test-variations": ["A", "B", "C"]"#), true),
-        (Input(#""test-variations": ["X"], "type": {"feature-test": "ab"}"#), true),
-        // A test declared by its type alone: the client gives every device point 1 or 99.
-        (Input(#""type": {"feature-test": "mvt"}"#), false),
-        (Input(#""type": {"feature-test": "mvt"}, "enabled": true"#), false),
-    ])
+    @Test(
+        "Only tests are bucketed",
+        arguments: [
+            (Input(""), false),
+            (Input(#""enabled": true"#), false),
+            (Input(#""development": true, "enabled": true"#), false),
+            (Input(#""unlocked": false, "enabled": true"#), false),
+            (Input(#""test-variations": ["X"]"#), false),
+            (Input(#""test-variations": ["A", "B"]"#), true),
+            (Input(#""test-variations": ["Enabled", "Disabled"]"#), true),
+            (Input(#""test-variations": ["A", "B", "C"]"#), true),
+            (Input(#""test-variations": ["X"], "type": {"feature-test": "ab"}"#), true),
+            // A test declared by its type alone: the client gives every device point 1 or 99.
+            (Input(#""type": {"feature-test": "mvt"}"#), false),
+            (Input(#""type": {"feature-test": "mvt"}, "enabled": true"#), false),
+        ])
     func isBucketed(input: Input, isBucketed: Bool) throws {
         let feature = try TestSupport.onlyFeature(input.text)
         #expect(feature.isBucketed == isBucketed)
@@ -320,15 +340,17 @@ struct BucketingTests {
     /// Points at every kind of boundary, and the extremes.
     static let samplePoints: [Double] = [0, 1, 9.99, 10, 33.4, 50, 50.nextDown, 60, 66.7, 90, 99, 99.99, 100.nextDown]
 
-    @Test("A disabled feature puts everyone in Disabled", arguments: [
-        Feature(name: "f"),
-        Feature(name: "f", enabled: false),
-        Feature(name: "f", enabled: false, testVariations: ["A", "B"], testBiases: [10, 90]),
-        Feature(name: "f", enabled: false, testVariations: ["Enabled", "Disabled"]),
-        Feature(name: "f", enabled: false, testVariations: ["A", "B", "C"]),
-        Feature(name: "f", unlocked: true),
-        Feature(name: "f", development: true),
-    ])
+    @Test(
+        "A disabled feature puts everyone in Disabled",
+        arguments: [
+            Feature(name: "f"),
+            Feature(name: "f", enabled: false),
+            Feature(name: "f", enabled: false, testVariations: ["A", "B"], testBiases: [10, 90]),
+            Feature(name: "f", enabled: false, testVariations: ["Enabled", "Disabled"]),
+            Feature(name: "f", enabled: false, testVariations: ["A", "B", "C"]),
+            Feature(name: "f", unlocked: true),
+            Feature(name: "f", development: true),
+        ])
     func disabled(feature: Feature) {
         #expect(feature.assignmentRanges.ranges.map(\.name) == ["Disabled"])
         for point in Self.samplePoints {
@@ -336,13 +358,15 @@ struct BucketingTests {
         }
     }
 
-    @Test("An enabled plain flag puts everyone in Enabled", arguments: [
-        Feature(name: "f", enabled: true),
-        Feature(name: "f", enabled: true, testBiases: [10, 90]),
-        Feature(name: "f", enabled: true, unlocked: false),
-        Feature(name: "f", development: true, enabled: true),
-        Feature(name: "f", enabled: true, testVariations: ["X"]),
-    ])
+    @Test(
+        "An enabled plain flag puts everyone in Enabled",
+        arguments: [
+            Feature(name: "f", enabled: true),
+            Feature(name: "f", enabled: true, testBiases: [10, 90]),
+            Feature(name: "f", enabled: true, unlocked: false),
+            Feature(name: "f", development: true, enabled: true),
+            Feature(name: "f", enabled: true, testVariations: ["X"]),
+        ])
     func enabledFlag(feature: Feature) {
         #expect(!feature.isBucketed)
         #expect(feature.assignmentRanges.ranges.map(\.name) == ["Enabled"])
@@ -368,35 +392,55 @@ struct BucketingTests {
         Bucket(feature: ab, point: 10, variation: "B", label: "[10, 90]"),
         Bucket(feature: ab, point: 100.nextDown, variation: "B", label: "[10, 90]"),
         // Biases the client ignores: an equal split, not the written shares.
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [10, 80]), point: 30, variation: "A",
-               label: "sum short [10, 80]"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [10, 80]), point: 50, variation: "B",
-               label: "sum short [10, 80]"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [10]), point: 30, variation: "A",
-               label: "count mismatch [10]"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [10, 10]), point: 20, variation: "A",
-               label: "count mismatch [10, 10] on three"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [10, 10]), point: 40, variation: "B",
-               label: "count mismatch [10, 10] on three"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [10, 10]), point: 70, variation: "C",
-               label: "count mismatch [10, 10] on three"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [10, 80]), point: 30, variation: "A",
+            label: "sum short [10, 80]"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [10, 80]), point: 50, variation: "B",
+            label: "sum short [10, 80]"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [10]), point: 30, variation: "A",
+            label: "count mismatch [10]"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [10, 10]), point: 20,
+            variation: "A",
+            label: "count mismatch [10, 10] on three"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [10, 10]), point: 40,
+            variation: "B",
+            label: "count mismatch [10, 10] on three"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [10, 10]), point: 70,
+            variation: "C",
+            label: "count mismatch [10, 10] on three"),
         // Sums over 100 are kept: later groups shrink.
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [60, 60]), point: 60.nextDown, variation: "A",
-               label: "[60, 60]"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [60, 60]), point: 60, variation: "B",
-               label: "[60, 60]"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [60, 60]), point: 100.nextDown, variation: "B",
-               label: "[60, 60]"),
-        Bucket(feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [50, 50, 50]), point: 100.nextDown,
-               variation: "B", label: "[50, 50, 50]: C is unreachable"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [60, 60]), point: 60.nextDown,
+            variation: "A",
+            label: "[60, 60]"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [60, 60]), point: 60, variation: "B",
+            label: "[60, 60]"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B"], testBiases: [60, 60]), point: 100.nextDown,
+            variation: "B",
+            label: "[60, 60]"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["A", "B", "C"], testBiases: [50, 50, 50]), point: 100.nextDown,
+            variation: "B", label: "[50, 50, 50]: C is unreachable"),
         // The names the client stores.
-        Bucket(feature: Feature(name: "f", testVariations: ["off", "on"], testBiases: [30, 70]), point: 10, variation: "Disabled",
-               label: "normalised names"),
-        Bucket(feature: Feature(name: "f", enabled: true, type: ["feature-test": .string("ab")], testVariations: ["X"]), point: 50,
-               variation: "!X", label: "a synthetic second variation"),
+        Bucket(
+            feature: Feature(name: "f", testVariations: ["off", "on"], testBiases: [30, 70]), point: 10,
+            variation: "Disabled",
+            label: "normalised names"),
+        Bucket(
+            feature: Feature(name: "f", enabled: true, type: ["feature-test": .string("ab")], testVariations: ["X"]),
+            point: 50,
+            variation: "!X", label: "a synthetic second variation"),
         // A test with exactly two variations ignores `unlocked`.
-        Bucket(feature: Feature(name: "f", unlocked: true, testVariations: ["A", "B"], testBiases: [10, 90]), point: 5,
-               variation: "A", label: "unlocked ignored on a test"),
+        Bucket(
+            feature: Feature(name: "f", unlocked: true, testVariations: ["A", "B"], testBiases: [10, 90]), point: 5,
+            variation: "A", label: "unlocked ignored on a test"),
     ]
 
     @Test("A test's variation is the range containing the point, with the biases the client uses", arguments: buckets)
@@ -423,17 +467,19 @@ struct BucketingTests {
 
     // MARK: User ids
 
-    @Test("Invalid user ids", arguments: [
-        Input(""),
-        Input(String(repeating: "a", count: 257)),
-        Input(String(repeating: "é", count: 128) + "a"),
-        Input("tab\there"),
-        Input("line\nbreak"),
-        Input("carriage\rreturn"),
-        Input("nul\u{0}"),
-        Input("\u{1f}unit separator"),
-        Input("delete\u{7f}"),
-    ])
+    @Test(
+        "Invalid user ids",
+        arguments: [
+            Input(""),
+            Input(String(repeating: "a", count: 257)),
+            Input(String(repeating: "é", count: 128) + "a"),
+            Input("tab\there"),
+            Input("line\nbreak"),
+            Input("carriage\rreturn"),
+            Input("nul\u{0}"),
+            Input("\u{1f}unit separator"),
+            Input("delete\u{7f}"),
+        ])
     func invalidUserID(input: Input) {
         let error = #expect(throws: CoreError.self) { try UserID(validating: input.text) }
         guard case .invalidUserID(let value, let reason)? = error else {
@@ -444,16 +490,18 @@ struct BucketingTests {
         #expect(!reason.isEmpty)
     }
 
-    @Test("Valid user ids are kept as written", arguments: [
-        Input("a"),
-        Input("user-42"),
-        Input("user 42"),
-        Input(" padded "),
-        Input("🚩🎉"),
-        Input("Zoë"),
-        Input(String(repeating: "a", count: 256)),
-        Input(String(repeating: "é", count: 128)),
-    ])
+    @Test(
+        "Valid user ids are kept as written",
+        arguments: [
+            Input("a"),
+            Input("user-42"),
+            Input("user 42"),
+            Input(" padded "),
+            Input("🚩🎉"),
+            Input("Zoë"),
+            Input(String(repeating: "a", count: 256)),
+            Input(String(repeating: "é", count: 128)),
+        ])
     func validUserID(input: Input) throws {
         let id = try UserID(validating: input.text)
         #expect(id.rawValue == input.text)
@@ -466,7 +514,10 @@ struct BucketingTests {
         let message = CoreError.invalidUserID(value: "", reason: "it is empty").description
         #expect(message.contains("it is empty"))
         #expect(throws: CoreError.invalidUserID(value: "", reason: "it is empty")) { try UserID(validating: "") }
-        #expect(throws: CoreError.invalidUserID(value: String(repeating: "x", count: 257), reason: "it is longer than 256 bytes")) {
+        #expect(
+            throws: CoreError.invalidUserID(
+                value: String(repeating: "x", count: 257), reason: "it is longer than 256 bytes")
+        ) {
             try UserID(validating: String(repeating: "x", count: 257))
         }
     }
@@ -474,15 +525,15 @@ struct BucketingTests {
     // MARK: Pinned documents
 
     static let pinnedSource = #"""
-    {"version": 3, "features": [
-        {"x-extra": 1, "labels": ["a", "b"], "name": "T", "test-biases": [10, 90], "test-variations": ["A", "B"]},
-        {"name": "U", "enabled": true, "test-variations": ["A", "B", "C"], "x-extra": true},
-        {"name": "F", "enabled": true, "x-extra": "f"},
-        {"name": "L", "unlocked": false},
-        {"name": "M", "unlocked": true, "description": "kept"},
-        {"name": "Z", "test-variations": ["Enabled", "Disabled"]}
-    ], "after": null}
-    """#
+        {"version": 3, "features": [
+            {"x-extra": 1, "labels": ["a", "b"], "name": "T", "test-biases": [10, 90], "test-variations": ["A", "B"]},
+            {"name": "U", "enabled": true, "test-variations": ["A", "B", "C"], "x-extra": true},
+            {"name": "F", "enabled": true, "x-extra": "f"},
+            {"name": "L", "unlocked": false},
+            {"name": "M", "unlocked": true, "description": "kept"},
+            {"name": "Z", "test-variations": ["Enabled", "Disabled"]}
+        ], "after": null}
+        """#
 
     static func pinnedDocument() throws -> FeaturesDocument {
         let decoded = TestSupport.decode(pinnedSource)
@@ -520,8 +571,14 @@ struct BucketingTests {
             let text = String(decoding: bytes, as: UTF8.self)
             #expect(text.components(separatedBy: "test-variation-assignment").count - 1 == 2)
             let objects = try Self.featureObjects(bytes)
-            #expect(Self.keys(objects["T"]) == ["name", "test-variations", "test-biases", "labels", "test-variation-assignment", "x-extra"])
-            #expect(Self.keys(objects["U"]) == ["name", "enabled", "test-variations", "test-variation-assignment", "x-extra"])
+            #expect(
+                Self.keys(objects["T"]) == [
+                    "name", "test-variations", "test-biases", "labels", "test-variation-assignment", "x-extra",
+                ])
+            #expect(
+                Self.keys(objects["U"]) == [
+                    "name", "enabled", "test-variations", "test-variation-assignment", "x-extra",
+                ])
             #expect(Self.keys(objects["F"]) == ["name", "enabled", "x-extra"])
             #expect(Self.keys(objects["Z"]) == ["name", "test-variations"])
             // The exact double comes back, so a point next to a bound stays on its side.
@@ -538,13 +595,16 @@ struct BucketingTests {
         #expect(document.pinned(points: [:], unlocks: [:]).rendered() == document.rendered())
         #expect(document.pinned(points: [:], unlocks: [:]).rendered(.compact) == document.rendered(.compact))
         // Names are exact, as the client looks features up.
-        #expect(document.pinned(points: ["absent": 5, "t": 5], unlocks: ["absent": true, "l": true]).rendered() == document.rendered())
+        #expect(
+            document.pinned(points: ["absent": 5, "t": 5], unlocks: ["absent": true, "l": true]).rendered()
+                == document.rendered())
     }
 
     @Test("A pinned document applies the user's unlock state to unlock flags only")
     func pinnedUnlocks() throws {
         let document = try Self.pinnedDocument()
-        let bytes = document.pinned(points: [:], unlocks: ["L": true, "M": false, "F": true, "T": true, "Z": false]).rendered()
+        let bytes = document.pinned(points: [:], unlocks: ["L": true, "M": false, "F": true, "T": true, "Z": false])
+            .rendered()
         let objects = try Self.featureObjects(bytes)
         #expect(objects["L"]?.member("unlocked")?.node.value == .bool(true))
         #expect(objects["M"]?.member("unlocked")?.node.value == .bool(false))
@@ -565,9 +625,10 @@ struct BucketingTests {
         #expect(decoded.isValid)
         #expect(decoded.diagnostics.map(\.code) == [.assignmentDropped, .assignmentDropped])
         #expect(decoded.diagnostics.map(\.feature) == ["T", "U"])
-        #expect(decoded.diagnostics.map(\.pointer.description) == [
-            "/features/0/test-variation-assignment", "/features/1/test-variation-assignment",
-        ])
+        #expect(
+            decoded.diagnostics.map(\.pointer.description) == [
+                "/features/0/test-variation-assignment", "/features/1/test-variation-assignment",
+            ])
         #expect(decoded.diagnostics.allSatisfy { $0.severity == .warning })
         var expected = document
         expected.features[3].unlocked = true

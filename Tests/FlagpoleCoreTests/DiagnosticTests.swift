@@ -1,5 +1,5 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// FORMAT.md §7: every diagnostic names its code, severity, feature, pointer, line, column,
 /// message and fix, and every problem is reported.
@@ -21,35 +21,44 @@ struct DiagnosticTests {
 
     @Test("Every problem of a document is reported with its feature, pointer, line and column")
     func everyProblem() throws {
-        let (decoded, marks) = TestSupport.decodeMarked(#"""
-        {
-            "features": [
-                {"name": "ok", "enabled": true},
-                {"name": "bad", "enabled": ‸1, "test-biases": [‸"50"]},
-                {"name": "warn", "test-variations": ["A", "B"], "test-biases": ‸[50, ‸-5]},
-                ‸{"name": "ok"},
-                ‸7,
-                {"name": "x", "type": ‸"ab"}
-            ]
-        }
-        """#)
+        let (decoded, marks) = TestSupport.decodeMarked(
+            #"""
+            {
+                "features": [
+                    {"name": "ok", "enabled": true},
+                    {"name": "bad", "enabled": ‸1, "test-biases": [‸"50"]},
+                    {"name": "warn", "test-variations": ["A", "B"], "test-biases": ‸[50, ‸-5]},
+                    ‸{"name": "ok"},
+                    ‸7,
+                    {"name": "x", "type": ‸"ab"}
+                ]
+            }
+            """#)
         #expect(decoded.document == nil)
         #expect(!decoded.isValid)
         #expect(decoded.diagnostics.hasErrors)
         // Positions computed by hand: line 4 is `        {"name": "bad", "enabled": 1, ...`.
-        #expect(marks == [
-            Position(line: 4, column: 36), Position(line: 4, column: 55),
-            Position(line: 5, column: 72), Position(line: 5, column: 77),
-            Position(line: 6, column: 9), Position(line: 7, column: 9), Position(line: 8, column: 31),
-        ])
+        #expect(
+            marks == [
+                Position(line: 4, column: 36), Position(line: 4, column: 55),
+                Position(line: 5, column: 72), Position(line: 5, column: 77),
+                Position(line: 6, column: 9), Position(line: 7, column: 9), Position(line: 8, column: 31),
+            ])
         struct Expected: Hashable {
             var code: String, severity: Severity, feature: String?, pointer: String, line: Int, column: Int
         }
         let expected: Set<Expected> = [
-            Expected(code: "E112", severity: .error, feature: "bad", pointer: "/features/1/enabled", line: 4, column: 36),
-            Expected(code: "E112", severity: .error, feature: "bad", pointer: "/features/1/test-biases/0", line: 4, column: 55),
-            Expected(code: "W201", severity: .warning, feature: "warn", pointer: "/features/2/test-biases", line: 5, column: 72),
-            Expected(code: "W203", severity: .warning, feature: "warn", pointer: "/features/2/test-biases/1", line: 5, column: 77),
+            Expected(
+                code: "E112", severity: .error, feature: "bad", pointer: "/features/1/enabled", line: 4, column: 36),
+            Expected(
+                code: "E112", severity: .error, feature: "bad", pointer: "/features/1/test-biases/0", line: 4,
+                column: 55),
+            Expected(
+                code: "W201", severity: .warning, feature: "warn", pointer: "/features/2/test-biases", line: 5,
+                column: 72),
+            Expected(
+                code: "W203", severity: .warning, feature: "warn", pointer: "/features/2/test-biases/1", line: 5,
+                column: 77),
             Expected(code: "W220", severity: .warning, feature: "ok", pointer: "/features/3", line: 6, column: 9),
             Expected(code: "E110", severity: .error, feature: nil, pointer: "/features/4", line: 7, column: 9),
             Expected(code: "E113", severity: .error, feature: "x", pointer: "/features/5/type", line: 8, column: 31),
@@ -68,9 +77,10 @@ struct DiagnosticTests {
 
     @Test("Warnings are reported next to errors")
     func warningsWithErrors() {
-        let decoded = TestSupport.decode(#"""
-        {"features": [{"name": "a", "enabled": "no"}, {"name": "b", "test-variations": ["X"]}]}
-        """#)
+        let decoded = TestSupport.decode(
+            #"""
+            {"features": [{"name": "a", "enabled": "no"}, {"name": "b", "test-variations": ["X"]}]}
+            """#)
         #expect(decoded.document == nil)
         #expect(TestSupport.codes(decoded.diagnostics) == ["E112", "W230"])
     }
@@ -85,33 +95,35 @@ struct DiagnosticTests {
     }
 
     static let corpus: [Input] = [
-        Input(#"""
-        {"features": [
-          {"name": "a", "enabled": "yes", "development": 1, "unlocked": "no", "description": 3, "section": false},
-          {"name": "b", "test-variations": ["A", null, 3], "test-biases": ["x", 1], "labels": [true]},
-          {"name": "c", "type": {}}, {"name": "d", "type": "ab"}, {"name": "e", "type": {"unlock-flag": true}},
-          {"name": "f", "type": {"feature-test": "nope"}}, {"name": "g", "type": {"feature-flag": 2}},
-          {"enabled": true}, {"name": null}, {"name": 42}, 17, null, [],
-          {"name": "h", "test-variation-assignment": "x"}
-        ]}
-        """#),
-        Input(#"""
-        {
-            "before": {"x": [1, 2]},
-            "features": [
-                {"name": "s", "test-variations": ["A", "B"], "test-biases": [50, 49]},
-                {"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [50, 50]},
-                {"name": "o", "test-variations": ["A", "B", "C"], "test-biases": [50, 50, 50]},
-                {"name": "k", "test-variations": ["A", "B"], "test-biases": [-1, 101]},
-                {"name": "p", "test-biases": [50, 50]},
-                {"name": "l", "test-variations": ["A", "B"], "labels": ["x"]},
-                {"name": "s"},
-                {"name": "one", "test-variations": ["X"]},
-                {"name": "t", "test-variations": ["A", "B"], "type": {"feature-test": "mvt"}, "unlocked": true},
-                {"name": "w", "test-variation-assignment": 12}
-            ]
-        }
-        """#),
+        Input(
+            #"""
+            {"features": [
+              {"name": "a", "enabled": "yes", "development": 1, "unlocked": "no", "description": 3, "section": false},
+              {"name": "b", "test-variations": ["A", null, 3], "test-biases": ["x", 1], "labels": [true]},
+              {"name": "c", "type": {}}, {"name": "d", "type": "ab"}, {"name": "e", "type": {"unlock-flag": true}},
+              {"name": "f", "type": {"feature-test": "nope"}}, {"name": "g", "type": {"feature-flag": 2}},
+              {"enabled": true}, {"name": null}, {"name": 42}, 17, null, [],
+              {"name": "h", "test-variation-assignment": "x"}
+            ]}
+            """#),
+        Input(
+            #"""
+            {
+                "before": {"x": [1, 2]},
+                "features": [
+                    {"name": "s", "test-variations": ["A", "B"], "test-biases": [50, 49]},
+                    {"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [50, 50]},
+                    {"name": "o", "test-variations": ["A", "B", "C"], "test-biases": [50, 50, 50]},
+                    {"name": "k", "test-variations": ["A", "B"], "test-biases": [-1, 101]},
+                    {"name": "p", "test-biases": [50, 50]},
+                    {"name": "l", "test-variations": ["A", "B"], "labels": ["x"]},
+                    {"name": "s"},
+                    {"name": "one", "test-variations": ["X"]},
+                    {"name": "t", "test-variations": ["A", "B"], "type": {"feature-test": "mvt"}, "unlocked": true},
+                    {"name": "w", "test-variation-assignment": 12}
+                ]
+            }
+            """#),
         Input(#"[{"name": "a/b~c", "enabled": 1}, {"name": "ü", "test-variations": ["X"]}, 5]"#),
         Input(#"{"features": {"name": "a"}}"#),
         Input(#"{"features": null}"#),
@@ -140,19 +152,21 @@ struct DiagnosticTests {
     @Test("The corpus reports every problem, not just the first")
     func corpusCounts() {
         let first = TestSupport.decode(Self.corpus[0].text)
-        #expect(TestSupport.codes(first.diagnostics) == [
-            "E110", "E110", "E110",
-            "E111", "E111", "E111",
-            "E112", "E112", "E112", "E112", "E112", // a: five wrong keys
-            "E112", "E112", "E112", "E112",         // b: null and 3, "x" and true
-            "E112",                                 // h: the assignment as a string
-            "E113", "E113", "E113", "E113", "E113",
-        ])
+        #expect(
+            TestSupport.codes(first.diagnostics) == [
+                "E110", "E110", "E110",
+                "E111", "E111", "E111",
+                "E112", "E112", "E112", "E112", "E112",  // a: five wrong keys
+                "E112", "E112", "E112", "E112",  // b: null and 3, "x" and true
+                "E112",  // h: the assignment as a string
+                "E113", "E113", "E113", "E113", "E113",
+            ])
         let second = TestSupport.decode(Self.corpus[1].text)
         #expect(second.isValid)
-        #expect(TestSupport.codes(second.diagnostics) == [
-            "W200", "W201", "W202", "W203", "W203", "W204", "W210", "W220", "W230", "W231", "W232", "W240",
-        ])
+        #expect(
+            TestSupport.codes(second.diagnostics) == [
+                "W200", "W201", "W202", "W203", "W203", "W204", "W210", "W220", "W230", "W231", "W232", "W240",
+            ])
         #expect(second.document?.features.map(\.name) == ["s", "m", "o", "k", "p", "l", "one", "t", "w"])
     }
 
@@ -167,8 +181,9 @@ struct DiagnosticTests {
     @Test("JSON pointers follow RFC 6901")
     func jsonPointer() {
         #expect(JSONPointer.root.description == "")
-        #expect(JSONPointer.root.appending("features").appending(2).appending("test-biases").appending(1).description
-            == "/features/2/test-biases/1")
+        #expect(
+            JSONPointer.root.appending("features").appending(2).appending("test-biases").appending(1).description
+                == "/features/2/test-biases/1")
         #expect(JSONPointer.root.appending("a/b").appending("m~n").appending("").description == "/a~1b/m~0n/")
         #expect(JSONPointer.root.appending("~1").description == "/~01")
     }
@@ -199,10 +214,10 @@ struct DiagnosticTests {
         #expect(locator.location(of: 0) == Position(line: 1, column: 1))
         #expect(locator.location(of: 2) == Position(line: 1, column: 3))
         #expect(locator.location(of: 3) == Position(line: 2, column: 1))
-        #expect(locator.location(of: 6) == Position(line: 2, column: 3)) // after the two bytes of é
+        #expect(locator.location(of: 6) == Position(line: 2, column: 3))  // after the two bytes of é
         #expect(locator.location(of: 7) == Position(line: 3, column: 1))
         #expect(locator.location(of: 8) == Position(line: 4, column: 1))
-        #expect(locator.location(of: 9) == Position(line: 4, column: 2)) // the end of the file
+        #expect(locator.location(of: 9) == Position(line: 4, column: 2))  // the end of the file
         #expect(Position(line: 3, column: 7).description == "3:7")
     }
 }

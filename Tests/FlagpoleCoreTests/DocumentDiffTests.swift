@@ -1,5 +1,5 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// The audit trail of a revision: what changed between two documents, field by field.
 @Suite("Document diff")
@@ -12,20 +12,22 @@ struct DocumentDiffTests {
 
     @Test("Added, removed and changed features and fields")
     func addedRemovedChanged() throws {
-        let old = try Self.document(#"""
-        {"v": 1, "features": [
-            {"name": "a", "enabled": false, "section": "S", "x": 1},
-            {"name": "b"},
-            {"name": "c", "test-variations": ["A", "B"]}
-        ]}
-        """#)
-        let new = try Self.document(#"""
-        {"v": 2, "features": [
-            {"name": "a", "description": "D", "enabled": true, "x": 2},
-            {"name": "c", "test-variations": ["A", "B"]},
-            {"name": "d", "enabled": true}
-        ], "w": true}
-        """#)
+        let old = try Self.document(
+            #"""
+            {"v": 1, "features": [
+                {"name": "a", "enabled": false, "section": "S", "x": 1},
+                {"name": "b"},
+                {"name": "c", "test-variations": ["A", "B"]}
+            ]}
+            """#)
+        let new = try Self.document(
+            #"""
+            {"v": 2, "features": [
+                {"name": "a", "description": "D", "enabled": true, "x": 2},
+                {"name": "c", "test-variations": ["A", "B"]},
+                {"name": "d", "enabled": true}
+            ], "w": true}
+            """#)
         let diff = DocumentDiff(from: old, to: new)
         #expect(!diff.isEmpty)
         #expect(diff.addedFeatures == ["d"])
@@ -62,7 +64,9 @@ struct DocumentDiffTests {
         // The document's own keys.
         let own = diff.changes.filter { $0.feature == nil }
         #expect(own.count == 2)
-        #expect(own.contains { $0.field == "v" && $0.kind == .changed && $0.before == .number(1) && $0.after == .number(2) })
+        #expect(
+            own.contains { $0.field == "v" && $0.kind == .changed && $0.before == .number(1) && $0.after == .number(2) }
+        )
         #expect(own.contains { $0.field == "w" && $0.kind == .added && $0.after == .bool(true) })
         // c did not change, and the survivors kept their order.
         #expect(!diff.changes.contains { $0.feature == "c" })
@@ -98,7 +102,8 @@ struct DocumentDiffTests {
 
     @Test("Identical documents, or a document and its own export, have no diff")
     func noChange() throws {
-        let text = #"{"x": [1], "features": [{"name": "a", "unknown": {"k": null}}, {"name": "b", "labels": [null, "l"]}]}"#
+        let text =
+            #"{"x": [1], "features": [{"name": "a", "unknown": {"k": null}}, {"name": "b", "labels": [null, "l"]}]}"#
         let document = try Self.document(text)
         #expect(DocumentDiff(from: document, to: document).isEmpty)
         let exported = try #require(DocumentDecoder.decode(document.rendered()).document)

@@ -51,7 +51,8 @@ struct DocumentMutator {
 
     static let numbers: [String] = [
         "1e400", "-1e400", "1e-400", "-0", "-0.0", "0e0", "9223372036854775808", "-9223372036854775809",
-        "18446744073709551616", "1" + String(repeating: "0", count: 400), "0." + String(repeating: "0", count: 400) + "1",
+        "18446744073709551616", "1" + String(repeating: "0", count: 400),
+        "0." + String(repeating: "0", count: 400) + "1",
         "100.00000000000001", "99.999999999999999", "1.7976931348623157e308", "1.7976931348623159e308", "4.9e-324",
         "2.4703282292062328e-324", "1E+2", "1.5e-3",
     ]
@@ -102,7 +103,8 @@ struct DocumentMutator {
             while end < bytes.count && numeric.contains(bytes[end]) { end += 1 }
             let number = pick(Self.numbers)
             bytes.replaceSubrange(start..<end, with: number.utf8)
-            return "number at \(start) becomes \(number.count > 30 ? "\(number.prefix(12))… (\(number.count) characters)" : number)"
+            return
+                "number at \(start) becomes \(number.count > 30 ? "\(number.prefix(12))… (\(number.count) characters)" : number)"
         default:
             let repeated = pick(["[", "{\"a\":", "[{\"name\":\"d\"},"])
             let count = pick([100, 511, 512, 513, 2_000])
@@ -119,7 +121,8 @@ struct DocumentMutator {
     ]
 
     static let hostileStrings: [String] = [
-        "", "a", "A", "Enabled", "enabled", "Disabled", "off", "On", "!A", "\u{E9}", "e\u{301}", "\u{0}", "a\u{0}b", "\u{FEFF}",
+        "", "a", "A", "Enabled", "enabled", "Disabled", "off", "On", "!A", "\u{E9}", "e\u{301}", "\u{0}", "a\u{0}b",
+        "\u{FEFF}",
         "\u{2028}", "🚀", "\"\\/\n\t\u{1}\u{7F}", "features", "name", "\u{10FFFF}", String(repeating: "x", count: 5_000),
     ]
 
@@ -131,12 +134,24 @@ struct DocumentMutator {
         case 1: return .bool(chance(0.5))
         case 2, 3: return .number(pick(Self.hostileNumbers))
         case 4, 5: return .string(pick(Self.hostileStrings))
-        case 6: return .array((0..<int(0...4)).map { _ in chance(0.5) ? .number(pick(Self.hostileNumbers)) : .string(pick(Self.hostileStrings)) })
-        case 7: return .object(JSONObject([.init(key: pick(["feature-flag", "feature-test", "unlock-flag", "x"]), value: .string(pick(["ab", "mvt", "featureFlagAB", "AB", "flag"])))]))
+        case 6:
+            return .array(
+                (0..<int(0...4)).map { _ in
+                    chance(0.5) ? .number(pick(Self.hostileNumbers)) : .string(pick(Self.hostileStrings))
+                })
+        case 7:
+            return .object(
+                JSONObject([
+                    .init(
+                        key: pick(["feature-flag", "feature-test", "unlock-flag", "x"]),
+                        value: .string(pick(["ab", "mvt", "featureFlagAB", "AB", "flag"])))
+                ]))
         case 8: return .object(JSONObject())
         default:
             var value = JSONValue.number(1)
-            for _ in 0..<pick([10, 200, 509, 510, 511, 600]) { value = chance(0.5) ? .array([value]) : .object(["k": value]) }
+            for _ in 0..<pick([10, 200, 509, 510, 511, 600]) {
+                value = chance(0.5) ? .array([value]) : .object(["k": value])
+            }
             return value
         }
     }
@@ -144,8 +159,10 @@ struct DocumentMutator {
     /// Changes one node of `value`; returns what it did.
     mutating func mutate(_ value: inout JSONValue) -> String {
         // Features are the interesting part: aim there most of the time.
-        if chance(0.7), case .object(var root) = value, let index = root.members.firstIndex(where: { $0.key == "features" }),
-           case .array(var features) = root.members[index].value, !features.isEmpty {
+        if chance(0.7), case .object(var root) = value,
+            let index = root.members.firstIndex(where: { $0.key == "features" }),
+            case .array(var features) = root.members[index].value, !features.isEmpty
+        {
             let feature = int(0...features.count - 1)
             let step = mutateFeature(&features, at: feature)
             root.members[index].value = .array(features)
@@ -163,11 +180,15 @@ struct DocumentMutator {
         var step: String
         switch int(0...7) {
         case 0:
-            let biases = (0..<int(0...5)).map { _ in JSONValue.number(chance(0.6) ? Double(int(0...100)) : pick(Self.hostileNumbers)) }
+            let biases = (0..<int(0...5)).map { _ in
+                JSONValue.number(chance(0.6) ? Double(int(0...100)) : pick(Self.hostileNumbers))
+            }
             feature.set("test-biases", .array(biases))
             step = "test-biases = \(biases.count) numbers"
         case 1:
-            let names = (0..<int(0...5)).map { _ in JSONValue.string(pick(Self.hostileStrings.prefix(12) + ["Control", "B", "b"])) }
+            let names = (0..<int(0...5)).map { _ in
+                JSONValue.string(pick(Self.hostileStrings.prefix(12) + ["Control", "B", "b"]))
+            }
             feature.set("test-variations", .array(names))
             step = "test-variations = \(names.count) names"
         case 2:

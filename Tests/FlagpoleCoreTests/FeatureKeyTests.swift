@@ -1,16 +1,17 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// FORMAT.md §2: the keys of a feature object, their JSON types and defaults (E110–E113, W240).
 @Suite("Feature keys (FORMAT §2)")
 struct FeatureKeyTests {
     @Test("Every known key is read as written")
     func everyKey() throws {
-        let feature = try TestSupport.onlyFeature(#"""
-        "description": "D", "section": "S", "development": false, "enabled": true, "unlocked": false,
-        "type": {"feature-test": "mvt"}, "test-variations": ["A", "B", "C"], "test-biases": [20, 30.5, 49.5],
-        "labels": ["la", null, "lc"]
-        """#)
+        let feature = try TestSupport.onlyFeature(
+            #"""
+            "description": "D", "section": "S", "development": false, "enabled": true, "unlocked": false,
+            "type": {"feature-test": "mvt"}, "test-variations": ["A", "B", "C"], "test-biases": [20, 30.5, 49.5],
+            "labels": ["la", null, "lc"]
+            """#)
         #expect(feature.name == "f")
         #expect(feature.description == "D")
         #expect(feature.section == "S")
@@ -35,7 +36,8 @@ struct FeatureKeyTests {
 
     @Test("Names are exact and case-sensitive")
     func caseSensitiveNames() throws {
-        let decoded = TestSupport.decode(#"{"features": [{"name": "Dark Mode"}, {"name": "dark mode"}, {"name": " Dark Mode"}]}"#)
+        let decoded = TestSupport.decode(
+            #"{"features": [{"name": "Dark Mode"}, {"name": "dark mode"}, {"name": " Dark Mode"}]}"#)
         #expect(decoded.diagnostics.isEmpty)
         let document = try #require(decoded.document)
         #expect(document.features.count == 3)
@@ -43,16 +45,18 @@ struct FeatureKeyTests {
         #expect(document.feature(named: "DARK MODE") == nil)
     }
 
-    @Test("A name that is missing, null or not a string is E111", arguments: [
-        Input(#"{"features": [‸{"enabled": true}]}"#),
-        Input(#"{"features": [‸{}]}"#),
-        Input(#"{"features": [{"name": ‸null, "enabled": true}]}"#),
-        Input(#"{"features": [{"name": ‸1}]}"#),
-        Input(#"{"features": [{"name": ‸true}]}"#),
-        Input(#"{"features": [{"name": ‸["a"]}]}"#),
-        Input(#"{"features": [{"name": ‸{"en": "a"}}]}"#),
-        Input(#"{"features": [‸{"Name": "a", "NAME": "a", "name ": "a"}]}"#),
-    ])
+    @Test(
+        "A name that is missing, null or not a string is E111",
+        arguments: [
+            Input(#"{"features": [‸{"enabled": true}]}"#),
+            Input(#"{"features": [‸{}]}"#),
+            Input(#"{"features": [{"name": ‸null, "enabled": true}]}"#),
+            Input(#"{"features": [{"name": ‸1}]}"#),
+            Input(#"{"features": [{"name": ‸true}]}"#),
+            Input(#"{"features": [{"name": ‸["a"]}]}"#),
+            Input(#"{"features": [{"name": ‸{"en": "a"}}]}"#),
+            Input(#"{"features": [‸{"Name": "a", "NAME": "a", "name ": "a"}]}"#),
+        ])
     func missingName(input: Input) throws {
         let (decoded, marks) = TestSupport.decodeMarked(input.text)
         #expect(decoded.document == nil)
@@ -67,44 +71,46 @@ struct FeatureKeyTests {
     // MARK: wrong JSON types
 
     /// The prefix `{"features": [{"name": "f", ` is 28 characters: markers count from there.
-    @Test("A known key with the wrong JSON type is E112 at the value or the bad element", arguments: [
-        // Bools: 1 and "true" are not bools.
-        Input(#""development": ‸1"#),
-        Input(#""development": ‸"true""#),
-        Input(#""enabled": ‸1"#),
-        Input(#""enabled": ‸0"#),
-        Input(#""enabled": ‸"true""#),
-        Input(#""enabled": ‸"false""#),
-        Input(#""enabled": ‸[]"#),
-        Input(#""unlocked": ‸"false""#),
-        Input(#""unlocked": ‸0"#),
-        // Strings.
-        Input(#""description": ‸1"#),
-        Input(#""description": ‸false"#),
-        Input(#""section": ‸true"#),
-        Input(#""section": ‸["S"]"#),
-        // test-variations: an array of strings, no null and no other element.
-        Input(#""test-variations": ‸"A""#),
-        Input(#""test-variations": ‸{"A": 1}"#),
-        Input(#""test-variations": [‸null]"#),
-        Input(#""test-variations": ["A", ‸null, "C"]"#),
-        Input(#""test-variations": ["A", ‸1]"#),
-        Input(#""test-variations": [‸true, ‸["B"]]"#),
-        // test-biases: an array of numbers.
-        Input(#""test-variations": ["A", "B"], "test-biases": ‸"50,50""#),
-        Input(#""test-variations": ["A", "B"], "test-biases": ‸50"#),
-        Input(#""test-variations": ["A", "B"], "test-biases": [‸"50", ‸"50"]"#),
-        Input(#""test-variations": ["A", "B"], "test-biases": [50, ‸null]"#),
-        Input(#""test-variations": ["A", "B"], "test-biases": [‸true, 50]"#),
-        // labels: an array of strings or nulls.
-        Input(#""labels": ‸"a""#),
-        Input(#""labels": [‸1]"#),
-        Input(#""labels": ["a", null, ‸2]"#),
-        Input(#""labels": [‸false, ‸{}]"#),
-        // test-variation-assignment: a number.
-        Input(#""test-variation-assignment": ‸"50""#),
-        Input(#""test-variation-assignment": ‸true"#),
-    ])
+    @Test(
+        "A known key with the wrong JSON type is E112 at the value or the bad element",
+        arguments: [
+            // Bools: 1 and "true" are not bools.
+            Input(#""development": ‸1"#),
+            Input(#""development": ‸"true""#),
+            Input(#""enabled": ‸1"#),
+            Input(#""enabled": ‸0"#),
+            Input(#""enabled": ‸"true""#),
+            Input(#""enabled": ‸"false""#),
+            Input(#""enabled": ‸[]"#),
+            Input(#""unlocked": ‸"false""#),
+            Input(#""unlocked": ‸0"#),
+            // Strings.
+            Input(#""description": ‸1"#),
+            Input(#""description": ‸false"#),
+            Input(#""section": ‸true"#),
+            Input(#""section": ‸["S"]"#),
+            // test-variations: an array of strings, no null and no other element.
+            Input(#""test-variations": ‸"A""#),
+            Input(#""test-variations": ‸{"A": 1}"#),
+            Input(#""test-variations": [‸null]"#),
+            Input(#""test-variations": ["A", ‸null, "C"]"#),
+            Input(#""test-variations": ["A", ‸1]"#),
+            Input(#""test-variations": [‸true, ‸["B"]]"#),
+            // test-biases: an array of numbers.
+            Input(#""test-variations": ["A", "B"], "test-biases": ‸"50,50""#),
+            Input(#""test-variations": ["A", "B"], "test-biases": ‸50"#),
+            Input(#""test-variations": ["A", "B"], "test-biases": [‸"50", ‸"50"]"#),
+            Input(#""test-variations": ["A", "B"], "test-biases": [50, ‸null]"#),
+            Input(#""test-variations": ["A", "B"], "test-biases": [‸true, 50]"#),
+            // labels: an array of strings or nulls.
+            Input(#""labels": ‸"a""#),
+            Input(#""labels": [‸1]"#),
+            Input(#""labels": ["a", null, ‸2]"#),
+            Input(#""labels": [‸false, ‸{}]"#),
+            // test-variation-assignment: a number.
+            Input(#""test-variation-assignment": ‸"50""#),
+            Input(#""test-variation-assignment": ‸true"#),
+        ])
     func wrongType(input: Input) throws {
         let (decoded, marks) = TestSupport.decodeMarked(TestSupport.document(feature: input.text))
         #expect(decoded.document == nil)
@@ -117,15 +123,17 @@ struct FeatureKeyTests {
         #expect(errors.allSatisfy { !$0.message.isEmpty && !$0.fix.isEmpty })
     }
 
-    @Test("E112 pointers name the key, and the element of an array", arguments: [
-        (#""enabled": "true""#, ["/features/0/enabled"]),
-        (#""development": 1"#, ["/features/0/development"]),
-        (#""test-variations": ["A", null]"#, ["/features/0/test-variations/1"]),
-        (#""test-variations": ["A", "B"], "test-biases": ["50", 50]"#, ["/features/0/test-biases/0"]),
-        (#""labels": [null, 3, "c", 4]"#, ["/features/0/labels/1", "/features/0/labels/3"]),
-        (#""labels": "abc""#, ["/features/0/labels"]),
-        (#""test-variation-assignment": "1""#, ["/features/0/test-variation-assignment"]),
-    ])
+    @Test(
+        "E112 pointers name the key, and the element of an array",
+        arguments: [
+            (#""enabled": "true""#, ["/features/0/enabled"]),
+            (#""development": 1"#, ["/features/0/development"]),
+            (#""test-variations": ["A", null]"#, ["/features/0/test-variations/1"]),
+            (#""test-variations": ["A", "B"], "test-biases": ["50", 50]"#, ["/features/0/test-biases/0"]),
+            (#""labels": [null, 3, "c", 4]"#, ["/features/0/labels/1", "/features/0/labels/3"]),
+            (#""labels": "abc""#, ["/features/0/labels"]),
+            (#""test-variation-assignment": "1""#, ["/features/0/test-variation-assignment"]),
+        ])
     func wrongTypePointers(members: String, pointers: [String]) {
         let decoded = TestSupport.decode(TestSupport.document(feature: members))
         #expect(decoded.diagnostics.map(\.code) == Array(repeating: .wrongType, count: pointers.count))
@@ -142,22 +150,25 @@ struct FeatureKeyTests {
 
     @Test("Every bad key of one feature is reported, not only the first")
     func everyBadKey() {
-        let decoded = TestSupport.decode(#"""
-        {"features": [{"name": 7, "enabled": "x", "test-variations": [null], "type": "ab", "labels": [1]}]}
-        """#)
+        let decoded = TestSupport.decode(
+            #"""
+            {"features": [{"name": 7, "enabled": "x", "test-variations": [null], "type": "ab", "labels": [1]}]}
+            """#)
         #expect(TestSupport.codes(decoded.diagnostics) == ["E111", "E112", "E112", "E112", "E113"])
         #expect(decoded.document == nil)
     }
 
-    @Test("A feature that is not an object is E110", arguments: [
-        Input(#"{"features": [‸"a"]}"#),
-        Input(#"{"features": [‸1]}"#),
-        Input(#"{"features": [‸null]}"#),
-        Input(#"{"features": [‸true]}"#),
-        Input(#"{"features": [‸[{"name": "a"}]]}"#),
-        Input(#"{"features": [{"name": "a"}, ‸"b", {"name": "c"}, ‸3]}"#),
-        Input(#"[‸"a"]"#),
-    ])
+    @Test(
+        "A feature that is not an object is E110",
+        arguments: [
+            Input(#"{"features": [‸"a"]}"#),
+            Input(#"{"features": [‸1]}"#),
+            Input(#"{"features": [‸null]}"#),
+            Input(#"{"features": [‸true]}"#),
+            Input(#"{"features": [‸[{"name": "a"}]]}"#),
+            Input(#"{"features": [{"name": "a"}, ‸"b", {"name": "c"}, ‸3]}"#),
+            Input(#"[‸"a"]"#),
+        ])
     func featureNotAnObject(input: Input) throws {
         let (decoded, marks) = TestSupport.decodeMarked(input.text)
         #expect(decoded.document == nil)
@@ -185,11 +196,12 @@ struct FeatureKeyTests {
 
     @Test("null for any optional key is the same as absent")
     func nullIsAbsent() throws {
-        let nulls = TestSupport.decode(#"""
-        {"features": [{"name": "f", "description": null, "section": null, "development": null, "enabled": null,
-        "unlocked": null, "type": null, "test-variations": null, "test-biases": null, "labels": null,
-        "test-variation-assignment": null}]}
-        """#)
+        let nulls = TestSupport.decode(
+            #"""
+            {"features": [{"name": "f", "description": null, "section": null, "development": null, "enabled": null,
+            "unlocked": null, "type": null, "test-variations": null, "test-biases": null, "labels": null,
+            "test-variation-assignment": null}]}
+            """#)
         #expect(nulls.diagnostics.isEmpty)
         let feature = try #require(nulls.document?.features.only)
         let absent = try #require(TestSupport.decode(#"{"features": [{"name": "f"}]}"#).document?.features.only)
@@ -210,10 +222,11 @@ struct FeatureKeyTests {
 
     @Test("Unknown keys are kept, with their values, in their order")
     func unknownKeys() throws {
-        let decoded = TestSupport.decode(#"""
-        {"features": [{"zeta": 1, "name": "f", "alpha": {"b": [1, 2], "a": null}, "enabled": true, "Name": "x",
-        "mid": null, "test_variations": ["A"], "enabled ": "yes"}]}
-        """#)
+        let decoded = TestSupport.decode(
+            #"""
+            {"features": [{"zeta": 1, "name": "f", "alpha": {"b": [1, 2], "a": null}, "enabled": true, "Name": "x",
+            "mid": null, "test_variations": ["A"], "enabled ": "yes"}]}
+            """#)
         #expect(decoded.diagnostics.isEmpty)
         let feature = try #require(decoded.document?.features.only)
         #expect(feature.unknownKeys.keys == ["zeta", "alpha", "Name", "mid", "test_variations", "enabled "])
@@ -230,9 +243,10 @@ struct FeatureKeyTests {
 
     @Test("test-variation-assignment is dropped with W240 at its value")
     func assignmentDropped() throws {
-        let (decoded, marks) = TestSupport.decodeMarked(#"""
-        {"features": [{"name": "f", "test-variations": ["A", "B"], "test-variation-assignment": ‸42.5, "x": 1}]}
-        """#)
+        let (decoded, marks) = TestSupport.decodeMarked(
+            #"""
+            {"features": [{"name": "f", "test-variations": ["A", "B"], "test-variation-assignment": ‸42.5, "x": 1}]}
+            """#)
         let diagnostic = try #require(decoded.diagnostics.only)
         #expect(diagnostic.code == .assignmentDropped)
         #expect(diagnostic.severity == .warning)

@@ -1,6 +1,6 @@
+import FlagpoleCore
 import Foundation
 import Testing
-import FlagpoleCore
 
 /// Files written to hurt: each is a clear error (what, where, how to fix) or a correct reading,
 /// in time and memory bounded by its size, never a crash.
@@ -22,7 +22,9 @@ struct HostileFileTests {
 
     @Test("100 000 features decode without a diagnostic, render and read back as the same document")
     func hundredThousandFeatures() throws {
-        let features = (0..<100_000).map { #"{"name": "f\#($0)", "test-variations": ["A", "B"], "test-biases": [10, 90]}"# }
+        let features = (0..<100_000).map {
+            #"{"name": "f\#($0)", "test-variations": ["A", "B"], "test-biases": [10, 90]}"#
+        }
         let decoded = TestSupport.decode(#"{"features": ["# + features.joined(separator: ",\n") + "]}")
         #expect(decoded.diagnostics.isEmpty)
         let document = try #require(decoded.document)
@@ -32,9 +34,11 @@ struct HostileFileTests {
 
     // MARK: Numbers
 
-    @Test("Numbers no double holds are refused at the number", arguments: [
-        "1e400", "-1e400", "1" + String(repeating: "0", count: 1_000), "1.7976931348623159e308",
-    ])
+    @Test(
+        "Numbers no double holds are refused at the number",
+        arguments: [
+            "1e400", "-1e400", "1" + String(repeating: "0", count: 1_000), "1.7976931348623159e308",
+        ])
     func numbersTooLarge(number: String) throws {
         let text = #"{"features": [{"name": "a", "x": "# + number + "}]}"
         let diagnostic = try #require(TestSupport.decode(text).diagnostics.only)
@@ -43,16 +47,18 @@ struct HostileFileTests {
         #expect(diagnostic.message.contains("too large for a double"))
     }
 
-    @Test("Numbers at the edges of doubles are read as the client reads them and written back stably", arguments: [
-        ("-0", 0.0, "0"),
-        ("1e-400", 0.0, "0"),
-        ("4.9e-324", .leastNonzeroMagnitude, "5e-324"),
-        ("9223372036854775807", 0x1p63, "9.223372036854776e+18"),
-        ("-9223372036854775809", -0x1p63, "-9.223372036854776e+18"),
-        ("18446744073709551616", 0x1p64, "1.8446744073709552e+19"),
-        ("9007199254740993", 9_007_199_254_740_992, "9007199254740992"),
-        ("1.7976931348623157e308", .greatestFiniteMagnitude, "1.7976931348623157e+308"),
-    ])
+    @Test(
+        "Numbers at the edges of doubles are read as the client reads them and written back stably",
+        arguments: [
+            ("-0", 0.0, "0"),
+            ("1e-400", 0.0, "0"),
+            ("4.9e-324", .leastNonzeroMagnitude, "5e-324"),
+            ("9223372036854775807", 0x1p63, "9.223372036854776e+18"),
+            ("-9223372036854775809", -0x1p63, "-9.223372036854776e+18"),
+            ("18446744073709551616", 0x1p64, "1.8446744073709552e+19"),
+            ("9007199254740993", 9_007_199_254_740_992, "9007199254740992"),
+            ("1.7976931348623157e308", .greatestFiniteMagnitude, "1.7976931348623157e+308"),
+        ])
     func edgeNumbers(number: String, value: Double, written: String) throws {
         let feature = try TestSupport.onlyFeature(#""x": "# + number)
         #expect(feature.unknownKeys["x"] == .number(value))
@@ -61,11 +67,14 @@ struct HostileFileTests {
         #expect(DocumentDecoder.decode(document.rendered()).document == document)
     }
 
-    @Test("Biases far out of range are clamped with a warning, never an error or a crash", arguments: [
-        "[1e308, -1e308]", "[-0, 100]", "[1e-400, 100]", "[100, 5e-324]", "[0.1e3, 1.7976931348623157e308]",
-    ])
+    @Test(
+        "Biases far out of range are clamped with a warning, never an error or a crash",
+        arguments: [
+            "[1e308, -1e308]", "[-0, 100]", "[1e-400, 100]", "[100, 5e-324]", "[0.1e3, 1.7976931348623157e308]",
+        ])
     func hugeBiases(biases: String) throws {
-        let decoded = TestSupport.decode(TestSupport.document(feature: #""test-variations": ["A", "B"], "test-biases": "# + biases))
+        let decoded = TestSupport.decode(
+            TestSupport.document(feature: #""test-variations": ["A", "B"], "test-biases": "# + biases))
         #expect(decoded.isValid, "\(decoded.diagnostics)")
         let feature = try #require(decoded.document?.features.only)
         #expect(feature.effectiveBiases.allSatisfy { $0 >= 0 && $0 <= 100 })
@@ -75,12 +84,16 @@ struct HostileFileTests {
 
     // MARK: Text
 
-    @Test("Invalid UTF-8 is refused at the offending byte, in a string or between tokens", arguments: [
-        [0xFF], [0xC3, 0x28], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC0, 0x80], [0x80],
-    ] as [[UInt8]])
+    @Test(
+        "Invalid UTF-8 is refused at the offending byte, in a string or between tokens",
+        arguments: [
+            [0xFF], [0xC3, 0x28], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC0, 0x80], [0x80],
+        ] as [[UInt8]])
     func invalidUTF8(bad: [UInt8]) throws {
         // Between tokens the bad byte is the 23rd character; in the string, after "a, the 25th.
-        for (prefix, suffix, column) in [(#"{"features": [{"name":"#, "}]}", 23), (#"{"features": [{"name":"a"#, "\"}]}", 25)] {
+        for (prefix, suffix, column) in [
+            (#"{"features": [{"name":"#, "}]}", 23), (#"{"features": [{"name":"a"#, "\"}]}", 25),
+        ] {
             let bytes = Array(prefix.utf8) + bad + Array(suffix.utf8)
             let diagnostic = try #require(DocumentDecoder.decode(bytes).diagnostics.only)
             #expect(diagnostic.code == .notStrictJSON)
@@ -114,9 +127,11 @@ struct HostileFileTests {
         #expect(between.diagnostics.first?.location == Position(line: 1, column: 17))
     }
 
-    @Test("Lone or reversed surrogates in \\u escapes are refused at the escape", arguments: [
-        #""\uD800""#, #""\uDC00""#, #""\uD800\u0041""#, #""\uDC00\uD800""#, #""\uD800\n""#, #""\uD83D""#,
-    ])
+    @Test(
+        "Lone or reversed surrogates in \\u escapes are refused at the escape",
+        arguments: [
+            #""\uD800""#, #""\uDC00""#, #""\uD800\u0041""#, #""\uDC00\uD800""#, #""\uD800\n""#, #""\uD83D""#,
+        ])
     func loneSurrogates(string: String) throws {
         let diagnostic = try #require(TestSupport.decode(#"{"features": [{"name": "# + string + "}]}").diagnostics.only)
         #expect(diagnostic.code == .notStrictJSON)
@@ -187,18 +202,25 @@ struct HostileFileTests {
     @Test("Arrays where a bias or a name should be are E112 at the element, however deep")
     func deepArraysInBiases() throws {
         let deep = String(repeating: "[", count: 400) + "50" + String(repeating: "]", count: 400)
-        let decoded = TestSupport.decode(TestSupport.document(feature: #""test-variations": ["A", [["B"]]], "test-biases": ["# + deep + ", 50]"))
+        let decoded = TestSupport.decode(
+            TestSupport.document(feature: #""test-variations": ["A", [["B"]]], "test-biases": ["# + deep + ", 50]"))
         #expect(decoded.diagnostics.map(\.code) == [.wrongType, .wrongType])
-        #expect(decoded.diagnostics.map(\.pointer.description) == ["/features/0/test-variations/1", "/features/0/test-biases/0"])
+        #expect(
+            decoded.diagnostics.map(\.pointer.description) == [
+                "/features/0/test-variations/1", "/features/0/test-biases/0",
+            ])
     }
 
     // MARK: Many problems
 
-    @Test("Hundreds of thousands of problems in a small file are listed up to a cap per code, then counted", arguments: [
-        "[" + Array(repeating: "1", count: 200_000).joined(separator: ",") + "]",
-        #"[{"name": "t", "test-variations": ["A", "B"], "test-biases": ["# + Array(repeating: "101", count: 200_000).joined(separator: ",") + "]}]",
-        "[" + Array(repeating: #"{"name": 1, "enabled": "yes"}"#, count: 50_000).joined(separator: ",") + "]",
-    ])
+    @Test(
+        "Hundreds of thousands of problems in a small file are listed up to a cap per code, then counted",
+        arguments: [
+            "[" + Array(repeating: "1", count: 200_000).joined(separator: ",") + "]",
+            #"[{"name": "t", "test-variations": ["A", "B"], "test-biases": ["#
+                + Array(repeating: "101", count: 200_000).joined(separator: ",") + "]}]",
+            "[" + Array(repeating: #"{"name": 1, "enabled": "yes"}"#, count: 50_000).joined(separator: ",") + "]",
+        ])
     func manyProblemsOnOneLine(text: String) throws {
         let diagnostics = TestSupport.decode(text).diagnostics
         let capped = Set(diagnostics.map(\.code)).filter { code in diagnostics.filter { $0.code == code }.count > 100 }
@@ -219,7 +241,9 @@ struct HostileFileTests {
     func manyKeysAndManyWarnings() throws {
         let keys = (0..<30_000).map { #""k\#($0)": 0"# }.joined(separator: ", ")
         let biases = Array(repeating: "101", count: 30_000).joined(separator: ", ")
-        let decoded = TestSupport.decode(TestSupport.document(feature: #""test-variations": ["A", "B"], "# + keys + #", "test-biases": ["# + biases + "]"))
+        let decoded = TestSupport.decode(
+            TestSupport.document(
+                feature: #""test-variations": ["A", "B"], "# + keys + #", "test-biases": ["# + biases + "]"))
         #expect(decoded.isValid)
         #expect(decoded.diagnostics.filter { $0.code == .biasClamped }.count == 101)
     }

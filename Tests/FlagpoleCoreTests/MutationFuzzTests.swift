@@ -34,7 +34,8 @@ struct MutationFuzzTests {
             let (bytes, steps) = mutator.next()
             let (decoded, problems) = DecodeProperties.check(bytes)
             if !problems.isEmpty {
-                Issue.record("""
+                Issue.record(
+                    """
                     FLAGPOLE_FUZZ_SEED=\(Self.seed), iteration \(iteration): \(problems.joined(separator: "; "))
                     steps: \(steps.joined(separator: " | "))
                     input (base64): \(Data(bytes).base64EncodedString())
@@ -46,7 +47,9 @@ struct MutationFuzzTests {
         }
         // The generator must reach both sides and most of the validator, or the run proves little.
         #expect(accepted > Self.iterations / 10, "\(accepted) of \(Self.iterations) inputs accepted")
-        #expect(Self.iterations - accepted > Self.iterations / 10, "\(Self.iterations - accepted) of \(Self.iterations) inputs refused")
+        #expect(
+            Self.iterations - accepted > Self.iterations / 10,
+            "\(Self.iterations - accepted) of \(Self.iterations) inputs refused")
         #expect(codes.count >= 12, "codes seen: \(codes.sorted())")
     }
 
@@ -78,7 +81,9 @@ enum DecodeProperties {
         let decoded = DocumentDecoder.decode(bytes)
         let lines = LineWidths(bytes)
         for diagnostic in decoded.diagnostics {
-            if diagnostic.message.isEmpty || diagnostic.fix.isEmpty { problems.append("no message or fix: \(diagnostic)") }
+            if diagnostic.message.isEmpty || diagnostic.fix.isEmpty {
+                problems.append("no message or fix: \(diagnostic)")
+            }
             if let location = diagnostic.location {
                 if !lines.contains(location) { problems.append("\(location) is outside the input: \(diagnostic)") }
             } else if diagnostic.severity == .error {
@@ -93,9 +98,13 @@ enum DecodeProperties {
         for style in [JSONWriter.Style.pretty, .compact] {
             let rendered = document.rendered(style)
             let again = DocumentDecoder.decode(rendered)
-            if again.diagnostics.hasErrors { problems.append("the \(style) rendering is refused: \(again.diagnostics.errors)") }
+            if again.diagnostics.hasErrors {
+                problems.append("the \(style) rendering is refused: \(again.diagnostics.errors)")
+            }
             if again.document != document { problems.append("the \(style) rendering reads back as another document") }
-            if again.document?.rendered(style) != rendered { problems.append("rendering twice (\(style)) gives other bytes") }
+            if again.document?.rendered(style) != rendered {
+                problems.append("rendering twice (\(style)) gives other bytes")
+            }
         }
         return (decoded, problems)
     }

@@ -1,12 +1,15 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// Shares of users as messages show them.
 @Suite("Percent")
 struct PercentTests {
-    @Test("Shares are rounded to two decimals, integral ones without a fraction", arguments: [
-        (50.0, "50 %"), (100.0 / 3, "33.33 %"), (200.0 / 3, "66.67 %"), (0, "0 %"), (12.5, "12.5 %"), (99.999, "100 %"),
-    ])
+    @Test(
+        "Shares are rounded to two decimals, integral ones without a fraction",
+        arguments: [
+            (50.0, "50 %"), (100.0 / 3, "33.33 %"), (200.0 / 3, "66.67 %"), (0, "0 %"), (12.5, "12.5 %"),
+            (99.999, "100 %"),
+        ])
     func format(value: Double, text: String) {
         #expect(Percent.format(value) == text)
     }

@@ -42,14 +42,20 @@ struct PinnedDocumentTemplateTests {
                     }
                 }
                 let filled = template.rendered(point: { pointsByIndex[$0]! }, unlocked: { unlocksByIndex[$0] })
-                #expect(filled == document.pinned(points: points, unlocks: unlocks).rendered(), "seed \(seed), round \(round)")
+                #expect(
+                    filled == document.pinned(points: points, unlocks: unlocks).rendered(),
+                    "seed \(seed), round \(round)")
             }
             let compact = try #require(PinnedDocumentTemplate(document, style: .compact))
-            #expect(compact.rendered(point: { _ in 42.5 }, unlocked: { _ in true })
-                == document.pinned(
-                    points: Dictionary(document.features.filter(\.isBucketed).map { ($0.name, 42.5) }, uniquingKeysWith: { first, _ in first }),
-                    unlocks: Dictionary(document.features.map { ($0.name, true) }, uniquingKeysWith: { first, _ in first })
-                ).rendered(.compact))
+            #expect(
+                compact.rendered(point: { _ in 42.5 }, unlocked: { _ in true })
+                    == document.pinned(
+                        points: Dictionary(
+                            document.features.filter(\.isBucketed).map { ($0.name, 42.5) },
+                            uniquingKeysWith: { first, _ in first }),
+                        unlocks: Dictionary(
+                            document.features.map { ($0.name, true) }, uniquingKeysWith: { first, _ in first })
+                    ).rendered(.compact))
         }
     }
 
@@ -65,16 +71,23 @@ struct PinnedDocumentTemplateTests {
         #expect(template.slots.contains(.unlocked(feature: 4, byDefault: true)))
     }
 
-    @Test("A document that writes U+0000 itself, which the store never imports, gets no template rather than a wrong one")
+    @Test(
+        "A document that writes U+0000 itself, which the store never imports, gets no template rather than a wrong one")
     func documentWithNULHasNoTemplate() {
         // Strings that read like the first hole, like the second, and like a hole without a number.
         for text in ["\u{0}0", "\u{0}1", "\u{0}", "\"\u{0}1"] {
-            let document = FeaturesDocument(features: [Feature(name: "T", testVariations: ["A", "B"]), Feature(name: text)])
+            let document = FeaturesDocument(features: [
+                Feature(name: "T", testVariations: ["A", "B"]), Feature(name: text),
+            ])
             #expect(PinnedDocumentTemplate(document) == nil, "\(Array(text.utf8))")
         }
         // A U+0000 that can't be taken for a hole does no harm.
-        let harmless = FeaturesDocument(features: [Feature(name: "T", testVariations: ["A", "B"]), Feature(name: "a\u{0}")])
+        let harmless = FeaturesDocument(features: [
+            Feature(name: "T", testVariations: ["A", "B"]), Feature(name: "a\u{0}"),
+        ])
         let template = PinnedDocumentTemplate(harmless)
-        #expect(template?.rendered(point: { _ in 5 }, unlocked: { _ in nil }) == harmless.pinned(points: ["T": 5], unlocks: [:]).rendered())
+        #expect(
+            template?.rendered(point: { _ in 5 }, unlocked: { _ in nil })
+                == harmless.pinned(points: ["T": 5], unlocks: [:]).rendered())
     }
 }

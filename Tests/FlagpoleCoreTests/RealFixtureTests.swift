@@ -1,5 +1,5 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// FORMAT.md §8: the real features.json files of Tests/Fixtures/real.
 @Suite("Real fixtures (FORMAT §8)")
@@ -12,8 +12,9 @@ struct RealFixtureTests {
         #expect(TestSupport.validRealFixtureNames.count == 7)
     }
 
-    @Test("Every real file decodes with no diagnostic, renders and re-decodes to the same document",
-          arguments: TestSupport.validRealFixtureNames)
+    @Test(
+        "Every real file decodes with no diagnostic, renders and re-decodes to the same document",
+        arguments: TestSupport.validRealFixtureNames)
     func roundTrip(name: String) throws {
         let bytes = try TestSupport.realFixture(name)
         let decoded = DocumentDecoder.decode(bytes)
@@ -44,12 +45,14 @@ struct RealFixtureTests {
 
     @Test("The kinds of rwbutler's example file are the ones its names say")
     func exampleKinds() throws {
-        let document = try #require(DocumentDecoder.decode(try TestSupport.realFixture("rwbutler-HEAD-Features.json")).document)
+        let document = try #require(
+            DocumentDecoder.decode(try TestSupport.realFixture("rwbutler-HEAD-Features.json")).document)
         let kinds = document.features.map { ($0.name, $0.kind) }
-        #expect(kinds.map(\.0) == [
-            "Example Feature Flag", "Example Development Flag", "Example Unlock Flag", "Example A/B Test",
-            "Example Feature On/Off A/B Test", "Example MVT Test",
-        ])
+        #expect(
+            kinds.map(\.0) == [
+                "Example Feature Flag", "Example Development Flag", "Example Unlock Flag", "Example A/B Test",
+                "Example Feature On/Off A/B Test", "Example MVT Test",
+            ])
         #expect(kinds.map(\.1) == [.flag, .developmentFlag, .unlockFlag, .abTest, .onOffABTest, .mvtTest])
         let onOff = try #require(document.feature(named: "Example Feature On/Off A/B Test"))
         #expect(onOff.effectiveVariations == ["Enabled", "Disabled"])
@@ -62,7 +65,8 @@ struct RealFixtureTests {
 
     @Test("The issue's file is an on/off test with the Enabled group at 10 %")
     func issueFile() throws {
-        let document = try #require(DocumentDecoder.decode(try TestSupport.realFixture("issue-pr7-nicolasanjoran.json")).document)
+        let document = try #require(
+            DocumentDecoder.decode(try TestSupport.realFixture("issue-pr7-nicolasanjoran.json")).document)
         let feature = try #require(document.features.only)
         #expect(feature.kind == .onOffABTest)
         #expect(feature.effectiveVariations == ["Disabled", "Enabled"])
@@ -74,7 +78,8 @@ struct RealFixtureTests {
 
     @Test("The six-variation MVT of vantientu1703's file keeps its biases")
     func sixVariations() throws {
-        let document = try #require(DocumentDecoder.decode(try TestSupport.realFixture("vantientu1703-master-Features.json")).document)
+        let document = try #require(
+            DocumentDecoder.decode(try TestSupport.realFixture("vantientu1703-master-Features.json")).document)
         let mvt = try #require(document.feature(named: "Example MVT Test"))
         #expect(mvt.kind == .mvtTest)
         #expect(mvt.biasReading == .accepted)

@@ -1,6 +1,6 @@
+import FlagpoleCore
 import Foundation
 import Testing
-import FlagpoleCore
 
 /// FORMAT.md §7, export: stable key order, strict UTF-8, `/` not escaped, integral numbers
 /// without a fraction, extras in place, never a null `features`, byte-stable round trips.
@@ -8,10 +8,10 @@ import FlagpoleCore
 struct RenderingTests {
     /// Every known key written out of order, with unknown keys around them.
     static let scrambled = #"""
-    {"features": [{"labels": ["l1", null], "x-extra": 1, "test-biases": [50.0, 5e1], "type": {"feature-test": "ab"},
-    "test-variations": ["A", "B"], "unlocked": false, "enabled": true, "development": false, "section": "S",
-    "description": "D\/E", "name": "N", "y-extra": {"k": []}, "a-extra": null}]}
-    """#
+        {"features": [{"labels": ["l1", null], "x-extra": 1, "test-biases": [50.0, 5e1], "type": {"feature-test": "ab"},
+        "test-variations": ["A", "B"], "unlocked": false, "enabled": true, "development": false, "section": "S",
+        "description": "D\/E", "name": "N", "y-extra": {"k": []}, "a-extra": null}]}
+        """#
 
     static func render(_ text: String, _ style: JSONWriter.Style = .pretty) throws -> String {
         let decoded = TestSupport.decode(text)
@@ -23,31 +23,31 @@ struct RenderingTests {
     @Test("Pretty output: 4 spaces, known keys in the stable order, then unknown keys in theirs")
     func prettyKeyOrder() throws {
         let expected = """
-        {
-            "features": [
-                {
-                    "name": "N",
-                    "description": "D/E",
-                    "section": "S",
-                    "development": false,
-                    "enabled": true,
-                    "unlocked": false,
-                    "type": {
-                        "feature-test": "ab"
-                    },
-                    "test-variations": ["A", "B"],
-                    "test-biases": [50, 50],
-                    "labels": ["l1", null],
-                    "x-extra": 1,
-                    "y-extra": {
-                        "k": []
-                    },
-                    "a-extra": null
-                }
-            ]
-        }
+            {
+                "features": [
+                    {
+                        "name": "N",
+                        "description": "D/E",
+                        "section": "S",
+                        "development": false,
+                        "enabled": true,
+                        "unlocked": false,
+                        "type": {
+                            "feature-test": "ab"
+                        },
+                        "test-variations": ["A", "B"],
+                        "test-biases": [50, 50],
+                        "labels": ["l1", null],
+                        "x-extra": 1,
+                        "y-extra": {
+                            "k": []
+                        },
+                        "a-extra": null
+                    }
+                ]
+            }
 
-        """
+            """
         #expect(try Self.render(Self.scrambled) == expected)
         // The default style is this one.
         let document = try #require(TestSupport.decode(Self.scrambled).document)
@@ -56,7 +56,8 @@ struct RenderingTests {
 
     @Test("Compact output has no whitespace at all")
     func compact() throws {
-        let expected = #"{"features":[{"name":"N","description":"D/E","section":"S","development":false,"enabled":true,"#
+        let expected =
+            #"{"features":[{"name":"N","description":"D/E","section":"S","development":false,"enabled":true,"#
             + #""unlocked":false,"type":{"feature-test":"ab"},"test-variations":["A","B"],"test-biases":[50,50],"#
             + #""labels":["l1",null],"x-extra":1,"y-extra":{"k":[]},"a-extra":null}]}"#
         #expect(try Self.render(Self.scrambled, .compact) == expected)
@@ -65,32 +66,34 @@ struct RenderingTests {
     @Test("The indentation is configurable")
     func twoSpaces() throws {
         let expected = """
-        {
-          "features": [
             {
-              "name": "a",
-              "test-variations": ["A", "B"]
+              "features": [
+                {
+                  "name": "a",
+                  "test-variations": ["A", "B"]
+                }
+              ]
             }
-          ]
-        }
 
-        """
-        #expect(try Self.render(#"{"features":[{"test-variations":["A","B"],"name":"a"}]}"#, .pretty(indent: 2)) == expected)
+            """
+        #expect(
+            try Self.render(#"{"features":[{"test-variations":["A","B"],"name":"a"}]}"#, .pretty(indent: 2)) == expected
+        )
     }
 
     @Test("Top-level keys stay in place around features")
     func extrasInPlace() throws {
         let expected = """
-        {
-            "a": 1,
-            "features": [],
-            "b": {
-                "c": [true, null],
-                "d": "x"
+            {
+                "a": 1,
+                "features": [],
+                "b": {
+                    "c": [true, null],
+                    "d": "x"
+                }
             }
-        }
 
-        """
+            """
         #expect(try Self.render(#"{"a": 1.0, "features": [], "b": {"c": [true, null], "d": "x"}}"#) == expected)
         #expect(try Self.render(#"{"z": [], "y": {}, "features": []}"#, .compact) == #"{"z":[],"y":{},"features":[]}"#)
     }
@@ -132,10 +135,12 @@ struct RenderingTests {
 
     @Test("Slashes are not escaped, non-ASCII is written as UTF-8, only what must be escaped is")
     func strings() throws {
-        let rendered = try Self.render(#"""
-        {"features": [{"name": "a\/b http://x.test/y", "description": "é \u00e9 日本 🚀 \ud83d\ude80 \"q\" \\ \n \t \r \b \f \u0001 \u001f \u007f \u2028"}]}
-        """#, .compact)
-        let expected = #"{"features":[{"name":"a/b http://x.test/y","description":"é é 日本 🚀 🚀 \"q\" \\ \n \t \r \b \f \u0001 \u001F "#
+        let rendered = try Self.render(
+            #"""
+            {"features": [{"name": "a\/b http://x.test/y", "description": "é \u00e9 日本 🚀 \ud83d\ude80 \"q\" \\ \n \t \r \b \f \u0001 \u001f \u007f \u2028"}]}
+            """#, .compact)
+        let expected =
+            #"{"features":[{"name":"a/b http://x.test/y","description":"é é 日本 🚀 🚀 \"q\" \\ \n \t \r \b \f \u0001 \u001F "#
             + "\u{7F} \u{2028}\"}]}"
         #expect(rendered.lowercased() == expected.lowercased())
         #expect(!rendered.contains(#"\/"#))
@@ -147,38 +152,46 @@ struct RenderingTests {
 
     // MARK: Numbers
 
-    @Test("Integral numbers are written without a fraction", arguments: [
-        ("50", "50"), ("50.0", "50"), ("5e1", "50"), ("1E2", "100"), ("1.5e3", "1500"), ("0", "0"), ("0.0", "0"),
-        ("-3", "-3"), ("-3.0", "-3"), ("123456789", "123456789"), ("12345678901234", "12345678901234"),
-        ("100.000", "100"),
-    ])
+    @Test(
+        "Integral numbers are written without a fraction",
+        arguments: [
+            ("50", "50"), ("50.0", "50"), ("5e1", "50"), ("1E2", "100"), ("1.5e3", "1500"), ("0", "0"), ("0.0", "0"),
+            ("-3", "-3"), ("-3.0", "-3"), ("123456789", "123456789"), ("12345678901234", "12345678901234"),
+            ("100.000", "100"),
+        ])
     func integralNumbers(written: String, rendered: String) throws {
         let output = try Self.render(#"{"features": [{"name": "n", "v": "# + written + "}]}", .compact)
         #expect(output == #"{"features":[{"name":"n","v":"# + rendered + "}]}")
     }
 
-    @Test("Other numbers are written in their shortest round-trip form", arguments: [
-        ("33.3", "33.3"), ("0.1", "0.1"), ("12.5", "12.5"), ("-0.25", "-0.25"), ("99.99", "99.99"),
-        ("0.30000000000000004", "0.30000000000000004"), ("33.300", "33.3"), ("3.33e1", "33.3"),
-        ("0.1000000000000000055511151231257827", "0.1"),
-    ])
+    @Test(
+        "Other numbers are written in their shortest round-trip form",
+        arguments: [
+            ("33.3", "33.3"), ("0.1", "0.1"), ("12.5", "12.5"), ("-0.25", "-0.25"), ("99.99", "99.99"),
+            ("0.30000000000000004", "0.30000000000000004"), ("33.300", "33.3"), ("3.33e1", "33.3"),
+            ("0.1000000000000000055511151231257827", "0.1"),
+        ])
     func fractionalNumbers(written: String, rendered: String) throws {
         let output = try Self.render(#"{"features": [{"name": "n", "v": "# + written + "}]}", .compact)
         #expect(output == #"{"features":[{"name":"n","v":"# + rendered + "}]}")
     }
 
-    @Test("Very large and very small numbers round-trip exactly", arguments: [
-        1e15, 1e20, 1.7976931348623157e308, 1e-7, 2.5e-7, 5e-324, -1e300, 123456.789e10, 0.1 + 0.2,
-    ])
+    @Test(
+        "Very large and very small numbers round-trip exactly",
+        arguments: [
+            1e15, 1e20, 1.7976931348623157e308, 1e-7, 2.5e-7, 5e-324, -1e300, 123456.789e10, 0.1 + 0.2,
+        ])
     func extremeNumbers(value: Double) throws {
         let text = JSONWriter(style: .compact).string(of: .array([.number(value)]))
         let node = try JSONParser.parse(Array(text.utf8))
         #expect(node.value == .array([.number(value)]), "\(text)")
     }
 
-    @Test("Integral numbers are written without a fraction up to 2^53 too", arguments: [
-        1e15, 1234567890000000, 9007199254740992, -1e15, 4503599627370496.0,
-    ])
+    @Test(
+        "Integral numbers are written without a fraction up to 2^53 too",
+        arguments: [
+            1e15, 1_234_567_890_000_000, 9_007_199_254_740_992, -1e15, 4503599627370496.0,
+        ])
     func largeIntegralNumbers(value: Double) throws {
         let text = JSONWriter(style: .compact).string(of: .array([.number(value)]))
         #expect(!text.contains("."), "\(text)")
@@ -193,8 +206,9 @@ struct RenderingTests {
             Feature(name: "n", testVariations: ["A", "B"], testBiases: [50, 50]),
         ])
         let text = String(decoding: document.rendered(.compact), as: UTF8.self)
-        #expect(text == #"{"features":[{"name":"m","test-variations":["A","B","C"],"test-biases":[33.3,33.3,33.4]},"#
-            + #"{"name":"n","test-variations":["A","B"],"test-biases":[50,50]}]}"#)
+        #expect(
+            text == #"{"features":[{"name":"m","test-variations":["A","B","C"],"test-biases":[33.3,33.3,33.4]},"#
+                + #"{"name":"n","test-variations":["A","B"],"test-biases":[50,50]}]}"#)
     }
 
     @Test("A feature is written with only the keys it has")
@@ -212,13 +226,14 @@ struct RenderingTests {
         Input(#"{"features": []}"#),
         Input(#"[]"#),
         Input(#"[{"name": "a"}, {"name": "b", "enabled": true}]"#),
-        Input(#"""
-        {"version": 2, "features": [
-          {"name": "", "description": "", "labels": [null], "x": {"nested": [[], {}, [1, "two", null, false]]}},
-          {"name": "t", "test-variations": ["enabled", "off", "On"], "test-biases": [33.3, 33.3, 33.4], "enabled": false},
-          {"name": "u", "unlocked": true, "type": {"feature-flag": "x"}, "development": true, "zzz": -0.5}
-        ], "trailer": "é/ü", "n": 1e-7}
-        """#),
+        Input(
+            #"""
+            {"version": 2, "features": [
+              {"name": "", "description": "", "labels": [null], "x": {"nested": [[], {}, [1, "two", null, false]]}},
+              {"name": "t", "test-variations": ["enabled", "off", "On"], "test-biases": [33.3, 33.3, 33.4], "enabled": false},
+              {"name": "u", "unlocked": true, "type": {"feature-flag": "x"}, "development": true, "zzz": -0.5}
+            ], "trailer": "é/ü", "n": 1e-7}
+            """#),
         Input(#"{"a": {"features": null}, "features": [{"name": "a/b", "p": "\u0000"}], "b": [1, [2, [3]]]}"#),
     ]
 

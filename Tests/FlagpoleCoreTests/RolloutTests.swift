@@ -1,5 +1,5 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// Finishing a test: `Feature.rolledOut(to:)` gives every user the winning variation.
 @Suite("Roll-out of a test")
@@ -17,7 +17,8 @@ struct RolloutTests {
     static func onOff(variations: [String] = ["Enabled", "Disabled"], enabled: Bool? = false) -> Feature {
         Feature(
             name: "f", description: "d", section: "s", development: true, enabled: enabled, unlocked: true,
-            type: ["feature-test": .string("ab")], testVariations: variations, testBiases: [20, 80], labels: ["on", nil],
+            type: ["feature-test": .string("ab")], testVariations: variations, testBiases: [20, 80],
+            labels: ["on", nil],
             unknownKeys: ["x-extra": .number(1)])
     }
 
@@ -35,17 +36,26 @@ struct RolloutTests {
         OnOff(feature: onOff(), winner: "Enabled", isEnabled: true, label: "Enabled named"),
         OnOff(feature: onOff(), winner: "ENABLED", isEnabled: true, label: "Enabled named in capitals"),
         OnOff(feature: onOff(), winner: "disabled", isEnabled: false, label: "Disabled named in lowercase"),
-        OnOff(feature: onOff(enabled: true), winner: "Disabled", isEnabled: false, label: "an enabled test, Disabled wins"),
-        OnOff(feature: onOff(variations: ["Disabled", "Enabled"]), winner: nil, isEnabled: true,
-              label: "Disabled first, Enabled by default"),
-        OnOff(feature: onOff(variations: ["on", "off"]), winner: nil, isEnabled: true, label: "on/off spellings, default"),
-        OnOff(feature: onOff(variations: ["on", "off"]), winner: "disabled", isEnabled: false, label: "on/off spellings, Disabled"),
-        OnOff(feature: onOff(variations: ["ENABLED", "DISABLED"]), winner: nil, isEnabled: true,
-              label: "capitalised variations, default"),
-        OnOff(feature: onOff(variations: ["enabled", "Disabled"]), winner: "Enabled", isEnabled: true,
-              label: "a normalised lowercase variation"),
-        OnOff(feature: onOff(variations: ["ENABLED", "DISABLED"]), winner: "disabled", isEnabled: false,
-              label: "capitalised variations, Disabled"),
+        OnOff(
+            feature: onOff(enabled: true), winner: "Disabled", isEnabled: false, label: "an enabled test, Disabled wins"
+        ),
+        OnOff(
+            feature: onOff(variations: ["Disabled", "Enabled"]), winner: nil, isEnabled: true,
+            label: "Disabled first, Enabled by default"),
+        OnOff(
+            feature: onOff(variations: ["on", "off"]), winner: nil, isEnabled: true, label: "on/off spellings, default"),
+        OnOff(
+            feature: onOff(variations: ["on", "off"]), winner: "disabled", isEnabled: false,
+            label: "on/off spellings, Disabled"),
+        OnOff(
+            feature: onOff(variations: ["ENABLED", "DISABLED"]), winner: nil, isEnabled: true,
+            label: "capitalised variations, default"),
+        OnOff(
+            feature: onOff(variations: ["enabled", "Disabled"]), winner: "Enabled", isEnabled: true,
+            label: "a normalised lowercase variation"),
+        OnOff(
+            feature: onOff(variations: ["ENABLED", "DISABLED"]), winner: "disabled", isEnabled: false,
+            label: "capitalised variations, Disabled"),
     ]
 
     @Test("An on/off A/B test becomes a plain flag, enabled when Enabled wins", arguments: onOffCases)
@@ -53,9 +63,11 @@ struct RolloutTests {
         #expect(testCase.feature.kind == .onOffABTest)
         let rolled = try testCase.feature.rolledOut(to: testCase.winner)
         let base = testCase.feature
-        #expect(rolled == Feature(
-            name: base.name, description: base.description, section: base.section, enabled: testCase.isEnabled,
-            unknownKeys: base.unknownKeys))
+        #expect(
+            rolled
+                == Feature(
+                    name: base.name, description: base.description, section: base.section, enabled: testCase.isEnabled,
+                    unknownKeys: base.unknownKeys))
         #expect(rolled.kind == .flag)
         #expect(!rolled.isBucketed)
         let group = testCase.isEnabled ? "Enabled" : "Disabled"
@@ -82,32 +94,43 @@ struct RolloutTests {
     }
 
     static let mvt = Feature(
-        name: "m", description: "d", testVariations: ["A", "B", "C"], testBiases: [20, 30, 50], labels: ["a", nil, "c"],
+        name: "m", description: "d", testVariations: ["A", "B", "C"], testBiases: [20, 30, 50],
+        labels: ["a", nil, "c"],
         unknownKeys: ["x-extra": .bool(true)])
 
     static let winners: [Winner] = [
         Winner(feature: mvt, winner: "B", biases: [0, 100, 0], variation: "B", label: "an MVT's middle winner"),
-        Winner(feature: mvt, winner: "b", biases: [0, 100, 0], variation: "B", label: "the winner matched ignoring case"),
+        Winner(
+            feature: mvt, winner: "b", biases: [0, 100, 0], variation: "B", label: "the winner matched ignoring case"),
         Winner(feature: mvt, winner: "A", biases: [100, 0, 0], variation: "A", label: "an MVT's first winner"),
         Winner(feature: mvt, winner: "c", biases: [0, 0, 100], variation: "C", label: "an MVT's last winner"),
-        Winner(feature: Feature(name: "m", testVariations: ["A", "B", "C"], testBiases: [10, 10]), winner: "C",
-               biases: [0, 0, 100], variation: "C", label: "biases the client ignored are replaced"),
-        Winner(feature: Feature(name: "m", testVariations: ["A", "B", "C"], testBiases: [50, 50, 50]), winner: "C",
-               biases: [0, 0, 100], variation: "C", label: "an unreachable group can win"),
-        Winner(feature: Feature(name: "m", enabled: false, testVariations: ["A", "B", "C"]), winner: "B",
-               biases: [0, 100, 0], variation: "B", label: "a disabled MVT is enabled"),
-        Winner(feature: Feature(name: "t", testVariations: ["A", "B"], testBiases: [10, 90]), winner: "A",
-               biases: [100, 0], variation: "A", label: "an A/B test"),
-        Winner(feature: Feature(name: "t", enabled: false, testVariations: ["A", "B"]), winner: "b",
-               biases: [0, 100], variation: "B", label: "a disabled A/B test is enabled"),
-        Winner(feature: Feature(name: "t", type: ["feature-test": .string("ab")], testVariations: ["X"]), winner: "!x",
-               biases: [0, 100], variation: "!X", label: "the synthetic variation of a one-variation test"),
-        Winner(feature: Feature(name: "t", testVariations: ["off", "Maybe", "on"]), winner: "Enabled",
-               biases: [0, 0, 100], variation: "Enabled", label: "normalised names in an MVT"),
-        Winner(feature: Feature(name: "t", testVariations: ["A", "B", "a"]), winner: "a",
-               biases: [100, 0, 0], variation: "A", label: "names equal ignoring case: the first wins"),
-        Winner(feature: Feature(name: "t", testVariations: (0..<17).map { "V\($0)" }), winner: "v16",
-               biases: Array(repeating: 0, count: 16) + [100], variation: "V16", label: "the last of 17"),
+        Winner(
+            feature: Feature(name: "m", testVariations: ["A", "B", "C"], testBiases: [10, 10]), winner: "C",
+            biases: [0, 0, 100], variation: "C", label: "biases the client ignored are replaced"),
+        Winner(
+            feature: Feature(name: "m", testVariations: ["A", "B", "C"], testBiases: [50, 50, 50]), winner: "C",
+            biases: [0, 0, 100], variation: "C", label: "an unreachable group can win"),
+        Winner(
+            feature: Feature(name: "m", enabled: false, testVariations: ["A", "B", "C"]), winner: "B",
+            biases: [0, 100, 0], variation: "B", label: "a disabled MVT is enabled"),
+        Winner(
+            feature: Feature(name: "t", testVariations: ["A", "B"], testBiases: [10, 90]), winner: "A",
+            biases: [100, 0], variation: "A", label: "an A/B test"),
+        Winner(
+            feature: Feature(name: "t", enabled: false, testVariations: ["A", "B"]), winner: "b",
+            biases: [0, 100], variation: "B", label: "a disabled A/B test is enabled"),
+        Winner(
+            feature: Feature(name: "t", type: ["feature-test": .string("ab")], testVariations: ["X"]), winner: "!x",
+            biases: [0, 100], variation: "!X", label: "the synthetic variation of a one-variation test"),
+        Winner(
+            feature: Feature(name: "t", testVariations: ["off", "Maybe", "on"]), winner: "Enabled",
+            biases: [0, 0, 100], variation: "Enabled", label: "normalised names in an MVT"),
+        Winner(
+            feature: Feature(name: "t", testVariations: ["A", "B", "a"]), winner: "a",
+            biases: [100, 0, 0], variation: "A", label: "names equal ignoring case: the first wins"),
+        Winner(
+            feature: Feature(name: "t", testVariations: (0..<17).map { "V\($0)" }), winner: "v16",
+            biases: Array(repeating: 0, count: 16) + [100], variation: "V16", label: "the last of 17"),
     ]
 
     @Test("Any other test keeps its variations; the winner gets 100, the others 0", arguments: winners)
@@ -138,10 +161,12 @@ struct RolloutTests {
         #expect(rolled.enabled == nil)
     }
 
-    @Test("A rolled-out feature exports and re-imports without warnings", arguments: [
-        (onOff(), String?.none), (onOff(), "Disabled"), (mvt, "C"),
-        (Feature(name: "t", enabled: false, testVariations: ["A", "B"], testBiases: [50, 49]), "B"),
-    ])
+    @Test(
+        "A rolled-out feature exports and re-imports without warnings",
+        arguments: [
+            (onOff(), String?.none), (onOff(), "Disabled"), (mvt, "C"),
+            (Feature(name: "t", enabled: false, testVariations: ["A", "B"], testBiases: [50, 49]), "B"),
+        ])
     func roundTrip(feature: Feature, winner: String?) throws {
         let rolled = try feature.rolledOut(to: winner)
         let decoded = DocumentDecoder.decode(FeaturesDocument(features: [rolled]).rendered())
@@ -159,36 +184,44 @@ struct RolloutTests {
 
     // MARK: Errors
 
-    @Test("Only tests roll out", arguments: [
-        (Feature(name: "f", enabled: true), FeatureKind.flag),
-        (Feature(name: "f"), .flag),
-        (Feature(name: "f", testVariations: ["X"]), .flag),
-        (Feature(name: "f", development: true), .developmentFlag),
-        (Feature(name: "f", unlocked: false), .unlockFlag),
-        (Feature(name: "f", type: ["feature-flag": .string("x")], testVariations: ["A", "B", "C"]), .flag),
-    ])
+    @Test(
+        "Only tests roll out",
+        arguments: [
+            (Feature(name: "f", enabled: true), FeatureKind.flag),
+            (Feature(name: "f"), .flag),
+            (Feature(name: "f", testVariations: ["X"]), .flag),
+            (Feature(name: "f", development: true), .developmentFlag),
+            (Feature(name: "f", unlocked: false), .unlockFlag),
+            (Feature(name: "f", type: ["feature-flag": .string("x")], testVariations: ["A", "B", "C"]), .flag),
+        ])
     func notATest(feature: Feature, kind: FeatureKind) {
         #expect(throws: CoreError.notATest(feature: "f", kind: kind)) { try feature.rolledOut(to: "Enabled") }
         #expect(throws: CoreError.notATest(feature: "f", kind: kind)) { try feature.rolledOut(to: nil) }
     }
 
-    @Test("A test other than on/off needs a named winner", arguments: [
-        (Feature(name: "t", testVariations: ["A", "B"]), ["A", "B"]),
-        (Feature(name: "t", testVariations: ["A", "B", "C"]), ["A", "B", "C"]),
-        (Feature(name: "t", type: ["feature-test": .string("ab")], testVariations: ["X"]), ["X", "!X"]),
-        (Feature(name: "t", testVariations: ["on", "B"]), ["Enabled", "B"]),
-    ])
+    @Test(
+        "A test other than on/off needs a named winner",
+        arguments: [
+            (Feature(name: "t", testVariations: ["A", "B"]), ["A", "B"]),
+            (Feature(name: "t", testVariations: ["A", "B", "C"]), ["A", "B", "C"]),
+            (Feature(name: "t", type: ["feature-test": .string("ab")], testVariations: ["X"]), ["X", "!X"]),
+            (Feature(name: "t", testVariations: ["on", "B"]), ["Enabled", "B"]),
+        ])
     func winnerRequired(feature: Feature, variations: [String]) {
-        #expect(throws: CoreError.winnerRequired(feature: "t", variations: variations)) { try feature.rolledOut(to: nil) }
+        #expect(throws: CoreError.winnerRequired(feature: "t", variations: variations)) {
+            try feature.rolledOut(to: nil)
+        }
     }
 
-    @Test("The winner must be one of the variations", arguments: [
-        (Feature(name: "t", testVariations: ["A", "B", "C"]), "D"),
-        (Feature(name: "t", testVariations: ["A", "B", "C"]), ""),
-        (Feature(name: "t", testVariations: ["A", "B", "C"]), " A"),
-        (Feature(name: "t", testVariations: ["Enabled", "Disabled"]), "Maybe"),
-        (Feature(name: "t", type: ["feature-test": .string("ab")], testVariations: ["X"]), "X!"),
-    ])
+    @Test(
+        "The winner must be one of the variations",
+        arguments: [
+            (Feature(name: "t", testVariations: ["A", "B", "C"]), "D"),
+            (Feature(name: "t", testVariations: ["A", "B", "C"]), ""),
+            (Feature(name: "t", testVariations: ["A", "B", "C"]), " A"),
+            (Feature(name: "t", testVariations: ["Enabled", "Disabled"]), "Maybe"),
+            (Feature(name: "t", type: ["feature-test": .string("ab")], testVariations: ["X"]), "X!"),
+        ])
     func unknownVariation(feature: Feature, winner: String) {
         let variations = feature.effectiveVariations
         #expect(throws: CoreError.unknownVariation(feature: "t", variation: winner, variations: variations)) {

@@ -1,6 +1,6 @@
+import FlagpoleCore
 import Foundation
 import Testing
-import FlagpoleCore
 
 /// A line and column in a source file (FlagpoleCore's, not Swift Testing's).
 typealias Position = FlagpoleCore.SourceLocation

@@ -10,7 +10,9 @@ struct TruncationTests {
         "test-variations": ["A", "B"], "test-biases": [50.5, 49.5], "labels": ["l\\n", null]}]}
         """
 
-    @Test("Every prefix of a document short of its closing bracket is E100", arguments: ["sample", "rwbutler-HEAD-Features.json"])
+    @Test(
+        "Every prefix of a document short of its closing bracket is E100",
+        arguments: ["sample", "rwbutler-HEAD-Features.json"])
     func everyPrefixIsRefused(name: String) throws {
         let bytes = name == "sample" ? Array(Self.sample.utf8) : try TestSupport.realFixture(name)
         #expect(DocumentDecoder.decode(bytes).isValid)
@@ -21,7 +23,9 @@ struct TruncationTests {
         }
     }
 
-    @Test("A number cut off after its point or exponent says where the file ends", arguments: ["[1.", "[1e", "[-1.5e+", "12.25E-"])
+    @Test(
+        "A number cut off after its point or exponent says where the file ends",
+        arguments: ["[1.", "[1e", "[-1.5e+", "12.25E-"])
     func cutNumbers(text: String) {
         let diagnostics = DocumentDecoder.decode(Array(text.utf8)).diagnostics
         #expect(diagnostics.map(\.code) == [.notStrictJSON])
@@ -32,13 +36,18 @@ struct TruncationTests {
 /// SQLite text ends at U+0000: the store refuses such strings instead of cutting them short.
 @Suite("NUL characters")
 struct NULCharacterTests {
-    @Test("U+0000 in a stored string is E114 at that string", arguments: [
-        (#"{"features": [{"name": "a\u0000b"}]}"#, "/features/0/name", 24),
-        (#"{"features": [{"name": "a", "description": "x\u0000"}]}"#, "/features/0/description", 44),
-        (#"{"features": [{"name": "a", "test-variations": ["x", "\u0000"]}]}"#, "/features/0/test-variations/1", 54),
-        (#"{"features": [{"name": "a", "labels": [null, "l\u0000"]}]}"#, "/features/0/labels/1", 46),
-        (#"{"k\u0000": 1, "features": []}"#, "/k\u{0}", 2),
-    ])
+    @Test(
+        "U+0000 in a stored string is E114 at that string",
+        arguments: [
+            (#"{"features": [{"name": "a\u0000b"}]}"#, "/features/0/name", 24),
+            (#"{"features": [{"name": "a", "description": "x\u0000"}]}"#, "/features/0/description", 44),
+            (
+                #"{"features": [{"name": "a", "test-variations": ["x", "\u0000"]}]}"#, "/features/0/test-variations/1",
+                54
+            ),
+            (#"{"features": [{"name": "a", "labels": [null, "l\u0000"]}]}"#, "/features/0/labels/1", 46),
+            (#"{"k\u0000": 1, "features": []}"#, "/k\u{0}", 2),
+        ])
     func refused(text: String, pointer: String, column: Int) {
         let diagnostics = DocumentDecoder.decode(Array(text.utf8)).diagnostics
         #expect(diagnostics.map(\.code) == [.nulCharacter])

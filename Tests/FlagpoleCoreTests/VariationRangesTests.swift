@@ -1,5 +1,5 @@
-import Testing
 import FlagpoleCore
+import Testing
 
 /// FORMAT.md §5: the ranges each variation owns, and who moves when they change.
 @Suite("Variation ranges (FORMAT §5)")
@@ -47,33 +47,50 @@ struct VariationRangesTests {
     }
 
     static let moves: [Move] = [
-        Move(before: (["A", "B"], [10, 90]), after: (["A", "B"], [20, 80]),
-             transitions: ["B>A:10"], moving: 10, minimal: 10, label: "growing the first group moves the growth"),
-        Move(before: (["A", "B"], [80, 20]), after: (["A", "B"], [70, 30]),
-             transitions: ["A>B:10"], moving: 10, minimal: 10, label: "growing the last group moves the growth"),
-        Move(before: (["Enabled", "Disabled"], [20, 80]), after: (["Enabled", "Disabled"], [100, 0]),
-             transitions: ["Disabled>Enabled:80"], moving: 80, minimal: 80, label: "a roll-out to 100 %"),
-        Move(before: (["A", "B", "C"], [30, 30, 40]), after: (["A", "B", "C"], [40, 20, 40]),
-             transitions: ["B>A:10"], moving: 10, minimal: 10, label: "growing the first group of an MVT at its neighbour's cost"),
-        Move(before: (["A", "B", "C"], [40, 30, 30]), after: (["A", "B", "C"], [40, 20, 40]),
-             transitions: ["B>C:10"], moving: 10, minimal: 10, label: "growing the last group of an MVT at its neighbour's cost"),
-        Move(before: (["A", "B", "C"], [20, 20, 60]), after: (["A", "B", "C"], [30, 20, 50]),
-             transitions: ["B>A:10", "C>B:10"], moving: 20, minimal: 10, label: "a middle group shifts between its neighbours"),
-        Move(before: (["A", "B"], [50, 50]), after: (["B", "A"], [50, 50]),
-             transitions: ["A>B:50", "B>A:50"], moving: 100, minimal: 0, label: "re-ordering two variations moves everyone"),
-        Move(before: (["A", "B", "C"], [20, 30, 50]), after: (["C", "A", "B"], [50, 20, 30]),
-             transitions: ["A>C:20", "B>C:30", "C>A:20", "C>B:30"], moving: 100, minimal: 0,
-             label: "re-ordering three variations moves everyone"),
-        Move(before: (["A", "B"], [50, 50]), after: (["a", "b"], [50, 50]),
-             transitions: [], moving: 0, minimal: 0, label: "names compare case-insensitively"),
-        Move(before: (["A", "B"], [50, 50]), after: (["A", "C"], [50, 50]),
-             transitions: ["B>C:50"], moving: 50, minimal: 50, label: "a renamed variation takes its users with a move"),
-        Move(before: (["A", "B"], [60, 60]), after: (["A", "B"], [50, 50]),
-             transitions: ["A>B:10"], moving: 10, minimal: 10, label: "sums over 100 count only what is reachable"),
-        Move(before: (["A", "B", "C"], [50, 50, 50]), after: (["A", "B", "C"], [50, 50, 0]),
-             transitions: [], moving: 0, minimal: 0, label: "an unreachable group has nobody to move"),
-        Move(before: (["A", "B"], [30, 70]), after: (["A", "B"], [30, 70]),
-             transitions: [], moving: 0, minimal: 0, label: "no change, no move"),
+        Move(
+            before: (["A", "B"], [10, 90]), after: (["A", "B"], [20, 80]),
+            transitions: ["B>A:10"], moving: 10, minimal: 10, label: "growing the first group moves the growth"),
+        Move(
+            before: (["A", "B"], [80, 20]), after: (["A", "B"], [70, 30]),
+            transitions: ["A>B:10"], moving: 10, minimal: 10, label: "growing the last group moves the growth"),
+        Move(
+            before: (["Enabled", "Disabled"], [20, 80]), after: (["Enabled", "Disabled"], [100, 0]),
+            transitions: ["Disabled>Enabled:80"], moving: 80, minimal: 80, label: "a roll-out to 100 %"),
+        Move(
+            before: (["A", "B", "C"], [30, 30, 40]), after: (["A", "B", "C"], [40, 20, 40]),
+            transitions: ["B>A:10"], moving: 10, minimal: 10,
+            label: "growing the first group of an MVT at its neighbour's cost"),
+        Move(
+            before: (["A", "B", "C"], [40, 30, 30]), after: (["A", "B", "C"], [40, 20, 40]),
+            transitions: ["B>C:10"], moving: 10, minimal: 10,
+            label: "growing the last group of an MVT at its neighbour's cost"),
+        Move(
+            before: (["A", "B", "C"], [20, 20, 60]), after: (["A", "B", "C"], [30, 20, 50]),
+            transitions: ["B>A:10", "C>B:10"], moving: 20, minimal: 10,
+            label: "a middle group shifts between its neighbours"),
+        Move(
+            before: (["A", "B"], [50, 50]), after: (["B", "A"], [50, 50]),
+            transitions: ["A>B:50", "B>A:50"], moving: 100, minimal: 0,
+            label: "re-ordering two variations moves everyone"),
+        Move(
+            before: (["A", "B", "C"], [20, 30, 50]), after: (["C", "A", "B"], [50, 20, 30]),
+            transitions: ["A>C:20", "B>C:30", "C>A:20", "C>B:30"], moving: 100, minimal: 0,
+            label: "re-ordering three variations moves everyone"),
+        Move(
+            before: (["A", "B"], [50, 50]), after: (["a", "b"], [50, 50]),
+            transitions: [], moving: 0, minimal: 0, label: "names compare case-insensitively"),
+        Move(
+            before: (["A", "B"], [50, 50]), after: (["A", "C"], [50, 50]),
+            transitions: ["B>C:50"], moving: 50, minimal: 50, label: "a renamed variation takes its users with a move"),
+        Move(
+            before: (["A", "B"], [60, 60]), after: (["A", "B"], [50, 50]),
+            transitions: ["A>B:10"], moving: 10, minimal: 10, label: "sums over 100 count only what is reachable"),
+        Move(
+            before: (["A", "B", "C"], [50, 50, 50]), after: (["A", "B", "C"], [50, 50, 0]),
+            transitions: [], moving: 0, minimal: 0, label: "an unreachable group has nobody to move"),
+        Move(
+            before: (["A", "B"], [30, 70]), after: (["A", "B"], [30, 70]),
+            transitions: [], moving: 0, minimal: 0, label: "no change, no move"),
     ]
 
     @Test("Transitions and moving shares", arguments: moves)

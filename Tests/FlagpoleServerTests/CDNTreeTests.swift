@@ -1,8 +1,9 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleServer
 
 @Suite("Publishing the CDN tree")
 struct CDNTreeTests {
@@ -21,8 +22,11 @@ struct CDNTreeTests {
 
     @Test("SHA-256 matches the published test vector")
     func sha256Vector() {
-        #expect(DeliveryArtifact(bytes: Array("abc".utf8)).sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(DeliveryArtifact(bytes: []).sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            DeliveryArtifact(bytes: Array("abc".utf8)).sha256
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            DeliveryArtifact(bytes: []).sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
     @Test("gzip is deterministic and carries no timestamp")
@@ -40,8 +44,12 @@ struct CDNTreeTests {
         let directory = root.appendingPathComponent("cdn")
         let tree = CDNTree(directory: directory)
         try tree.publish([revision("acme", 1, "{\"features\": []}\n"), revision("globex", 4, "[]")])
-        #expect(try String(contentsOf: directory.appendingPathComponent("acme/production/features.json"), encoding: .utf8) == "{\"features\": []}\n")
-        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("globex/production/features.json.gz").path))
+        #expect(
+            try String(contentsOf: directory.appendingPathComponent("acme/production/features.json"), encoding: .utf8)
+                == "{\"features\": []}\n")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: directory.appendingPathComponent("globex/production/features.json.gz").path))
 
         // A tenant gone from the second publication is gone from the tree: it is replaced, not merged.
         let entries = try tree.publish([revision("acme", 2, "{\"features\": [{\"name\": \"a\"}]}\n")])
@@ -49,8 +57,13 @@ struct CDNTreeTests {
         #expect(entries.map(\.revision) == [2, 2])
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("globex").path))
         let manifest = try String(contentsOf: directory.appendingPathComponent("manifest.json"), encoding: .utf8)
-        #expect(manifest.contains("\"sha256\": \"\(DeliveryArtifact(bytes: Array("{\"features\": [{\"name\": \"a\"}]}\n".utf8)).sha256)\""))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == ["cdn"], "no staging folder is left behind")
+        #expect(
+            manifest.contains(
+                "\"sha256\": \"\(DeliveryArtifact(bytes: Array("{\"features\": [{\"name\": \"a\"}]}\n".utf8)).sha256)\""
+            ))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: root.path) == ["cdn"],
+            "no staging folder is left behind")
     }
 
     @Test("A file where the tree should be is refused")

@@ -33,31 +33,40 @@ struct DashboardBrowser {
 
     mutating func post(_ uri: String, pairs fields: [(key: String, value: String)]) async throws -> TestResponse {
         let body = fields.map { "\(Self.encode($0.key))=\(Self.encode($0.value))" }.joined(separator: "&")
-        return try await send(.post, uri, body: ByteBuffer(string: body), contentType: "application/x-www-form-urlencoded")
+        return try await send(
+            .post, uri, body: ByteBuffer(string: body), contentType: "application/x-www-form-urlencoded")
     }
 
     /// Posts `fields` and one file as `multipart/form-data`, as the import page's upload does.
-    mutating func postMultipart(_ uri: String, _ fields: [String: String], file: (name: String, bytes: [UInt8])) async throws -> TestResponse {
+    mutating func postMultipart(
+        _ uri: String, _ fields: [String: String], file: (name: String, bytes: [UInt8])
+    ) async throws -> TestResponse {
         let boundary = "----flagpole-test-boundary"
         var body = ByteBuffer()
         for (name, value) in fields {
             body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n")
         }
-        body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.name)\"; filename=\"features.json\"\r\nContent-Type: application/json\r\n\r\n")
+        body.writeString(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.name)\"; filename=\"features.json\"\r\nContent-Type: application/json\r\n\r\n"
+        )
         body.writeBytes(file.bytes)
         body.writeString("\r\n--\(boundary)--\r\n")
         return try await send(.post, uri, body: body, contentType: "multipart/form-data; boundary=\(boundary)")
     }
 
-    private mutating func send(_ method: HTTPRequest.Method, _ uri: String, body: ByteBuffer?, contentType: String?) async throws -> TestResponse {
+    private mutating func send(
+        _ method: HTTPRequest.Method, _ uri: String, body: ByteBuffer?, contentType: String?
+    ) async throws -> TestResponse {
         var headers = HTTPFields()
         for (name, value) in extraHeaders { headers[name] = value }
         if let contentType { headers[.contentType] = contentType }
         if !cookies.isEmpty { headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
         let response = try await client.execute(uri: uri, method: method, headers: headers, body: body) { $0 }
         for header in response.headers[values: .setCookie] {
-            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(pair[0]), value = pair.count > 1 ? String(pair[1]) : ""
+            let pair = header.split(separator: ";")[0].split(
+                separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(pair[0])
+            let value = pair.count > 1 ? String(pair[1]) : ""
             if header.contains("Max-Age=0") || value.isEmpty { cookies[name] = nil } else { cookies[name] = value }
         }
         return response
@@ -71,6 +80,7 @@ struct DashboardBrowser {
     }
 
     private static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~")))!
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~")))!
     }
 }

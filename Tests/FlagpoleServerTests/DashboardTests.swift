@@ -1,10 +1,11 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
+@testable import FlagpoleServer
 
 /// Every dashboard page and form through the real router: sign-in and sessions, CSRF,
 /// tenants and roles, and each form's effect on the store.
@@ -13,7 +14,8 @@ struct DashboardTests {
     static let base = "/tenants/acme/production"
     static let abTest = "\(base)/features/\(segment(TestServer.abTest))"
     static let pages = [
-        "/", base, abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions", "\(base)/revisions?from=1&to=1",
+        "/", base, abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions",
+        "\(base)/revisions?from=1&to=1",
         "\(base)/import", "\(base)/export", "\(base)/export/features.json",
     ]
 
@@ -38,14 +40,21 @@ struct DashboardTests {
                 #expect(response.headers[.location] == "/login?next=" + EnvironmentURLs.queryValue(page), "\(page)")
             }
             for form in Self.forms {
-                #expect(try await browser.post(form.uri, form.fields).headers[.location]?.hasPrefix("/login") == true, "\(form.uri)")
+                #expect(
+                    try await browser.post(form.uri, form.fields).headers[.location]?.hasPrefix("/login") == true,
+                    "\(form.uri)")
             }
         }
         #expect(try await server.store.revision(of: TestServer.acme).number == 1)
-        #expect(try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy { $0.reason != .override })
+        #expect(
+            try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
+                $0.reason != .override
+            })
     }
 
-    @Test("Signing in: the form's own token, a real key (not a delivery key), a cookie that is HttpOnly, SameSite=Strict and Secure behind TLS")
+    @Test(
+        "Signing in: the form's own token, a real key (not a delivery key), a cookie that is HttpOnly, SameSite=Strict and Secure behind TLS"
+    )
     func signingIn() async throws {
         let server = try await TestServer()
         try await server.test { client in
@@ -56,28 +65,44 @@ struct DashboardTests {
 
             let forged = try await browser.post("/login", ["csrf": "0000", "key": server.key("acme", .editor)])
             #expect(forged.status == .forbidden)
-            let unknown = try await browser.post("/login", ["csrf": DashboardBrowser.csrf(in: try await browser.get("/login")), "key": "fp_" + String(repeating: "0", count: 48)])
+            let unknown = try await browser.post(
+                "/login",
+                [
+                    "csrf": DashboardBrowser.csrf(in: try await browser.get("/login")),
+                    "key": "fp_" + String(repeating: "0", count: 48),
+                ])
             #expect(unknown.status == .unauthorized)
             #expect(unknown.text.contains("That key is unknown"))
-            let delivery = try await browser.post("/login", ["csrf": DashboardBrowser.csrf(in: try await browser.get("/login")), "key": server.key("acme", .delivery)])
+            let delivery = try await browser.post(
+                "/login",
+                [
+                    "csrf": DashboardBrowser.csrf(in: try await browser.get("/login")),
+                    "key": server.key("acme", .delivery),
+                ])
             #expect(delivery.status == .unauthorized)
             #expect(browser.cookies[DashboardSession.cookieName] == nil)
 
             let signedIn = try await browser.signIn(with: server.key("acme", .editor), next: Self.base)
             #expect(signedIn.status == .seeOther)
             #expect(signedIn.headers[.location] == Self.base)
-            let cookie = try #require(signedIn.headers[values: .setCookie].first { $0.hasPrefix(DashboardSession.cookieName) })
+            let cookie = try #require(
+                signedIn.headers[values: .setCookie].first { $0.hasPrefix(DashboardSession.cookieName) })
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && !cookie.contains("Secure"))
             #expect(try await browser.get(Self.base).status == .ok)
 
             var behindTLS = DashboardBrowser(client)
             behindTLS.extraHeaders[.init("X-Forwarded-Proto")!] = "https"
             let secure = try await behindTLS.signIn(with: server.key("acme", .reader))
-            #expect(secure.headers[values: .setCookie].contains { $0.hasPrefix(DashboardSession.cookieName) && $0.contains("Secure") })
+            #expect(
+                secure.headers[values: .setCookie].contains {
+                    $0.hasPrefix(DashboardSession.cookieName) && $0.contains("Secure")
+                })
         }
     }
 
-    @Test("After signing in, only a path of this server is followed", arguments: ["//evil.example/x", "https://evil.example/", "/\\evil.example", "evil"])
+    @Test(
+        "After signing in, only a path of this server is followed",
+        arguments: ["//evil.example/x", "https://evil.example/", "/\\evil.example", "evil"])
     func nextStaysOnTheServer(next: String) async throws {
         let server = try await TestServer()
         try await server.test { client in
@@ -96,8 +121,14 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let expected: [String: [String]] = [
                 "/": ["acme", #"href="/tenants/acme/production""#, "revision 1"],
-                Self.base: ["Example MVT Test", "MVT Test", "Remote Config", #"aria-label="Users per variation: Group A 70 %, Group B 20 %, Group C 10 %""#, "Disable"],
-                Self.abTest: ["Group A", #"name="biases[]" value="50""#, "Preview the move", "Roll out", "Assignments over time", "qa-1"],
+                Self.base: [
+                    "Example MVT Test", "MVT Test", "Remote Config",
+                    #"aria-label="Users per variation: Group A 70 %, Group B 20 %, Group C 10 %""#, "Disable",
+                ],
+                Self.abTest: [
+                    "Group A", #"name="biases[]" value="50""#, "Preview the move", "Roll out", "Assignments over time",
+                    "qa-1",
+                ],
                 "\(Self.base)/users": ["Look a user up"],
                 "\(Self.base)/users?user=qa-1": ["User <code>qa-1</code>", TestServer.abTest, "bucket", "History"],
                 "\(Self.base)/revisions": ["Revisions of acme/production", "current", "import"],
@@ -126,7 +157,9 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .reader))
             let delivered = try await client.send(.get, "/t/acme/production/features.json")
             let etag = try #require(delivered.headers[.eTag])
-            #expect(try await browser.get("\(Self.base)/export").text.contains(etag.replacingOccurrences(of: "\"", with: "&quot;")))
+            #expect(
+                try await browser.get("\(Self.base)/export").text.contains(
+                    etag.replacingOccurrences(of: "\"", with: "&quot;")))
         }
     }
 
@@ -144,17 +177,24 @@ struct DashboardTests {
                     var fields = form.fields.map { (key: $0.key, value: $0.value) }
                     if !token.isEmpty { fields.append((key: "csrf", value: token)) }
                     let response = try await browser.post(form.uri, pairs: fields)
-                    #expect(response.status == (token.isEmpty ? .badRequest : .forbidden), "\(form.uri) with \(token.isEmpty ? "no token" : token)")
+                    #expect(
+                        response.status == (token.isEmpty ? .badRequest : .forbidden),
+                        "\(form.uri) with \(token.isEmpty ? "no token" : token)")
                 }
             }
             #expect(try await browser.post("/logout", ["csrf": "forged"]).status == .forbidden)
             #expect(try await browser.get(Self.base).status == .ok)
         }
         #expect(try await server.store.revision(of: TestServer.acme).number == 1)
-        #expect(try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy { $0.reason != .override })
+        #expect(
+            try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
+                $0.reason != .override
+            })
     }
 
-    @Test("A tenant's session sees another tenant's pages exactly as a tenant that does not exist, and can't post to them")
+    @Test(
+        "A tenant's session sees another tenant's pages exactly as a tenant that does not exist, and can't post to them"
+    )
     func otherTenantsAreInvisible() async throws {
         let server = try await TestServer()
         try await server.test { client in
@@ -169,7 +209,9 @@ struct DashboardTests {
                 #expect(theirs.text.replacingOccurrences(of: "globex", with: "nobody") == nobodys.text, "\(page)")
             }
             for form in Self.forms {
-                let response = try await browser.post(form.uri.replacingOccurrences(of: "/acme/", with: "/globex/"), pairs: form.fields.map { (key: $0.key, value: $0.value) } + [(key: "csrf", value: csrf)])
+                let response = try await browser.post(
+                    form.uri.replacingOccurrences(of: "/acme/", with: "/globex/"),
+                    pairs: form.fields.map { (key: $0.key, value: $0.value) } + [(key: "csrf", value: csrf)])
                 #expect(response.status == .notFound, "\(form.uri)")
             }
         }
@@ -189,14 +231,20 @@ struct DashboardTests {
             #expect(!overview.contains("/enabled") && !overview.contains(#"href="\#(Self.base)/import""#))
             let csrf = DashboardBrowser.csrf(in: feature)
             for form in Self.forms {
-                #expect(try await browser.post(form.uri, pairs: form.fields.map { (key: $0.key, value: $0.value) } + [(key: "csrf", value: csrf)]).status == .forbidden, "\(form.uri)")
+                #expect(
+                    try await browser.post(
+                        form.uri,
+                        pairs: form.fields.map { (key: $0.key, value: $0.value) } + [(key: "csrf", value: csrf)]
+                    ).status == .forbidden, "\(form.uri)")
             }
             #expect(try await browser.get("\(Self.base)/import").status == .forbidden)
         }
         #expect(try await server.store.revision(of: TestServer.acme).number == 1)
     }
 
-    @Test("Biases: the preview states who moves and writes nothing; applying writes a revision delivery serves at once; a stale page gets 409")
+    @Test(
+        "Biases: the preview states who moves and writes nothing; applying writes a revision delivery serves at once; a stale page gets 409"
+    )
     func biasPlanThenApply() async throws {
         let server = try await TestServer()
         let users = (1...200).map { UserID(rawValue: "user-\($0)") }
@@ -206,7 +254,9 @@ struct DashboardTests {
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.abTest))
-            let preview = try await browser.post("\(Self.abTest)/biases", ["csrf": csrf, "biases[]": "80", "biases[]": "20", "revision": "1", "action": "preview"])
+            let preview = try await browser.post(
+                "\(Self.abTest)/biases",
+                ["csrf": csrf, "biases[]": "80", "biases[]": "20", "revision": "1", "action": "preview"])
             #expect(preview.status == .ok)
             let moving = before.first { $0.variation == "Group B" }!.users
             #expect(preview.text.contains("30 % of all users change group"))
@@ -214,7 +264,9 @@ struct DashboardTests {
             #expect(preview.text.contains("Apply these biases"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
 
-            let applied = try await browser.post("\(Self.abTest)/biases", ["csrf": csrf, "biases[]": "80", "biases[]": "20", "revision": "1", "action": "apply"])
+            let applied = try await browser.post(
+                "\(Self.abTest)/biases",
+                ["csrf": csrf, "biases[]": "80", "biases[]": "20", "revision": "1", "action": "apply"])
             #expect(applied.status == .seeOther)
             #expect(applied.headers[.location] == "\(Self.abTest)?notice=applied&revision=2")
             #expect(try await browser.get(applied.headers[.location]!).text.contains("Applied as revision 2."))
@@ -224,10 +276,13 @@ struct DashboardTests {
             let after = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
             #expect(after.first { $0.variation == "Group B" }!.users < moving)
 
-            let stale = try await browser.post("\(Self.abTest)/biases", ["csrf": csrf, "biases[]": "10", "biases[]": "90", "revision": "1", "action": "apply"])
+            let stale = try await browser.post(
+                "\(Self.abTest)/biases",
+                ["csrf": csrf, "biases[]": "10", "biases[]": "90", "revision": "1", "action": "apply"])
             #expect(stale.status == .conflict)
             #expect(stale.text.contains("not 1"))
-            let notANumber = try await browser.post("\(Self.abTest)/biases", ["csrf": csrf, "biases[]": "ten", "biases[]": "90", "action": "preview"])
+            let notANumber = try await browser.post(
+                "\(Self.abTest)/biases", ["csrf": csrf, "biases[]": "ten", "biases[]": "90", "action": "preview"])
             #expect(notANumber.status == .unprocessableContent)
             #expect(notANumber.text.contains("is not a number"))
         }
@@ -240,7 +295,8 @@ struct DashboardTests {
         let server = try await TestServer()
         let name = "Three Way MVT"
         let document = #"{"features": [{"name": "Three Way MVT", "test-variations": ["A", "B", "C"]}]}"#
-        _ = try await server.store.importDocument(Array(document.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
+        _ = try await server.store.importDocument(
+            Array(document.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
         let page = "\(Self.base)/features/\(segment(name))"
         try await server.test { client in
             var browser = DashboardBrowser(client)
@@ -250,7 +306,8 @@ struct DashboardTests {
             let form = try await browser.get(page)
             let values = form.text.matches(of: #/name="biases\[\]" value="([^"]*)"/#).map { String($0.output.1) }
             try #require(values.count == 3)
-            let fields = [("csrf", DashboardBrowser.csrf(in: form)), ("revision", "2")] + values.map { ("biases[]", $0) }
+            let fields =
+                [("csrf", DashboardBrowser.csrf(in: form)), ("revision", "2")] + values.map { ("biases[]", $0) }
             let preview = try await browser.post("\(page)/biases", pairs: fields + [("action", "preview")])
 
             // Then the plan is shown, not a refusal, and applying writes biases the app keeps
@@ -272,29 +329,39 @@ struct DashboardTests {
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.base))
-            let off = try await browser.post("\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview"])
+            let off = try await browser.post(
+                "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview"])
             #expect(off.headers[.location] == "\(Self.base)?notice=applied&revision=2")
             #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled == false)
             let on = try await browser.post("\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "true"])
             #expect(on.headers[.location] == "\(Self.abTest)?notice=applied&revision=3")
-            let preview = try await browser.post("\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "preview"])
+            let preview = try await browser.post(
+                "\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "preview"])
             #expect(preview.text.contains("50 % of users move from Group A to Group B"))
-            let rolled = try await browser.post("\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "apply"])
+            let rolled = try await browser.post(
+                "\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "apply"])
             #expect(rolled.status == .seeOther)
-            #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.effectiveBiases == [0, 100])
+            #expect(
+                try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.effectiveBiases == [
+                    0, 100,
+                ])
         }
     }
 
-    @Test("Import: a broken file shows its diagnostics beside its lines and writes nothing; a good one is checked, then applied")
+    @Test(
+        "Import: a broken file shows its diagnostics beside its lines and writes nothing; a good one is checked, then applied"
+    )
     func importCheckThenApply() async throws {
         let server = try await TestServer()
-        let broken = String(decoding: try TestServer.fixture("vantientu1703-f305791-Features-with-comment.json"), as: UTF8.self)
+        let broken = String(
+            decoding: try TestServer.fixture("vantientu1703-f305791-Features-with-comment.json"), as: UTF8.self)
         let good = try TestServer.fixture("rwbutler-99b0686-Features.json")
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get("\(Self.base)/import"))
-            let refused = try await browser.post("\(Self.base)/import", ["csrf": csrf, "source": broken, "action": "check"])
+            let refused = try await browser.post(
+                "\(Self.base)/import", ["csrf": csrf, "source": broken, "action": "check"])
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains("The file was refused: nothing was written"))
             #expect(refused.text.contains(##"<a href="#L7">line 7, column 9</a>"##))
@@ -303,15 +370,18 @@ struct DashboardTests {
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
 
             let checked = try await browser.postMultipart(
-                "\(Self.base)/import", ["csrf": csrf, "action": "check", "message": "from the test"], file: ("file", good))
+                "\(Self.base)/import", ["csrf": csrf, "action": "check", "message": "from the test"],
+                file: ("file", good))
             #expect(checked.status == .ok)
             #expect(checked.text.contains("applying it makes revision 2"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
 
             let applied = try await browser.postMultipart(
-                "\(Self.base)/import", ["csrf": csrf, "action": "apply", "revision": "1", "message": "from the test"], file: ("file", good))
+                "\(Self.base)/import", ["csrf": csrf, "action": "apply", "revision": "1", "message": "from the test"],
+                file: ("file", good))
             #expect(applied.headers[.location] == "\(Self.base)?notice=applied&revision=2")
-            let stale = try await browser.post("\(Self.base)/import", ["csrf": csrf, "source": broken, "action": "apply", "revision": "1"])
+            let stale = try await browser.post(
+                "\(Self.base)/import", ["csrf": csrf, "source": broken, "action": "apply", "revision": "1"])
             #expect(stale.status == .unprocessableContent || stale.status == .conflict)
             let empty = try await browser.post("\(Self.base)/import", ["csrf": csrf, "source": "", "action": "check"])
             #expect(empty.text.contains("There is no file"))
@@ -324,7 +394,8 @@ struct DashboardTests {
     @Test("Revisions: the difference between two, and a roll-back that a stale page can't make")
     func revisionsDiffAndRollBack() async throws {
         let server = try await TestServer()
-        _ = try await server.store.setEnabled(false, feature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
+        _ = try await server.store.setEnabled(
+            false, feature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -334,8 +405,11 @@ struct DashboardTests {
             #expect(diff.text.contains("Roll back to revision 1"))
             #expect(try await browser.get("\(Self.base)/revisions?from=2&to=9").status == .notFound)
             let csrf = DashboardBrowser.csrf(in: diff)
-            #expect(try await browser.post("\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "1"]).status == .conflict)
-            let rolled = try await browser.post("\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "2"])
+            #expect(
+                try await browser.post("\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "1"])
+                    .status == .conflict)
+            let rolled = try await browser.post(
+                "\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "2"])
             #expect(rolled.headers[.location] == "\(Self.base)/revisions?notice=applied&revision=3")
         }
         #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
@@ -349,17 +423,29 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let page = try await browser.get("\(Self.base)/users?user=qa-1")
             #expect(page.text.contains("(would get)"))
-            #expect(try await server.store.assignmentEvents(in: TestServer.acme, matching: AssignmentEventQuery(user: UserID(rawValue: "qa-1"))).isEmpty)
+            #expect(
+                try await server.store.assignmentEvents(
+                    in: TestServer.acme, matching: AssignmentEventQuery(user: UserID(rawValue: "qa-1"))
+                ).isEmpty)
             let csrf = DashboardBrowser.csrf(in: page)
-            let set = try await browser.post("\(Self.base)/users/qa-1/overrides", ["csrf": csrf, "feature": TestServer.abTest, "variation": "Group B"])
+            let set = try await browser.post(
+                "\(Self.base)/users/qa-1/overrides",
+                ["csrf": csrf, "feature": TestServer.abTest, "variation": "Group B"])
             #expect(set.headers[.location] == "\(Self.base)/users?user=qa-1&notice=override-set")
-            let overridden = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first { $0.feature == TestServer.abTest }
+            let overridden = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first {
+                $0.feature == TestServer.abTest
+            }
             #expect(overridden?.reason == .override && overridden?.variation == "Group B")
             #expect(try await browser.get(set.headers[.location]!).text.contains("The QA override is set"))
-            _ = try await browser.post("\(Self.base)/users/qa-1/overrides", ["csrf": csrf, "feature": TestServer.abTest, "variation": ""])
-            let cleared = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first { $0.feature == TestServer.abTest }
+            _ = try await browser.post(
+                "\(Self.base)/users/qa-1/overrides", ["csrf": csrf, "feature": TestServer.abTest, "variation": ""])
+            let cleared = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first {
+                $0.feature == TestServer.abTest
+            }
             #expect(cleared?.reason == .bucket)
-            #expect(try await browser.get("\(Self.base)/users?user=\(String(repeating: "x", count: 300))").status == .unprocessableContent)
+            #expect(
+                try await browser.get("\(Self.base)/users?user=\(String(repeating: "x", count: 300))").status
+                    == .unprocessableContent)
         }
     }
 
@@ -371,7 +457,8 @@ struct DashboardTests {
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let token = try #require(browser.cookies[DashboardSession.cookieName])
-            let signedOut = try await browser.post("/logout", ["csrf": DashboardBrowser.csrf(in: try await browser.get("/"))])
+            let signedOut = try await browser.post(
+                "/logout", ["csrf": DashboardBrowser.csrf(in: try await browser.get("/"))])
             #expect(signedOut.headers[.location] == "/login")
             #expect(try await server.store.sessionIdentity(token) == nil)
 
@@ -387,7 +474,8 @@ struct DashboardTests {
     func namesAreEscaped() async throws {
         let server = try await TestServer()
         let hostile = #"{"features": [{"name": "<img src=x onerror=alert(1)>", "section": "<b>s</b>"}]}"#
-        _ = try await server.store.importDocument(Array(hostile.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
+        _ = try await server.store.importDocument(
+            Array(hostile.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .reader))

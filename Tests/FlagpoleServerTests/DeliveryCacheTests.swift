@@ -1,14 +1,17 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Testing
+
+@testable import FlagpoleServer
 
 @Suite("The delivery cache")
 struct DeliveryCacheTests {
     let path = EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: .production)
 
     func state(revision: Int?, isPrivate: Bool = false, version: Int = 0, generation: Int64 = 0) -> DeliveryState {
-        DeliveryState(revision: revision, settings: DeliverySettings(isPrivate: isPrivate), settingsVersion: version, generation: generation)
+        DeliveryState(
+            revision: revision, settings: DeliverySettings(isPrivate: isPrivate), settingsVersion: version,
+            generation: generation)
     }
 
     @Test("A reading that finishes late never takes delivery back to an older revision or older settings")
@@ -29,13 +32,17 @@ struct DeliveryCacheTests {
         let cache = DeliveryCache(pastRevisionLimit: 3)
         cache.setCurrent(state(revision: 10), of: path)
         for revision in 1...10 {
-            cache.insert(RenderedDocument(revision: revision, bytes: Array("{\"r\": \(revision)}".utf8)), for: .init(path: path, revision: revision), generation: 0)
+            cache.insert(
+                RenderedDocument(revision: revision, bytes: Array("{\"r\": \(revision)}".utf8)),
+                for: .init(path: path, revision: revision), generation: 0)
         }
         let kept = (1...10).filter { cache.document(.init(path: path, revision: $0)) != nil }
         #expect(kept == [7, 8, 9, 10])
     }
 
-    @Test("A restore (a later generation) drops every document held and may take delivery back to an older revision; an older generation is ignored")
+    @Test(
+        "A restore (a later generation) drops every document held and may take delivery back to an older revision; an older generation is ignored"
+    )
     func restoreStartsOver() {
         let cache = DeliveryCache()
         let other = EnvironmentPath(tenant: TenantSlug(rawValue: "globex"), environment: .production)

@@ -1,5 +1,4 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import Glibc
@@ -10,15 +9,20 @@ import Logging
 import NIOCore
 import Testing
 
+@testable import FlagpoleServer
+
 /// The whole application on a real port: delivery answered by `DeliveryFastPath` must be the
 /// router's answer, byte for byte and header for header.
 @Suite("Delivery on the event loop (DeliveryFastPath)")
 struct DeliveryFastPathTests {
     static let url = "/t/acme/production/features.json"
 
-    func live<Value: Sendable>(_ server: TestServer, _ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+    func live<Value: Sendable>(
+        _ server: TestServer, _ test: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
         let application = ServerApplication.make(
-            store: server.store, configuration: ServerConfiguration(port: 0, accessLogLevel: .debug), registry: testRegistry,
+            store: server.store, configuration: ServerConfiguration(port: 0, accessLogLevel: .debug),
+            registry: testRegistry,
             logger: Logger(label: "test"))
         return try await application.test(.live, test)
     }
@@ -28,11 +32,17 @@ struct DeliveryFastPathTests {
         let server = try await TestServer()
         let exported = try await server.store.revision(of: TestServer.acme).document
         let routed = try await server.test { client in
-            (try await client.send(.get, Self.url), try await client.send(.get, Self.url, headers: [.acceptEncoding: "gzip"]))
+            (
+                try await client.send(.get, Self.url),
+                try await client.send(.get, Self.url, headers: [.acceptEncoding: "gzip"])
+            )
         }
         try await live(server) { client in
-            _ = try await client.send(.get, Self.url) // rendered by the router, then cached
-            let hitsBefore = try await client.send(.get, "/metrics").text.firstMatch(of: /flagpole_delivery_cache_hits_total ([0-9]+)/).map { Int($0.1)! } ?? 0
+            _ = try await client.send(.get, Self.url)  // rendered by the router, then cached
+            let hitsBefore =
+                try await client.send(.get, "/metrics").text.firstMatch(
+                    of: /flagpole_delivery_cache_hits_total ([0-9]+)/
+                ).map { Int($0.1)! } ?? 0
             let fast = try await client.send(.get, Self.url)
             #expect(fast.status == .ok)
             #expect(fast.bytes == exported)
@@ -47,7 +57,10 @@ struct DeliveryFastPathTests {
             let notModified = try await client.send(.get, Self.url, headers: [.ifNoneMatch: fast.headers[.eTag]!])
             #expect(notModified.status == .notModified)
             #expect(notModified.body.readableBytes == 0)
-            let hitsAfter = try await client.send(.get, "/metrics").text.firstMatch(of: /flagpole_delivery_cache_hits_total ([0-9]+)/).map { Int($0.1)! } ?? 0
+            let hitsAfter =
+                try await client.send(.get, "/metrics").text.firstMatch(
+                    of: /flagpole_delivery_cache_hits_total ([0-9]+)/
+                ).map { Int($0.1)! } ?? 0
             #expect(hitsAfter - hitsBefore >= 3, "the fast path counts its answers")
         }
     }
@@ -58,9 +71,12 @@ struct DeliveryFastPathTests {
         try await live(server) { client in
             _ = try await client.send(.get, Self.url)
             let patched = try await client.send(
-                .patch, "/api/v1/tenants/acme/environments/production", key: server.key("acme", .admin), body: #"{"private": true}"#)
+                .patch, "/api/v1/tenants/acme/environments/production", key: server.key("acme", .admin),
+                body: #"{"private": true}"#)
             #expect(patched.status == .ok)
-            #expect(try await client.send(.get, Self.url).status == .unauthorized, "a private document is never answered from memory")
+            #expect(
+                try await client.send(.get, Self.url).status == .unauthorized,
+                "a private document is never answered from memory")
             #expect(try await client.send(.get, Self.url, key: server.key("acme", .delivery)).status == .ok)
             let pinned = try await client.send(.get, Self.url + "?user=u1", key: server.key("acme", .delivery))
             #expect(pinned.headers[.cacheControl] == "private, no-store")
@@ -71,13 +87,15 @@ struct DeliveryFastPathTests {
     func pipelinedRequestsKeepTheirOrder() async throws {
         let server = try await TestServer()
         try await live(server) { client in
-            _ = try await client.send(.get, Self.url) // cached, so the second request could be answered at once
+            _ = try await client.send(.get, Self.url)  // cached, so the second request could be answered at once
             let port = try #require(client.port)
             let raw = try await Task.detached {
-                try RawHTTP.exchange(port: port, requests: [
-                    "GET \(Self.url)?user=pipelined HTTP/1.1\r\nHost: localhost\r\n\r\n",
-                    "GET \(Self.url) HTTP/1.1\r\nHost: localhost\r\n\r\n",
-                ], until: { $0.components(separatedBy: "HTTP/1.1 200").count - 1 >= 2 && $0.hasSuffix("}\n") })
+                try RawHTTP.exchange(
+                    port: port,
+                    requests: [
+                        "GET \(Self.url)?user=pipelined HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                        "GET \(Self.url) HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    ], until: { $0.components(separatedBy: "HTTP/1.1 200").count - 1 >= 2 && $0.hasSuffix("}\n") })
             }.value
             let privateAt = try #require(raw.range(of: "private, no-store"))
             let publicAt = try #require(raw.range(of: "public, max-age=30"))
@@ -89,11 +107,15 @@ struct DeliveryFastPathTests {
 extension DeliveryFastPathTests {
     /// How many users' documents the event loop answered, by `/metrics`.
     func userDocumentsOnEventLoop(_ client: any TestClientProtocol) async throws -> Int {
-        try await client.send(.get, "/metrics").text.firstMatch(of: /flagpole_delivery_user_documents_on_event_loop_total ([0-9]+)/)
-            .map { Int($0.1)! } ?? 0
+        try await client.send(.get, "/metrics").text.firstMatch(
+            of: /flagpole_delivery_user_documents_on_event_loop_total ([0-9]+)/
+        )
+        .map { Int($0.1)! } ?? 0
     }
 
-    @Test("A user's document from the event loop is the router's, header for header; a new user's waits for the commit that records them")
+    @Test(
+        "A user's document from the event loop is the router's, header for header; a new user's waits for the commit that records them"
+    )
     func usersDocumentsOnTheEventLoop() async throws {
         let server = try await TestServer()
         let routed = try await server.test { client in try await client.send(.get, Self.url + "?user=known") }
@@ -107,41 +129,60 @@ extension DeliveryFastPathTests {
             for name in [HTTPField.Name.eTag, .cacheControl, .vary, .contentType, .revision, .recorded] {
                 #expect(fast.headers[name] == routed.headers[name], "\(name)")
             }
-            #expect(try await client.send(.get, Self.url + "?user=known", headers: [.ifNoneMatch: fast.headers[.eTag]!]).status == .notModified)
+            #expect(
+                try await client.send(.get, Self.url + "?user=known", headers: [.ifNoneMatch: fast.headers[.eTag]!])
+                    .status == .notModified)
 
             let newcomer = try await client.send(.get, Self.url + "?user=newcomer")
             #expect(newcomer.headers[.recorded] == "true")
-            let recorded = try await server.store.assignmentEvents(in: TestServer.acme, matching: .init(user: UserID(rawValue: "newcomer")))
+            let recorded = try await server.store.assignmentEvents(
+                in: TestServer.acme, matching: .init(user: UserID(rawValue: "newcomer")))
             #expect(recorded.count == 3 && recorded.allSatisfy { $0.reason == .first }, "recorded before the answer")
-            #expect(newcomer.bytes == (try await server.store.pinnedDocument(for: UserID(rawValue: "newcomer"), in: TestServer.acme).bytes))
-            #expect(try await userDocumentsOnEventLoop(client) - before == 3, "known, its 304, and newcomer were the event loop's")
+            #expect(
+                newcomer.bytes
+                    == (try await server.store.pinnedDocument(for: UserID(rawValue: "newcomer"), in: TestServer.acme)
+                        .bytes))
+            #expect(
+                try await userDocumentsOnEventLoop(client) - before == 3,
+                "known, its 304, and newcomer were the event loop's")
         }
     }
 
-    @Test("Pipelined behind a new user awaiting its commit, later requests wait their turn: answers leave in request order")
+    @Test(
+        "Pipelined behind a new user awaiting its commit, later requests wait their turn: answers leave in request order"
+    )
     func pipelinedBehindACommit() async throws {
         let server = try await TestServer()
         try await live(server) { client in
-            _ = try await client.send(.get, Self.url + "?user=planner") // the revision's plan, built
-            _ = try await client.send(.get, Self.url) // the shared document, cached
+            _ = try await client.send(.get, Self.url + "?user=planner")  // the revision's plan, built
+            _ = try await client.send(.get, Self.url)  // the shared document, cached
             let before = try await userDocumentsOnEventLoop(client)
             let port = try #require(client.port)
             let raw = try await Task.detached {
-                try RawHTTP.exchange(port: port, requests: [
-                    "GET \(Self.url)?user=first-new HTTP/1.1\r\nHost: localhost\r\n\r\n",
-                    "GET \(Self.url) HTTP/1.1\r\nHost: localhost\r\n\r\n",
-                    "GET \(Self.url)?user=second-new HTTP/1.1\r\nHost: localhost\r\n\r\n",
-                    "GET \(Self.url)?user=planner HTTP/1.1\r\nHost: localhost\r\n\r\n",
-                ], until: { $0.components(separatedBy: "HTTP/1.1 200").count - 1 >= 4 && $0.hasSuffix("}\n") })
+                try RawHTTP.exchange(
+                    port: port,
+                    requests: [
+                        "GET \(Self.url)?user=first-new HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                        "GET \(Self.url) HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                        "GET \(Self.url)?user=second-new HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                        "GET \(Self.url)?user=planner HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                    ], until: { $0.components(separatedBy: "HTTP/1.1 200").count - 1 >= 4 && $0.hasSuffix("}\n") })
             }.value
             // Each pinned document names its user's points; the shared one has none. In order:
             // pinned, shared, pinned, pinned.
-            let kinds = raw.components(separatedBy: "HTTP/1.1 200").dropFirst().map { $0.contains("private, no-store") ? "pinned" : "shared" }
+            let kinds = raw.components(separatedBy: "HTTP/1.1 200").dropFirst().map {
+                $0.contains("private, no-store") ? "pinned" : "shared"
+            }
             #expect(kinds == ["pinned", "shared", "pinned", "pinned"])
-            #expect(try await userDocumentsOnEventLoop(client) - before == 3, "the three users' documents were the event loop's")
+            #expect(
+                try await userDocumentsOnEventLoop(client) - before == 3,
+                "the three users' documents were the event loop's")
         }
         for user in ["first-new", "second-new"] {
-            #expect(try await server.store.assignmentEvents(in: TestServer.acme, matching: .init(user: UserID(rawValue: user))).count == 3)
+            #expect(
+                try await server.store.assignmentEvents(
+                    in: TestServer.acme, matching: .init(user: UserID(rawValue: user))
+                ).count == 3)
         }
     }
 }
@@ -162,7 +203,9 @@ enum RawHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw Failed(reason: "connect") }
         let bytes = Array(requests.joined().utf8)

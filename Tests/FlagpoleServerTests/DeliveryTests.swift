@@ -1,12 +1,13 @@
 import CompressNIO
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import FlagpoleServer
 
 @Suite("Delivery: GET /t/{tenant}/{env}/features.json")
 struct DeliveryTests {
@@ -25,7 +26,9 @@ struct DeliveryTests {
             #expect(response.headers[.vary] == "Accept-Encoding")
             #expect(response.headers[.contentEncoding] == nil)
             let etag = try #require(response.headers[.eTag])
-            #expect(etag == "\"\(DeliveryArtifact(bytes: exported).sha256.prefix(32))\"", "a strong ETag: the quoted hash, no W/")
+            #expect(
+                etag == "\"\(DeliveryArtifact(bytes: exported).sha256.prefix(32))\"",
+                "a strong ETag: the quoted hash, no W/")
         }
     }
 
@@ -47,10 +50,12 @@ struct DeliveryTests {
         }
     }
 
-    @Test("gzip when accepted, with its own ETag, decompressing to the same bytes; not when q=0", arguments: [
-        ("gzip", true), ("gzip, deflate, br", true), ("br;q=1.0, gzip;q=0.8", true), ("*", true),
-        ("identity", false), ("gzip;q=0", false), ("deflate", false),
-    ])
+    @Test(
+        "gzip when accepted, with its own ETag, decompressing to the same bytes; not when q=0",
+        arguments: [
+            ("gzip", true), ("gzip, deflate, br", true), ("br;q=1.0, gzip;q=0.8", true), ("*", true),
+            ("identity", false), ("gzip;q=0", false), ("deflate", false),
+        ])
     func gzip(acceptEncoding: String, isGzipped: Bool) async throws {
         let server = try await TestServer()
         let exported = try await server.store.revision(of: TestServer.acme).document
@@ -74,15 +79,18 @@ struct DeliveryTests {
         }
     }
 
-    @Test("?revision=N serves a past revision, immutable only when the URL names its bytes (&sha256=); an API import is served at once")
+    @Test(
+        "?revision=N serves a past revision, immutable only when the URL names its bytes (&sha256=); an API import is served at once"
+    )
     func pastRevisionsAndInvalidation() async throws {
         let server = try await TestServer()
         let first = try await server.store.revision(of: TestServer.acme).document
         try await server.test { client in
-            _ = try await client.send(.get, Self.url) // cached now
+            _ = try await client.send(.get, Self.url)  // cached now
             let next = String(decoding: try TestServer.fixture("rwbutler-99b0686-Features.json"), as: UTF8.self)
             let imported = try await client.send(
-                .post, "/api/v1/tenants/acme/environments/production/import", key: server.key("acme", .editor), body: next)
+                .post, "/api/v1/tenants/acme/environments/production/import", key: server.key("acme", .editor),
+                body: next)
             #expect(imported.status == .ok)
             #expect(try imported.json["revision"]?.number == 2)
 
@@ -127,13 +135,17 @@ struct DeliveryTests {
             #expect(events.allSatisfy { $0.reason == .first })
             #expect(response.headers[.recorded] == "true")
             // An id the store could not hold is a bad request, saying which rule it breaks.
-            for (id, reason) in [("", "empty"), (String(repeating: "x", count: 257), "longer than 256 bytes"), ("a%0Ab", "control character")] {
+            for (id, reason) in [
+                ("", "empty"), (String(repeating: "x", count: 257), "longer than 256 bytes"),
+                ("a%0Ab", "control character"),
+            ] {
                 let invalid = try await client.send(.get, Self.url + "?user=" + id)
                 #expect(invalid.status == .badRequest)
                 #expect(invalid.text.contains(reason), "\(invalid.text)")
             }
             #expect(try await client.send(.get, Self.url + "?user=" + String(repeating: "x", count: 256)).status == .ok)
-            #expect(try await client.send(.get, Self.url + "?user=device-42&revision=1").status == .unprocessableContent)
+            #expect(
+                try await client.send(.get, Self.url + "?user=device-42&revision=1").status == .unprocessableContent)
         }
     }
 
@@ -155,8 +167,10 @@ struct DeliveryTests {
             #expect(foreign.status == .notFound)
             let unknown = try await client.send(.get, "/t/acme/nope/features.json", key: server.key("globex", .admin))
             #expect(foreign.errorCode == unknown.errorCode)
-            #expect(try foreign.json["error"]?["message"]?.string?.replacingOccurrences(of: "production", with: "nope")
-                == unknown.json["error"]?["message"]?.string, "another tenant's private environment looks like none")
+            #expect(
+                try foreign.json["error"]?["message"]?.string?.replacingOccurrences(of: "production", with: "nope")
+                    == unknown.json["error"]?["message"]?.string, "another tenant's private environment looks like none"
+            )
             let revoked = try await server.store.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery)
             try await server.store.revokeKey(revoked.info.prefix, of: .tenant(TenantSlug(rawValue: "acme")))
             #expect(try await client.send(.get, Self.url, key: revoked.secret).status == .unauthorized)
@@ -164,29 +178,45 @@ struct DeliveryTests {
             let delivered = try await client.send(.get, Self.url, key: server.key("acme", .delivery))
             #expect(delivered.status == .ok)
             #expect(delivered.headers[.cacheControl] == "private, max-age=5")
-            _ = try await client.send(.post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/disable", key: server.key("acme", .editor))
+            _ = try await client.send(
+                .post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/disable",
+                key: server.key("acme", .editor))
             let first = try await server.store.revision(1, of: TestServer.acme).document
             let past = try await client.send(
-                .get, Self.url + "?revision=1&sha256=" + DeliveryArtifact(bytes: first).sha256, key: server.key("acme", .delivery))
-            #expect(past.headers[.cacheControl] == "private, max-age=31536000, immutable", "no shared cache keeps a private document")
+                .get, Self.url + "?revision=1&sha256=" + DeliveryArtifact(bytes: first).sha256,
+                key: server.key("acme", .delivery))
+            #expect(
+                past.headers[.cacheControl] == "private, max-age=31536000, immutable",
+                "no shared cache keeps a private document")
             // Nor may a setting make it public, in either order.
             let admin = server.key("acme", .admin)
             let publicOnPrivate = try await client.send(
-                .patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"cacheControl": "public, max-age=600"}"#)
+                .patch, "/api/v1/tenants/acme/environments/production", key: admin,
+                body: #"{"cacheControl": "public, max-age=600"}"#)
             #expect(publicOnPrivate.status == .unprocessableContent)
-            _ = try await client.send(.patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"private": false, "cacheControl": "public, s-maxage=60"}"#)
-            let privateWithPublic = try await client.send(.patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"private": true}"#)
+            _ = try await client.send(
+                .patch, "/api/v1/tenants/acme/environments/production", key: admin,
+                body: #"{"private": false, "cacheControl": "public, s-maxage=60"}"#)
+            let privateWithPublic = try await client.send(
+                .patch, "/api/v1/tenants/acme/environments/production", key: admin, body: #"{"private": true}"#)
             #expect(privateWithPublic.status == .unprocessableContent)
-            #expect(try await client.send(.get, Self.url).headers[.cacheControl] == "public, s-maxage=60", "a refused change changes nothing")
+            #expect(
+                try await client.send(.get, Self.url).headers[.cacheControl] == "public, s-maxage=60",
+                "a refused change changes nothing")
         }
     }
 
     @Test("Unknown tenants and environments are 404 without naming the tenant's environments")
     func unknownPaths() async throws {
         let server = try await TestServer()
-        try await server.store.createEnvironment(EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "secret-staging")))
+        try await server.store.createEnvironment(
+            EnvironmentPath(
+                tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "secret-staging")))
         try await server.test { client in
-            for uri in ["/t/nobody/production/features.json", "/t/acme/nope/features.json", "/t/ACME/production/features.json", "/t/acme/production/other.json"] {
+            for uri in [
+                "/t/nobody/production/features.json", "/t/acme/nope/features.json", "/t/ACME/production/features.json",
+                "/t/acme/production/other.json",
+            ] {
                 let response = try await client.send(.get, uri)
                 #expect(response.status == .notFound, "\(uri)")
                 #expect(response.errorCode == "not_found")

@@ -1,11 +1,12 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
+@testable import FlagpoleServer
 
 /// Every tenant-scoped route × (no key, another tenant's key, a key with too little role):
 /// 401, 404 and 403, answering nothing of the tenant's data. The routes come from the router
@@ -47,7 +48,8 @@ struct IsolationMatrixTests {
     /// The routes of the real router that act on one tenant.
     static var tenantRoutes: [(method: HTTPRequest.Method, template: String)] {
         get throws {
-            let router = ServerApplication.router(store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
+            let router = ServerApplication.router(
+                store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
             return router.routes
                 .map { (method: $0.method, template: $0.path.description) }
                 .filter { $0.template.hasPrefix("/api/v1/tenants/{tenant}") }
@@ -63,7 +65,8 @@ struct IsolationMatrixTests {
     /// `template` with acme's names filled in; `tenant` replaces acme.
     static func uri(_ template: String, tenant: String = "acme", keyPrefix: String) -> String {
         let feature = template.contains("unlocks") ? "Example Unlock Flag" : TestServer.abTest
-        return template
+        return
+            template
             .replacingOccurrences(of: "{tenant}", with: tenant)
             .replacingOccurrences(of: "{env}", with: "production")
             .replacingOccurrences(of: "{feature}", with: segment(feature))
@@ -100,17 +103,24 @@ struct IsolationMatrixTests {
 
                 let foreign = try await client.send(route.method, uri, key: server.key("globex", .admin), body: body)
                 let unknown = try await client.send(
-                    route.method, Self.uri(route.template, tenant: "nobody", keyPrefix: acmeKeyPrefix), key: server.key("globex", .admin), body: body)
+                    route.method, Self.uri(route.template, tenant: "nobody", keyPrefix: acmeKeyPrefix),
+                    key: server.key("globex", .admin), body: body)
                 #expect(foreign.status == .notFound, "\(name) with another tenant's key")
-                #expect(foreign.text.replacingOccurrences(of: "acme", with: "nobody").replacing(/"requestId":"[0-9a-f]+"/, with: "")
-                    == unknown.text.replacing(/"requestId":"[0-9a-f]+"/, with: ""), "\(name): another tenant's data looks like no tenant at all")
+                #expect(
+                    foreign.text.replacingOccurrences(of: "acme", with: "nobody").replacing(
+                        /"requestId":"[0-9a-f]+"/, with: "")
+                        == unknown.text.replacing(/"requestId":"[0-9a-f]+"/, with: ""),
+                    "\(name): another tenant's data looks like no tenant at all")
 
-                let weak = try await client.send(route.method, uri, key: server.key("acme", Self.roleBelow(role)), body: body)
+                let weak = try await client.send(
+                    route.method, uri, key: server.key("acme", Self.roleBelow(role)), body: body)
                 #expect(weak.status == .forbidden, "\(name) with a \(Self.roleBelow(role)) key")
                 #expect(!weak.text.contains("Example"))
 
                 let enough = try await client.send(route.method, uri, key: server.key("acme", role), body: body)
-                #expect(![.unauthorized, .forbidden].contains(enough.status), "\(name) with a \(role) key: \(enough.status)")
+                #expect(
+                    ![.unauthorized, .forbidden].contains(enough.status), "\(name) with a \(role) key: \(enough.status)"
+                )
             }
         }
         // Only the calls with enough role may have written; the refused ones before them did not.
@@ -125,12 +135,15 @@ struct IsolationMatrixTests {
             #expect(try await client.send(.get, "/api/v1/tenants").status == .unauthorized)
             #expect(try await client.send(.post, "/api/v1/tenants", body: #"{"slug": "x"}"#).status == .unauthorized)
             for role in [KeyRole.admin, .editor, .reader, .delivery] {
-                let refused = try await client.send(.post, "/api/v1/tenants", key: server.key("acme", role), body: #"{"slug": "x"}"#)
+                let refused = try await client.send(
+                    .post, "/api/v1/tenants", key: server.key("acme", role), body: #"{"slug": "x"}"#)
                 #expect(refused.status == .forbidden, "\(role)")
             }
-            #expect(try await client.send(.get, "/api/v1/tenants", key: server.key("acme", .delivery)).status == .forbidden)
+            #expect(
+                try await client.send(.get, "/api/v1/tenants", key: server.key("acme", .delivery)).status == .forbidden)
             // The server admin acts in every tenant.
-            #expect(try await client.send(.get, "/api/v1/tenants/globex/keys", key: server.serverAdminKey).status == .ok)
+            #expect(
+                try await client.send(.get, "/api/v1/tenants/globex/keys", key: server.serverAdminKey).status == .ok)
         }
     }
 }

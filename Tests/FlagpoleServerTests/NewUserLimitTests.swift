@@ -1,10 +1,11 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import FlagpoleServer
 
 @Suite("The limit on new users per anonymous client")
 struct NewUserLimitTests {
@@ -49,16 +50,22 @@ struct NewUserLimitTests {
         #expect(limiter.admit(clients[3], now: now + .seconds(2)))
     }
 
-    @Test("Over its limit, an anonymous client's new user gets the groups the store would record, unrecorded; known users and keyed requests are never limited")
+    @Test(
+        "Over its limit, an anonymous client's new user gets the groups the store would record, unrecorded; known users and keyed requests are never limited"
+    )
     func overTheLimit() async throws {
-        let server = try await TestServer(configuration: ServerConfiguration(accessLogLevel: .debug, newUsersPerSecond: 0, newUserBurst: 2))
+        let server = try await TestServer(
+            configuration: ServerConfiguration(accessLogLevel: .debug, newUsersPerSecond: 0, newUserBurst: 2))
         try await server.test { client in
             var answers: [TestResponse] = []
             for user in ["u1", "u2", "u3"] { answers.append(try await client.send(.get, Self.url + "?user=" + user)) }
             #expect(answers.map(\.status) == [.ok, .ok, .ok])
             #expect(answers.map { $0.headers[.recorded] } == ["true", "true", "false"])
             #expect(answers[2].headers[.cacheControl] == "private, no-store")
-            #expect(try await server.store.assignmentEvents(in: TestServer.acme, matching: .init(user: UserID(rawValue: "u3"))).isEmpty)
+            #expect(
+                try await server.store.assignmentEvents(
+                    in: TestServer.acme, matching: .init(user: UserID(rawValue: "u3"))
+                ).isEmpty)
 
             // A user already recorded, and any request with a key, are served as usual.
             #expect(try await client.send(.get, Self.url + "?user=u1").headers[.recorded] == "true")
@@ -75,12 +82,15 @@ struct NewUserLimitTests {
     @Test("X-Forwarded-For names the client only with --trust-proxy")
     func forwardedFor() async throws {
         for trustsProxy in [false, true] {
-            let server = try await TestServer(configuration: ServerConfiguration(
-                accessLogLevel: .debug, newUsersPerSecond: 0, newUserBurst: 1, trustsProxy: trustsProxy))
+            let server = try await TestServer(
+                configuration: ServerConfiguration(
+                    accessLogLevel: .debug, newUsersPerSecond: 0, newUserBurst: 1, trustsProxy: trustsProxy))
             let answers = try await server.test { client in
                 try await (1...3).asyncMap { index in
-                    try await client.send(.get, Self.url + "?user=f\(index)", headers: [.xForwardedFor: "192.0.2.1, 198.51.100.\(index)"])
-                        .headers[.recorded]
+                    try await client.send(
+                        .get, Self.url + "?user=f\(index)", headers: [.xForwardedFor: "192.0.2.1, 198.51.100.\(index)"]
+                    )
+                    .headers[.recorded]
                 }
             }
             // Behind a trusted proxy each forwarded address has its own bucket; otherwise all come

@@ -1,15 +1,17 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleServer
 
 /// openapi.json, at the repository's root, describes the API: a route the router has and the
 /// document lacks (or the reverse) fails here.
 @Suite("The OpenAPI document")
 struct OpenAPIDocumentTests {
     static let document: JSONValue = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("openapi.json")
         return try! JSONParser.parse(Array(try! Data(contentsOf: url))).value
     }()
@@ -22,18 +24,23 @@ struct OpenAPIDocumentTests {
 
     @Test("Every route of the router is in it, and nothing else")
     func everyRouteIsDocumented() throws {
-        let router = ServerApplication.router(store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
+        let router = ServerApplication.router(
+            store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
         // The dashboard's HTML pages are for browsers, not API clients: openapi.json leaves them out.
-        let routes = Set(router.routes.filter { $0.method != .head && !Dashboard.isPage($0.path.description) }.map { "\($0.method) \($0.path)" })
+        let routes = Set(
+            router.routes.filter { $0.method != .head && !Dashboard.isPage($0.path.description) }.map {
+                "\($0.method) \($0.path)"
+            })
         guard case .object(let paths)? = Self.document["paths"] else {
             Issue.record("openapi.json has no paths")
             return
         }
         let methods = ["get", "put", "post", "delete", "patch", "head", "options"]
-        let documented = Set(paths.members.flatMap { path -> [String] in
-            guard case .object(let operations) = path.value else { return [] }
-            return operations.keys.filter(methods.contains).map { "\($0.uppercased()) \(path.key)" }
-        })
+        let documented = Set(
+            paths.members.flatMap { path -> [String] in
+                guard case .object(let operations) = path.value else { return [] }
+                return operations.keys.filter(methods.contains).map { "\($0.uppercased()) \(path.key)" }
+            })
         #expect(routes.subtracting(documented).sorted() == [], "routes missing from openapi.json")
         #expect(documented.subtracting(routes).sorted() == [], "documented routes the server does not have")
     }
@@ -43,7 +50,8 @@ struct OpenAPIDocumentTests {
         guard case .object(let paths)? = Self.document["paths"] else { return }
         for path in paths.members {
             guard case .object(let operations) = path.value else { continue }
-            for operation in operations.members where ["get", "put", "post", "delete", "patch"].contains(operation.key) {
+            for operation in operations.members where ["get", "put", "post", "delete", "patch"].contains(operation.key)
+            {
                 #expect(operation.value["operationId"]?.string != nil, "\(operation.key) \(path.key)")
                 #expect(operation.value["summary"]?.string != nil, "\(operation.key) \(path.key)")
                 #expect(operation.value["responses"] != nil, "\(operation.key) \(path.key)")

@@ -1,5 +1,4 @@
 import FlagpoleCore
-@testable import FlagpoleServer
 import FlagpoleStore
 import Foundation
 import HTTPTypes
@@ -9,6 +8,8 @@ import Metrics
 import NIOCore
 import Prometheus
 import Testing
+
+@testable import FlagpoleServer
 
 /// Metrics go to one registry per test process: swift-metrics is bootstrapped once.
 let testRegistry: PrometheusCollectorRegistry = {
@@ -33,16 +34,21 @@ struct TestServer {
     /// A test of the fixture, bucketed by user.
     static let abTest = "Example A/B Test"
 
-    init(configuration: ServerConfiguration = ServerConfiguration(accessLogLevel: .debug), store: FeatureStore? = nil) async throws {
+    init(
+        configuration: ServerConfiguration = ServerConfiguration(accessLogLevel: .debug), store: FeatureStore? = nil
+    ) async throws {
         let store = try store ?? FeatureStore.inMemory()
         var keys: [String: [KeyRole: String]] = [:]
         for path in [Self.acme, Self.globex] {
             try await store.createTenant(path.tenant)
             _ = try await store.importDocument(
-                try Self.fixture(path == Self.acme ? Self.mainFixture : "vantientu1703-master-Features.json"), into: path,
+                try Self.fixture(path == Self.acme ? Self.mainFixture : "vantientu1703-master-Features.json"),
+                into: path,
                 options: ImportOptions(actor: "test"))
             for role in [KeyRole.admin, .editor, .reader, .delivery] {
-                keys[path.tenant.rawValue, default: [:]][role] = try await store.createKey(for: .tenant(path.tenant), role: role).secret
+                keys[path.tenant.rawValue, default: [:]][role] = try await store.createKey(
+                    for: .tenant(path.tenant), role: role
+                ).secret
             }
         }
         self.store = store
@@ -56,7 +62,8 @@ struct TestServer {
     }
 
     var application: some ApplicationProtocol {
-        Application(router: ServerApplication.router(store: store, configuration: configuration, registry: testRegistry))
+        Application(
+            router: ServerApplication.router(store: store, configuration: configuration, registry: testRegistry))
     }
 
     /// Runs `test` against the router, in memory.
@@ -86,7 +93,8 @@ extension TestClientProtocol {
         body: String? = nil
     ) async throws -> TestResponse {
         try await execute(
-            uri: uri, method: method, headers: headers(key: key, fields), body: body.map { ByteBuffer(string: $0) }) { $0 }
+            uri: uri, method: method, headers: headers(key: key, fields), body: body.map { ByteBuffer(string: $0) }
+        ) { $0 }
     }
 }
 
@@ -101,7 +109,9 @@ extension TestResponse {
 
     /// The `code` of an error body.
     var errorCode: String? {
-        guard case .object(let body)? = try? json, case .object(let error)? = body["error"], case .string(let code)? = error["code"] else {
+        guard case .object(let body)? = try? json, case .object(let error)? = body["error"],
+            case .string(let code)? = error["code"]
+        else {
             return nil
         }
         return code

@@ -1,9 +1,10 @@
 import Crypto
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("API keys")
 struct APIKeyTests {
@@ -11,7 +12,8 @@ struct APIKeyTests {
 
     @Test("A key identifies its tenant and role; the file keeps only its SHA-256 and prefix")
     func onlyTheHashIsStored() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-keys-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("keys.sqlite").path
         let store = try FeatureStore.open(atPath: path)
@@ -19,7 +21,9 @@ struct APIKeyTests {
         let created = try await store.createKey(for: acme, role: .editor, name: "ci")
         #expect(created.secret.hasPrefix("fp_") && created.secret.count == 51)
         #expect(created.info.prefix == String(created.secret.prefix(11)))
-        #expect(try await store.identity(ofKey: created.secret) == KeyIdentity(prefix: created.info.prefix, owner: acme, role: .editor))
+        #expect(
+            try await store.identity(ofKey: created.secret)
+                == KeyIdentity(prefix: created.info.prefix, owner: acme, role: .editor))
 
         let queue = try DatabaseQueue(path: path)
         let digest = try await queue.read { db in try Data.fetchOne(db, sql: "SELECT sha256 FROM api_keys") }

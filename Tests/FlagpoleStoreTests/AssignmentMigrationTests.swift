@@ -1,9 +1,10 @@
 import FlagpoleCore
 import FlagpoleMigrations
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Migration 0002 (assignments)")
 struct AssignmentMigrationTests {

@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Assignments")
 struct AssignmentTests {
@@ -61,7 +62,9 @@ struct AssignmentTests {
         // When they are assigned again, with one newcomer
         let reported = Collected<Assignment>()
         let newcomer = UserID(rawValue: "newcomer")
-        let summary = try await store.assign(users + [newcomer], to: "kept", in: .acmeProduction) { reported.append($0) }
+        let summary = try await store.assign(users + [newcomer], to: "kept", in: .acmeProduction) {
+            reported.append($0)
+        }
 
         // Then only the newcomer is written
         #expect(summary == AssignmentSummary(recorded: 1, known: 50))
@@ -75,12 +78,15 @@ struct AssignmentTests {
         #expect(Set(reported.all.filter { $0.user != newcomer }) == Set(before.values))
     }
 
-    @Test("Flags are not bucketed: assigning to one is refused and writes nothing", arguments: [
-        ("plain", FeatureKind.flag), ("unlock", .unlockFlag), ("development", .developmentFlag),
-    ])
+    @Test(
+        "Flags are not bucketed: assigning to one is refused and writes nothing",
+        arguments: [
+            ("plain", FeatureKind.flag), ("unlock", .unlockFlag), ("development", .developmentFlag),
+        ])
     func flagsAreRefused(name: String, kind: FeatureKind) async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"""
+        try await store.importText(
+            #"""
             {"features": [
                 {"name": "plain", "enabled": true},
                 {"name": "unlock", "unlocked": false},
@@ -113,23 +119,26 @@ struct AssignmentTests {
     @Test("A disabled test puts everyone in Disabled, as the app does")
     func disabledTestPutsEveryoneInDisabled() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "enabled": false, "test-variations": ["A", "B", "C"]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "enabled": false, "test-variations": ["A", "B", "C"]}]}"#)
 
         _ = try await store.assign(UserID.numbered(120), to: "t", in: .acmeProduction)
 
         let recorded = try await store.recordedAssignments(of: "t")
         #expect(recorded.count == 120)
         #expect(recorded.values.allSatisfy { $0.variation == "Disabled" })
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction) == [
-            VariationCount(variation: "A", users: 0), VariationCount(variation: "B", users: 0),
-            VariationCount(variation: "C", users: 0), VariationCount(variation: "Disabled", users: 120),
-        ])
+        #expect(
+            try await store.assignmentCounts(of: "t", in: .acmeProduction) == [
+                VariationCount(variation: "A", users: 0), VariationCount(variation: "B", users: 0),
+                VariationCount(variation: "C", users: 0), VariationCount(variation: "Disabled", users: 120),
+            ])
     }
 
     @Test("10 000 users on biases [20, 80] put about 20 % in the first group (on a file)")
     func tenThousandUsersFollowTheBiases() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["small", "large"], "test-biases": [20, 80]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["small", "large"], "test-biases": [20, 80]}]}"#)
 
         let summary = try await store.assign(UserID.numbered(10_000), to: "t", in: .acmeProduction)
 
@@ -163,7 +172,8 @@ struct AssignmentTests {
 
         // When globex assigns the same users and acme changes its biases
         _ = try await store.assign(users, to: "t", in: .globexProduction)
-        let change = try await store.setBiases([60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let change = try await store.setBiases(
+            [60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(change.isApplied)
 
         // Then each tenant keeps its own points, groups and history

@@ -1,16 +1,18 @@
 import FlagpoleCore
 import FlagpoleMigrations
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Backup and restore")
 struct BackupTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-backup-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-backup-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
@@ -86,7 +88,9 @@ struct BackupTests {
             }
             #expect(latestAssignment <= (try await copy.revision(of: .acmeProduction).number))
         }
-        print("backupWhileWriting: \(totalSteps) write steps in all; steps finished during each backup: \(copies.map(\.stepsDuring)); copies of \(copies.map(\.summary.byteCount)) bytes")
+        print(
+            "backupWhileWriting: \(totalSteps) write steps in all; steps finished during each backup: \(copies.map(\.stepsDuring)); copies of \(copies.map(\.summary.byteCount)) bytes"
+        )
     }
 
     @Test("A backup refuses to replace a file unless told to, and never the database itself")
@@ -123,7 +127,9 @@ struct BackupTests {
 
     // MARK: Restore
 
-    @Test("Restore round trip: the target holds exactly the source's rows, a store already open on it sees them, and writes go on")
+    @Test(
+        "Restore round trip: the target holds exactly the source's rows, a store already open on it sees them, and writes go on"
+    )
     func restoreRoundTrip() async throws {
         // Given a source with every kind of data, and its backup
         let source = try await makeStoreWithData(at: path("source.sqlite"))
@@ -148,7 +154,9 @@ struct BackupTests {
         #expect(outcome.fileSchemaVersion == SchemaMigrations.all.last?.identifier)
         #expect(try await contents(of: server) == (try await contents(of: source)))
         #expect(try await server.tenants().map(\.slug.rawValue) == ["acme", "globex"])
-        #expect(try await server.revision(of: .acmeProduction).document == (try await source.revision(of: .acmeProduction).document))
+        #expect(
+            try await server.revision(of: .acmeProduction).document
+                == (try await source.revision(of: .acmeProduction).document))
         #expect(try integrityCheck(targetPath) == ["ok"])
         #expect(try leftovers() == [])
         // Keys come back; sign-ins do not (one signed out since the backup must stay out)
@@ -156,14 +164,17 @@ struct BackupTests {
         #expect(try await server.sessionIdentity(session.token) == nil)
 
         // And new writes land after the restored revisions
-        let next = try await server.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [50, 50]}]}"#)
+        let next = try await server.importText(
+            #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [50, 50]}]}"#)
         #expect(next.status == .applied(revision: 4))
         let summary = try await server.assign(UserID.numbered(5, prefix: "new"), to: "t", in: .acmeProduction)
         #expect(summary.recorded == 5)
         _ = try await server.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
     }
 
-    @Test("Every restore raises the store generation above both files', so servers drop what they cached; pinned documents follow at once")
+    @Test(
+        "Every restore raises the store generation above both files', so servers drop what they cached; pinned documents follow at once"
+    )
     func restoreRaisesTheGeneration() async throws {
         let source = try await makeStoreWithData(at: path("source.sqlite"))
         let backup = path("backup.sqlite")
@@ -171,7 +182,8 @@ struct BackupTests {
         // The target moves on past the backup: revision 4 here is not revision 4 there.
         let target = try FeatureStore.open(atPath: path("target.sqlite"))
         try await FeatureStore.restore(fromPath: backup, intoPath: path("target.sqlite"))
-        try await target.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
+        try await target.importText(
+            #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
         let user = UserID(rawValue: "restored-user")
         let before = try await target.pinnedDocument(for: user, in: .acmeProduction)
         let generation = try await target.deliveryState(of: .acmeProduction).generation
@@ -239,7 +251,9 @@ struct BackupTests {
         let targetPath = path("target.sqlite")
         await #expect(throws: StoreError.self) { try await FeatureStore.restore(fromPath: file, intoPath: targetPath) }
         #expect(!FileManager.default.fileExists(atPath: targetPath))
-        await #expect(throws: StoreError.self) { try await FeatureStore.restore(fromPath: targetPath, intoPath: targetPath) }
+        await #expect(throws: StoreError.self) {
+            try await FeatureStore.restore(fromPath: targetPath, intoPath: targetPath)
+        }
     }
 
     @Test("A backup with another page size is restored, converted to the target's")
@@ -269,13 +283,18 @@ struct BackupTests {
         let store = try FeatureStore.open(atPath: path)
         try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
         try await store.createTenant(EnvironmentPath.globexProduction.tenant)
-        _ = try await store.importDocument(try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction, options: ImportOptions(actor: "test"))
+        _ = try await store.importDocument(
+            try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction,
+            options: ImportOptions(actor: "test"))
         let edit = EditOptions(actor: "test")
         _ = try await store.assign(UserID.numbered(200), to: "Example A/B Test", in: .acmeProduction)
         _ = try await store.setBiases([30, 70], of: "Example A/B Test", in: .acmeProduction, options: edit)
         _ = try await store.setEnabled(false, feature: "Example Feature Flag", in: .acmeProduction, options: edit)
-        _ = try await store.setOverride("Example A/B Test", user: UserID(rawValue: "qa"), variation: "Group B", in: .acmeProduction)
-        _ = try await store.setUnlocked(true, feature: "Example Unlock Flag", user: UserID(rawValue: "buyer"), source: "p-1", actor: "test", in: .acmeProduction)
+        _ = try await store.setOverride(
+            "Example A/B Test", user: UserID(rawValue: "qa"), variation: "Group B", in: .acmeProduction)
+        _ = try await store.setUnlocked(
+            true, feature: "Example Unlock Flag", user: UserID(rawValue: "buyer"), source: "p-1", actor: "test",
+            in: .acmeProduction)
         try await store.importText(#"{"features": [{"name": "g", "enabled": true}]}"#, into: .globexProduction)
         _ = try await store.createKey(for: .tenant(EnvironmentPath.globexProduction.tenant), role: .reader, name: "ci")
         return store
@@ -285,9 +304,11 @@ struct BackupTests {
     private func contents(of store: FeatureStore) async throws -> String {
         try await store.read { db in
             // The generation is the one thing a restore changes on purpose (see `restoreRaisesTheGeneration`).
-            let tables = try String.fetchAll(db, sql: """
-                SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'store_generation' ORDER BY name
-                """)
+            let tables = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'store_generation' ORDER BY name
+                    """)
             return try tables.map { table in
                 // Some tables have no rowid: rows are compared as sorted text.
                 "\(table): \(try Row.fetchAll(db, sql: "SELECT * FROM \(table)").map(\.description).sorted())"
@@ -331,12 +352,17 @@ enum RefusedFile: String, CaseIterable, CustomTestStringConvertible, Sendable {
             try FileManager.default.removeItem(at: url)
             let queue = try DatabaseQueue(path: path)
             try queue.write { db in
-                try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('hello')")
+                try db.execute(
+                    sql:
+                        "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('hello')"
+                )
             }
             try queue.close()
         case .newerSchema:
             let queue = try DatabaseQueue(path: path)
-            try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')") }
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')")
+            }
             try queue.close()
         }
     }
@@ -357,8 +383,11 @@ enum RefusedFile: String, CaseIterable, CustomTestStringConvertible, Sendable {
     private func damageIndexPage(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)
         let (root, pageSize) = try queue.read { db in
-            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'assignment_events_by_user'")!,
-             try Int.fetchOne(db, sql: "PRAGMA page_size")!)
+            (
+                try Int.fetchOne(
+                    db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'assignment_events_by_user'")!,
+                try Int.fetchOne(db, sql: "PRAGMA page_size")!
+            )
         }
         try queue.close()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Bias changes")
 struct BiasChangeTests {
@@ -20,7 +21,8 @@ struct BiasChangeTests {
         let eventsBefore = try await store.allAssignmentEvents()
 
         // When the change is planned
-        let dryRun = try await store.setBiases([20, 80], of: "t", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
+        let dryRun = try await store.setBiases(
+            [20, 80], of: "t", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
 
         // Then the plan moves a tenth of all users from B to A, and nobody out of A; nothing is written
         #expect(!dryRun.isApplied)
@@ -37,7 +39,8 @@ struct BiasChangeTests {
         #expect(try await store.recordedAssignments(of: "t") == before)
 
         // When it is applied
-        let applied = try await store.setBiases([20, 80], of: "t", in: .acmeProduction, options: EditOptions(message: "20 %", actor: "ops"))
+        let applied = try await store.setBiases(
+            [20, 80], of: "t", in: .acmeProduction, options: EditOptions(message: "20 %", actor: "ops"))
 
         // Then a new revision holds it, and exactly the planned users moved, each with one bias event
         #expect(applied.isApplied)
@@ -55,10 +58,11 @@ struct BiasChangeTests {
             #expect(assignment.revision == (movers.contains(user) ? 2 : 1))
         }
         let counts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
-        #expect(counts == [
-            VariationCount(variation: "A", users: after.values.filter { $0.variation == "A" }.count),
-            VariationCount(variation: "B", users: after.values.filter { $0.variation == "B" }.count),
-        ])
+        #expect(
+            counts == [
+                VariationCount(variation: "A", users: after.values.filter { $0.variation == "A" }.count),
+                VariationCount(variation: "B", users: after.values.filter { $0.variation == "B" }.count),
+            ])
         #expect(counts[0].users == before.values.filter { $0.variation == "A" }.count + movers.count)
 
         let newEvents = try await store.allAssignmentEvents().filter { $0.revision == 2 }
@@ -72,11 +76,13 @@ struct BiasChangeTests {
         #expect(try await store.allAssignmentEvents().count == eventsBefore.count + movers.count)
     }
 
-    @Test("Biases the app would ignore are refused and write nothing, unless forced", arguments: [
-        ([50.0, 49.0], DiagnosticCode.biasSumShort),
-        ([50.0, 25.0, 25.0], DiagnosticCode.biasCountMismatch),
-        ([100.0], DiagnosticCode.biasCountMismatch),
-    ])
+    @Test(
+        "Biases the app would ignore are refused and write nothing, unless forced",
+        arguments: [
+            ([50.0, 49.0], DiagnosticCode.biasSumShort),
+            ([50.0, 25.0, 25.0], DiagnosticCode.biasCountMismatch),
+            ([100.0], DiagnosticCode.biasCountMismatch),
+        ])
     func ignoredBiasesAreRefused(biases: [Double], code: DiagnosticCode) async throws {
         // Given users recorded on [10, 90]
         let store = try await FeatureStore.makeWithTenants()
@@ -103,7 +109,8 @@ struct BiasChangeTests {
         #expect(try await store.recordedAssignments(of: "t") == recorded)
 
         // And forced, they are stored as written and users follow the app's 50/50
-        let forced = try await store.setBiases(biases, of: "t", in: .acmeProduction, options: EditOptions(isForced: true, actor: "test"))
+        let forced = try await store.setBiases(
+            biases, of: "t", in: .acmeProduction, options: EditOptions(isForced: true, actor: "test"))
         #expect(forced.isApplied && forced.revision == 2)
         let detail = try await store.feature("t", in: .acmeProduction)
         #expect(detail.feature.testBiases == biases)
@@ -121,7 +128,8 @@ struct BiasChangeTests {
         let fingerprint = try await store.fingerprint()
         for isForced in [false, true] {
             await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
-                try await store.setBiases([50, 50], of: "plain", in: .acmeProduction, options: EditOptions(isForced: isForced, actor: "test"))
+                try await store.setBiases(
+                    [50, 50], of: "plain", in: .acmeProduction, options: EditOptions(isForced: isForced, actor: "test"))
             }
         }
         #expect(try await store.fingerprint() == fingerprint)
@@ -137,7 +145,8 @@ struct BiasChangeTests {
         let eventCount = try await store.allAssignmentEvents().count
 
         // When its biases change
-        let change = try await store.setBiases([50, 50], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let change = try await store.setBiases(
+            [50, 50], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then nobody moves: everyone stays in Disabled
         #expect(change.isApplied && change.plans.isEmpty)
@@ -146,7 +155,10 @@ struct BiasChangeTests {
 
         // When it is enabled, everyone lands by the new biases
         _ = try await store.setEnabled(true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
-        #expect(try await store.recordedAssignments(of: "t").values.allSatisfy { $0.variation == ($0.point < 50 ? "A" : "B") })
+        #expect(
+            try await store.recordedAssignments(of: "t").values.allSatisfy {
+                $0.variation == ($0.point < 50 ? "A" : "B")
+            })
         #expect(try await store.allAssignmentEvents().filter { $0.reason == .enable }.count == 500)
     }
 
@@ -155,7 +167,8 @@ struct BiasChangeTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
         let error = await #expect(throws: StoreError.self) {
-            _ = try await store.setBiases([20, 80], of: "nope", in: .acmeProduction, options: EditOptions(actor: "test"))
+            _ = try await store.setBiases(
+                [20, 80], of: "nope", in: .acmeProduction, options: EditOptions(actor: "test"))
         }
         guard case .featureNotFound? = error else {
             Issue.record("expected featureNotFound, got \(String(describing: error))")
@@ -164,18 +177,22 @@ struct BiasChangeTests {
         #expect(try await store.revisions(of: .acmeProduction).count == 1)
     }
 
-    @Test("Shrinking the middle group of an MVT [33, 34, 33] → [33, 24, 43] moves users from the second group to the third only")
+    @Test(
+        "Shrinking the middle group of an MVT [33, 34, 33] → [33, 24, 43] moves users from the second group to the third only"
+    )
     func middleGroupChange() async throws {
         // Given 1 000 users recorded on [33, 34, 33]
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [33, 34, 33]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [33, 34, 33]}]}"#)
         _ = try await store.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
         let movers = Set(before.values.filter { $0.point >= 57 && $0.point < 67 }.map(\.user))
         #expect(!movers.isEmpty)
 
         // When the middle group gives 10 points to the last
-        let outcome = try await store.setBiases([33, 24, 43], of: "m", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let outcome = try await store.setBiases(
+            [33, 24, 43], of: "m", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then only B → C moves, as planned
         let plan = try #require(outcome.plans.first)
@@ -191,11 +208,13 @@ struct BiasChangeTests {
     @Test("Moving a middle group's boundaries [33, 34, 33] → [23, 34, 43] moves more than needed and warns W252")
     func middleGroupShiftWarns() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [33, 34, 33]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [33, 34, 33]}]}"#)
         _ = try await store.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
 
-        let outcome = try await store.setBiases([23, 34, 43], of: "m", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
+        let outcome = try await store.setBiases(
+            [23, 34, 43], of: "m", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
 
         #expect(outcome.warnings.map(\.code).contains(.needlessMoves))
         #expect(outcome.warnings.allSatisfy { $0.feature == "m" })
@@ -217,7 +236,8 @@ struct BiasChangeTests {
         #expect(movers > 0)
 
         // When a file with new biases is imported
-        let biasImport = try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [30, 70]}]}"#)
+        let biasImport = try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [30, 70]}]}"#)
 
         // Then the movers are re-evaluated with bias events under the import's revision
         #expect(biasImport.status == .applied(revision: 2))
@@ -229,7 +249,8 @@ struct BiasChangeTests {
 
         // When a file that changes only the description is imported
         let descriptionImport = try await store.importText(
-            #"{"features": [{"name": "t", "description": "checkout", "test-variations": ["A", "B"], "test-biases": [30, 70]}]}"#)
+            #"{"features": [{"name": "t", "description": "checkout", "test-variations": ["A", "B"], "test-biases": [30, 70]}]}"#
+        )
 
         // Then a revision is written, but nobody moves
         #expect(descriptionImport.status == .applied(revision: 3))
@@ -256,13 +277,17 @@ struct BiasChangeTests {
         #expect(newCounts.map(\.users).reduce(0, +) == 1_000)
         #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction, at: halfAnHourAgo) == oldCounts)
         #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction, at: Date()) == newCounts)
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction, at: Date().addingTimeInterval(-7_200)).map(\.users) == [0, 0])
+        #expect(
+            try await store.assignmentCounts(of: "t", in: .acmeProduction, at: Date().addingTimeInterval(-7_200)).map(
+                \.users) == [0, 0])
 
         // And history by time range separates the two
-        let recent = try await store.assignmentEvents(in: .acmeProduction, matching: AssignmentEventQuery(since: halfAnHourAgo, limit: 10_000))
+        let recent = try await store.assignmentEvents(
+            in: .acmeProduction, matching: AssignmentEventQuery(since: halfAnHourAgo, limit: 10_000))
         #expect(!recent.isEmpty)
         #expect(recent.allSatisfy { $0.reason == .bias })
-        let old = try await store.assignmentEvents(in: .acmeProduction, matching: AssignmentEventQuery(until: halfAnHourAgo, limit: 10_000))
+        let old = try await store.assignmentEvents(
+            in: .acmeProduction, matching: AssignmentEventQuery(until: halfAnHourAgo, limit: 10_000))
         #expect(old.count == 1_000)
         #expect(old.allSatisfy { $0.reason == .first })
     }

@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 /// Bulk assignment takes two paths: a test without recorded users stages everyone at once; a
 /// test with recorded users goes in batches that read back who is known. Both must report every
@@ -25,7 +26,8 @@ struct BulkAssignmentTests {
         let summary = try await store.assign(users, to: "t", in: .acmeProduction) { reported.append($0) }
 
         // "earlier" is new too when it was not recorded before.
-        let expected = hasRecordedUsers ? AssignmentSummary(recorded: 3, known: 3) : AssignmentSummary(recorded: 4, known: 2)
+        let expected =
+            hasRecordedUsers ? AssignmentSummary(recorded: 3, known: 3) : AssignmentSummary(recorded: 4, known: 2)
         #expect(summary == AssignmentSummary(recorded: expected.recorded + fillers.count, known: expected.known))
         #expect(reported.all.map(\.user) == users)
         let recorded = try await store.recordedAssignments(of: "t")

@@ -26,12 +26,14 @@ struct ConstantTimeTests {
 
     static let secret: [UInt8] = (0..<32).map { UInt8($0 * 7 % 256) }
 
-    @Test("A guess wrong at its first byte, its last byte or nowhere reads all 64 bytes", arguments: [nil, 0, 1, 16, 31])
+    @Test(
+        "A guess wrong at its first byte, its last byte or nowhere reads all 64 bytes", arguments: [nil, 0, 1, 16, 31])
     func everyByteIsRead(wrongAt position: Int?) {
         var guess = Self.secret
         if let position { guess[position] ^= 0xFF }
         let counter = Counter()
-        let equal = ConstantTime.isEqual(CountedBytes(bytes: Self.secret, counter: counter), CountedBytes(bytes: guess, counter: counter))
+        let equal = ConstantTime.isEqual(
+            CountedBytes(bytes: Self.secret, counter: counter), CountedBytes(bytes: guess, counter: counter))
         #expect(equal == (position == nil))
         #expect(counter.reads == 64)
     }

@@ -1,11 +1,12 @@
 import Dispatch
-import FlagpoleTestSupport
 import FlagpoleCore
-@testable import FlagpoleStore
+import FlagpoleTestSupport
 import Foundation
 import GRDB
 import Synchronization
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Group commit and per-user reads")
 struct GroupCommitTests {
@@ -28,12 +29,16 @@ struct GroupCommitTests {
         func databaseDidRollback(_ db: Database) {}
     }
 
-    @Test("Writes that arrive while the writer is busy commit together, each caller hearing its own outcome; a failing one takes only its own rows back")
+    @Test(
+        "Writes that arrive while the writer is busy commit together, each caller hearing its own outcome; a failing one takes only its own rows back"
+    )
     func writesArrivingTogetherShareOneCommit() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
         let counter = CommitCounter()
         try await store.write { db in db.add(transactionObserver: counter, extent: .databaseLifetime) }
-        try await store.write { db in try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)") }
+        try await store.write { db in
+            try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+        }
         let before = counter.commits
 
         // Given a write holding the writer until 50 others wait behind it
@@ -122,7 +127,9 @@ struct GroupCommitTests {
         #expect(counter.commits == afterFirst)
     }
 
-    @Test("First assignments computed under a revision that another write replaced are not written; the fetch reads again under the new one")
+    @Test(
+        "First assignments computed under a revision that another write replaced are not written; the fetch reads again under the new one"
+    )
     func staleFirstAssignmentsAreNotWritten() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.document)
@@ -146,10 +153,13 @@ struct GroupCommitTests {
 
 @Suite("Assignment counts from the history's deltas")
 struct AssignmentDeltaTests {
-    @Test("The timeline's moments are the counts a replay of the events gives at the end of each minute; now is the recorded users")
+    @Test(
+        "The timeline's moments are the counts a replay of the events gives at the end of each minute; now is the recorded users"
+    )
     func timelineMatchesReplay() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [20, 30, 50]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [20, 30, 50]}]}"#)
         // Events spread over two hours, written as the store writes them (the triggers keep the
         // deltas): users join, then move between groups and back.
         let start: Int64 = 1_700_000_000_000
@@ -164,14 +174,20 @@ struct AssignmentDeltaTests {
                 let previous = current[user]
                 guard previous != variation else { continue }
                 let time = start + Int64(step) * 2_400
-                try db.execute(sql: """
-                    INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation, point,
-                        revision, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, ?)
-                    """, arguments: [scope.tenant.id, scope.id, feature, user, previous, variation, previous == nil ? "first" : "bias", time])
-                try db.execute(sql: """
-                    INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-                    VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, point, user_id) DO UPDATE SET variation = excluded.variation
-                    """, arguments: [scope.tenant.id, scope.id, feature, user, variation, time])
+                try db.execute(
+                    sql: """
+                        INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation, point,
+                            revision, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, ?)
+                        """,
+                    arguments: [
+                        scope.tenant.id, scope.id, feature, user, previous, variation,
+                        previous == nil ? "first" : "bias", time,
+                    ])
+                try db.execute(
+                    sql: """
+                        INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
+                        VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, point, user_id) DO UPDATE SET variation = excluded.variation
+                        """, arguments: [scope.tenant.id, scope.id, feature, user, variation, time])
                 current[user] = variation
             }
         }
@@ -180,13 +196,16 @@ struct AssignmentDeltaTests {
         #expect(timeline.count == 12)
         for snapshot in timeline {
             let endOfMinute = Date(unixMilliseconds: (snapshot.time.unixMilliseconds / 60_000 + 1) * 60_000 - 1)
-            #expect(snapshot.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction, at: endOfMinute)))
+            #expect(
+                snapshot.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction, at: endOfMinute)))
         }
         #expect(timeline.last?.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction)))
         let recorded = try await store.recordedAssignments(of: "t")
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction).map(\.users) == ["A", "B", "C"].map { name in
-            recorded.values.filter { $0.variation == name }.count
-        })
+        #expect(
+            try await store.assignmentCounts(of: "t", in: .acmeProduction).map(\.users)
+                == ["A", "B", "C"].map { name in
+                    recorded.values.filter { $0.variation == name }.count
+                })
         #expect(timeline.first.map { $0.counts.map(\.users).reduce(0, +) } ?? 0 > 0)
     }
 }
@@ -195,10 +214,12 @@ struct AssignmentDeltaTests {
 struct DurabilityTests {
     @Test("full flushes every commit (synchronous=FULL on the writer); normal keeps SQLite's NORMAL in WAL")
     func synchronousSetting() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-durability-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-durability-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (durability, expected) in [(FeatureStore.Durability.normal, 1), (.full, 2)] {
-            let store = try FeatureStore.open(atPath: directory.appendingPathComponent("\(durability).sqlite").path, durability: durability)
+            let store = try FeatureStore.open(
+                atPath: directory.appendingPathComponent("\(durability).sqlite").path, durability: durability)
             #expect(try await store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
             #expect(try await store.writeInGroup { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
         }

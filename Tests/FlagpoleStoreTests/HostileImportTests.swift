@@ -1,8 +1,9 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import FlagpoleTestSupport
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 /// Files written to hurt the store: each imports correctly, in time linear in its size, or is
 /// refused without a write. At these sizes, a step that compares every element with every
@@ -29,7 +30,8 @@ struct HostileImportTests {
         // When it is imported, then imported again as exported
         let outcome = try await store.importText(text)
         let exported = try await store.revision(of: .acmeProduction).document
-        let again = try await store.importDocument(exported, into: .acmeProduction, options: ImportOptions(actor: "test"))
+        let again = try await store.importDocument(
+            exported, into: .acmeProduction, options: ImportOptions(actor: "test"))
 
         // Then every feature is stored, and the export is stable
         #expect(outcome.added.count == 20_000)
@@ -52,11 +54,13 @@ struct HostileImportTests {
     func manyVariations() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let names = (0..<5_000).map { #""v\#($0)""# }
-        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["# + names.joined(separator: ",") + "]}]}")
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["# + names.joined(separator: ",") + "]}]}")
         let users = UserID.numbered(500)
         _ = try await store.assign(users, to: "t", in: .acmeProduction)
 
-        let outcome = try await store.importText(#"{"features": [{"name": "t", "test-variations": ["# + names.reversed().joined(separator: ",") + "]}]}")
+        let outcome = try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["# + names.reversed().joined(separator: ",") + "]}]}")
 
         // Reversed, almost every user changes group, and every recorded one is in the group of its point
         #expect(outcome.reassigned > 450)
@@ -67,7 +71,8 @@ struct HostileImportTests {
         #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction).count == 5_000)
     }
 
-    @Test("The sweep over two tests' ranges finds exactly the intervals that pairing every range with every other finds")
+    @Test(
+        "The sweep over two tests' ranges finds exactly the intervals that pairing every range with every other finds")
     func sweepMatchesPairs() {
         var random = SeededGenerator(seed: 7)
         for _ in 0..<2_000 {
@@ -82,7 +87,9 @@ struct HostileImportTests {
                 for newIndex in new.ranges.indices where old.ranges[oldIndex].name != new.ranges[newIndex].name {
                     let (a, b) = (old.bounds(of: oldIndex), new.bounds(of: newIndex))
                     let (lower, upper) = (max(a.lower, b.lower), min(a.upper, b.upper))
-                    if lower < upper { pairs.append("\(lower) \(upper) \(old.ranges[oldIndex].name) \(new.ranges[newIndex].name)") }
+                    if lower < upper {
+                        pairs.append("\(lower) \(upper) \(old.ranges[oldIndex].name) \(new.ranges[newIndex].name)")
+                    }
                 }
             }
             let swept = old.changedIntervals(to: new).map { "\($0.lower) \($0.upper) \($0.from) \($0.to)" }
@@ -94,7 +101,8 @@ struct HostileImportTests {
                     if overlap > 0 { transitions.append("\(a.name) \(b.name) \(overlap)") }
                 }
             }
-            #expect(old.transitions(to: new).map { "\($0.from) \($0.to) \($0.share)" } == transitions, "\(old) → \(new)")
+            #expect(
+                old.transitions(to: new).map { "\($0.from) \($0.to) \($0.share)" } == transitions, "\(old) → \(new)")
         }
     }
 

@@ -1,8 +1,9 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 /// One identity rule for each kind of name: user ids are bytes (two spellings are two users with
 /// two points), feature names are what the app's Swift strings compare (two spellings are one
@@ -36,7 +37,9 @@ struct IdentityTests {
         }
     }
 
-    @Test("Bulk assignment keeps two spellings of an id apart, below and above the batch size, on a new test and on one with users", arguments: [10, 200, 5000])
+    @Test(
+        "Bulk assignment keeps two spellings of an id apart, below and above the batch size, on a new test and on one with users",
+        arguments: [10, 200, 5000])
     func bulkAssignmentKeepsSpellingsApart(userCount: Int) async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.document)
@@ -79,10 +82,12 @@ struct IdentityTests {
             #expect(pinnedOne.assignments.map(\.point) != pinnedOther.assignments.map(\.point))
             #expect(try await store.pinnedDocument(for: one, in: .acmeProduction) == pinnedOne)
 
-            let history = try await store.assignmentEvents(in: .acmeProduction, matching: AssignmentEventQuery(user: one))
+            let history = try await store.assignmentEvents(
+                in: .acmeProduction, matching: AssignmentEventQuery(user: one))
             #expect(history.count == 1 && history.allSatisfy { $0.user == one })
 
-            try await store.setUnlocked(true, feature: "Unlock", user: one, source: nil, actor: "test", in: .acmeProduction)
+            try await store.setUnlocked(
+                true, feature: "Unlock", user: one, source: nil, actor: "test", in: .acmeProduction)
             #expect(try await store.unlocks(in: .acmeProduction, user: one).map(\.isUnlocked) == [true])
             #expect(try await store.unlocks(in: .acmeProduction, user: other).isEmpty)
             let unlocked = try await store.evaluate(other, in: .acmeProduction).first { $0.feature == "Unlock" }
@@ -96,7 +101,9 @@ struct IdentityTests {
         #expect(try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments).isEmpty)
     }
 
-    @Test("A feature is found by any spelling of its name, and a re-import in another spelling is the same feature, respelled")
+    @Test(
+        "A feature is found by any spelling of its name, and a re-import in another spelling is the same feature, respelled"
+    )
     func featureNamesFollowTheApp() async throws {
         let store = try await FeatureStore.makeWithTenants()
         for (written, other) in Self.equivalentPairs {
@@ -105,7 +112,9 @@ struct IdentityTests {
             let salt = try await store.salt(of: written)
             // Found by either spelling, with the bytes as written.
             for spelling in [written, other] {
-                #expect(Array(try await store.feature(spelling, in: .acmeProduction).feature.name.utf8) == Array(written.utf8))
+                #expect(
+                    Array(try await store.feature(spelling, in: .acmeProduction).feature.name.utf8)
+                        == Array(written.utf8))
             }
             _ = try await store.assign([UserID(rawValue: "u")], to: other, in: .acmeProduction)
 
@@ -120,7 +129,8 @@ struct IdentityTests {
             #expect(snapshot.document.rendered() == (try await store.revision(of: .acmeProduction).document))
             #expect(try await store.recordedAssignments(of: written, in: .acmeProduction).count == 1)
             let rows = try await store.read { db in
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM features WHERE name IN (?, ?)", arguments: [written, other])
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM features WHERE name IN (?, ?)", arguments: [written, other])
             }
             #expect(rows == 1)
             // The audit says what changed: the name's spelling.
@@ -135,7 +145,8 @@ struct IdentityTests {
     @Test("A file with two spellings of one name is one feature to the app: the first is kept, with W220")
     func duplicateSpellingsAreOneName() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let outcome = try await store.importText(#"{"features": [{"name": "caf\u00e9"}, {"name": "cafe\u0301", "enabled": true}]}"#)
+        let outcome = try await store.importText(
+            #"{"features": [{"name": "caf\u00e9"}, {"name": "cafe\u0301", "enabled": true}]}"#)
         #expect(outcome.warnings.map(\.code) == [.duplicateName])
         let features = try await store.snapshot(of: .acmeProduction).document.features
         #expect(features.map { Array($0.name.utf8) } == [Array("caf\u{E9}".utf8)])

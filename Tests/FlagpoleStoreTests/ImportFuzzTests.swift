@@ -1,8 +1,9 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import FlagpoleTestSupport
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 /// A seeded run of generated files imported one after another into a real SQLite file: a
 /// refused file changes nothing, an accepted one is stored exactly (its tables read back as
@@ -27,14 +28,16 @@ struct ImportFuzzTests {
 
         for step in 0..<Self.imports {
             let bytes = generator.next()
-            let context = "FLAGPOLE_FUZZ_SEED=\(Self.seed), import \(step): \(String(decoding: bytes.prefix(300), as: UTF8.self))"
+            let context =
+                "FLAGPOLE_FUZZ_SEED=\(Self.seed), import \(step): \(String(decoding: bytes.prefix(300), as: UTF8.self))"
             let before = try await store.fingerprint()
             let decoded = DocumentDecoder.decode(bytes)
 
             // When it is imported
             let result: Result<ImportOutcome, any Error>
             do {
-                result = .success(try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "fuzz")))
+                result = .success(
+                    try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "fuzz")))
             } catch {
                 result = .failure(error)
             }
@@ -59,7 +62,8 @@ struct ImportFuzzTests {
             #expect(try await store.snapshot(of: .acmeProduction).document == document, "\(context)")
             let exported = try await store.revision(of: .acmeProduction).document
             #expect(exported == document.rendered(), "\(context)")
-            let again = try await store.importDocument(exported, into: .acmeProduction, options: ImportOptions(actor: "fuzz"))
+            let again = try await store.importDocument(
+                exported, into: .acmeProduction, options: ImportOptions(actor: "fuzz"))
             guard case .unchanged = again.status else {
                 Issue.record("re-importing the export made \(again.status); \(context)")
                 return
@@ -77,10 +81,17 @@ struct ImportFuzzTests {
 struct FileGenerator {
     var random: SeededGenerator
 
-    static let names = ["a", "A", "b", "\u{E9}", "e\u{301}", "🚀", "", " ", "x/y~z", "name with \"quotes\"", String(repeating: "n", count: 1_000)]
+    static let names = [
+        "a", "A", "b", "\u{E9}", "e\u{301}", "🚀", "", " ", "x/y~z", "name with \"quotes\"",
+        String(repeating: "n", count: 1_000),
+    ]
     static let variations = ["A", "a", "B", "Control", "enabled", "Disabled", "on", "off", "\u{E9}", "e\u{301}", "x"]
-    static let numbers: [Double] = [0, -0.0, 10, 33.3, 33.4, 50, 90, 100, 101, -5, 1e308, .leastNonzeroMagnitude, 1e-7, 0x1p63]
-    static let texts = ["", "text", "multi\nline\ttext", "\u{2028}", "🚀 rocket", "\u{FEFF}", String(repeating: "long ", count: 400)]
+    static let numbers: [Double] = [
+        0, -0.0, 10, 33.3, 33.4, 50, 90, 100, 101, -5, 1e308, .leastNonzeroMagnitude, 1e-7, 0x1p63,
+    ]
+    static let texts = [
+        "", "text", "multi\nline\ttext", "\u{2028}", "🚀 rocket", "\u{FEFF}", String(repeating: "long ", count: 400),
+    ]
 
     mutating func next() -> [UInt8] {
         var features: [JSONValue] = []
@@ -88,7 +99,9 @@ struct FileGenerator {
         var root = JSONObject()
         if chance(0.3) { root.append("version", .number(pick(Self.numbers))) }
         root.append("features", .array(features))
-        if chance(0.3) { root.append(pick(["x/y", "~", "meta"]), chance(0.5) ? .string("x\u{0}y") : nested(depth: int(1...300))) }
+        if chance(0.3) {
+            root.append(pick(["x/y", "~", "meta"]), chance(0.5) ? .string("x\u{0}y") : nested(depth: int(1...300)))
+        }
         let value: JSONValue = chance(0.15) ? .array(features) : .object(root)
         var bytes = JSONWriter(style: chance(0.5) ? .pretty : .compact).bytes(of: value)
         if chance(0.08) { bytes.removeSubrange(int(0...bytes.count - 1)...) }
@@ -103,20 +116,35 @@ struct FileGenerator {
         if chance(0.5) { feature.append("enabled", chance(0.03) ? .string("true") : .bool(chance(0.5))) }
         if chance(0.1) { feature.append("development", .bool(true)) }
         if chance(0.1) { feature.append("unlocked", chance(0.5) ? .bool(false) : .null) }
-        if chance(0.1) { feature.append("type", .object([pick(["feature-flag", "feature-test"]): .string(pick(["ab", "mvt", "flag"]))])) }
+        if chance(0.1) {
+            feature.append(
+                "type", .object([pick(["feature-flag", "feature-test"]): .string(pick(["ab", "mvt", "flag"]))]))
+        }
         if chance(0.5) {
             let count = int(0...4)
             feature.append("test-variations", .array((0..<count).map { _ in .string(pick(Self.variations)) }))
-            if chance(0.7) { feature.append("test-biases", .array((0..<(chance(0.8) ? count : int(0...4))).map { _ in .number(pick(Self.numbers)) })) }
-            if chance(0.3) { feature.append("labels", .array((0..<count).map { _ in chance(0.3) ? .null : .string(pick(Self.texts)) })) }
+            if chance(0.7) {
+                feature.append(
+                    "test-biases",
+                    .array((0..<(chance(0.8) ? count : int(0...4))).map { _ in .number(pick(Self.numbers)) }))
+            }
+            if chance(0.3) {
+                feature.append(
+                    "labels", .array((0..<count).map { _ in chance(0.3) ? .null : .string(pick(Self.texts)) }))
+            }
         }
         if chance(0.1) { feature.append(Feature.assignmentKey, .number(pick(Self.numbers))) }
-        if chance(0.2) { feature.append(pick(["x-note", "a/b", "~0"]), chance(0.5) ? .string("nul \u{0} inside") : nested(depth: int(1...50))) }
+        if chance(0.2) {
+            feature.append(
+                pick(["x-note", "a/b", "~0"]), chance(0.5) ? .string("nul \u{0} inside") : nested(depth: int(1...50)))
+        }
         return feature
     }
 
     func nested(depth: Int) -> JSONValue {
-        (0..<depth).reduce(JSONValue.number(-0.0)) { inner, level in level.isMultiple(of: 2) ? .array([inner]) : .object(["k": inner]) }
+        (0..<depth).reduce(JSONValue.number(-0.0)) { inner, level in
+            level.isMultiple(of: 2) ? .array([inner]) : .object(["k": inner])
+        }
     }
 
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &random) < probability }

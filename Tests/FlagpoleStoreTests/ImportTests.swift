@@ -1,11 +1,14 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
 
+@testable import FlagpoleStore
+
 @Suite("Import")
 struct ImportTests {
-    @Test("Every real fixture imports, exports its rendering, and re-imports to the same state", arguments: Fixtures.valid)
+    @Test(
+        "Every real fixture imports, exports its rendering, and re-imports to the same state", arguments: Fixtures.valid
+    )
     func realFixtureRoundTrip(name: String) async throws {
         // Given a store and a real file
         let store = try await FeatureStore.makeWithTenants()
@@ -24,28 +27,34 @@ struct ImportTests {
         #expect(exported == expected.rendered())
 
         // And re-importing the export changes nothing and creates no revision
-        let again = try await store.importDocument(exported, into: .acmeProduction, options: ImportOptions(actor: "test"))
+        let again = try await store.importDocument(
+            exported, into: .acmeProduction, options: ImportOptions(actor: "test"))
         #expect(again.status == .unchanged(revision: 1))
         #expect(try await store.revisions(of: .acmeProduction).count == 1)
         #expect(try await store.snapshot(of: .acmeProduction).document == expected)
     }
 
-    @Test("A refused file leaves the database exactly as it was", arguments: [
-        Fixtures.commented, "features-null", "duplicate-key",
-    ])
+    @Test(
+        "A refused file leaves the database exactly as it was",
+        arguments: [
+            Fixtures.commented, "features-null", "duplicate-key",
+        ])
     func refusedImportChangesNothing(case name: String) async throws {
         // Given an environment at revision 1
         let store = try await FeatureStore.makeWithTenants()
-        _ = try await store.importDocument(try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction, options: ImportOptions(actor: "test"))
+        _ = try await store.importDocument(
+            try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction,
+            options: ImportOptions(actor: "test"))
         let before = try await store.fingerprint()
         let exportBefore = try await store.revision(of: .acmeProduction).document
 
         // When a file the app would reject is imported
-        let bytes: [UInt8] = switch name {
-        case "features-null": Array(#"{"features": null}"#.utf8)
-        case "duplicate-key": Array(#"{"features": [{"name": "a", "enabled": true, "enabled": false}]}"#.utf8)
-        default: try Fixtures.bytes(name)
-        }
+        let bytes: [UInt8] =
+            switch name {
+            case "features-null": Array(#"{"features": null}"#.utf8)
+            case "duplicate-key": Array(#"{"features": [{"name": "a", "enabled": true, "enabled": false}]}"#.utf8)
+            default: try Fixtures.bytes(name)
+            }
         let error = await #expect(throws: StoreError.self) {
             try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "test"))
         }
@@ -64,7 +73,8 @@ struct ImportTests {
     func commentedFixtureIsRefusedWithItsPosition() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let error = await #expect(throws: StoreError.self) {
-            try await store.importDocument(try Fixtures.bytes(Fixtures.commented), into: .acmeProduction, options: ImportOptions(actor: "test"))
+            try await store.importDocument(
+                try Fixtures.bytes(Fixtures.commented), into: .acmeProduction, options: ImportOptions(actor: "test"))
         }
         guard case .importRefused(_, let diagnostics, _) = error else { return }
         #expect(diagnostics.map(\.code) == [.notStrictJSON])
@@ -95,7 +105,8 @@ struct ImportTests {
         try await store.importText(#"{"features": [{"name": "a"}, {"name": "b"}]}"#)
         let before = try await store.fingerprint()
 
-        let outcome = try await store.importText(#"{"features": [{"name": "a", "enabled": true}, {"name": "c"}]}"#, dryRun: true)
+        let outcome = try await store.importText(
+            #"{"features": [{"name": "a", "enabled": true}, {"name": "c"}]}"#, dryRun: true)
 
         #expect(outcome.status == .planned(revision: 2))
         #expect(outcome.added == ["c"])
@@ -110,7 +121,8 @@ struct ImportTests {
         // Given two features
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "a"}, {"name": "b"}]}"#)
-        let salts = Dictionary(uniqueKeysWithValues: try await store.storedFeatures().map { ($0.feature.name, $0.salt) })
+        let salts = Dictionary(
+            uniqueKeysWithValues: try await store.storedFeatures().map { ($0.feature.name, $0.salt) })
         #expect(salts["a"] != salts["b"])
 
         // When b leaves the file, it is archived with a warning that devices keep it
@@ -124,7 +136,8 @@ struct ImportTests {
         let comeback = try await store.importText(#"{"features": [{"name": "b"}, {"name": "a"}, {"name": "c"}]}"#)
         #expect(comeback.added == ["b", "c"])
         #expect(comeback.returned == ["b"])
-        let after = Dictionary(uniqueKeysWithValues: try await store.storedFeatures().map { ($0.feature.name, $0.salt) })
+        let after = Dictionary(
+            uniqueKeysWithValues: try await store.storedFeatures().map { ($0.feature.name, $0.salt) })
         #expect(after["a"] == salts["a"])
         #expect(after["b"] == salts["b"])
         #expect(after["c"] != nil && after["c"] != salts["a"] && after["c"] != salts["b"])
@@ -135,7 +148,8 @@ struct ImportTests {
     func identicalContentCreatesNoRevision() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "a", "enabled": true, "test-variation-assignment": 12}]}"#)
-        let outcome = try await store.importText("{\n  \"features\" : [ { \"enabled\" : true , \"name\" : \"a\" } ]\n}\n")
+        let outcome = try await store.importText(
+            "{\n  \"features\" : [ { \"enabled\" : true , \"name\" : \"a\" } ]\n}\n")
         #expect(outcome.status == .unchanged(revision: 1))
         #expect(try await store.revisions(of: .acmeProduction).map(\.number) == [1])
     }
@@ -150,16 +164,20 @@ struct ImportTests {
         #expect(first[0].afterJSON == #"{"name":"a","enabled":false}"#)
         #expect(first[2].field == "version")
 
-        try await store.importText(#"{"version": 2, "features": [{"name": "a", "enabled": true, "section": "QA"}, {"name": "c"}]}"#)
+        try await store.importText(
+            #"{"version": 2, "features": [{"name": "a", "enabled": true, "section": "QA"}, {"name": "c"}]}"#)
         let rows = try await store.auditRows(ofRevision: 2)
-        let described = rows.map { "\($0.featureName ?? "-") \($0.field ?? "*") \($0.change) \($0.beforeJSON ?? "∅") → \($0.afterJSON ?? "∅")" }
-        #expect(described == [
-            "a section added ∅ → \"QA\"",
-            "a enabled changed false → true",
-            #"c * added ∅ → {"name":"c"}"#,
-            #"b * removed {"name":"b"} → ∅"#,
-            "- version changed 1 → 2",
-        ])
+        let described = rows.map {
+            "\($0.featureName ?? "-") \($0.field ?? "*") \($0.change) \($0.beforeJSON ?? "∅") → \($0.afterJSON ?? "∅")"
+        }
+        #expect(
+            described == [
+                "a section added ∅ → \"QA\"",
+                "a enabled changed false → true",
+                #"c * added ∅ → {"name":"c"}"#,
+                #"b * removed {"name":"b"} → ∅"#,
+                "- version changed 1 → 2",
+            ])
     }
 
     @Test("Moving the features key among the top-level keys is a revision with its audit row")
@@ -169,10 +187,14 @@ struct ImportTests {
         let outcome = try await store.importText(#"{"version": 1, "features": [{"name": "a"}]}"#)
         #expect(outcome.status == .applied(revision: 2))
         let rows = try await store.auditRows(ofRevision: 2)
-        #expect(rows.map { "\($0.featureName ?? "-") \($0.field ?? "*") \($0.change) \($0.beforeJSON ?? "∅") → \($0.afterJSON ?? "∅")" } == [
-            #"- * changed ["features","version"] → ["version","features"]"#,
-        ])
-        #expect(try await store.revision(of: .acmeProduction).document.starts(with: Array("{\n    \"version\": 1,".utf8)))
+        #expect(
+            rows.map {
+                "\($0.featureName ?? "-") \($0.field ?? "*") \($0.change) \($0.beforeJSON ?? "∅") → \($0.afterJSON ?? "∅")"
+            } == [
+                #"- * changed ["features","version"] → ["version","features"]"#
+            ])
+        #expect(
+            try await store.revision(of: .acmeProduction).document.starts(with: Array("{\n    \"version\": 1,".utf8)))
     }
 
     @Test("The tables and the revision's document always agree")
@@ -195,8 +217,12 @@ struct ImportTests {
     @Test("Re-ordered variations and a flag turned into a test are reported against the store")
     func reviewWarnings() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "flag", "enabled": true}, {"name": "mvt", "test-variations": ["A", "B", "C"], "test-biases": [70, 20, 10]}]}"#)
-        let outcome = try await store.importText(#"{"features": [{"name": "flag", "test-variations": ["A", "B"]}, {"name": "mvt", "test-variations": ["C", "B", "A"], "test-biases": [10, 20, 70]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "flag", "enabled": true}, {"name": "mvt", "test-variations": ["A", "B", "C"], "test-biases": [70, 20, 10]}]}"#
+        )
+        let outcome = try await store.importText(
+            #"{"features": [{"name": "flag", "test-variations": ["A", "B"]}, {"name": "mvt", "test-variations": ["C", "B", "A"], "test-biases": [10, 20, 70]}]}"#
+        )
         #expect(outcome.warnings.map(\.code) == [.flagBecameTest, .needlessMoves])
         #expect(outcome.warnings[1].pointer.description == "/features/1/test-variations")
         #expect(outcome.warnings[1].location == SourceLocation(line: 1, column: 99))
@@ -207,7 +233,8 @@ struct ImportTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "f", "enabled": true}, {"name": "g"}]}"#)
         try await store.importText(#"{"features": [{"name": "g"}]}"#)
-        let outcome = try await store.importText(#"{"features": [{"name": "g"}, {"name": "f", "test-variations": ["A", "B"]}]}"#)
+        let outcome = try await store.importText(
+            #"{"features": [{"name": "g"}, {"name": "f", "test-variations": ["A", "B"]}]}"#)
         #expect(outcome.returned == ["f"])
         #expect(outcome.warnings.map(\.code) == [.flagBecameTest])
         #expect(outcome.warnings.first?.feature == "f")
@@ -216,8 +243,10 @@ struct ImportTests {
     @Test("Growing the last group of a roll-out moves only the growth: no W252")
     func growingLastGroupIsQuiet() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["Disabled", "Enabled"], "test-biases": [90, 10]}]}"#)
-        let outcome = try await store.importText(#"{"features": [{"name": "t", "test-variations": ["Disabled", "Enabled"], "test-biases": [80, 20]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["Disabled", "Enabled"], "test-biases": [90, 10]}]}"#)
+        let outcome = try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["Disabled", "Enabled"], "test-biases": [80, 20]}]}"#)
         #expect(outcome.warnings.isEmpty)
         #expect(outcome.changed == ["t"])
     }
@@ -225,8 +254,11 @@ struct ImportTests {
     @Test("Importing into an unknown tenant or environment says so and how to create it")
     func unknownEnvironment() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let missing = EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
-        let error = await #expect(throws: StoreError.self) { try await store.importText(#"{"features": []}"#, into: missing) }
+        let missing = EnvironmentPath(
+            tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
+        let error = await #expect(throws: StoreError.self) {
+            try await store.importText(#"{"features": []}"#, into: missing)
+        }
         #expect(error?.description.contains("flagpole env create staging --tenant acme") == true)
         #expect(error?.description.contains("it has: production") == true)
     }

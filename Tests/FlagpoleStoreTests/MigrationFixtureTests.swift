@@ -1,9 +1,10 @@
 import FlagpoleCore
 import FlagpoleMigrations
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 /// The databases in Tests/Fixtures/migrations, one per schema version but the latest, each
 /// written by the real `flagpole` of its time (Scripts/make-migration-fixtures), with what the
@@ -23,7 +24,9 @@ struct MigrationFixture: CustomTestStringConvertible, Sendable {
     /// Every fixture database in the folder, oldest schema first.
     static var all: [MigrationFixture] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return files.filter { $0.hasSuffix(".sqlite") }.sorted().map { MigrationFixture(name: String($0.dropLast(".sqlite".count))) }
+        return files.filter { $0.hasSuffix(".sqlite") }.sorted().map {
+            MigrationFixture(name: String($0.dropLast(".sqlite".count)))
+        }
     }
 
     /// What the script wrote beside the database.
@@ -44,7 +47,8 @@ struct MigrationFixture: CustomTestStringConvertible, Sendable {
     }
 
     func manifest() throws -> Manifest {
-        try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: Self.directory.appendingPathComponent("\(name).json")))
+        try JSONDecoder().decode(
+            Manifest.self, from: Data(contentsOf: Self.directory.appendingPathComponent("\(name).json")))
     }
 
     /// An editor key of tenant `acme` that the old binary made, when the script kept one.
@@ -55,7 +59,9 @@ struct MigrationFixture: CustomTestStringConvertible, Sendable {
 
     /// The old binary's export of an environment's current revision.
     func export(of path: EnvironmentPath) throws -> [UInt8] {
-        Array(try Data(contentsOf: Self.directory.appendingPathComponent("\(name)/\(path.tenant)-\(path.environment).json")))
+        Array(
+            try Data(
+                contentsOf: Self.directory.appendingPathComponent("\(name)/\(path.tenant)-\(path.environment).json")))
     }
 }
 
@@ -64,7 +70,8 @@ struct MigrationFixtureTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-fixtures-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-fixtures-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
@@ -77,7 +84,9 @@ struct MigrationFixtureTests {
         #expect(migrations == SchemaMigrations.all.map(\.identifier))
 
         let expected = migrations.dropLast().map { "schema-\($0.prefix(while: { $0 != "_" }))" }
-        #expect(MigrationFixture.all.map(\.name) == Array(expected), """
+        #expect(
+            MigrationFixture.all.map(\.name) == Array(expected),
+            """
             Tests/Fixtures/migrations must hold one database per schema version but the latest: \
             add schema-NNNN.sqlite with Scripts/make-migration-fixtures when adding a migration.
             """)
@@ -87,7 +96,9 @@ struct MigrationFixtureTests {
         }
     }
 
-    @Test("An old file migrates to the latest schema with all its data, and takes new writes", arguments: MigrationFixture.all)
+    @Test(
+        "An old file migrates to the latest schema with all its data, and takes new writes",
+        arguments: MigrationFixture.all)
     func fixtureMigrates(_ fixture: MigrationFixture) async throws {
         // Given a copy of a file an older Flagpole wrote
         let manifest = try fixture.manifest()
@@ -111,9 +122,11 @@ struct MigrationFixtureTests {
         // And new writes work: an import, assignments, a key, a tenant
         let acme = EnvironmentPath.acmeProduction
         let latest = try #require(manifest.revisions["acme/production"])
-        let imported = try await store.importDocument(try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: acme, options: ImportOptions(actor: "test"))
+        let imported = try await store.importDocument(
+            try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: acme, options: ImportOptions(actor: "test"))
         #expect(imported.status == .applied(revision: latest + 1))
-        let summary = try await store.assign(UserID.numbered(10, prefix: "after-migration"), to: "Example A/B Test", in: acme)
+        let summary = try await store.assign(
+            UserID.numbered(10, prefix: "after-migration"), to: "Example A/B Test", in: acme)
         #expect(summary.recorded == 10)
         let key = try await store.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
         #expect(try await store.identity(ofKey: key.secret) != nil)
@@ -128,7 +141,9 @@ struct MigrationFixtureTests {
         }
     }
 
-    @Test("A read-only open of an old file is refused with its pending migrations and leaves the file byte for byte", arguments: MigrationFixture.all)
+    @Test(
+        "A read-only open of an old file is refused with its pending migrations and leaves the file byte for byte",
+        arguments: MigrationFixture.all)
     func fixtureRefusedReadOnly(_ fixture: MigrationFixture) throws {
         // Given a copy of a file an older Flagpole wrote
         let path = directory.appendingPathComponent("\(fixture.name).sqlite").path
@@ -151,7 +166,9 @@ struct MigrationFixtureTests {
         #expect(try FeatureStore.migrationStatus(atPath: path).pending == pending)
     }
 
-    @Test("An old file is accepted by restore and migrated on the way in, and the file is left as it was", arguments: MigrationFixture.all)
+    @Test(
+        "An old file is accepted by restore and migrated on the way in, and the file is left as it was",
+        arguments: MigrationFixture.all)
     func fixtureRestores(_ fixture: MigrationFixture) async throws {
         let manifest = try fixture.manifest()
         let original = try Data(contentsOf: fixture.url)
@@ -169,7 +186,9 @@ struct MigrationFixtureTests {
     }
 
     /// Tenants, environments, contiguous revisions, exports and per-user rows as the manifest has them.
-    private func expectData(of manifest: MigrationFixture.Manifest, in store: FeatureStore, fixture: MigrationFixture) async throws {
+    private func expectData(
+        of manifest: MigrationFixture.Manifest, in store: FeatureStore, fixture: MigrationFixture
+    ) async throws {
         var environments: [String] = []
         for tenant in try await store.tenants() {
             environments += tenant.environments.map { "\(tenant.slug)/\($0)" }
@@ -178,7 +197,8 @@ struct MigrationFixtureTests {
 
         for (name, count) in manifest.revisions.sorted(by: { $0.key < $1.key }) {
             let parts = name.split(separator: "/").map(String.init)
-            let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
+            let path = EnvironmentPath(
+                tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
             let numbers = try await store.revisions(of: path).map(\.number).sorted()
             #expect(numbers == Array(1..<(count + 1)), "revisions of \(name)")
             guard count > 0 else { continue }
@@ -186,11 +206,14 @@ struct MigrationFixtureTests {
             #expect(try await store.revision(of: path).document == exported, "export of \(name)")
             // The tables, not only the stored revision, hold the exported document.
             let rendered = try await store.snapshot(of: path).document.rendered()
-            #expect(try JSONParser.parse(rendered).value == (try JSONParser.parse(exported).value), "current document of \(name)")
+            #expect(
+                try JSONParser.parse(rendered).value == (try JSONParser.parse(exported).value),
+                "current document of \(name)")
         }
 
         let counts = try await store.read { db in
-            try ["assignments", "assignment_events", "unlocks", "unlock_events"].reduce(into: [String: Int]()) { counts, table in
+            try ["assignments", "assignment_events", "unlocks", "unlock_events"].reduce(into: [String: Int]()) {
+                counts, table in
                 counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
             }
         }
@@ -203,11 +226,14 @@ struct MigrationFixtureTests {
         // spelling, and keeps the bytes it was written with.
         for (name, count) in manifest.revisions where count > 0 {
             let parts = name.split(separator: "/").map(String.init)
-            let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
+            let path = EnvironmentPath(
+                tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
             for feature in try await store.snapshot(of: path).document.features {
                 for spelling in [feature.name.decomposedForTest, feature.name.precomposedForTest] {
                     let found = try await store.feature(spelling, in: path).feature.name
-                    #expect(Array(found.utf8) == Array(feature.name.utf8), "\(name): \(feature.name) as \(Array(spelling.utf8))")
+                    #expect(
+                        Array(found.utf8) == Array(feature.name.utf8),
+                        "\(name): \(feature.name) as \(Array(spelling.utf8))")
                 }
             }
         }
@@ -216,7 +242,8 @@ struct MigrationFixtureTests {
 
         for (key, expected) in manifest.recordedVariations {
             let parts = key.split(separator: "/", maxSplits: 2).map(String.init)
-            let path = EnvironmentPath(tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
+            let path = EnvironmentPath(
+                tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
             let recorded = try await store.recordedAssignments(of: parts[2], in: path)
             let byVariation = Dictionary(grouping: recorded.values, by: \.variation).mapValues(\.count)
             #expect(byVariation == expected, "recorded users of \(key)")

@@ -1,15 +1,17 @@
 import FlagpoleMigrations
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Migrations")
 struct MigrationTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-migrations-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-migrations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
@@ -41,7 +43,9 @@ struct MigrationTests {
         try await FeatureStore.open(atPath: path).createTenant(.init(rawValue: "acme"))
         // A newer Flagpole would have recorded a migration this version does not know.
         let queue = try DatabaseQueue(path: path)
-        try await queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')") }
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')")
+        }
         try queue.close()
 
         #expect {

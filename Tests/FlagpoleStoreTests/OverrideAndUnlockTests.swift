@@ -1,13 +1,17 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
 
+@testable import FlagpoleStore
+
 @Suite("Overrides and unlocks")
 struct OverrideAndUnlockTests {
-    static let halfHalf = #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [50, 50]}, {"name": "plain", "enabled": true}]}"#
+    static let halfHalf =
+        #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [50, 50]}, {"name": "plain", "enabled": true}]}"#
 
-    @Test("An override holds a user in a variation through a bias change, pins their point there, and clears back to their point's group")
+    @Test(
+        "An override holds a user in a variation through a bias change, pins their point there, and clears back to their point's group"
+    )
     func overrideLifecycle() async throws {
         // Given a QA user whose point is in A, and another user in B, both recorded
         let store = try await FeatureStore.makeWithTenants()
@@ -28,7 +32,8 @@ struct OverrideAndUnlockTests {
         #expect(try await store.recordedAssignments(of: "t")[qa]?.isOverride == true)
 
         // When the biases change so that B's range no longer holds the user's point
-        let change = try await store.setBiases([90, 10], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let change = try await store.setBiases(
+            [90, 10], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then the override stays, and only the other user moves
         #expect(change.plans.first?.movingUsers == 1)
@@ -62,7 +67,9 @@ struct OverrideAndUnlockTests {
 
         // And clearing again is refused, writing nothing
         let count = try await store.allAssignmentEvents().count
-        let error = await #expect(throws: StoreError.self) { try await store.clearOverride("t", user: qa, in: .acmeProduction) }
+        let error = await #expect(throws: StoreError.self) {
+            try await store.clearOverride("t", user: qa, in: .acmeProduction)
+        }
         guard case .noOverride(feature: "t", user: qa)? = error else {
             Issue.record("expected noOverride, got \(String(describing: error))")
             return
@@ -82,9 +89,13 @@ struct OverrideAndUnlockTests {
         #expect(forced.variation == "A" && forced.isOverride)
         let events = try await store.allAssignmentEvents()
         #expect(events.count == 1)
-        #expect(events.first?.reason == .override && events.first?.previousVariation == nil && events.first?.variation == "A")
+        #expect(
+            events.first?.reason == .override && events.first?.previousVariation == nil
+                && events.first?.variation == "A")
         let recorded = try await store.recordedAssignments(of: "t")[qa]
-        #expect(recorded?.variation == "A" && recorded?.isOverride == true && recorded?.point == points.point(for: qa.rawValue))
+        #expect(
+            recorded?.variation == "A" && recorded?.isOverride == true
+                && recorded?.point == points.point(for: qa.rawValue))
 
         // A later assignment of the same user keeps the override.
         let summary = try await store.assign([qa], to: "t", in: .acmeProduction)
@@ -95,7 +106,8 @@ struct OverrideAndUnlockTests {
     @Test("Bad overrides are refused and write nothing")
     func badOverridesAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"""
+        try await store.importText(
+            #"""
             {"features": [
                 {"name": "t", "test-variations": ["A", "B"], "test-biases": [100, 0]},
                 {"name": "plain", "enabled": true}
@@ -123,7 +135,9 @@ struct OverrideAndUnlockTests {
         }
         // Clearing a user who has no override
         await #expect(throws: StoreError.self) { try await store.clearOverride("t", user: user, in: .acmeProduction) }
-        await #expect(throws: StoreError.self) { try await store.clearOverride("t", user: UserID(rawValue: "stranger"), in: .acmeProduction) }
+        await #expect(throws: StoreError.self) {
+            try await store.clearOverride("t", user: UserID(rawValue: "stranger"), in: .acmeProduction)
+        }
 
         #expect(try await store.allAssignmentEvents() == events)
         #expect(try await store.recordedAssignments(of: "t").values.map(\.variation) == ["A"])
@@ -146,11 +160,19 @@ struct OverrideAndUnlockTests {
         let bob = UserID(rawValue: "bob")
 
         // When alice buys premium twice over, and gives back her gift
-        #expect(try await store.setUnlocked(true, feature: "premium", user: alice, source: "purchase-42", actor: "shop", in: .acmeProduction))
-        #expect(!(try await store.setUnlocked(true, feature: "premium", user: alice, source: "purchase-43", actor: "shop", in: .acmeProduction)))
+        #expect(
+            try await store.setUnlocked(
+                true, feature: "premium", user: alice, source: "purchase-42", actor: "shop", in: .acmeProduction))
+        #expect(
+            !(try await store.setUnlocked(
+                true, feature: "premium", user: alice, source: "purchase-43", actor: "shop", in: .acmeProduction)))
         #expect(try await store.unlockEventCount() == 1)
-        #expect(try await store.setUnlocked(false, feature: "gift", user: alice, source: "refund", actor: "support", in: .acmeProduction))
-        #expect(try await store.setUnlocked(true, feature: "premium", user: bob, source: nil, actor: "shop", in: .acmeProduction))
+        #expect(
+            try await store.setUnlocked(
+                false, feature: "gift", user: alice, source: "refund", actor: "support", in: .acmeProduction))
+        #expect(
+            try await store.setUnlocked(
+                true, feature: "premium", user: bob, source: nil, actor: "shop", in: .acmeProduction))
         #expect(try await store.unlockEventCount() == 3)
 
         // Then the listings show each state with the source that set it
@@ -165,9 +187,12 @@ struct OverrideAndUnlockTests {
         #expect(try await store.unlocks(in: .globexProduction).isEmpty)
 
         // When alice's premium is locked again
-        #expect(try await store.setUnlocked(false, feature: "premium", user: alice, source: "chargeback", actor: "shop", in: .acmeProduction))
+        #expect(
+            try await store.setUnlocked(
+                false, feature: "premium", user: alice, source: "chargeback", actor: "shop", in: .acmeProduction))
         #expect(try await store.unlockEventCount() == 4)
-        #expect(try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium").map(\.isUnlocked) == [false])
+        #expect(
+            try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium").map(\.isUnlocked) == [false])
 
         // Then her history of premium lists both changes, newest first, with who made them
         let history = try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium", history: true)
@@ -181,11 +206,16 @@ struct OverrideAndUnlockTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.unlockFile)
         let alice = UserID(rawValue: "alice")
-        try await store.setUnlocked(true, feature: "premium", user: alice, source: "purchase-42", actor: "shop", in: .acmeProduction)
-        try await store.setUnlocked(false, feature: "gift", user: alice, source: "refund", actor: "support", in: .acmeProduction)
+        try await store.setUnlocked(
+            true, feature: "premium", user: alice, source: "purchase-42", actor: "shop", in: .acmeProduction)
+        try await store.setUnlocked(
+            false, feature: "gift", user: alice, source: "refund", actor: "support", in: .acmeProduction)
 
-        let forAlice = try JSONParser.parse(try await store.pinnedDocument(for: alice, in: .acmeProduction).bytes).value.featuresByName
-        let forCarol = try JSONParser.parse(try await store.pinnedDocument(for: UserID(rawValue: "carol"), in: .acmeProduction).bytes).value.featuresByName
+        let forAlice = try JSONParser.parse(try await store.pinnedDocument(for: alice, in: .acmeProduction).bytes).value
+            .featuresByName
+        let forCarol = try JSONParser.parse(
+            try await store.pinnedDocument(for: UserID(rawValue: "carol"), in: .acmeProduction).bytes
+        ).value.featuresByName
         let shared = try JSONParser.parse(try await store.revision(of: .acmeProduction).document).value.featuresByName
 
         #expect(forAlice["premium"]?["unlocked"] == .bool(true))
@@ -204,7 +234,8 @@ struct OverrideAndUnlockTests {
         try await store.importText(Self.unlockFile)
 
         let error = await #expect(throws: StoreError.self) {
-            try await store.setUnlocked(true, feature: name, user: UserID(rawValue: "alice"), source: nil, actor: "shop", in: .acmeProduction)
+            try await store.setUnlocked(
+                true, feature: name, user: UserID(rawValue: "alice"), source: nil, actor: "shop", in: .acmeProduction)
         }
 
         guard case .notAnUnlockFlag(let feature, _)? = error else {

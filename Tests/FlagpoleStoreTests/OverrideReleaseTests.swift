@@ -1,17 +1,21 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Testing
+
+@testable import FlagpoleStore
 
 /// An override holds a user in a variation only while the app could land there: a revision that
 /// disables the test, makes it a plain flag or leaves the variation without points releases it.
 @Suite("Overrides through revisions")
 struct OverrideReleaseTests {
     static let mvt = #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [40, 30, 30]}]}"#
-    static let onOff = #"{"features": [{"name": "o", "test-variations": ["Enabled", "Disabled"], "test-biases": [10, 90]}]}"#
+    static let onOff =
+        #"{"features": [{"name": "o", "test-variations": ["Enabled", "Disabled"], "test-biases": [10, 90]}]}"#
     let options = EditOptions(actor: "test")
 
     /// A user whose point lies in A, forced into `variation`.
-    func overriddenUser(_ store: FeatureStore, feature: String, into variation: String, pointBelow bound: Double) async throws -> UserID {
+    func overriddenUser(
+        _ store: FeatureStore, feature: String, into variation: String, pointBelow bound: Double
+    ) async throws -> UserID {
         let salt = try await store.feature(feature, in: .acmeProduction).salt
         let user = UserPoints(salt: salt).firstUser { $0 < bound }
         _ = try await store.setOverride(feature, user: user, variation: variation, in: .acmeProduction)
@@ -44,7 +48,10 @@ struct OverrideReleaseTests {
         let user = try await overriddenUser(store, feature: "m", into: "B", pointBelow: 40)
 
         _ = try await store.setEnabled(false, feature: "m", in: .acmeProduction, options: options)
-        #expect(try await store.recordedAssignments(of: "m")[user].map { ($0.variation, $0.isOverride) } ?? ("", true) == ("Disabled", false))
+        #expect(
+            try await store.recordedAssignments(of: "m")[user].map { ($0.variation, $0.isOverride) } ?? ("", true) == (
+                "Disabled", false
+            ))
         let refusal = await #expect(throws: StoreError.self) {
             _ = try await store.setOverride("m", user: user, variation: "B", in: .acmeProduction)
         }
@@ -55,7 +62,8 @@ struct OverrideReleaseTests {
         try await ReevaluationInvariantTests.checkInvariant(store, step: 0)
     }
 
-    @Test("Rolling an on/off test out to a plain flag releases its overrides, with the reason variations for the others")
+    @Test(
+        "Rolling an on/off test out to a plain flag releases its overrides, with the reason variations for the others")
     func rolloutToAFlag() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.onOff)

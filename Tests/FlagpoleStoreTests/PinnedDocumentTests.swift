@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Pinned per-user documents")
 struct PinnedDocumentTests {
@@ -65,7 +66,8 @@ struct PinnedDocumentTests {
         #expect(recorded.values.contains { $0.revision == 2 })
 
         for user in users.prefix(40) {
-            let features = try JSONParser.parse(try await store.pinnedDocument(for: user, in: .acmeProduction).bytes).value.featuresByName
+            let features = try JSONParser.parse(try await store.pinnedDocument(for: user, in: .acmeProduction).bytes)
+                .value.featuresByName
             guard case .number(let point)? = features["ab"]?[Feature.assignmentKey] else {
                 Issue.record("no point for \(user)")
                 continue

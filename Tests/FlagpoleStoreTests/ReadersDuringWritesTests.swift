@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 /// A bias change over a million users holds the write lock for a second or two; the server's
 /// readers must keep reading meanwhile. This holds a write transaction open on a real file and
@@ -11,7 +12,8 @@ struct ReadersDuringWritesTests {
     @Test("A read completes while a write transaction is open, and sees the state before it", .timeLimit(.minutes(1)))
     func readersKeepReading() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
         _ = try await store.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
         let writing = DispatchSemaphore(value: 0)
         let readDone = DispatchSemaphore(value: 0)
@@ -20,13 +22,14 @@ struct ReadersDuringWritesTests {
         let writer = Task {
             try await store.write { db in
                 // As re-evaluation moves users: an event each, then the move.
-                try db.execute(sql: """
-                    INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-                        point, revision, reason, created_at)
-                    SELECT tenant_id, environment_id, feature_id, user_id, variation, 'A', point, revision, 'bias', assigned_at
-                    FROM assignments WHERE variation <> 'A';
-                    UPDATE assignments SET variation = 'A';
-                    """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+                            point, revision, reason, created_at)
+                        SELECT tenant_id, environment_id, feature_id, user_id, variation, 'A', point, revision, 'bias', assigned_at
+                        FROM assignments WHERE variation <> 'A';
+                        UPDATE assignments SET variation = 'A';
+                        """)
                 writing.signal()
                 readDone.wait()
             }
@@ -44,6 +47,7 @@ struct ReadersDuringWritesTests {
 
         // The read saw the committed state, not the open transaction's.
         #expect(counts.first { $0.variation == "B" }.map(\.users) ?? 0 > 0)
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction).first { $0.variation == "B" }?.users == 0)
+        #expect(
+            try await store.assignmentCounts(of: "t", in: .acmeProduction).first { $0.variation == "B" }?.users == 0)
     }
 }

@@ -1,8 +1,9 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import FlagpoleTestSupport
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 /// Re-evaluation visits only the points whose owner changed, which is right only while every
 /// recorded user (QA overrides aside) sits in the group of their point. These tests drive long
@@ -33,7 +34,8 @@ struct ReevaluationInvariantTests {
             let count = feature == "colour" ? 3 : 2
             switch random.next() % 6 {
             case 0, 1:
-                _ = try await store.setBiases(Self.biases(count: count, using: &random), of: feature, in: path, options: options)
+                _ = try await store.setBiases(
+                    Self.biases(count: count, using: &random), of: feature, in: path, options: options)
             case 2:
                 _ = try await store.setEnabled(random.next() % 2 == 0, feature: feature, in: path, options: options)
             case 3:
@@ -42,15 +44,21 @@ struct ReevaluationInvariantTests {
             case 4:
                 let user = users[Int(random.next() % UInt64(users.count))]
                 let current = try await store.feature(feature, in: path).feature
-                if current.isBucketed, current.isEnabled, let variation = current.effectiveVariations.randomElement(using: &random),
-                   VariationRanges(of: current).point(in: variation, preferring: 0) != nil {
+                if current.isBucketed, current.isEnabled,
+                    let variation = current.effectiveVariations.randomElement(using: &random),
+                    VariationRanges(of: current).point(in: variation, preferring: 0) != nil
+                {
                     _ = try await store.setOverride(feature, user: user, variation: variation, in: path)
-                } else if let overridden = try await store.recordedAssignments(of: feature).values.first(where: \.isOverride) {
+                } else if let overridden = try await store.recordedAssignments(of: feature).values.first(
+                    where: \.isOverride)
+                {
                     _ = try await store.clearOverride(feature, user: overridden.user, in: path)
                 }
             default:
                 // Re-ordered or renamed variations, through an import.
-                let names = feature == "colour" ? ["Orange", "Blue", "Green"].shuffled(using: &random) : ["Disabled", "Enabled"]
+                let names =
+                    feature == "colour"
+                    ? ["Orange", "Blue", "Green"].shuffled(using: &random) : ["Disabled", "Enabled"]
                 var document = try await store.snapshot(of: path).document
                 let index = document.features.firstIndex { $0.name == feature }!
                 document.features[index].testVariations = names
@@ -70,11 +78,13 @@ struct ReevaluationInvariantTests {
         for feature in document.features {
             for assignment in try await store.recordedAssignments(of: feature.name).values {
                 if !assignment.isOverride {
-                    #expect(assignment.variation == feature.variation(at: assignment.point),
-                            "step \(step): \(assignment.user) of \(feature.name) at \(assignment.point)")
+                    #expect(
+                        assignment.variation == feature.variation(at: assignment.point),
+                        "step \(step): \(assignment.user) of \(feature.name) at \(assignment.point)")
                 }
-                #expect(latest["\(feature.name)/\(assignment.user)"]?.variation == assignment.variation,
-                        "step \(step): history of \(assignment.user) in \(feature.name) disagrees with the present")
+                #expect(
+                    latest["\(feature.name)/\(assignment.user)"]?.variation == assignment.variation,
+                    "step \(step): history of \(assignment.user) in \(feature.name) disagrees with the present")
             }
         }
     }
@@ -91,4 +101,3 @@ struct ReevaluationInvariantTests {
         return biases + [Double(left)]
     }
 }
-

@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Enable, roll out, roll back")
 struct RollbackTests {
@@ -9,17 +10,22 @@ struct RollbackTests {
     func disableAndEnable() async throws {
         // Given 300 users recorded in an MVT
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [30, 30, 40]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [30, 30, 40]}]}"#)
         _ = try await store.assign(UserID.numbered(300), to: "t", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "t")
 
         // When it is disabled
-        let off = try await store.setEnabled(false, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let off = try await store.setEnabled(
+            false, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then everyone is in Disabled, each with a disable event from their group
         #expect(off.isApplied && off.revision == 2)
         #expect(try await store.feature("t", in: .acmeProduction).feature.isEnabled == false)
-        #expect(try await store.recordedAssignments(of: "t").values.allSatisfy { $0.variation == "Disabled" && $0.revision == 2 })
+        #expect(
+            try await store.recordedAssignments(of: "t").values.allSatisfy {
+                $0.variation == "Disabled" && $0.revision == 2
+            })
         let disableEvents = try await store.allAssignmentEvents().filter { $0.revision == 2 }
         #expect(disableEvents.count == 300)
         for event in disableEvents {
@@ -29,7 +35,8 @@ struct RollbackTests {
         }
 
         // When it is enabled again
-        let on = try await store.setEnabled(true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let on = try await store.setEnabled(
+            true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then everyone is back in the group of their point, with an enable event
         #expect(on.isApplied && on.revision == 3)
@@ -44,7 +51,8 @@ struct RollbackTests {
         }
 
         // And enabling what is enabled writes nothing
-        let again = try await store.setEnabled(true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let again = try await store.setEnabled(
+            true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(!again.isApplied && again.revision == 3)
         #expect(try await store.revisions(of: .acmeProduction).count == 3)
         #expect(try await store.allAssignmentEvents().count == 900)
@@ -54,7 +62,8 @@ struct RollbackTests {
     func rollOutOnOffTest() async throws {
         // Given 500 users recorded in an on/off A/B test
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
         _ = try await store.assign(UserID.numbered(500), to: "dark", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "dark")
         let disabled = Set(before.values.filter { $0.variation == "Disabled" }.map(\.user))
@@ -70,19 +79,25 @@ struct RollbackTests {
         #expect(feature.testVariations == nil && feature.testBiases == nil)
         #expect(try await store.revisions(of: .acmeProduction).first?.kind == .rollout)
         #expect(try await store.recordedAssignments(of: "dark").values.allSatisfy { $0.variation == "Enabled" })
-        #expect(try await store.assignmentCounts(of: "dark", in: .acmeProduction) == [
-            VariationCount(variation: "Enabled", users: 500), VariationCount(variation: "Disabled", users: 0),
-        ])
+        #expect(
+            try await store.assignmentCounts(of: "dark", in: .acmeProduction) == [
+                VariationCount(variation: "Enabled", users: 500), VariationCount(variation: "Disabled", users: 0),
+            ])
         let events = try await store.allAssignmentEvents().filter { $0.revision == 2 }
         #expect(Set(events.map(\.user)) == disabled)
         #expect(events.count == disabled.count)
-        #expect(events.allSatisfy { $0.reason == .rollout && $0.previousVariation == "Disabled" && $0.variation == "Enabled" })
+        #expect(
+            events.allSatisfy {
+                $0.reason == .rollout && $0.previousVariation == "Disabled" && $0.variation == "Enabled"
+            })
 
         // And it is no longer a test
         await #expect(throws: CoreError.notATest(feature: "dark", kind: .flag)) {
             try await store.assign([UserID(rawValue: "late")], to: "dark", in: .acmeProduction)
         }
-        let pinned = try JSONParser.parse(try await store.pinnedDocument(for: UserID(rawValue: "late"), in: .acmeProduction).bytes).value
+        let pinned = try JSONParser.parse(
+            try await store.pinnedDocument(for: UserID(rawValue: "late"), in: .acmeProduction).bytes
+        ).value
         #expect(pinned.featuresByName["dark"]?[Feature.assignmentKey] == nil)
     }
 
@@ -110,7 +125,8 @@ struct RollbackTests {
     @Test("A rollout that can't be done is refused and writes nothing")
     func badRolloutsAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "m", "test-variations": ["A", "B", "C"]}, {"name": "plain", "enabled": true}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"]}, {"name": "plain", "enabled": true}]}"#)
         _ = try await store.assign(UserID.numbered(30), to: "m", in: .acmeProduction)
         let fingerprint = try await store.fingerprint()
 
@@ -132,7 +148,8 @@ struct RollbackTests {
     func rollBack() async throws {
         // Given users recorded on [10, 90], then biases changed to [60, 40]
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"""
+        try await store.importText(
+            #"""
             {"features": [
                 {"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]},
                 {"name": "plain", "enabled": true}
@@ -146,7 +163,8 @@ struct RollbackTests {
 
         // A dry run writes nothing
         let eventCount = try await store.allAssignmentEvents().count
-        let dryRun = try await store.rollBack(.acmeProduction, to: 1, options: EditOptions(isDryRun: true, actor: "test"))
+        let dryRun = try await store.rollBack(
+            .acmeProduction, to: 1, options: EditOptions(isDryRun: true, actor: "test"))
         #expect(!dryRun.isApplied)
         #expect(dryRun.plans.first?.movingUsers == movers.count)
         #expect(try await store.revisions(of: .acmeProduction).count == 2)
@@ -157,7 +175,9 @@ struct RollbackTests {
 
         // Then revision 3 has revision 1's bytes
         #expect(outcome.isApplied && outcome.revision == 3)
-        #expect(try await store.revision(3, of: .acmeProduction).document == (try await store.revision(1, of: .acmeProduction).document))
+        #expect(
+            try await store.revision(3, of: .acmeProduction).document
+                == (try await store.revision(1, of: .acmeProduction).document))
         #expect(try await store.revision(of: .acmeProduction).number == 3)
         #expect(try await store.revisions(of: .acmeProduction).first?.kind == .rollback)
 
@@ -183,7 +203,8 @@ struct RollbackTests {
     @Test("Rolling back a rollout makes the flag a test again and puts users back in their groups")
     func rollBackARollout() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
         _ = try await store.assign(UserID.numbered(300), to: "dark", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "dark")
         _ = try await store.rollOut("dark", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
@@ -192,10 +213,14 @@ struct RollbackTests {
 
         #expect(outcome.revision == 3)
         #expect(try await store.feature("dark", in: .acmeProduction).feature.kind == .onOffABTest)
-        #expect(try await store.recordedAssignments(of: "dark").mapValues(\.variation) == original.mapValues(\.variation))
+        #expect(
+            try await store.recordedAssignments(of: "dark").mapValues(\.variation) == original.mapValues(\.variation))
         let events = try await store.allAssignmentEvents().filter { $0.revision == 3 }
         #expect(events.count == original.values.filter { $0.variation == "Disabled" }.count)
-        #expect(events.allSatisfy { $0.reason == .rollback && $0.previousVariation == "Enabled" && $0.variation == "Disabled" })
+        #expect(
+            events.allSatisfy {
+                $0.reason == .rollback && $0.previousVariation == "Enabled" && $0.variation == "Disabled"
+            })
     }
 
     @Test("Rolling back to a revision that does not exist is refused")
@@ -216,8 +241,10 @@ struct RollbackTests {
     @Test("Diff lists features added, removed and changed, field by field")
     func diffAcrossImports() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "a", "enabled": true}, {"name": "b", "description": "old"}]}"#)
-        try await store.importText(#"{"features": [{"name": "b", "description": "new", "section": "s"}, {"name": "c"}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "a", "enabled": true}, {"name": "b", "description": "old"}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "b", "description": "new", "section": "s"}, {"name": "c"}]}"#)
 
         let diff = try await store.diff(.acmeProduction, from: 1, to: 2)
 

@@ -1,9 +1,10 @@
 import Crypto
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Dashboard sessions")
 struct SessionTests {
@@ -11,7 +12,8 @@ struct SessionTests {
 
     @Test("A session acts with its key; the file keeps only the token's SHA-256")
     func onlyTheHashIsStored() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-sessions-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-sessions-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("sessions.sqlite").path
         let store = try FeatureStore.open(atPath: path)
@@ -24,7 +26,9 @@ struct SessionTests {
 
         var file = try Data(contentsOf: URL(fileURLWithPath: path))
         file.append((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
-        #expect(file.range(of: Data(SHA256.hash(data: Array(session.token.utf8)))) != nil, "the search would find the digest")
+        #expect(
+            file.range(of: Data(SHA256.hash(data: Array(session.token.utf8)))) != nil,
+            "the search would find the digest")
         #expect(file.range(of: Data(session.token.utf8)) == nil, "the token is nowhere in the database file")
         #expect(file.range(of: Data(session.token.dropFirst(4).utf8)) == nil)
     }
@@ -71,7 +75,8 @@ struct SessionTests {
         let key = try await store.createKey(for: acme, role: .reader)
         let start = Date()
         _ = try await store.openSession(withKey: key.secret, now: start)
-        _ = try await store.openSession(withKey: key.secret, now: start.addingTimeInterval(FeatureStore.sessionLifetime + 1))
+        _ = try await store.openSession(
+            withKey: key.secret, now: start.addingTimeInterval(FeatureStore.sessionLifetime + 1))
         let count = try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sessions") }
         #expect(count == 1)
     }

@@ -1,7 +1,8 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import GRDB
+
+@testable import FlagpoleStore
 
 /// The real configuration files copied from public apps, in Tests/Fixtures/real.
 enum Fixtures {
@@ -13,7 +14,8 @@ enum Fixtures {
 
     /// Every fixture's file name.
     static var all: [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted()) ?? []
+        (try? FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted())
+            ?? []
     }
 
     /// The fixtures the app accepts.
@@ -40,8 +42,11 @@ extension FeatureStore {
 
     /// Imports `text` as a file into acme/production.
     @discardableResult
-    func importText(_ text: String, into path: EnvironmentPath = .acmeProduction, strict: Bool = false, dryRun: Bool = false) async throws -> ImportOutcome {
-        try await importDocument(Array(text.utf8), into: path, options: ImportOptions(isDryRun: dryRun, isStrict: strict, actor: "test"))
+    func importText(
+        _ text: String, into path: EnvironmentPath = .acmeProduction, strict: Bool = false, dryRun: Bool = false
+    ) async throws -> ImportOutcome {
+        try await importDocument(
+            Array(text.utf8), into: path, options: ImportOptions(isDryRun: dryRun, isStrict: strict, actor: "test"))
     }
 
     /// Everything an import could change, to prove that a refused one changed nothing.
@@ -50,7 +55,8 @@ extension FeatureStore {
             let scope = try db.scope(of: path)
             var parts: [String] = []
             for table in ["features", "variations", "document_extras", "revisions", "audit"] {
-                let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) WHERE tenant_id = ? ORDER BY id", arguments: [scope.tenant.id])
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT * FROM \(table) WHERE tenant_id = ? ORDER BY id", arguments: [scope.tenant.id])
                 parts.append("\(table): \(rows)")
             }
             return parts.joined(separator: "\n")
@@ -64,7 +70,9 @@ extension FeatureStore {
 
     /// The salt of a feature of acme/production, found by its name as the app compares names.
     func salt(of feature: String) async throws -> String {
-        try await read { db in try db.storedFeature(named: feature, in: db.scope(of: .acmeProduction), includingArchived: true).salt }
+        try await read { db in
+            try db.storedFeature(named: feature, in: db.scope(of: .acmeProduction), includingArchived: true).salt
+        }
     }
 
     /// The audit rows of revision `number`.
@@ -72,7 +80,9 @@ extension FeatureStore {
         try await read { db in
             let scope = try db.scope(of: path)
             let revision = try db.revisionRecord(number, in: scope)!
-            return try AuditRecord.owned(by: scope.tenant).filter(AuditRecord.Columns.revisionID == revision.id!).order(Column("id")).fetchAll(db)
+            return try AuditRecord.owned(by: scope.tenant).filter(AuditRecord.Columns.revisionID == revision.id!).order(
+                Column("id")
+            ).fetchAll(db)
         }
     }
 }
@@ -99,7 +109,8 @@ extension FeatureStore {
     /// A fresh store in a temporary SQLite file (a WAL `DatabasePool`, as the CLI and the
     /// server open it), with tenants acme and globex.
     static func makeOnFileWithTenants() async throws -> FeatureStore {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-store-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flagpole-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try FeatureStore.open(atPath: directory.appendingPathComponent("flagpole.sqlite").path)
         try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
@@ -108,20 +119,33 @@ extension FeatureStore {
     }
 
     /// Every assignment event of an environment, newest first.
-    func allAssignmentEvents(in path: EnvironmentPath = .acmeProduction, user: UserID? = nil, feature: String? = nil) async throws -> [AssignmentEvent] {
-        try await assignmentEvents(in: path, matching: AssignmentEventQuery(user: user, feature: feature, limit: Int(Int32.max)))
+    func allAssignmentEvents(
+        in path: EnvironmentPath = .acmeProduction, user: UserID? = nil, feature: String? = nil
+    ) async throws -> [AssignmentEvent] {
+        try await assignmentEvents(
+            in: path, matching: AssignmentEventQuery(user: user, feature: feature, limit: Int(Int32.max)))
     }
 
     /// The recorded assignments of a feature (current or archived), by user.
-    func recordedAssignments(of feature: String, in path: EnvironmentPath = .acmeProduction) async throws -> [UserID: Assignment] {
+    func recordedAssignments(
+        of feature: String, in path: EnvironmentPath = .acmeProduction
+    ) async throws -> [UserID: Assignment] {
         try await read { db in
             let id = try db.featureID(named: feature, in: db.scope(of: path))
             let rows = try Row.fetchAll(
-                db, sql: "SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?", arguments: [id])
-            return Dictionary(uniqueKeysWithValues: rows.map { row in
-                let user = UserID(rawValue: row[0])
-                return (user, Assignment(user: user, feature: feature, variation: row[2], point: row[1], revision: row[3], isOverride: row[4]))
-            })
+                db,
+                sql: "SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?",
+                arguments: [id])
+            return Dictionary(
+                uniqueKeysWithValues: rows.map { row in
+                    let user = UserID(rawValue: row[0])
+                    return (
+                        user,
+                        Assignment(
+                            user: user, feature: feature, variation: row[2], point: row[1], revision: row[3],
+                            isOverride: row[4])
+                    )
+                })
         }
     }
 
@@ -141,7 +165,8 @@ extension FeatureStore {
         try await write { db in
             let scope = try db.scope(of: path)
             try db.execute(
-                sql: "UPDATE assignment_events SET created_at = created_at - ? WHERE tenant_id = ? AND environment_id = ?",
+                sql:
+                    "UPDATE assignment_events SET created_at = created_at - ? WHERE tenant_id = ? AND environment_id = ?",
                 arguments: [Int64(seconds * 1000), scope.tenant.id, scope.id])
         }
     }
@@ -196,7 +221,8 @@ extension MigrationFixtureTests {
             }
             return tally.filter { $0.value != 0 }
         }
-        let deltas = try tally("SELECT feature_id, CAST(variation AS BLOB), sum(users) FROM assignment_deltas GROUP BY 1, 2")
+        let deltas = try tally(
+            "SELECT feature_id, CAST(variation AS BLOB), sum(users) FROM assignment_deltas GROUP BY 1, 2")
         let recorded = try tally("SELECT feature_id, CAST(variation AS BLOB), count(*) FROM assignments GROUP BY 1, 2")
         return Set(deltas.keys).union(recorded.keys).sorted().compactMap { key in
             deltas[key] == recorded[key] ? nil : "\(key): deltas \(deltas[key] ?? 0), recorded \(recorded[key] ?? 0)"

@@ -1,8 +1,9 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Foundation
 import GRDB
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Tenants and environments")
 struct TenancyTests {
@@ -23,20 +24,26 @@ struct TenancyTests {
     func duplicatesAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
         await #expect(throws: StoreError.self) { try await store.createTenant(TenantSlug(rawValue: "acme")) }
-        let staging = EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
+        let staging = EnvironmentPath(
+            tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
         try await store.createEnvironment(staging)
         await #expect(throws: StoreError.self) { try await store.createEnvironment(staging) }
-        #expect(try await store.environments(of: staging.tenant).map(\.path.environment.rawValue) == ["production", "staging"])
+        #expect(
+            try await store.environments(of: staging.tenant).map(\.path.environment.rawValue) == [
+                "production", "staging",
+            ])
     }
 
     @Test("Tenants with the same environment and feature names never see each other's data")
     func tenantsAreIsolated() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "shared", "enabled": true}]}"#, into: .acmeProduction)
-        try await store.importText(#"{"features": [{"name": "shared", "enabled": false}, {"name": "only-globex"}]}"#, into: .globexProduction)
+        try await store.importText(
+            #"{"features": [{"name": "shared", "enabled": false}, {"name": "only-globex"}]}"#, into: .globexProduction)
 
         #expect(try await store.snapshot(of: .acmeProduction).document.features.map(\.enabled) == [true])
-        #expect(try await store.snapshot(of: .globexProduction).document.features.map(\.name) == ["shared", "only-globex"])
+        #expect(
+            try await store.snapshot(of: .globexProduction).document.features.map(\.name) == ["shared", "only-globex"])
         let acmeSalts = Set(try await store.storedFeatures(of: .acmeProduction).map(\.salt))
         let globexSalts = Set(try await store.storedFeatures(of: .globexProduction).map(\.salt))
         #expect(acmeSalts.isDisjoint(with: globexSalts))
@@ -49,12 +56,14 @@ struct TenancyTests {
     @Test("The schema itself refuses a row that points into another tenant")
     func schemaEnforcesTenancy() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "a", "test-variations": ["x", "y"]}]}"#, into: .acmeProduction)
+        try await store.importText(
+            #"{"features": [{"name": "a", "test-variations": ["x", "y"]}]}"#, into: .acmeProduction)
         let error = await #expect(throws: (any Error).self) {
             try await store.write { db in
                 let acme = try db.scope(of: EnvironmentPath.acmeProduction)
                 let globex = try db.scope(of: EnvironmentPath.globexProduction)
-                let feature = try Int64.fetchOne(db, sql: "SELECT id FROM features WHERE tenant_id = ?", arguments: [acme.tenant.id])!
+                let feature = try Int64.fetchOne(
+                    db, sql: "SELECT id FROM features WHERE tenant_id = ?", arguments: [acme.tenant.id])!
                 // A variation of acme's feature, filed under globex.
                 try db.execute(
                     sql: "INSERT INTO variations (tenant_id, feature_id, position, name) VALUES (?, ?, 9, 'x')",

@@ -1,13 +1,15 @@
 import FlagpoleCore
-@testable import FlagpoleStore
 import Testing
+
+@testable import FlagpoleStore
 
 @Suite("Edits that change nothing")
 struct UnchangedEditTests {
     @Test("Setting the biases a test already has, or enabling an enabled one, writes no revision, dry run or not")
     func noRevision() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        try await store.importText(#"{"features": [{"name": "t", "enabled": true, "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
+        try await store.importText(
+            #"{"features": [{"name": "t", "enabled": true, "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
         for isDryRun in [true, false] {
             let options = EditOptions(isDryRun: isDryRun, actor: "test")
             let biases = try await store.setBiases([10, 90], of: "t", in: .acmeProduction, options: options)
@@ -21,7 +23,8 @@ struct UnchangedEditTests {
         }
         #expect(try await store.revisions(of: .acmeProduction).count == 1)
 
-        let changed = try await store.setBiases([20, 80], of: "t", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
+        let changed = try await store.setBiases(
+            [20, 80], of: "t", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
         #expect(!changed.isUnchanged && !changed.isApplied && changed.revision == 2)
     }
 }

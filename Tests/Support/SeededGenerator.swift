@@ -23,4 +23,3 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return UInt64.random(in: 1...UInt64.max)
     }
 }
-

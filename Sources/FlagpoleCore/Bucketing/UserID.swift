@@ -20,15 +20,16 @@ public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
     ///
     /// - throws: `CoreError.invalidUserID` saying which rule `text` breaks.
     public init(validating text: String) throws(CoreError) {
-        let reason: String? = if text.isEmpty {
-            "it is empty"
-        } else if text.utf8.count > Self.maximumLength {
-            "it is longer than \(Self.maximumLength) bytes"
-        } else if text.unicodeScalars.contains(where: Self.breaksLines) {
-            "it contains a control character or a line separator (a tab, a line break, U+0000–U+001F, U+007F–U+009F, U+2028, U+2029)"
-        } else {
-            nil
-        }
+        let reason: String? =
+            if text.isEmpty {
+                "it is empty"
+            } else if text.utf8.count > Self.maximumLength {
+                "it is longer than \(Self.maximumLength) bytes"
+            } else if text.unicodeScalars.contains(where: Self.breaksLines) {
+                "it contains a control character or a line separator (a tab, a line break, U+0000–U+001F, U+007F–U+009F, U+2028, U+2029)"
+            } else {
+                nil
+            }
         if let reason { throw CoreError.invalidUserID(value: text, reason: reason) }
         rawValue = text
     }

@@ -25,7 +25,10 @@ public struct DocumentDiff: Hashable, Sendable {
         let newNames = Set(new.features.map(\.name))
         for feature in new.features {
             guard let previous = oldByName[feature.name] else {
-                changes.append(Change(feature: feature.name, field: nil, kind: .added, before: nil, after: .object(feature.jsonObject)))
+                changes.append(
+                    Change(
+                        feature: feature.name, field: nil, kind: .added, before: nil, after: .object(feature.jsonObject)
+                    ))
                 continue
             }
             if !previous.isIdentical(to: feature) {
@@ -33,14 +36,17 @@ public struct DocumentDiff: Hashable, Sendable {
             }
         }
         for feature in old.features where !newNames.contains(feature.name) {
-            changes.append(Change(feature: feature.name, field: nil, kind: .removed, before: .object(feature.jsonObject), after: nil))
+            changes.append(
+                Change(
+                    feature: feature.name, field: nil, kind: .removed, before: .object(feature.jsonObject), after: nil))
         }
         let oldOrder = old.features.map(\.name).filter(newNames.contains)
         let newOrder = new.features.map(\.name).filter { oldByName[$0] != nil }
         if oldOrder != newOrder {
-            changes.append(Change(
-                feature: nil, field: "features", kind: .changed,
-                before: .array(oldOrder.map(JSONValue.string)), after: .array(newOrder.map(JSONValue.string))))
+            changes.append(
+                Change(
+                    feature: nil, field: "features", kind: .changed,
+                    before: .array(oldOrder.map(JSONValue.string)), after: .array(newOrder.map(JSONValue.string))))
         }
         changes += Self.fieldChanges(from: old.extras, to: new.extras, feature: nil)
         let oldKeySet = Set(old.topLevelKeys)
@@ -48,9 +54,10 @@ public struct DocumentDiff: Hashable, Sendable {
         let oldKeys = old.topLevelKeys.filter(newKeySet.contains)
         let newKeys = new.topLevelKeys.filter(oldKeySet.contains)
         if oldKeys != newKeys {
-            changes.append(Change(
-                feature: nil, field: nil, kind: .changed,
-                before: .array(oldKeys.map(JSONValue.string)), after: .array(newKeys.map(JSONValue.string))))
+            changes.append(
+                Change(
+                    feature: nil, field: nil, kind: .changed,
+                    before: .array(oldKeys.map(JSONValue.string)), after: .array(newKeys.map(JSONValue.string))))
         }
     }
 
@@ -82,9 +89,15 @@ public struct DocumentDiff: Hashable, Sendable {
         for member in new.members {
             let previous = oldMembers[member.key]
             // A value or a key respelled in other bytes (NFC, NFD) changes the file, though not the app's reading.
-            if let previous, previous.key.utf8.elementsEqual(member.key.utf8), previous.value.isIdentical(to: member.value) { continue }
-            result.append(Change(
-                feature: feature, field: member.key, kind: previous == nil ? .added : .changed, before: previous?.value, after: member.value))
+            if let previous, previous.key.utf8.elementsEqual(member.key.utf8),
+                previous.value.isIdentical(to: member.value)
+            {
+                continue
+            }
+            result.append(
+                Change(
+                    feature: feature, field: member.key, kind: previous == nil ? .added : .changed,
+                    before: previous?.value, after: member.value))
         }
         for member in old.members where !newKeys.contains(member.key) {
             result.append(Change(feature: feature, field: member.key, kind: .removed, before: member.value, after: nil))

@@ -9,11 +9,14 @@ public enum ImportReview {
         _ decoded: DecodedDocument, replacing current: FeaturesDocument, archived: [Feature] = []
     ) -> [Diagnostic] {
         guard let next = decoded.document else { return [] }
-        let previousByName = Dictionary((archived + current.features).map { ($0.name, $0) }, uniquingKeysWith: { _, latest in latest })
+        let previousByName = Dictionary(
+            (archived + current.features).map { ($0.name, $0) }, uniquingKeysWith: { _, latest in latest })
         var findings: [DecodedDocument.Finding] = []
         for (index, feature) in next.features.enumerated() {
             guard let previous = previousByName[feature.name] else { continue }
-            if let finding = flagBecameTest(previous, feature, index: index) ?? needlessMoves(previous, feature, index: index) {
+            if let finding = flagBecameTest(previous, feature, index: index)
+                ?? needlessMoves(previous, feature, index: index)
+            {
                 findings.append(finding)
             }
         }
@@ -21,7 +24,8 @@ public enum ImportReview {
         let absent = current.features.filter { !nextNames.contains($0.name) }.map { feature in
             Diagnostic(
                 .featureAbsent, feature: feature.name, pointer: decoded.featuresPointer, location: nil,
-                message: "\"\(feature.name)\" is in the store but not in this file; it will be archived, and devices keep their last copy of it",
+                message:
+                    "\"\(feature.name)\" is in the store but not in this file; it will be archived, and devices keep their last copy of it",
                 fix: "to switch it off on devices, keep it in the file with \"enabled\": false")
         }
         return decoded.locate(findings) + absent
@@ -29,10 +33,13 @@ public enum ImportReview {
 
     /// W251: devices that cached a plain flag hold point 1 or 99 and keep it.
     static func flagBecameTest(_ previous: Feature, _ feature: Feature, index: Int) -> DecodedDocument.Finding? {
-        guard previous.hasFixedPoint, !previous.kind.isTest, !feature.hasFixedPoint, feature.kind.isTest else { return nil }
+        guard previous.hasFixedPoint, !previous.kind.isTest, !feature.hasFixedPoint, feature.kind.isTest else {
+            return nil
+        }
         return DecodedDocument.Finding(
             featureIndex: index, key: "test-variations", code: .flagBecameTest,
-            message: "\"\(feature.name)\" was a plain flag and is now \(feature.kind.withArticle) under the same name; devices that cached it keep point \(previous.isEnabled ? "1" : "99"), so all of them land in one group",
+            message:
+                "\"\(feature.name)\" was a plain flag and is now \(feature.kind.withArticle) under the same name; devices that cached it keep point \(previous.isEnabled ? "1" : "99"), so all of them land in one group",
             fix: "give the test a new feature name")
     }
 
@@ -50,7 +57,8 @@ public enum ImportReview {
         let cause = isReordered ? "the variations were re-ordered" : "a middle group changed"
         return DecodedDocument.Finding(
             featureIndex: index, key: isReordered ? "test-variations" : "test-biases", code: .needlessMoves,
-            message: "\(cause): \(Percent.format(moving)) of users change group where \(Percent.format(minimal)) would suffice",
+            message:
+                "\(cause): \(Percent.format(moving)) of users change group where \(Percent.format(minimal)) would suffice",
             fix: isReordered
                 ? "keep the variations in their previous order"
                 : "change only the first or the last group's bias, or accept the extra moves")

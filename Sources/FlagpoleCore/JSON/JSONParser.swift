@@ -146,7 +146,8 @@ private struct Scanner {
                 throw JSONSyntaxError(
                     offset: keyOffset,
                     message: "duplicate key \"\(key)\" in one object; readers disagree on which one wins",
-                    fix: "keep only one \"\(key)\" (the other is at \(SourceLocator(Array(bytes)).location(of: first)))")
+                    fix: "keep only one \"\(key)\" (the other is at \(SourceLocator(Array(bytes)).location(of: first)))"
+                )
             }
             skipWhitespace()
             try requireMore(closing: "object", openedAt: start)
@@ -179,7 +180,7 @@ private struct Scanner {
     mutating func parseLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         guard bytes.count - index >= expected.count,
-              UnsafeBufferPointer(rebasing: bytes[index..<index + expected.count]).elementsEqual(expected)
+            UnsafeBufferPointer(rebasing: bytes[index..<index + expected.count]).elementsEqual(expected)
         else {
             throw JSONSyntaxError(
                 offset: index, message: "invalid literal; did you mean \(literal)?",
@@ -237,7 +238,8 @@ private struct Scanner {
         }
         guard let value = Double(String(decoding: lexeme, as: UTF8.self)), value.isFinite else {
             throw JSONSyntaxError(
-                offset: start, message: "the number \(String(decoding: lexeme, as: UTF8.self)) is too large for a double",
+                offset: start,
+                message: "the number \(String(decoding: lexeme, as: UTF8.self)) is too large for a double",
                 fix: "write a number between -1.7e308 and 1.7e308")
         }
         return value
@@ -292,7 +294,8 @@ private struct Scanner {
             }
             let escapeOffset = start + position
             guard position + 1 < content.count else {
-                throw JSONSyntaxError(offset: escapeOffset, message: "incomplete escape sequence", fix: "write \\\\ for a backslash")
+                throw JSONSyntaxError(
+                    offset: escapeOffset, message: "incomplete escape sequence", fix: "write \\\\ for a backslash")
             }
             let escaped = content[position + 1]
             position += 2
@@ -308,9 +311,9 @@ private struct Scanner {
                 position += 4
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard position + 6 <= content.count,
-                          content[position] == UInt8(ascii: "\\"), content[position + 1] == UInt8(ascii: "u"),
-                          case let low = try hexQuad(content, at: position + 2, escapeOffset: start + position),
-                          (0xDC00...0xDFFF).contains(low)
+                        content[position] == UInt8(ascii: "\\"), content[position + 1] == UInt8(ascii: "u"),
+                        case let low = try hexQuad(content, at: position + 2, escapeOffset: start + position),
+                        (0xDC00...0xDFFF).contains(low)
                     else {
                         throw unpairedSurrogate(scalar, at: escapeOffset)
                     }
@@ -329,14 +332,20 @@ private struct Scanner {
         return String(decoding: output, as: UTF8.self)
     }
 
-    func hexQuad(_ content: UnsafeBufferPointer<UInt8>, at position: Int, escapeOffset: Int) throws(JSONSyntaxError) -> UInt32 {
+    func hexQuad(
+        _ content: UnsafeBufferPointer<UInt8>, at position: Int, escapeOffset: Int
+    ) throws(JSONSyntaxError) -> UInt32 {
         guard position + 4 <= content.count else {
-            throw JSONSyntaxError(offset: escapeOffset, message: "\\u needs four hex digits", fix: "write \\u followed by four hex digits")
+            throw JSONSyntaxError(
+                offset: escapeOffset, message: "\\u needs four hex digits", fix: "write \\u followed by four hex digits"
+            )
         }
         var value: UInt32 = 0
         for byte in content[position..<position + 4] {
             guard let digit = Character(Unicode.Scalar(byte)).hexDigitValue else {
-                throw JSONSyntaxError(offset: escapeOffset, message: "\\u needs four hex digits", fix: "write \\u followed by four hex digits")
+                throw JSONSyntaxError(
+                    offset: escapeOffset, message: "\\u needs four hex digits",
+                    fix: "write \\u followed by four hex digits")
             }
             value = value * 16 + UInt32(digit)
         }
@@ -345,7 +354,9 @@ private struct Scanner {
 
     func unpairedSurrogate(_ scalar: UInt32, at offset: Int) -> JSONSyntaxError {
         JSONSyntaxError(
-            offset: offset, message: "\\u\(String(scalar, radix: 16, uppercase: true)) is half of a UTF-16 surrogate pair with no other half",
+            offset: offset,
+            message:
+                "\\u\(String(scalar, radix: 16, uppercase: true)) is half of a UTF-16 surrogate pair with no other half",
             fix: "write the character itself, or both halves of the pair")
     }
 
@@ -407,7 +418,9 @@ private struct Scanner {
             let character = Character(Unicode.Scalar(byte))
             return JSONSyntaxError(
                 offset: offset, message: "unexpected '\(character)' where \(expected) was expected",
-                fix: fix ?? (byte.isLetter ? "put keys and text inside double quotes" : "check the JSON syntax around this point"))
+                fix: fix
+                    ?? (byte.isLetter
+                        ? "put keys and text inside double quotes" : "check the JSON syntax around this point"))
         }
     }
 
@@ -431,7 +444,8 @@ private struct Scanner {
         guard index >= bytes.count else { return }
         throw JSONSyntaxError(
             offset: bytes.count,
-            message: "the file ends inside the \(container) opened at \(SourceLocator(Array(bytes)).location(of: start))",
+            message:
+                "the file ends inside the \(container) opened at \(SourceLocator(Array(bytes)).location(of: start))",
             fix: "close the \(container) with '\(container == "array" ? "]" : "}")'")
     }
 
@@ -460,8 +474,8 @@ private struct Scanner {
     }
 }
 
-private extension UInt8 {
-    var isLetter: Bool {
+extension UInt8 {
+    fileprivate var isLetter: Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
     }
 }

@@ -98,6 +98,8 @@ extension JSONObject {
     /// `JSONValue.isIdentical(to:)`).
     public func isIdentical(to other: JSONObject) -> Bool {
         members.count == other.members.count
-            && zip(members, other.members).allSatisfy { $0.key.utf8.elementsEqual($1.key.utf8) && $0.value.isIdentical(to: $1.value) }
+            && zip(members, other.members).allSatisfy {
+                $0.key.utf8.elementsEqual($1.key.utf8) && $0.value.isIdentical(to: $1.value)
+            }
     }
 }

@@ -31,13 +31,14 @@ extension Feature {
             return pair == ["enabled", "disabled"] ? .onOffABTest : .abTest
         }
         if unlocked != nil { return .unlockFlag }
-        let base: FeatureKind = switch declaredType {
-        case .featureFlag: .flag
-        case .featureTest(.ab): .abTest
-        case .featureTest(.featureFlagAB): .onOffABTest
-        case .featureTest(.mvt): .mvtTest
-        case nil: count >= 3 ? .mvtTest : .flag
-        }
+        let base: FeatureKind =
+            switch declaredType {
+            case .featureFlag: .flag
+            case .featureTest(.ab): .abTest
+            case .featureTest(.featureFlagAB): .onOffABTest
+            case .featureTest(.mvt): .mvtTest
+            case nil: count >= 3 ? .mvtTest : .flag
+            }
         return base == .flag && development == true ? .developmentFlag : base
     }
 

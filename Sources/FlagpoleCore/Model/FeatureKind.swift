@@ -29,10 +29,11 @@ public enum FeatureKind: String, Hashable, Sendable, CaseIterable, CustomStringC
 
     /// The name with its indefinite article, for sentences: "an A/B Test", "a Feature Flag".
     public var withArticle: String {
-        let article = switch self {
-        case .abTest, .mvtTest, .unlockFlag: "an"
-        case .flag, .developmentFlag, .onOffABTest: "a"
-        }
+        let article =
+            switch self {
+            case .abTest, .mvtTest, .unlockFlag: "an"
+            case .flag, .developmentFlag, .onOffABTest: "a"
+            }
         return "\(article) \(description)"
     }
 }

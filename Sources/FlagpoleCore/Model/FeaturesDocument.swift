@@ -42,7 +42,9 @@ public struct FeaturesDocument: Hashable, Sendable {
     /// The document with each feature written as `object` writes it.
     func jsonValue(featureObject object: (Feature) -> JSONObject) -> JSONValue {
         var members = extras.members
-        members.insert(JSONObject.Member(key: "features", value: .array(features.map { .object(object($0)) })), at: featuresPosition)
+        members.insert(
+            JSONObject.Member(key: "features", value: .array(features.map { .object(object($0)) })),
+            at: featuresPosition)
         return .object(JSONObject(members))
     }
 }

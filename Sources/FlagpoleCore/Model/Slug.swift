@@ -51,17 +51,18 @@ enum SlugRules {
         let allowed = text.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-"
         }
-        let reason: String? = if text.isEmpty {
-            "it is empty"
-        } else if text.count > maximumLength {
-            "it is longer than \(maximumLength) characters"
-        } else if !allowed {
-            "it may contain only lowercase letters, digits and hyphens"
-        } else if text.hasPrefix("-") || text.hasSuffix("-") {
-            "it may not start or end with a hyphen"
-        } else {
-            nil
-        }
+        let reason: String? =
+            if text.isEmpty {
+                "it is empty"
+            } else if text.count > maximumLength {
+                "it is longer than \(maximumLength) characters"
+            } else if !allowed {
+                "it may contain only lowercase letters, digits and hyphens"
+            } else if text.hasPrefix("-") || text.hasSuffix("-") {
+                "it may not start or end with a hyphen"
+            } else {
+                nil
+            }
         if let reason { throw CoreError.invalidSlug(kind: kind, value: text, reason: reason) }
     }
 }

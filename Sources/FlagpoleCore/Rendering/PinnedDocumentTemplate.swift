@@ -34,8 +34,10 @@ public struct PinnedDocumentTemplate: Sendable {
         var index = -1
         let value = document.jsonValue { feature in
             index += 1
-            let unlocked = feature.kind == .unlockFlag
-                ? hole(.unlocked(feature: index, byDefault: feature.unlocked ?? false)) : feature.unlocked.map(JSONValue.bool)
+            let unlocked =
+                feature.kind == .unlockFlag
+                ? hole(.unlocked(feature: index, byDefault: feature.unlocked ?? false))
+                : feature.unlocked.map(JSONValue.bool)
             let assignment = feature.isBucketed ? hole(.point(feature: index)) : nil
             return feature.jsonObject(assignment: assignment, unlocked: unlocked)
         }
@@ -54,7 +56,9 @@ public struct PinnedDocumentTemplate: Sendable {
                 end += 1
             }
             // Holes come in order, each exactly once; anything else means the document wrote a U+0000 itself.
-            guard number == offsets.count, end > start + marker.count, end < rendered.count, rendered[end] == UInt8(ascii: "\"") else {
+            guard number == offsets.count, end > start + marker.count, end < rendered.count,
+                rendered[end] == UInt8(ascii: "\"")
+            else {
                 return nil
             }
             bytes.append(contentsOf: rendered[position..<start])

@@ -16,9 +16,13 @@ public enum DocumentDecoder {
             // No line table for a file this size: the problem is the whole file, not a place in it.
             let tooLarge = Diagnostic(
                 .notStrictJSON, feature: nil, pointer: .root, location: nil,
-                message: "the file is \(bytes.count) bytes, over the \(maximumInputSize) bytes (\(maximumInputSize >> 20) MiB) Flagpole reads",
-                fix: "check that this is the right file: an app's features.json is rarely more than a few hundred kilobytes")
-            return DecodedDocument(document: nil, diagnostics: [tooLarge], sources: [], bytes: [], featuresPointer: .root)
+                message:
+                    "the file is \(bytes.count) bytes, over the \(maximumInputSize) bytes (\(maximumInputSize >> 20) MiB) Flagpole reads",
+                fix:
+                    "check that this is the right file: an app's features.json is rarely more than a few hundred kilobytes"
+            )
+            return DecodedDocument(
+                document: nil, diagnostics: [tooLarge], sources: [], bytes: [], featuresPointer: .root)
         }
         var pending = PendingDiagnostics()
         let root: JSONNode
@@ -26,10 +30,14 @@ public enum DocumentDecoder {
             root = try JSONParser.parse(bytes)
         } catch {
             pending.add(.notStrictJSON, feature: nil, at: .root, offset: error.offset, error.message, fix: error.fix)
-            return DecodedDocument(document: nil, diagnostics: pending.located(in: bytes), sources: [], bytes: bytes, featuresPointer: .root)
+            return DecodedDocument(
+                document: nil, diagnostics: pending.located(in: bytes), sources: [], bytes: bytes,
+                featuresPointer: .root)
         }
         guard let shape = DocumentShape(root, pending: &pending) else {
-            return DecodedDocument(document: nil, diagnostics: pending.located(in: bytes), sources: [], bytes: bytes, featuresPointer: .root)
+            return DecodedDocument(
+                document: nil, diagnostics: pending.located(in: bytes), sources: [], bytes: bytes,
+                featuresPointer: .root)
         }
 
         var features: [Feature] = []
@@ -51,10 +59,13 @@ public enum DocumentDecoder {
             sources.append(DecodedDocument.FeatureSource(pointer: pointer, node: node))
         }
 
-        let document = pending.hasErrors
+        let document =
+            pending.hasErrors
             ? nil
             : FeaturesDocument(features: features, extras: shape.extras, featuresPosition: shape.featuresPosition)
-        return DecodedDocument(document: document, diagnostics: pending.located(in: bytes), sources: sources, bytes: bytes, featuresPointer: shape.featuresPointer)
+        return DecodedDocument(
+            document: document, diagnostics: pending.located(in: bytes), sources: sources, bytes: bytes,
+            featuresPointer: shape.featuresPointer)
     }
 }
 
@@ -82,9 +93,10 @@ private struct DocumentShape {
             let features = members[position].node
             featuresPointer = JSONPointer.root.appending("features")
             featuresPosition = position
-            extras = JSONObject(members.enumerated().filter { $0.offset != position }.map {
-                JSONObject.Member(key: $0.element.key, value: $0.element.node.value)
-            })
+            extras = JSONObject(
+                members.enumerated().filter { $0.offset != position }.map {
+                    JSONObject.Member(key: $0.element.key, value: $0.element.node.value)
+                })
             for member in members where member.key.containsNUL {
                 pending.add(
                     .nulCharacter, feature: nil, at: JSONPointer.root.appending(member.key), offset: member.keyOffset,

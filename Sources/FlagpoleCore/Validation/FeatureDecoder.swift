@@ -23,7 +23,8 @@ enum FeatureDecoder {
             if name.containsNUL { reader.refuseNUL(nameMember!.node, at: pointer.appending("name")) }
         case nil, .null:
             reader.pending.add(
-                .missingName, feature: nil, at: pointer.appending("name"), offset: nameMember?.node.offset ?? node.offset,
+                .missingName, feature: nil, at: pointer.appending("name"),
+                offset: nameMember?.node.offset ?? node.offset,
                 "this feature has no \"name\"; the app rejects the whole file",
                 fix: "add \"name\": \"…\" (lookups are exact and case-sensitive)")
         case .some:
@@ -67,7 +68,8 @@ enum FeatureDecoder {
             case Feature.assignmentKey:
                 if reader.number(node, key: member.key) != nil {
                     reader.pending.add(
-                        .assignmentDropped, feature: reader.featureName, at: pointer.appending(member.key), offset: node.offset,
+                        .assignmentDropped, feature: reader.featureName, at: pointer.appending(member.key),
+                        offset: node.offset,
                         "\"\(member.key)\" in a shared file would pin every fresh install to one group; the store does not keep it",
                         fix: "remove it: Flagpole serves each user's own point in their pinned document")
                 }
@@ -96,19 +98,23 @@ private struct MemberReader {
             if value.containsNUL { refuseNUL(node, at: pointer.appending(key)) }
             return value
         }
-        wrongType(node, at: pointer.appending(key), key: key, expected: "a string", fix: "write the text in double quotes")
+        wrongType(
+            node, at: pointer.appending(key), key: key, expected: "a string", fix: "write the text in double quotes")
         return nil
     }
 
     mutating func bool(_ node: JSONNode, key: String) -> Bool? {
         if case .bool(let value) = node.content { return value }
-        wrongType(node, at: pointer.appending(key), key: key, expected: "true or false", fix: "write true or false, without quotes")
+        wrongType(
+            node, at: pointer.appending(key), key: key, expected: "true or false",
+            fix: "write true or false, without quotes")
         return nil
     }
 
     mutating func number(_ node: JSONNode, key: String) -> Double? {
         if case .number(let value) = node.content { return value }
-        wrongType(node, at: pointer.appending(key), key: key, expected: "a number", fix: "write a number without quotes")
+        wrongType(
+            node, at: pointer.appending(key), key: key, expected: "a number", fix: "write a number without quotes")
         return nil
     }
 
@@ -116,24 +122,31 @@ private struct MemberReader {
         elements(node, key: key, expected: "an array of strings", example: "[\"Group A\", \"Group B\"]") { element in
             if case .string(let value) = element.content { return value }
             return nil
-        } elementFix: { _ in "write each variation as a string in double quotes" }
+        } elementFix: { _ in
+            "write each variation as a string in double quotes"
+        }
     }
 
     mutating func numbers(_ node: JSONNode, key: String) -> [Double]? {
         elements(node, key: key, expected: "an array of numbers", example: "[50, 50]") { element in
             if case .number(let value) = element.content { return value }
             return nil
-        } elementFix: { _ in "write each bias as a number without quotes" }
+        } elementFix: { _ in
+            "write each bias as a number without quotes"
+        }
     }
 
     mutating func labels(_ node: JSONNode, key: String) -> [String?]? {
-        elements(node, key: key, expected: "an array of strings or nulls", example: "[\"label-a\", null]") { element -> String?? in
+        elements(node, key: key, expected: "an array of strings or nulls", example: "[\"label-a\", null]") {
+            element -> String?? in
             switch element.content {
             case .string(let value): return .some(value)
             case .null: return .some(nil)
             default: return nil
             }
-        } elementFix: { _ in "write each label as a string, or null for none" }
+        } elementFix: { _ in
+            "write each label as a string, or null for none"
+        }
     }
 
     /// An array whose every element `read` accepts; one diagnostic per bad element.
@@ -162,7 +175,9 @@ private struct MemberReader {
         }
         if case .array(let nodes) = node.content {
             for (index, element) in nodes.enumerated() {
-                if case .string(let text) = element.content, text.containsNUL { refuseNUL(element, at: keyPointer.appending(index)) }
+                if case .string(let text) = element.content, text.containsNUL {
+                    refuseNUL(element, at: keyPointer.appending(index))
+                }
             }
         }
         return isValid ? values : nil
@@ -179,22 +194,28 @@ private struct MemberReader {
 
     mutating func typeObject(_ node: JSONNode) -> JSONObject? {
         let typePointer = pointer.appending("type")
-        let accepted = "the app accepts only {\"feature-flag\": \"…\"} or {\"feature-test\": \"ab\" | \"featureFlagAB\" | \"mvt\"}"
+        let accepted =
+            "the app accepts only {\"feature-flag\": \"…\"} or {\"feature-test\": \"ab\" | \"featureFlagAB\" | \"mvt\"}"
         guard case .object = node.content, case .object(let object) = node.value else {
-            invalidType(node, at: typePointer, "\"type\" is \(node.value.summary); \(accepted)",
-                        fix: "write \"type\": {\"feature-test\": \"ab\"}, or remove \"type\" to let the variations decide")
+            invalidType(
+                node, at: typePointer, "\"type\" is \(node.value.summary); \(accepted)",
+                fix: "write \"type\": {\"feature-test\": \"ab\"}, or remove \"type\" to let the variations decide")
             return nil
         }
         guard FeatureType(object) == nil else { return object }
         if object["unlock-flag"] != nil {
-            invalidType(node, at: typePointer, "the app has no {\"unlock-flag\": …} type object; it rejects the whole file",
-                        fix: "remove \"type\" and write \"unlocked\": false to make an unlock flag")
+            invalidType(
+                node, at: typePointer, "the app has no {\"unlock-flag\": …} type object; it rejects the whole file",
+                fix: "remove \"type\" and write \"unlocked\": false to make an unlock flag")
         } else if case .string(let raw) = object["feature-test"], let kind = node.member("feature-test")?.node {
-            invalidType(kind, at: typePointer.appending("feature-test"), "\"feature-test\" is \"\(raw)\", an unknown test kind; the app rejects the whole file",
-                        fix: "use \"ab\", \"featureFlagAB\" or \"mvt\" (case-sensitive)")
+            invalidType(
+                kind, at: typePointer.appending("feature-test"),
+                "\"feature-test\" is \"\(raw)\", an unknown test kind; the app rejects the whole file",
+                fix: "use \"ab\", \"featureFlagAB\" or \"mvt\" (case-sensitive)")
         } else {
-            invalidType(node, at: typePointer, "this \"type\" object is not one the app accepts: \(accepted)",
-                        fix: "write \"type\": {\"feature-flag\": \"flag\"} or {\"feature-test\": \"ab\"}")
+            invalidType(
+                node, at: typePointer, "this \"type\" object is not one the app accepts: \(accepted)",
+                fix: "write \"type\": {\"feature-flag\": \"flag\"} or {\"feature-test\": \"ab\"}")
         }
         return nil
     }
@@ -204,7 +225,9 @@ private struct MemberReader {
         pending.add(.invalidTypeObject, feature: featureName, at: pointer, offset: node.offset, message, fix: fix)
     }
 
-    private mutating func wrongType(_ node: JSONNode, at pointer: JSONPointer, key: String, expected: String, fix: String) {
+    private mutating func wrongType(
+        _ node: JSONNode, at pointer: JSONPointer, key: String, expected: String, fix: String
+    ) {
         hasFailed = true
         pending.add(
             .wrongType, feature: featureName, at: pointer, offset: node.offset,

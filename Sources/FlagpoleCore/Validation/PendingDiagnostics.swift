@@ -27,7 +27,8 @@ struct PendingDiagnostics {
         _ code: DiagnosticCode, feature: String?, at pointer: JSONPointer, offset: Int?,
         _ message: String, fix: String
     ) {
-        let diagnostic = Pending(code: code, feature: feature, pointer: pointer, offset: offset, message: message, fix: fix)
+        let diagnostic = Pending(
+            code: code, feature: feature, pointer: pointer, offset: offset, message: message, fix: fix)
         guard listed[code, default: 0] < Self.maximumPerCode else {
             omitted[code, default: (diagnostic, 0)].count += 1
             return
@@ -42,7 +43,8 @@ struct PendingDiagnostics {
         var pending = pending
         for (code, omission) in omitted.sorted(by: { $0.key < $1.key }) {
             var summary = omission.first
-            summary.message = "this and \(omission.count - 1) more \(code.rawValue) problems are not listed one by one (the first \(Self.maximumPerCode) are): \(summary.message)"
+            summary.message =
+                "this and \(omission.count - 1) more \(code.rawValue) problems are not listed one by one (the first \(Self.maximumPerCode) are): \(summary.message)"
             summary.fix = "fix the ones listed, then validate again to list the rest"
             pending.append(summary)
         }

@@ -47,9 +47,12 @@ extension AdminAPI {
             }
             let cursor = try query.int("cursor")
             // One more than the page: a next page exists only if it has events.
-            let events = try await store.assignmentEvents(in: path, matching: AssignmentEventQuery(
-                user: try query.user(), feature: query.string("feature"), since: try query.time("since"), until: try query.time("until"),
-                before: cursor.map(Int64.init), limit: limit + 1))
+            let events = try await store.assignmentEvents(
+                in: path,
+                matching: AssignmentEventQuery(
+                    user: try query.user(), feature: query.string("feature"), since: try query.time("since"),
+                    until: try query.time("until"),
+                    before: cursor.map(Int64.init), limit: limit + 1))
             let page = events.prefix(limit)
             let next: JSONValue = events.count > limit ? page.last.map { .number(Double($0.id)) } ?? .null : .null
             return .json(["events": .array(page.map(\.jsonValue)), "nextCursor": next])

@@ -20,7 +20,8 @@ extension AdminAPI {
             let query = Query(request)
             let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
             let options = ImportOptions(
-                isDryRun: try query.bool("dryRun"), isStrict: try query.bool("strict"), message: query.string("message") ?? "import",
+                isDryRun: try query.bool("dryRun"), isStrict: try query.bool("strict"),
+                message: query.string("message") ?? "import",
                 actor: key.actor, expectedRevision: try request.expectedRevision())
             let outcome = try await store.importDocument(bytes, into: path, options: options)
             if case .applied = outcome.status {

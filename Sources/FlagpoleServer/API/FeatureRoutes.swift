@@ -23,8 +23,10 @@ extension AdminAPI {
             environment.post("features/:feature/\(action)") { request, context -> Response in
                 let path = try context.environmentPath()
                 let key = try await auth.require(.editor, on: path.tenant, request)
-                let options = try editOptions(try await body(request, allowed: ["dryRun", "message"]), request, key: key)
-                let outcome = try await store.setEnabled(isEnabled, feature: try context.feature(), in: path, options: options)
+                let options = try editOptions(
+                    try await body(request, allowed: ["dryRun", "message"]), request, key: key)
+                let outcome = try await store.setEnabled(
+                    isEnabled, feature: try context.feature(), in: path, options: options)
                 return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
             }
         }
@@ -34,7 +36,8 @@ extension AdminAPI {
             let key = try await auth.require(.editor, on: path.tenant, request)
             let body = try await body(request, allowed: ["biases", "dryRun", "force", "message"])
             let options = try editOptions(body, request, key: key)
-            let outcome = try await store.setBiases(try body.numbers("biases"), of: try context.feature(), in: path, options: options)
+            let outcome = try await store.setBiases(
+                try body.numbers("biases"), of: try context.feature(), in: path, options: options)
             return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
         }
         environment.post("features/:feature/rollout") { request, context -> Response in
@@ -42,7 +45,8 @@ extension AdminAPI {
             let key = try await auth.require(.editor, on: path.tenant, request)
             let body = try await body(request, allowed: ["variation", "dryRun", "message"])
             let options = try editOptions(body, request, key: key)
-            let outcome = try await store.rollOut(try context.feature(), to: try body.string("variation"), in: path, options: options)
+            let outcome = try await store.rollOut(
+                try context.feature(), to: try body.string("variation"), in: path, options: options)
             return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
         }
 
@@ -51,13 +55,15 @@ extension AdminAPI {
             _ = try await auth.require(.editor, on: path.tenant, request)
             let body = try await body(request, allowed: ["variation"])
             let assignment = try await store.setOverride(
-                try context.feature(), user: try context.user(), variation: try body.requiredString("variation"), in: path)
+                try context.feature(), user: try context.user(), variation: try body.requiredString("variation"),
+                in: path)
             return .json(assignment.jsonValue)
         }
         environment.delete("features/:feature/overrides/:user") { request, context -> Response in
             let path = try context.environmentPath()
             _ = try await auth.require(.editor, on: path.tenant, request)
-            return .json(try await store.clearOverride(try context.feature(), user: try context.user(), in: path).jsonValue)
+            return .json(
+                try await store.clearOverride(try context.feature(), user: try context.user(), in: path).jsonValue)
         }
 
         // `{"source": "purchase"}` is optional; answers whether the state changed.
@@ -69,9 +75,11 @@ extension AdminAPI {
                 let feature = try context.feature()
                 let user = try context.user()
                 let changed = try await store.setUnlocked(
-                    isUnlocked, feature: feature, user: user, source: try body.string("source"), actor: key.actor, in: path)
+                    isUnlocked, feature: feature, user: user, source: try body.string("source"), actor: key.actor,
+                    in: path)
                 return .json([
-                    "feature": .string(feature), "user": .string(user.rawValue), "unlocked": .bool(isUnlocked), "changed": .bool(changed),
+                    "feature": .string(feature), "user": .string(user.rawValue), "unlocked": .bool(isUnlocked),
+                    "changed": .bool(changed),
                 ])
             }
         }
@@ -94,7 +102,9 @@ extension FlagpoleRequestContext {
     func decodedParameter(_ name: String) throws -> String {
         let raw = parameters.get(name) ?? ""
         guard let decoded = raw.removingPercentEncoding else {
-            throw APIError.malformed("The path segment \"\(raw)\" has a broken percent-encoding. Encode it as RFC 3986 says, e.g. a space as %20.")
+            throw APIError.malformed(
+                "The path segment \"\(raw)\" has a broken percent-encoding. Encode it as RFC 3986 says, e.g. a space as %20."
+            )
         }
         return decoded
     }

@@ -23,7 +23,9 @@ extension AdminAPI {
         api.get("tenants/:tenant") { request, context -> Response in
             let slug = try context.tenant()
             _ = try await auth.require(.reader, on: slug, request)
-            guard let tenant = try await store.tenants().first(where: { $0.slug == slug }) else { throw StoreError.tenantNotFound(slug) }
+            guard let tenant = try await store.tenants().first(where: { $0.slug == slug }) else {
+                throw StoreError.tenantNotFound(slug)
+            }
             return .json(tenant.jsonValue)
         }
 
@@ -52,7 +54,8 @@ extension AdminAPI {
             _ = try await auth.require(.admin, on: path.tenant, request)
             let body = try await body(request, allowed: ["private", "cacheControl"])
             let isPrivate: Bool? = body.object["private"] == nil ? nil : try body.requiredBool("private")
-            let cacheControl: String?? = body.object["cacheControl"] == nil ? nil : .some(try body.string("cacheControl"))
+            let cacheControl: String?? =
+                body.object["cacheControl"] == nil ? nil : .some(try body.string("cacheControl"))
             try await store.updateDelivery(of: path) { settings in
                 if let isPrivate { settings.isPrivate = isPrivate }
                 if let cacheControl { settings.cacheControl = cacheControl }
@@ -72,7 +75,8 @@ extension AdminAPI {
             let body = try await body(request, allowed: ["role", "name"])
             let roleName = try body.requiredString("role")
             guard let role = KeyRole(rawValue: roleName), role != .serverAdmin else {
-                throw APIError.invalid("\"role\" must be admin, editor, reader or delivery, not \"\(roleName)\".", pointer: "/role")
+                throw APIError.invalid(
+                    "\"role\" must be admin, editor, reader or delivery, not \"\(roleName)\".", pointer: "/role")
             }
             let created = try await store.createKey(for: .tenant(slug), role: role, name: try body.string("name") ?? "")
             var object = created.info.jsonObject

@@ -10,16 +10,20 @@ extension Dashboard {
             let path = try context.environmentPath()
             let session = try await require(.reader, on: path.tenant, request)
             let urls = EnvironmentURLs(path)
-            var page = ExportPage(chrome: try await chrome(session, at: .export, of: path), path: path.description, downloadURL: urls.download)
+            var page = ExportPage(
+                chrome: try await chrome(session, at: .export, of: path), path: path.description,
+                downloadURL: urls.download)
             if let revision = try await currentRevision(of: path) {
                 let state = try await store.deliveryState(of: path)
                 let host = request.head.authority ?? "localhost"
                 page.revision = revision.number
                 page.size = revision.document.count
                 page.etag = DeliveryArtifact(bytes: revision.document).etag
-                page.deliveryURL = "\(request.isOverTLS ? "https" : "http")://\(host)/t/\(path.tenant)/\(path.environment)/features.json"
+                page.deliveryURL =
+                    "\(request.isOverTLS ? "https" : "http")://\(host)/t/\(path.tenant)/\(path.environment)/features.json"
                 page.cacheControl = DeliveryRoutes.currentCacheControl(state, default: defaultCacheControl)
-                page.access = state.settings.isPrivate
+                page.access =
+                    state.settings.isPrivate
                     ? "Private: fetching needs a key of \(path.tenant) (a delivery key is enough)."
                     : "Public: anyone with the URL can fetch it."
             }

@@ -36,11 +36,13 @@ extension Dashboard {
             do {
                 let biases = try form.biases.enumerated().map { index, text in
                     guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
-                        throw APIError.invalid("Bias \(index + 1), \"\(text)\", is not a number. Write a percentage such as 25 or 12.5.")
+                        throw APIError.invalid(
+                            "Bias \(index + 1), \"\(text)\", is not a number. Write a percentage such as 25 or 12.5.")
                     }
                     return value
                 }
-                let outcome = try await store.setBiases(biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
+                let outcome = try await store.setBiases(
+                    biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
                 if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
                 edit.biasPlan = outcome
             } catch {
@@ -58,8 +60,11 @@ extension Dashboard {
             var edit = PendingEdit(winner: form.variation)
             do {
                 let outcome = try await store.rollOut(
-                    name, to: form.variation, in: path, options: editOptions(form.revision, form.action == "apply", false, session))
-                if form.action == "apply" { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
+                    name, to: form.variation, in: path,
+                    options: editOptions(form.revision, form.action == "apply", false, session))
+                if form.action == "apply" {
+                    return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
+                }
                 edit.rolloutPlan = outcome
             } catch {
                 edit.error = try Self.userError(error)
@@ -68,7 +73,9 @@ extension Dashboard {
         }
     }
 
-    private func editOptions(_ revision: Int?, _ isApplying: Bool, _ isForced: Bool?, _ session: DashboardSession) -> EditOptions {
+    private func editOptions(
+        _ revision: Int?, _ isApplying: Bool, _ isForced: Bool?, _ session: DashboardSession
+    ) -> EditOptions {
         EditOptions(
             isDryRun: !isApplying, isForced: isForced ?? false, actor: session.identity.actor,
             expectedRevision: isApplying ? revision : nil)
@@ -88,25 +95,34 @@ extension Dashboard {
         return PageError(status: apiError.status, message: apiError.message)
     }
 
-    private func featureResponse(_ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit) async throws -> Response {
+    private func featureResponse(
+        _ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit
+    ) async throws -> Response {
         let page = try await featurePage(name, in: path, session: session, edit: edit)
         return .html(templates.render(page, as: "feature"), status: edit.error?.status ?? .ok)
     }
 
-    private func featurePage(_ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit = PendingEdit()) async throws -> FeaturePage {
+    private func featurePage(
+        _ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit = PendingEdit()
+    ) async throws -> FeaturePage {
         let detail = try await store.feature(name, in: path)
         let feature = detail.feature
         let urls = EnvironmentURLs(path)
         let current = try await currentRevision(of: path)
-        let warnings = current.map { DocumentDecoder.decode($0.document).diagnostics.filter { $0.feature == name } } ?? []
+        let warnings =
+            current.map { DocumentDecoder.decode($0.document).diagnostics.filter { $0.feature == name } } ?? []
         var page = FeaturePage(
-            chrome: try await chrome(session, at: .overview, of: path), card: FeatureCard(feature, url: urls.feature(name), warnings: warnings),
+            chrome: try await chrome(session, at: .overview, of: path),
+            card: FeatureCard(feature, url: urls.feature(name), warnings: warnings),
             revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
-            canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken, error: edit.error?.message)
+            canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
+            error: edit.error?.message)
         if feature.isBucketed {
             let values = edit.biases ?? feature.editableBiases
             page.biases = FeaturePage.BiasEditor(
-                inputs: zip(feature.effectiveVariations, values).map { FeaturePage.BiasInput(variation: $0, value: $1) },
+                inputs: zip(feature.effectiveVariations, values).map {
+                    FeaturePage.BiasInput(variation: $0, value: $1)
+                },
                 isForced: edit.isForced, plan: edit.biasPlan.map(PlanView.init))
         }
         if feature.kind.isTest {
@@ -114,9 +130,12 @@ extension Dashboard {
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
                 plan: edit.rolloutPlan.map(PlanView.init))
         }
-        page.timeline = AssignmentChart(try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
-        page.events = try await store.assignmentEvents(in: path, matching: AssignmentEventQuery(feature: name, limit: Self.recentEvents))
-            .map { EventRow($0, urls: urls) }
+        page.timeline = AssignmentChart(
+            try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
+        page.events = try await store.assignmentEvents(
+            in: path, matching: AssignmentEventQuery(feature: name, limit: Self.recentEvents)
+        )
+        .map { EventRow($0, urls: urls) }
         page.hasEvents = !page.events.isEmpty
         return page
     }
@@ -208,7 +227,8 @@ struct PlanView: Sendable {
         let share = plans.reduce(0) { $0 + $1.movingShare }
         let users = plans.reduce(0) { $0 + $1.movingUsers }
         let recorded = plans.reduce(0) { $0 + $1.recordedUsers }
-        summary = "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move. Applying makes revision \(outcome.revision)."
+        summary =
+            "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move. Applying makes revision \(outcome.revision)."
         after = plans.first.flatMap { BiasBar($0.after) }
     }
 }

@@ -12,7 +12,8 @@ extension Dashboard {
         pages.get("tenants/:tenant/:env/import") { request, context -> Response in
             let path = try context.environmentPath()
             let session = try await require(.editor, on: path.tenant, request)
-            let page = ImportPage(chrome: try await chrome(session, at: .importing, of: path), path: path, csrf: session.csrfToken)
+            let page = ImportPage(
+                chrome: try await chrome(session, at: .importing, of: path), path: path, csrf: session.csrfToken)
             return .html(templates.render(page, as: "import"))
         }
 
@@ -33,9 +34,11 @@ extension Dashboard {
             let isApplying = form.action == "apply"
             let message = (form.message ?? "").isEmpty ? "import from the dashboard" : form.message!
             do {
-                let outcome = try await store.importDocument(bytes, into: path, options: ImportOptions(
-                    isDryRun: !isApplying, message: message, actor: session.identity.actor,
-                    expectedRevision: isApplying ? form.revision : nil))
+                let outcome = try await store.importDocument(
+                    bytes, into: path,
+                    options: ImportOptions(
+                        isDryRun: !isApplying, message: message, actor: session.identity.actor,
+                        expectedRevision: isApplying ? form.revision : nil))
                 if isApplying {
                     guard case .applied(let revision) = outcome.status else {
                         return .seeOther(Notice(.unchanged).appended(to: EnvironmentURLs(path).overview))
@@ -138,16 +141,24 @@ struct ImportPage: Sendable {
 
     /// Diagnostics, listed and placed beside the source lines they point at.
     mutating func show(_ diagnostics: [Diagnostic], title: String?) {
-        if let title { outcome = Outcome(title: title, lines: [], canApply: false, nextRevision: 0, expectedRevision: 0) }
+        if let title {
+            outcome = Outcome(title: title, lines: [], canApply: false, nextRevision: 0, expectedRevision: 0)
+        }
         self.diagnostics = DiagnosticList(diagnostics)
-        let notes = Dictionary(grouping: diagnostics.compactMap { diagnostic in
-            diagnostic.location.map { location in
-                (location.line, Line.Note(
-                    code: diagnostic.code.rawValue, severity: diagnostic.severity.rawValue, column: location.column,
-                    message: diagnostic.message))
-            }
-        }, by: \.0)
-        listing = source.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().map { index, text in
+        let notes = Dictionary(
+            grouping: diagnostics.compactMap { diagnostic in
+                diagnostic.location.map { location in
+                    (
+                        location.line,
+                        Line.Note(
+                            code: diagnostic.code.rawValue, severity: diagnostic.severity.rawValue,
+                            column: location.column,
+                            message: diagnostic.message)
+                    )
+                }
+            }, by: \.0)
+        listing = source.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().map {
+            index, text in
             let lineNotes = notes[index + 1]?.map(\.1) ?? []
             return Line(number: index + 1, text: String(text), notes: lineNotes, hasNotes: !lineNotes.isEmpty)
         }

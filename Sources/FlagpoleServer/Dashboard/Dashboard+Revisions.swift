@@ -22,16 +22,25 @@ extension Dashboard {
                 hasRevisions: !revisions.isEmpty,
                 revisions: revisions.map { revision in
                     RevisionsPage.Row(
-                        number: revision.number, kind: revision.kind.rawValue, actor: revision.actor, message: revision.message,
-                        time: revision.createdAt.iso8601, changes: revision.changeCount, isCurrent: revision.number == current,
+                        number: revision.number, kind: revision.kind.rawValue, actor: revision.actor,
+                        message: revision.message,
+                        time: revision.createdAt.iso8601, changes: revision.changeCount,
+                        isCurrent: revision.number == current,
                         compareURL: urls.compare(current, with: revision.number))
                 },
-                fromChoices: revisions.map { Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == from) },
-                toChoices: revisions.map { Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == (to ?? current)) })
+                fromChoices: revisions.map {
+                    Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == from)
+                },
+                toChoices: revisions.map {
+                    Choice(
+                        name: "revision \($0.number)", value: String($0.number),
+                        isSelected: $0.number == (to ?? current))
+                })
             if let to {
                 do {
                     let diff = try await store.diff(path, from: from, to: to)
-                    let rollback = canEdit && from == current && to != current
+                    let rollback =
+                        canEdit && from == current && to != current
                         ? RevisionsPage.Rollback(target: to, current: current, rollbackURL: urls.rollback) : nil
                     page.diff = RevisionsPage.Diff(diff, from: from, to: to, rollback: rollback)
                 } catch {
@@ -98,10 +107,13 @@ struct RevisionsPage: Sendable {
         init(_ diff: DocumentDiff, from: Int, to: Int, rollback: Rollback?) {
             title = "From revision \(from) to revision \(to)"
             let writer = JSONWriter(style: .compact)
-            let text = { (value: JSONValue?) in value.map { String(decoding: writer.bytes(of: $0), as: UTF8.self) } ?? "" }
+            let text = { (value: JSONValue?) in
+                value.map { String(decoding: writer.bytes(of: $0), as: UTF8.self) } ?? ""
+            }
             changes = diff.changes.map { change in
                 Change(
-                    feature: change.feature ?? "(document)", field: change.field ?? (change.feature == nil ? "key order" : "(whole feature)"),
+                    feature: change.feature ?? "(document)",
+                    field: change.field ?? (change.feature == nil ? "key order" : "(whole feature)"),
                     kind: change.kind.rawValue, before: text(change.before), after: text(change.after))
             }
             hasChanges = !changes.isEmpty

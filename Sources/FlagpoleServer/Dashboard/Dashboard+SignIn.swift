@@ -19,9 +19,11 @@ extension Dashboard {
                 let environments = try await store.environments(of: tenant.slug).map { environment in
                     HomePage.Environment(
                         name: environment.path.environment.rawValue, url: EnvironmentURLs(environment.path).overview,
-                        status: environment.revision.map { "revision \($0), \(environment.featureCount) features" } ?? "no revision yet")
+                        status: environment.revision.map { "revision \($0), \(environment.featureCount) features" }
+                            ?? "no revision yet")
                 }
-                tenants.append(HomePage.Tenant(slug: tenant.slug.rawValue, name: tenant.name, environments: environments))
+                tenants.append(
+                    HomePage.Tenant(slug: tenant.slug.rawValue, name: tenant.name, environments: environments))
             }
             return .html(templates.render(HomePage(chrome: try await chrome(session), tenants: tenants), as: "home"))
         }
@@ -37,18 +39,24 @@ extension Dashboard {
         pages.post("login") { request, _ -> Response in
             let form = try await decodeForm(SignInForm.self, request)
             guard let expected = request.cookies[Self.signInCookieName]?.value, !expected.isEmpty,
-                  ConstantTime.isEqual(form.csrf.utf8, expected.utf8)
+                ConstantTime.isEqual(form.csrf.utf8, expected.utf8)
             else { throw DashboardError.forgedForm }
             let next = Self.safeNext(form.next)
-            guard let session = try await store.openSession(withKey: form.key.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard
+                let session = try await store.openSession(
+                    withKey: form.key.trimmingCharacters(in: .whitespacesAndNewlines))
+            else {
                 return signInPage(
                     next: next,
-                    error: "That key is unknown, revoked, or a delivery key (which only fetches documents). Check it, or make one with `flagpole key create`.",
+                    error:
+                        "That key is unknown, revoked, or a delivery key (which only fetches documents). Check it, or make one with `flagpole key create`.",
                     status: .unauthorized, for: request)
             }
             var response = Response.seeOther(next)
-            response.setCookie(.dashboard(
-                DashboardSession.cookieName, value: session.token, maxAge: Int(FeatureStore.sessionLifetime), for: request))
+            response.setCookie(
+                .dashboard(
+                    DashboardSession.cookieName, value: session.token, maxAge: Int(FeatureStore.sessionLifetime),
+                    for: request))
             response.setCookie(.dashboard(Self.signInCookieName, value: "", maxAge: 0, for: request))
             return response
         }
@@ -71,7 +79,8 @@ extension Dashboard {
         }
     }
 
-    private func signInPage(next: String, error: String?, status: HTTPResponse.Status, for request: Request) -> Response {
+    private func signInPage(next: String, error: String?, status: HTTPResponse.Status, for request: Request) -> Response
+    {
         let token = (0..<32).map { _ in
             let byte = UInt8.random(in: 0...255)
             return (byte < 16 ? "0" : "") + String(byte, radix: 16)
@@ -86,7 +95,7 @@ extension Dashboard {
     /// send a freshly signed-in browser to another site.
     static func safeNext(_ next: String?) -> String {
         guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\"),
-              !next.contains(where: { $0.isNewline })
+            !next.contains(where: { $0.isNewline })
         else { return "/" }
         return next
     }

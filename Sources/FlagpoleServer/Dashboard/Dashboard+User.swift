@@ -52,25 +52,33 @@ extension Dashboard {
     private func fill(_ page: inout UserPage, user: UserID, in path: EnvironmentPath) async throws {
         let urls = EnvironmentURLs(path)
         let features = Dictionary(
-            (try await store.snapshot(of: path)).document.features.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            (try await store.snapshot(of: path)).document.features.map { ($0.name, $0) },
+            uniquingKeysWith: { first, _ in first })
         page.evaluations = try await store.evaluate(user, in: path).enumerated().map { index, evaluation in
             var row = UserPage.Evaluation(
-                index: index, feature: evaluation.feature, featureURL: urls.feature(evaluation.feature), kind: evaluation.kind.description,
+                index: index, feature: evaluation.feature, featureURL: urls.feature(evaluation.feature),
+                kind: evaluation.kind.description,
                 variation: evaluation.variation, reason: evaluation.reason.rawValue,
                 point: evaluation.point.map { Percent.number($0, digits: 4) } ?? "–", isRecorded: evaluation.isRecorded,
                 isOverride: evaluation.reason == .override, overrideURL: urls.overrides(of: user.rawValue))
             if let feature = features[evaluation.feature], feature.isBucketed, feature.isEnabled {
                 row.overridable = true
-                row.choices = feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == evaluation.variation) }
+                row.choices = feature.effectiveVariations.map {
+                    Choice(name: $0, value: $0, isSelected: $0 == evaluation.variation)
+                }
             }
             return row
         }
         page.hasEvaluations = true
         page.unlocks = try await store.unlocks(in: path, user: user).map { unlock in
-            UserPage.Unlock(feature: unlock.feature, state: unlock.isUnlocked ? "Unlocked" : "Locked", source: unlock.source, time: unlock.time.iso8601)
+            UserPage.Unlock(
+                feature: unlock.feature, state: unlock.isUnlocked ? "Unlocked" : "Locked", source: unlock.source,
+                time: unlock.time.iso8601)
         }
-        page.events = try await store.assignmentEvents(in: path, matching: AssignmentEventQuery(user: user, limit: Self.userEvents))
-            .map { EventRow($0, urls: urls) }
+        page.events = try await store.assignmentEvents(
+            in: path, matching: AssignmentEventQuery(user: user, limit: Self.userEvents)
+        )
+        .map { EventRow($0, urls: urls) }
         page.hasEvents = !page.events.isEmpty
     }
 }

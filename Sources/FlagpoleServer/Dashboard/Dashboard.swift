@@ -33,7 +33,8 @@ struct Dashboard: Sendable {
     /// Whether a route template is one of the dashboard's (HTML, outside `/api`, `/t` and
     /// the operations routes).
     static func isPage(_ template: String) -> Bool {
-        ["/", "/login", "/logout", "/dashboard.css", "/dashboard.js"].contains(template) || template.hasPrefix("/tenants/")
+        ["/", "/login", "/logout", "/dashboard.css", "/dashboard.js"].contains(template)
+            || template.hasPrefix("/tenants/")
     }
 
     // MARK: Sessions and roles
@@ -41,7 +42,7 @@ struct Dashboard: Sendable {
     /// The session of a request's cookie, if it is still good.
     func session(of request: Request) async throws -> DashboardSession? {
         guard let token = request.cookies[DashboardSession.cookieName]?.value,
-              let identity = try await store.sessionIdentity(token)
+            let identity = try await store.sessionIdentity(token)
         else { return nil }
         return DashboardSession(identity: identity, token: token)
     }
@@ -66,7 +67,9 @@ struct Dashboard: Sendable {
     /// A form of `session`, after checking its CSRF token.
     ///
     /// - throws: `DashboardError.forgedForm`, `DashboardError.badForm`.
-    func form<Form: DashboardForm>(_ type: Form.Type, of request: Request, session: DashboardSession) async throws -> Form {
+    func form<Form: DashboardForm>(
+        _ type: Form.Type, of request: Request, session: DashboardSession
+    ) async throws -> Form {
         let form = try await decodeForm(type, request)
         try session.verify(csrf: form.csrf)
         return form
@@ -78,7 +81,9 @@ struct Dashboard: Sendable {
         let contentType = request.headers[.contentType] ?? ""
         do {
             if contentType.lowercased().hasPrefix("multipart/form-data") {
-                guard let boundary = Self.boundary(of: contentType) else { throw DashboardError.badForm("The upload has no multipart boundary.") }
+                guard let boundary = Self.boundary(of: contentType) else {
+                    throw DashboardError.badForm("The upload has no multipart boundary.")
+                }
                 return try FormDataDecoder().decode(type, from: body, boundary: boundary)
             }
             return try URLEncodedFormDecoder().decode(type, from: String(buffer: body))
@@ -92,19 +97,25 @@ struct Dashboard: Sendable {
     private static func boundary(of contentType: String) -> String? {
         for parameter in contentType.split(separator: ";").dropFirst() {
             let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if parts.count == 2, parts[0].lowercased() == "boundary" { return parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            if parts.count == 2, parts[0].lowercased() == "boundary" {
+                return parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
         }
         return nil
     }
 
     /// The frame of every signed-in page: who is signed in, and, on an environment's pages,
     /// its tabs and sections.
-    func chrome(_ session: DashboardSession, at page: EnvironmentPage? = nil, of path: EnvironmentPath? = nil, notice: String? = nil) async throws -> Chrome {
+    func chrome(
+        _ session: DashboardSession, at page: EnvironmentPage? = nil, of path: EnvironmentPath? = nil,
+        notice: String? = nil
+    ) async throws -> Chrome {
         var chrome = Chrome(session: session, notice: notice)
         if let path, let page {
             let names = try await store.environments(of: path.tenant).map(\.path.environment)
             chrome.environment = EnvironmentNav(
-                path: path, environments: names, current: page, canEdit: session.identity.permits(.editor, on: path.tenant))
+                path: path, environments: names, current: page,
+                canEdit: session.identity.permits(.editor, on: path.tenant))
         }
         return chrome
     }

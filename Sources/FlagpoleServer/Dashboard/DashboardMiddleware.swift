@@ -11,13 +11,16 @@ struct DashboardMiddleware<Context: RequestContext>: RouterMiddleware {
     /// browser that blocks anything reports it (the browser check fails on such reports).
     static var securityHeaders: HTTPFields {
         [
-            .contentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            .contentSecurityPolicy:
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             .xContentTypeOptions: "nosniff",
             .referrerPolicy: "same-origin",
         ]
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var response: Response
         do {
             response = try await next(request, context)
@@ -32,14 +35,21 @@ struct DashboardMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private func errorPage(for error: any Error, context: Context) -> Response {
-        let (status, message): (HTTPResponse.Status, String) = switch error {
-        case DashboardError.forgedForm:
-            (.forbidden, "This form did not come from this session's page: it is from another site, or from before you signed in again. Reload the page and send it again.")
-        case DashboardError.badForm(let message):
-            (.badRequest, message)
-        default:
-            { let apiError = APIError(error); return (apiError.status, apiError.message) }()
-        }
+        let (status, message): (HTTPResponse.Status, String) =
+            switch error {
+            case DashboardError.forgedForm:
+                (
+                    .forbidden,
+                    "This form did not come from this session's page: it is from another site, or from before you signed in again. Reload the page and send it again."
+                )
+            case DashboardError.badForm(let message):
+                (.badRequest, message)
+            default:
+                {
+                    let apiError = APIError(error)
+                    return (apiError.status, apiError.message)
+                }()
+            }
         if status.kind == .serverError {
             context.logger.error("Dashboard page failed", metadata: ["error": "\(error)"])
         }

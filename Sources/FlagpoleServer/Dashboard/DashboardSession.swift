@@ -33,7 +33,8 @@ extension Cookie {
     /// reached the server over TLS (directly, or through a proxy that says so).
     static func dashboard(_ name: String, value: String, maxAge: Int, for request: Request) -> Cookie {
         Cookie(
-            name: name, value: value, maxAge: maxAge, path: "/", secure: request.isOverTLS, httpOnly: true, sameSite: .strict)
+            name: name, value: value, maxAge: maxAge, path: "/", secure: request.isOverTLS, httpOnly: true,
+            sameSite: .strict)
     }
 }
 

@@ -94,16 +94,19 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func answer(_ request: HTTPRequest, context: ChannelHandlerContext) -> Current? {
         // Closing or upgrading the connection is the router's business.
-        guard request.method == .get, request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
-              let target = request.path
+        guard request.method == .get,
+            request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
+            let target = request.path
         else { return nil }
         if !target.utf8.contains(UInt8(ascii: "?")) {
             guard let path = Self.environmentPath(target), let (state, document) = delivery.cache.currentDocument(path),
-                  !state.settings.isPrivate, let document
+                !state.settings.isPrivate, let document
             else { return nil }
             DeliveryRoutes.cacheHits.increment()
-            return .answered(DeliveryRoutes.answer(
-                document, to: request.headerFields, cacheControl: DeliveryRoutes.currentCacheControl(state, default: delivery.defaultCacheControl)))
+            return .answered(
+                DeliveryRoutes.answer(
+                    document, to: request.headerFields,
+                    cacheControl: DeliveryRoutes.currentCacheControl(state, default: delivery.defaultCacheControl)))
         }
         return userAnswer(request, target: URI(target), context: context)
     }
@@ -116,10 +119,10 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func userAnswer(_ request: HTTPRequest, target: URI, context: ChannelHandlerContext) -> Current? {
         let parameters = target.queryParameters
         guard parameters.count == 1, let text = parameters.get("user"), request.headerFields[.authorization] == nil,
-              let path = Self.environmentPath(target.path), let (state, _) = delivery.cache.currentDocument(path),
-              !state.settings.isPrivate,
-              let user = try? UserID(validating: String(text)),
-              let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
+            let path = Self.environmentPath(target.path), let (state, _) = delivery.cache.currentDocument(path),
+            !state.settings.isPrivate,
+            let user = try? UserID(validating: String(text)),
+            let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
         else { return nil }
         Self.userDocuments.increment()
         if let document = read.recordedDocument() {
@@ -127,16 +130,19 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         // First assignments to record: answered from this loop once they are committed.
         let client = NewUserLimiter.Client(
-            peer: context.channel.remoteAddress, forwardedFor: request.headerFields[.xForwardedFor], trustsProxy: delivery.trustsProxy)
+            peer: context.channel.remoteAddress, forwardedFor: request.headerFields[.xForwardedFor],
+            trustsProxy: delivery.trustsProxy)
         let limiter = delivery.newUsers
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        delivery.store.finish(read, admittingNewUser: { limiter.admit(client) }) { result in
-            let answer = result.map { $0.map { DeliveryRoutes.pinnedAnswer($0, to: request.headerFields) } }
-            handler.eventLoop.execute {
-                let (handler, context) = handler.value
-                handler.finishAwaiting(with: (try? answer.get()) ?? nil, context: context)
-            }
-        }
+        delivery.store.finish(
+            read, admittingNewUser: { limiter.admit(client) },
+            completion: { result in
+                let answer = result.map { $0.map { DeliveryRoutes.pinnedAnswer($0, to: request.headerFields) } }
+                handler.eventLoop.execute {
+                    let (handler, context) = handler.value
+                    handler.finishAwaiting(with: (try? answer.get()) ?? nil, context: context)
+                }
+            })
         return .awaiting(request, hasEnded: false)
     }
 
@@ -171,21 +177,30 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// The environment of `/t/{tenant}/{env}/features.json` exactly (no query), else `nil`.
     static func environmentPath(_ path: String) -> EnvironmentPath? {
         let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard parts.count == 5, parts[0].isEmpty, parts[1].elementsEqual("t".utf8), parts[4].elementsEqual("features.json".utf8),
-              let tenant = String(parts[2]), let environment = String(parts[3])
+        guard parts.count == 5, parts[0].isEmpty, parts[1].elementsEqual("t".utf8),
+            parts[4].elementsEqual("features.json".utf8),
+            let tenant = String(parts[2]), let environment = String(parts[3])
         else { return nil }
-        return EnvironmentPath(tenant: TenantSlug(rawValue: tenant), environment: EnvironmentName(rawValue: environment))
+        return EnvironmentPath(
+            tenant: TenantSlug(rawValue: tenant), environment: EnvironmentName(rawValue: environment))
     }
 
     /// Users' own documents answered here rather than by the router.
     private static let userDocuments = Counter(label: "flagpole_delivery_user_documents_on_event_loop_total")
 
     /// The router's request counts for this route, so `/metrics` counts every delivery.
-    private static let counters: [Int: Counter] = Dictionary(uniqueKeysWithValues: [200, 304].map { status in
-        (status, Counter(label: "hb.requests", dimensions: [
-            ("http.route", "/t/{tenant}/{env}/features.json"), ("http.request.method", "GET"), ("http.response.status_code", String(status)),
-        ]))
-    })
+    private static let counters: [Int: Counter] = Dictionary(
+        uniqueKeysWithValues: [200, 304].map { status in
+            (
+                status,
+                Counter(
+                    label: "hb.requests",
+                    dimensions: [
+                        ("http.route", "/t/{tenant}/{env}/features.json"), ("http.request.method", "GET"),
+                        ("http.response.status_code", String(status)),
+                    ])
+            )
+        })
 }
 
 /// The `Date` header's value, formatted once a second rather than once a response.
@@ -196,10 +211,15 @@ enum HTTPDate {
         let second = Int(Date().timeIntervalSince1970)
         return cached.withLock { cached in
             if cached.second != second {
-                cached = (second, Date(timeIntervalSince1970: Double(second)).formatted(
-                    Date.VerbatimFormatStyle(
-                        format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
-                        locale: Locale(identifier: "en_US_POSIX"), timeZone: TimeZone(identifier: "GMT")!, calendar: Calendar(identifier: .gregorian))))
+                cached = (
+                    second,
+                    Date(timeIntervalSince1970: Double(second)).formatted(
+                        Date.VerbatimFormatStyle(
+                            format:
+                                "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT",
+                            locale: Locale(identifier: "en_US_POSIX"), timeZone: TimeZone(identifier: "GMT")!,
+                            calendar: Calendar(identifier: .gregorian)))
+                )
             }
             return cached.text
         }

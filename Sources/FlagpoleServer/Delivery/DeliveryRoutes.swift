@@ -47,14 +47,17 @@ struct DeliveryRoutes {
         } catch StoreError.tenantNotFound, StoreError.environmentNotFound {
             // Anyone may ask: the answer names no environment, and another tenant's private one
             // looks like none at all.
-            throw APIError(.notFound, code: "not_found", "There is no document at \(request.uri.path). Check the tenant and environment names.")
+            throw APIError(
+                .notFound, code: "not_found",
+                "There is no document at \(request.uri.path). Check the tenant and environment names.")
         }
         let query = Query(request)
         let requested = try query.int("revision")
         let contentHash = try query.sha256()
         if let user = try query.user() {
             guard requested == nil, contentHash == nil else {
-                throw APIError.invalid("A pinned document (?user=) is always of the current revision; drop ?revision= and ?sha256=.")
+                throw APIError.invalid(
+                    "A pinned document (?user=) is always of the current revision; drop ?revision= and ?sha256=.")
             }
             // A request with a key (a private environment needs one) is the team's own: not limited.
             let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
@@ -65,18 +68,22 @@ struct DeliveryRoutes {
         var cacheControl = Self.currentCacheControl(state, default: defaultCacheControl)
         if let contentHash {
             guard requested != nil else {
-                throw APIError.invalid("?sha256= names the document of one revision: add ?revision=N, as Content-Location gives it.")
+                throw APIError.invalid(
+                    "?sha256= names the document of one revision: add ?revision=N, as Content-Location gives it.")
             }
             // A restore can put other bytes under a revision number, so only a URL that names the
             // bytes may be kept for good.
             guard document.sha256.hasPrefix(contentHash) else {
-                throw APIError(.notFound, code: "not_found", """
+                throw APIError(
+                    .notFound, code: "not_found",
+                    """
                     Revision \(revision) of \(path) no longer holds the document with SHA-256 \(contentHash): the database \
                     was restored from a backup since. Fetch ?revision=\(revision) for what it holds now.
                     """)
             }
             // A shared cache must never keep a private document, however old.
-            cacheControl = state.settings.isPrivate ? "private, max-age=31536000, immutable" : Self.immutableCacheControl
+            cacheControl =
+                state.settings.isPrivate ? "private, max-age=31536000, immutable" : Self.immutableCacheControl
         }
         var response = Self.response(document, to: request, cacheControl: cacheControl)
         if requested != nil {
@@ -93,14 +100,16 @@ struct DeliveryRoutes {
         return state
     }
 
-    private func rendered(_ revision: Int, of path: EnvironmentPath, generation: Int64) async throws -> RenderedDocument {
+    private func rendered(_ revision: Int, of path: EnvironmentPath, generation: Int64) async throws -> RenderedDocument
+    {
         let key = DeliveryCache.Key(path: path, revision: revision)
         if let document = cache.document(key) {
             Self.cacheHits.increment()
             return document
         }
         Self.cacheMisses.increment()
-        let document = RenderedDocument(revision: revision, bytes: try await store.revision(revision, of: path).document)
+        let document = RenderedDocument(
+            revision: revision, bytes: try await store.revision(revision, of: path).document)
         cache.insert(document, for: key, generation: generation)
         return document
     }
@@ -113,7 +122,9 @@ struct DeliveryRoutes {
         let limiter = newUsers
         let pinned = try await store.pinnedDocument(for: user, in: path) { client.map { limiter.admit($0) } ?? true }
         let (head, body) = Self.pinnedAnswer(pinned, to: request.headers)
-        return Response(status: head.status, headers: head.headerFields, body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+        return Response(
+            status: head.status, headers: head.headerFields,
+            body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
     }
 
     /// The answer to a GET of a user's pinned document, as `answer` gives it for a shared one:
@@ -130,17 +141,22 @@ struct DeliveryRoutes {
     /// Who is asking, for the limit on new users: the peer, or with `--trust-proxy` the address
     /// the proxy in front named.
     private func client(of request: Request, context: FlagpoleRequestContext) -> NewUserLimiter.Client {
-        NewUserLimiter.Client(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustsProxy: trustsProxy)
+        NewUserLimiter.Client(
+            peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustsProxy: trustsProxy)
     }
 
     static func response(_ document: RenderedDocument, to request: Request, cacheControl: String) -> Response {
         let (head, body) = answer(document, to: request.headers, cacheControl: cacheControl)
-        return Response(status: head.status, headers: head.headerFields, body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+        return Response(
+            status: head.status, headers: head.headerFields,
+            body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
     }
 
     /// The answer to a GET of `document` with `requestHeaders`: a 304 head alone, or a 200 head
     /// and the body in the encoding asked for. Shared by the router and `DeliveryFastPath`.
-    static func answer(_ document: RenderedDocument, to requestHeaders: HTTPFields, cacheControl: String) -> (HTTPResponse, ByteBuffer?) {
+    static func answer(
+        _ document: RenderedDocument, to requestHeaders: HTTPFields, cacheControl: String
+    ) -> (HTTPResponse, ByteBuffer?) {
         let gzipBody = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false ? document.gzipBody : nil
         let gzip = gzipBody != nil
         var headers: HTTPFields = [
@@ -189,7 +205,9 @@ extension FlagpoleRequestContext {
 
     func tenant() throws -> TenantSlug {
         let text = parameters.get("tenant") ?? ""
-        guard let slug = try? TenantSlug(validating: text) else { throw StoreError.tenantNotFound(TenantSlug(rawValue: text)) }
+        guard let slug = try? TenantSlug(validating: text) else {
+            throw StoreError.tenantNotFound(TenantSlug(rawValue: text))
+        }
         return slug
     }
 

@@ -53,7 +53,7 @@ public final class NewUserLimiter: Sendable {
         /// when the header holds no address.
         init?(forwardedFor header: String) {
             guard let last = header.split(separator: ",").last?.trimmingCharacters(in: .whitespaces),
-                  let address = try? SocketAddress(ipAddress: last, port: 0)
+                let address = try? SocketAddress(ipAddress: last, port: 0)
             else { return nil }
             self.init(address)
         }
@@ -85,7 +85,9 @@ public final class NewUserLimiter: Sendable {
                 bucket.tokens = min(burst, bucket.tokens + limit.rate * Self.seconds(now - bucket.updated))
             } else {
                 if buckets.count >= trackedClientLimit {
-                    buckets = buckets.filter { limit.rate * Self.seconds(now - $0.value.updated) + $0.value.tokens < burst }
+                    buckets = buckets.filter {
+                        limit.rate * Self.seconds(now - $0.value.updated) + $0.value.tokens < burst
+                    }
                     guard buckets.count < trackedClientLimit else { return false }
                 }
                 bucket = Bucket(tokens: burst, updated: now)

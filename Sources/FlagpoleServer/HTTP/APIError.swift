@@ -38,13 +38,15 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     static func invalid(_ message: String, pointer: String? = nil) -> APIError {
-        APIError(.unprocessableContent, code: "invalid", message, details: pointer.map { ["pointer": .string($0)] } ?? .null)
+        APIError(
+            .unprocessableContent, code: "invalid", message, details: pointer.map { ["pointer": .string($0)] } ?? .null)
     }
 
     static let unauthenticated: APIError = {
         var error = APIError(
             .unauthorized, code: "unauthenticated",
-            "This needs an API key: send `Authorization: Bearer KEY`. Make one with `flagpole key create --tenant SLUG --role reader`.")
+            "This needs an API key: send `Authorization: Bearer KEY`. Make one with `flagpole key create --tenant SLUG --role reader`."
+        )
         error.headers[.wwwAuthenticate] = "Bearer"
         return error
     }()
@@ -58,7 +60,9 @@ public struct APIError: HTTPResponseError, Sendable {
     }()
 
     static func forbidden(needs role: String) -> APIError {
-        APIError(.forbidden, code: "forbidden", "This key's role cannot do this: it needs \(role). Use a key with that role.")
+        APIError(
+            .forbidden, code: "forbidden", "This key's role cannot do this: it needs \(role). Use a key with that role."
+        )
     }
 }
 

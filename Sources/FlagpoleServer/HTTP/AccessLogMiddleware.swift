@@ -6,13 +6,17 @@ import Logging
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let level: Logger.Level
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
-        context.logger.log(level: level, "\(request.method) \(request.uri.path) \(response.status.code)", metadata: [
-            "status": "\(response.status.code)",
-            "duration_ms": "\((ContinuousClock.now - start).milliseconds)",
-        ])
+        context.logger.log(
+            level: level, "\(request.method) \(request.uri.path) \(response.status.code)",
+            metadata: [
+                "status": "\(response.status.code)",
+                "duration_ms": "\((ContinuousClock.now - start).milliseconds)",
+            ])
         return response
     }
 }

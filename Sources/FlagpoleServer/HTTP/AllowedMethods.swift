@@ -24,7 +24,9 @@ final class AllowedMethods: Sendable {
         return table.withLock { table in
             table.first { route in
                 route.path.count == segments.count
-                    && zip(route.path, segments).allSatisfy { pattern, segment in pattern.hasPrefix("{") || pattern == segment }
+                    && zip(route.path, segments).allSatisfy { pattern, segment in
+                        pattern.hasPrefix("{") || pattern == segment
+                    }
             }?.methods
         }
     }

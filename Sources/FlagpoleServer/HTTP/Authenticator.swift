@@ -15,7 +15,9 @@ struct Authenticator: Sendable {
     func identity(of request: Request) async throws -> KeyIdentity? {
         guard let header = request.headers[.authorization] else { return nil }
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { throw APIError.unknownKey }
-        guard let identity = try await store.identity(ofKey: String(header.dropFirst(7))) else { throw APIError.unknownKey }
+        guard let identity = try await store.identity(ofKey: String(header.dropFirst(7))) else {
+            throw APIError.unknownKey
+        }
         return identity
     }
 

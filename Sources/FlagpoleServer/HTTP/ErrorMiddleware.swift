@@ -10,15 +10,20 @@ import Logging
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowedMethods: AllowedMethods
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
             var apiError = APIError(error)
-            if apiError.status == .notFound, context.endpointPath == "NotFound", let methods = allowedMethods.methods(for: request.uri.path) {
+            if apiError.status == .notFound, context.endpointPath == "NotFound",
+                let methods = allowedMethods.methods(for: request.uri.path)
+            {
                 apiError = APIError(
                     .methodNotAllowed, code: "method_not_allowed",
-                    "\(request.uri.path) does not take \(request.method); it takes \(methods.map(\.rawValue).joined(separator: ", ")).")
+                    "\(request.uri.path) does not take \(request.method); it takes \(methods.map(\.rawValue).joined(separator: ", "))."
+                )
                 apiError.headers[.allow] = methods.map(\.rawValue).joined(separator: ", ")
             }
             if apiError.status.kind == .serverError {
@@ -39,12 +44,23 @@ extension APIError {
         case let error as any HTTPResponseError:
             // Hummingbird's own: unmatched routes, and bodies over the limit (NIOTooManyBytesError).
             switch error.status {
-            case .notFound: self.init(.notFound, code: "not_found", "There is nothing at this path. The API's routes are listed in openapi.json.")
-            case .contentTooLarge: self.init(.contentTooLarge, code: "too_large", "The body is over the server's limit. Send less at once, or raise --max-body-size.")
-            default: self.init(error.status, code: "http_\(error.status.code)", (error as? HTTPError)?.body ?? error.status.reasonPhrase)
+            case .notFound:
+                self.init(
+                    .notFound, code: "not_found",
+                    "There is nothing at this path. The API's routes are listed in openapi.json.")
+            case .contentTooLarge:
+                self.init(
+                    .contentTooLarge, code: "too_large",
+                    "The body is over the server's limit. Send less at once, or raise --max-body-size.")
+            default:
+                self.init(
+                    error.status, code: "http_\(error.status.code)",
+                    (error as? HTTPError)?.body ?? error.status.reasonPhrase)
             }
         default:
-            self.init(.internalServerError, code: "internal", "The server failed. Nothing was written; the log has the details under this request id.")
+            self.init(
+                .internalServerError, code: "internal",
+                "The server failed. Nothing was written; the log has the details under this request id.")
         }
     }
 
@@ -58,22 +74,31 @@ extension APIError {
         case .tenantAlreadyExists, .environmentAlreadyExists:
             self.init(.conflict, code: "exists", message)
         case .revisionConflict(_, let expected, let current):
-            self.init(.conflict, code: "stale_revision", message, details: [
-                "expected": .number(Double(expected)), "current": current.map { .number(Double($0)) } ?? .null,
-            ])
+            self.init(
+                .conflict, code: "stale_revision", message,
+                details: [
+                    "expected": .number(Double(expected)), "current": current.map { .number(Double($0)) } ?? .null,
+                ])
         case .importRefused(_, let diagnostics, _), .biasesIgnored(_, let diagnostics):
-            self.init(.unprocessableContent, code: "invalid_document", message, details: [
-                "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
-            ])
-        case .notAnUnlockFlag, .unreachableVariation, .testDisabled, .invalidKeyRole, .invalidCacheControl, .publicCacheControlOnPrivate:
+            self.init(
+                .unprocessableContent, code: "invalid_document", message,
+                details: [
+                    "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
+                ])
+        case .notAnUnlockFlag, .unreachableVariation, .testDisabled, .invalidKeyRole, .invalidCacheControl,
+            .publicCacheControlOnPrivate:
             self.init(.unprocessableContent, code: "invalid", message)
         case .busy:
             self.init(.serviceUnavailable, code: "busy", message)
         // Backup and restore are command-line operations: the API never meets their errors.
-        case .databaseTooNew, .cannotOpen, .storage, .backupFileExists, .sameDatabase, .cannotWrite, .cannotRead, .damagedDatabase,
-             .notADatabase, .damagedFile, .notAFlagpoleDatabase, .fileTooNew, .restoreWouldReplaceData, .databaseNotFound,
-             .databaseNeedsMigration:
-            self.init(.internalServerError, code: "storage", "The server's database failed. Nothing was written; the log has the details under this request id.")
+        case .databaseTooNew, .cannotOpen, .storage, .backupFileExists, .sameDatabase, .cannotWrite, .cannotRead,
+            .damagedDatabase,
+            .notADatabase, .damagedFile, .notAFlagpoleDatabase, .fileTooNew, .restoreWouldReplaceData,
+            .databaseNotFound,
+            .databaseNeedsMigration:
+            self.init(
+                .internalServerError, code: "storage",
+                "The server's database failed. Nothing was written; the log has the details under this request id.")
         }
     }
 }

@@ -32,7 +32,8 @@ struct JSONBody {
         }
         if let unknown = members.keys.first(where: { !allowed.contains($0) }) {
             throw APIError.invalid(
-                "Unknown field \"\(unknown)\". This endpoint takes: \(allowed.sorted().joined(separator: ", ")).", pointer: "/\(unknown)")
+                "Unknown field \"\(unknown)\". This endpoint takes: \(allowed.sorted().joined(separator: ", ")).",
+                pointer: "/\(unknown)")
         }
         object = members
     }
@@ -59,7 +60,9 @@ struct JSONBody {
     }
 
     func requiredBool(_ key: String) throws -> Bool {
-        guard case .bool(let value) = object[key] else { throw APIError.invalid("\"\(key)\" must be true or false.", pointer: "/\(key)") }
+        guard case .bool(let value) = object[key] else {
+            throw APIError.invalid("\"\(key)\" must be true or false.", pointer: "/\(key)")
+        }
         return value
     }
 
@@ -79,7 +82,9 @@ struct JSONBody {
     }
 
     /// The array at `key`, each element read by `element` (`nil`: the wrong type).
-    private func array<Element>(_ key: String, of kind: (one: String, many: String), _ element: (JSONValue) -> Element?) throws -> [Element] {
+    private func array<Element>(
+        _ key: String, of kind: (one: String, many: String), _ element: (JSONValue) -> Element?
+    ) throws -> [Element] {
         guard case .array(let items) = object[key] else {
             throw APIError.invalid("\"\(key)\" must be an array of \(kind.many).", pointer: "/\(key)")
         }
@@ -106,7 +111,9 @@ struct Query {
 
     func int(_ key: String) throws -> Int? {
         guard let text = parameters.get(key) else { return nil }
-        guard let value = Int(text) else { throw APIError.invalid("Query parameter \"\(key)\" must be an integer, not \"\(text)\".") }
+        guard let value = Int(text) else {
+            throw APIError.invalid("Query parameter \"\(key)\" must be an integer, not \"\(text)\".")
+        }
         return value
     }
 
@@ -124,7 +131,8 @@ struct Query {
         for format in formats {
             if let date = try? format.parse(text) { return date }
         }
-        throw APIError.invalid("Query parameter \"\(key)\" must be an ISO 8601 time, like 2026-11-22T10:00:00Z, not \"\(text)\".")
+        throw APIError.invalid(
+            "Query parameter \"\(key)\" must be an ISO 8601 time, like 2026-11-22T10:00:00Z, not \"\(text)\".")
     }
 
     /// A content hash from the query: 32 to 64 hex digits, the start of a SHA-256 (an ETag's
@@ -132,7 +140,9 @@ struct Query {
     func sha256(_ key: String = "sha256") throws -> String? {
         guard let text = parameters.get(key) else { return nil }
         guard (32...64).contains(text.utf8.count), text.allSatisfy(\.isHexDigit) else {
-            throw APIError.malformed("Query parameter \"\(key)\" must be 32 to 64 hex digits of a SHA-256, as Content-Location and the ETag give them, not \"\(text)\".")
+            throw APIError.malformed(
+                "Query parameter \"\(key)\" must be 32 to 64 hex digits of a SHA-256, as Content-Location and the ETag give them, not \"\(text)\"."
+            )
         }
         return text.lowercased()
     }

@@ -16,7 +16,8 @@ struct OperationsRoutes {
             } catch {
                 // Anyone may ask: the details go to the log, not to the caller.
                 context.logger.error("Health check failed", metadata: ["error": "\(error)"])
-                throw APIError(.serviceUnavailable, code: "unavailable", "The database cannot be read. The server's log says why.")
+                throw APIError(
+                    .serviceUnavailable, code: "unavailable", "The database cannot be read. The server's log says why.")
             }
             return .json(["status": .string("ok")])
         }

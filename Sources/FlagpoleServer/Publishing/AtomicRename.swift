@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Swaps two directories in one step, so readers see the old tree or the new one, never a gap.
@@ -12,14 +13,16 @@ enum AtomicRename {
     /// aside and the new one renamed in, which leaves only a moment with no tree at all.
     static func exchange(_ first: URL, _ second: URL) throws {
         #if os(Linux)
-        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-        let renameExchange: UInt32 = 1 << 1
-        if let symbol = dlsym(nil, "renameat2") {
-            let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
-            if renameat2(AT_FDCWD, first.path, AT_FDCWD, second.path, renameExchange) == 0 { return }
-        }
+            typealias RenameAt2 =
+                @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+            let renameExchange: UInt32 = 1 << 1
+            if let symbol = dlsym(nil, "renameat2") {
+                let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
+                if renameat2(AT_FDCWD, first.path, AT_FDCWD, second.path, renameExchange) == 0 { return }
+            }
         #endif
-        let aside = second.deletingLastPathComponent().appendingPathComponent(".\(second.lastPathComponent).old-\(UInt32.random(in: 0...UInt32.max))")
+        let aside = second.deletingLastPathComponent().appendingPathComponent(
+            ".\(second.lastPathComponent).old-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.moveItem(at: second, to: aside)
         do {
             try FileManager.default.moveItem(at: first, to: second)

@@ -34,7 +34,9 @@ public struct CDNTree: Sendable {
         if exists && !isDirectory.boolValue { throw ServerError.notADirectory(path: directory.path) }
 
         let staging = directory.deletingLastPathComponent()
-            .appendingPathComponent(".\(directory.lastPathComponent).staging-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
+            .appendingPathComponent(
+                ".\(directory.lastPathComponent).staging-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+            )
         do {
             let entries = try write(revisions, into: staging)
             if exists {
@@ -60,7 +62,8 @@ public struct CDNTree: Sendable {
             for (name, file) in [("features.json", artifact), ("features.json.gz", gzip)] {
                 let path = "\(folder)/\(name)"
                 try place(file.bytes, at: path, in: staging)
-                entries.append(Entry(path: path, revision: revision.number, sha256: file.sha256, size: file.bytes.count))
+                entries.append(
+                    Entry(path: path, revision: revision.number, sha256: file.sha256, size: file.bytes.count))
             }
         }
         entries.sort { $0.path < $1.path }
@@ -76,7 +79,8 @@ public struct CDNTree: Sendable {
         try Data(bytes).write(to: target)
         let previous = directory.appendingPathComponent(path)
         if let old = fileManager.contents(atPath: previous.path), old.elementsEqual(bytes),
-           let modified = try fileManager.attributesOfItem(atPath: previous.path)[.modificationDate] {
+            let modified = try fileManager.attributesOfItem(atPath: previous.path)[.modificationDate]
+        {
             try fileManager.setAttributes([.modificationDate: modified], ofItemAtPath: target.path)
         }
     }

@@ -45,15 +45,16 @@ extension RevisionSummary {
 extension DocumentDiff {
     /// One object per change: `{"feature", "field", "change", "before", "after"}`.
     public var jsonValue: JSONValue {
-        .array(changes.map { change in
-            [
-                "feature": change.feature.map(JSONValue.string) ?? .null,
-                "field": change.field.map(JSONValue.string) ?? .null,
-                "change": .string(change.kind.rawValue),
-                "before": change.before ?? .null,
-                "after": change.after ?? .null,
-            ]
-        })
+        .array(
+            changes.map { change in
+                [
+                    "feature": change.feature.map(JSONValue.string) ?? .null,
+                    "field": change.field.map(JSONValue.string) ?? .null,
+                    "change": .string(change.kind.rawValue),
+                    "before": change.before ?? .null,
+                    "after": change.after ?? .null,
+                ]
+            })
     }
 }
 
@@ -102,11 +103,12 @@ extension FeatureDetail {
 
 extension ImportOutcome {
     public var jsonValue: JSONValue {
-        let (status, revision): (String, Int) = switch status {
-        case .applied(let revision): ("applied", revision)
-        case .unchanged(let revision): ("unchanged", revision)
-        case .planned(let revision): ("planned", revision)
-        }
+        let (status, revision): (String, Int) =
+            switch status {
+            case .applied(let revision): ("applied", revision)
+            case .unchanged(let revision): ("unchanged", revision)
+            case .planned(let revision): ("planned", revision)
+            }
         let strings = { (names: [String]) in JSONValue.array(names.map(JSONValue.string)) }
         return [
             "tenant": .string(path.tenant.rawValue),
@@ -136,21 +138,23 @@ extension EditOutcome {
             "applied": .bool(isApplied),
             "unchanged": .bool(isUnchanged),
             "dryRun": .bool(isDryRun),
-            "plans": .array(plans.map { plan in
-                [
-                    "feature": .string(plan.feature),
-                    "before": shares(plan.before),
-                    "after": shares(plan.after),
-                    "moves": .array(plan.moves.map { move in
-                        [
-                            "from": .string(move.from), "to": .string(move.to), "share": .number(move.share),
-                            "recordedUsers": .number(Double(move.recordedUsers)),
-                        ]
-                    }),
-                    "recordedUsers": .number(Double(plan.recordedUsers)),
-                    "movingUsers": .number(Double(plan.movingUsers)),
-                ]
-            }),
+            "plans": .array(
+                plans.map { plan in
+                    [
+                        "feature": .string(plan.feature),
+                        "before": shares(plan.before),
+                        "after": shares(plan.after),
+                        "moves": .array(
+                            plan.moves.map { move in
+                                [
+                                    "from": .string(move.from), "to": .string(move.to), "share": .number(move.share),
+                                    "recordedUsers": .number(Double(move.recordedUsers)),
+                                ]
+                            }),
+                        "recordedUsers": .number(Double(plan.recordedUsers)),
+                        "movingUsers": .number(Double(plan.movingUsers)),
+                    ]
+                }),
             "warnings": .array(warnings.map(\.jsonValue)),
         ]
     }
@@ -231,10 +235,11 @@ extension APIKeyInfo {
 
     /// Never the secret: only the prefix that recognises the key.
     public var jsonObject: JSONObject {
-        let tenant: JSONValue = switch owner {
-        case .server: .null
-        case .tenant(let slug): .string(slug.rawValue)
-        }
+        let tenant: JSONValue =
+            switch owner {
+            case .server: .null
+            case .tenant(let slug): .string(slug.rawValue)
+            }
         return [
             "prefix": .string(prefix),
             "tenant": tenant,

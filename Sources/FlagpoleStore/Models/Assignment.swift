@@ -72,7 +72,10 @@ public struct AssignmentEventQuery: Hashable, Sendable {
     public var before: Int64?
     public var limit: Int
 
-    public init(user: UserID? = nil, feature: String? = nil, since: Date? = nil, until: Date? = nil, before: Int64? = nil, limit: Int = 100) {
+    public init(
+        user: UserID? = nil, feature: String? = nil, since: Date? = nil, until: Date? = nil, before: Int64? = nil,
+        limit: Int = 100
+    ) {
         self.user = user
         self.feature = feature
         self.since = since

@@ -13,7 +13,10 @@ public struct ImportOptions: Hashable, Sendable {
     /// The revision the caller read (HTTP `If-Match`): the import is refused if another came first.
     public var expectedRevision: Int?
 
-    public init(isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String, expectedRevision: Int? = nil) {
+    public init(
+        isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String,
+        expectedRevision: Int? = nil
+    ) {
         self.isDryRun = isDryRun
         self.isStrict = isStrict
         self.message = message

@@ -50,7 +50,10 @@ public struct EditOptions: Hashable, Sendable {
     /// The revision the caller read (HTTP `If-Match`): the edit is refused if another came first.
     public var expectedRevision: Int?
 
-    public init(isDryRun: Bool = false, isForced: Bool = false, message: String? = nil, actor: String, expectedRevision: Int? = nil) {
+    public init(
+        isDryRun: Bool = false, isForced: Bool = false, message: String? = nil, actor: String,
+        expectedRevision: Int? = nil
+    ) {
         self.isDryRun = isDryRun
         self.isForced = isForced
         self.message = message

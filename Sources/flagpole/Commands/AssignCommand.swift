@@ -36,12 +36,14 @@ struct AssignCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let users = if let user { [try UserOptions.id(user)] } else { try Self.readUsers(InputFile(argument: usersFile!)) }
+        let users =
+            if let user { [try UserOptions.id(user)] } else { try Self.readUsers(InputFile(argument: usersFile!)) }
         let lines = LineWriter()
         let progress = ProgressBar("assigning", total: users.count > 10_000 ? users.count : 0)
         let json = output.json
         let isSingle = user != nil
-        let summary = try await database.openStore().assign(users, to: feature, in: try environment.path()) { assignment in
+        let summary = try await database.openStore().assign(users, to: feature, in: try environment.path()) {
+            assignment in
             if json {
                 lines.write(JSONWriter(style: .compact).string(of: assignment.jsonValue))
             } else {
@@ -52,7 +54,9 @@ struct AssignCommand: AsyncParsableCommand {
         progress.finish()
         lines.flush()
         if !isSingle {
-            Console.error("\(users.count) user\(users.count == 1 ? "" : "s") of \(feature): \(summary.recorded) recorded now, \(summary.known) already recorded.")
+            Console.error(
+                "\(users.count) user\(users.count == 1 ? "" : "s") of \(feature): \(summary.recorded) recorded now, \(summary.known) already recorded."
+            )
         }
     }
 
@@ -68,7 +72,8 @@ struct AssignCommand: AsyncParsableCommand {
             if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
             if line.isEmpty { continue }
             guard let text = String(validating: line, as: UTF8.self) else {
-                throw CommandFailure("\(file.displayName):\(lineNumber): the line is not valid UTF-8. Nothing was written.")
+                throw CommandFailure(
+                    "\(file.displayName):\(lineNumber): the line is not valid UTF-8. Nothing was written.")
             }
             do {
                 users.append(try UserID(validating: text))

@@ -21,7 +21,9 @@ struct AssignmentsCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Only this feature's events (current or archived).", valueName: "name"))
         var feature: String?
 
-        @Option(help: ArgumentHelp("Events at or after this time (ISO 8601, e.g. 2026-11-22T09:30:00Z or 2026-11-22).", valueName: "time"))
+        @Option(
+            help: ArgumentHelp(
+                "Events at or after this time (ISO 8601, e.g. 2026-11-22T09:30:00Z or 2026-11-22).", valueName: "time"))
         var since: String?
 
         @Option(help: ArgumentHelp("Events before this time.", valueName: "time"))
@@ -30,7 +32,8 @@ struct AssignmentsCommand: ParsableCommand {
         @Option(help: ArgumentHelp("At most this many events.", valueName: "n"))
         var limit = 100
 
-        @Option(help: ArgumentHelp("Events older than this event id: the last id of the previous page.", valueName: "id"))
+        @Option(
+            help: ArgumentHelp("Events older than this event id: the last id of the previous page.", valueName: "id"))
         var before: Int64?
 
         @Flag(help: "Print CSV (RFC 4180) with a header row.")
@@ -55,7 +58,8 @@ struct AssignmentsCommand: ParsableCommand {
         }
 
         func run() async throws {
-            let events = try await database.openStore(.readOnly).assignmentEvents(in: try environment.path(), matching: try query())
+            let events = try await database.openStore(.readOnly).assignmentEvents(
+                in: try environment.path(), matching: try query())
             if output.json {
                 Console.json(.array(events.map(\.jsonValue)))
             } else if csv {
@@ -94,7 +98,8 @@ struct AssignmentsCommand: ParsableCommand {
 
         func run() async throws {
             let time = try at.map { try TimeArgument.parse($0, option: "--at") }
-            let counts = try await database.openStore(.readOnly).assignmentCounts(of: feature, in: try environment.path(), at: time)
+            let counts = try await database.openStore(.readOnly).assignmentCounts(
+                of: feature, in: try environment.path(), at: time)
             let total = counts.reduce(0) { $0 + $1.users }
             if output.json {
                 Console.json(counts.jsonValue(feature: feature, at: time ?? Date()))
@@ -102,9 +107,13 @@ struct AssignmentsCommand: ParsableCommand {
             }
             var table = TextTable("VARIATION", "USERS", "SHARE")
             for count in counts {
-                table.append(count.variation, String(count.users), total == 0 ? "–" : Percent.format(Double(count.users) * 100 / Double(total)))
+                table.append(
+                    count.variation, String(count.users),
+                    total == 0 ? "–" : Percent.format(Double(count.users) * 100 / Double(total)))
             }
-            Console.out("\(feature) \(time.map { "at \($0.iso8601Milliseconds)" } ?? "now"): \(total) recorded user\(total == 1 ? "" : "s")\n\(table.text)")
+            Console.out(
+                "\(feature) \(time.map { "at \($0.iso8601Milliseconds)" } ?? "now"): \(total) recorded user\(total == 1 ? "" : "s")\n\(table.text)"
+            )
         }
     }
 }

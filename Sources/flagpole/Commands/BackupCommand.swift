@@ -31,7 +31,9 @@ struct BackupCommand: AsyncParsableCommand {
             Console.json(["file": .string(file), "database": .string(database.path), "copied": summary.jsonValue])
             return
         }
-        Console.out("Backed up \(database.path) to \(file): \(summary.byteCount) bytes, schema \(summary.schemaVersion ?? "none").")
+        Console.out(
+            "Backed up \(database.path) to \(file): \(summary.byteCount) bytes, schema \(summary.schemaVersion ?? "none")."
+        )
         Console.out("\(summary.counts).")
         if !summary.environments.isEmpty { Console.out(summary.environmentTable) }
     }

@@ -41,7 +41,8 @@ struct BenchCommand: ParsableCommand {
     }
 
     struct History: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Latency of a user's history query, through the store.")
+        static let configuration = CommandConfiguration(
+            abstract: "Latency of a user's history query, through the store.")
 
         @Option(help: ArgumentHelp("User ids to query, one per line.", valueName: "file"))
         var usersFile: String
@@ -61,12 +62,17 @@ struct BenchCommand: ParsableCommand {
             var events = 0
             for user in users {
                 let start = clock.now
-                events += try await store.assignmentEvents(in: path, matching: AssignmentEventQuery(user: user, limit: limit)).count
+                events += try await store.assignmentEvents(
+                    in: path, matching: AssignmentEventQuery(user: user, limit: limit)
+                ).count
                 let elapsed = clock.now - start
-                latencies.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+                latencies.append(
+                    Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
             }
             latencies.sort()
-            func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+            func percentile(_ p: Double) -> Double {
+                latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+            }
             Console.json([
                 "queries": .number(Double(users.count)),
                 "events": .number(Double(events)),

@@ -12,7 +12,8 @@ struct BiasCommand: ParsableCommand {
     struct SetBiases: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
-            abstract: "Set a test's biases: prints who moves (share of all users and recorded users, pair by pair), then applies it as a new revision.",
+            abstract:
+                "Set a test's biases: prints who moves (share of all users and recorded users, pair by pair), then applies it as a new revision.",
             discussion: """
                 Growing the first or the last group moves only users into it; changing a middle group or \
                 re-ordering moves more (warning W252). Biases the app would ignore (a count that differs \
@@ -34,7 +35,9 @@ struct BiasCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            guard !biases.isEmpty else { throw ValidationError("Give one bias per variation, e.g. `flagpole bias set \(name) 20 80`.") }
+            guard !biases.isEmpty else {
+                throw ValidationError("Give one bias per variation, e.g. `flagpole bias set \(name) 20 80`.")
+            }
             if let bad = biases.first(where: { !$0.isFinite }) {
                 throw ValidationError("\(bad) is not a number of percent; biases are finite numbers, e.g. 20 80.")
             }

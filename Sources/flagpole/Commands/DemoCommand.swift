@@ -6,8 +6,11 @@ import FlagpoleStore
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Import an example features.json into a demo tenant and show the report, the features, the export and a phased roll-out plan.",
-        discussion: "Safe to run again: the second import finds nothing new and creates no revision, the users are already recorded, and the roll-out is only planned.")
+        abstract:
+            "Import an example features.json into a demo tenant and show the report, the features, the export and a phased roll-out plan.",
+        discussion:
+            "Safe to run again: the second import finds nothing new and creates no revision, the users are already recorded, and the roll-out is only planned."
+    )
 
     @Option(help: ArgumentHelp("The tenant to create or reuse.", valueName: "slug"))
     var tenant: String = "demo"
@@ -40,7 +43,9 @@ struct DemoCommand: AsyncParsableCommand {
         section("4. The export, ready for CDN upload")
         Console.out(bytes: try await store.revision(of: path).document)
 
-        section("5. A phased roll-out of \"\(Self.rollout)\": \(Self.demoUsers.count) users recorded, then 10 % → 20 % planned")
+        section(
+            "5. A phased roll-out of \"\(Self.rollout)\": \(Self.demoUsers.count) users recorded, then 10 % → 20 % planned"
+        )
         let assigned = try await store.assign(Self.demoUsers, to: Self.rollout, in: path)
         Console.out("\(assigned.recorded) users recorded now, \(assigned.known) already recorded.")
         let plan = try await store.setBiases(
@@ -48,7 +53,8 @@ struct DemoCommand: AsyncParsableCommand {
         Console.out(EditReport(outcome: plan, isDryRun: true).lines.joined(separator: "\n"))
 
         section("Next")
-        Console.out("""
+        Console.out(
+            """
             flagpole bias set "\(Self.rollout)" 20 80 --tenant \(path.tenant)
             flagpole assignments --tenant \(path.tenant) --limit 10
             flagpole export --tenant \(path.tenant) --user demo-user-7
@@ -65,7 +71,8 @@ struct DemoCommand: AsyncParsableCommand {
             try await store.createTenant(path.tenant, name: "Demo App")
         }
         return try await store.importDocument(
-            PackageResources.example_features_json, into: path, options: ImportOptions(message: "demo import", actor: Actor.current))
+            PackageResources.example_features_json, into: path,
+            options: ImportOptions(message: "demo import", actor: Actor.current))
     }
 
     /// The example file's on/off A/B test, at 10 % for the new onboarding.

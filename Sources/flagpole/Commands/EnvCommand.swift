@@ -25,7 +25,9 @@ struct EnvCommand: ParsableCommand {
         func run() async throws {
             let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
             try await database.openStore().createEnvironment(path)
-            Console.out("Created environment \(path). Import its features with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`.")
+            Console.out(
+                "Created environment \(path). Import its features with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
+            )
         }
     }
 

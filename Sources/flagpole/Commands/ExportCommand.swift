@@ -50,16 +50,24 @@ struct ExportCommand: AsyncParsableCommand {
         if all {
             guard dir != nil else { throw ValidationError("--all needs --dir DIR, the directory of the CDN tree.") }
             guard tenant == nil, env == nil, revision == nil, output == nil, !compact, user == nil else {
-                throw ValidationError("--all exports every environment's current revision: don't combine it with --tenant, --env, --revision, --output, --compact or --user.")
+                throw ValidationError(
+                    "--all exports every environment's current revision: don't combine it with --tenant, --env, --revision, --output, --compact or --user."
+                )
             }
         } else {
-            guard let tenant else { throw ValidationError("Name the tenant with --tenant SLUG, or export everything with --all --dir DIR.") }
+            guard let tenant else {
+                throw ValidationError("Name the tenant with --tenant SLUG, or export everything with --all --dir DIR.")
+            }
             _ = try EnvironmentOptions.path(tenant: tenant, environment: environmentName)
-            guard dir == nil else { throw ValidationError("--dir is for --all; use --output FILE for one environment.") }
+            guard dir == nil else {
+                throw ValidationError("--dir is for --all; use --output FILE for one environment.")
+            }
             if let revision, revision < 1 { throw ValidationError("--revision counts from 1.") }
             if let user {
                 _ = try UserOptions.id(user)
-                guard revision == nil else { throw ValidationError("--user exports the current revision; drop --revision.") }
+                guard revision == nil else {
+                    throw ValidationError("--user exports the current revision; drop --revision.")
+                }
             }
         }
     }
@@ -77,9 +85,13 @@ struct ExportCommand: AsyncParsableCommand {
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
-                throw CommandFailure("Cannot write \(output): \(error.localizedDescription) Check that its folder exists and is writable.")
+                throw CommandFailure(
+                    "Cannot write \(output): \(error.localizedDescription) Check that its folder exists and is writable."
+                )
             }
-            Console.error("Wrote revision \(number) of \(path)\(user.map { " for user \($0)" } ?? "") to \(output) (\(bytes.count) bytes).")
+            Console.error(
+                "Wrote revision \(number) of \(path)\(user.map { " for user \($0)" } ?? "") to \(output) (\(bytes.count) bytes)."
+            )
         } else {
             Console.out(bytes: bytes)
         }
@@ -111,6 +123,8 @@ struct ExportCommand: AsyncParsableCommand {
                 if !published.contains(path) { Console.error("skipped \(path): no revision yet") }
             }
         }
-        Console.out("Published \(revisions.count) environment\(revisions.count == 1 ? "" : "s") (\(entries.count) files) to \(directory.path), with manifest.json.")
+        Console.out(
+            "Published \(revisions.count) environment\(revisions.count == 1 ? "" : "s") (\(entries.count) files) to \(directory.path), with manifest.json."
+        )
     }
 }

@@ -30,7 +30,9 @@ struct FeatureCommand: ParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show one feature: kind, state, variations, biases as written and as the app uses them, labels, salt, revision.")
+            abstract:
+                "Show one feature: kind, state, variations, biases as written and as the app uses them, labels, salt, revision."
+        )
 
         @Argument(help: "The feature's name.")
         var name: String
@@ -48,7 +50,7 @@ struct FeatureCommand: ParsableCommand {
                 return
             }
             var lines = [
-                "\(feature.name)  ·  \(feature.kind)  ·  \(feature.isEnabled ? "enabled" : "disabled")  ·  revision \(detail.revision)",
+                "\(feature.name)  ·  \(feature.kind)  ·  \(feature.isEnabled ? "enabled" : "disabled")  ·  revision \(detail.revision)"
             ]
             if let description = feature.description { lines.append("description   \(description)") }
             if let section = feature.section { lines.append("section       \(section)") }
@@ -73,7 +75,8 @@ struct FeatureCommand: ParsableCommand {
 
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Enable a feature for everyone, as a new revision (recorded users of a test go back to their groups).")
+            abstract:
+                "Enable a feature for everyone, as a new revision (recorded users of a test go back to their groups).")
 
         @Argument(help: "The feature's name.")
         var name: String
@@ -90,7 +93,8 @@ struct FeatureCommand: ParsableCommand {
 
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Disable a feature for everyone, as a new revision (recorded users of a test move to \"Disabled\").")
+            abstract:
+                "Disable a feature for everyone, as a new revision (recorded users of a test move to \"Disabled\").")
 
         @Argument(help: "The feature's name.")
         var name: String

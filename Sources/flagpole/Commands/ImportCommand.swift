@@ -38,7 +38,8 @@ struct ImportCommand: AsyncParsableCommand {
             isDryRun: dryRun, isStrict: strict, message: message ?? "import \(input.displayName)", actor: Actor.current)
         let outcome: ImportOutcome
         do {
-            outcome = try await database.openStore(dryRun ? .readOnly : .readWrite).importDocument(bytes, into: path, options: options)
+            outcome = try await database.openStore(dryRun ? .readOnly : .readWrite).importDocument(
+                bytes, into: path, options: options)
         } catch let error as StoreError {
             guard case .importRefused(_, let diagnostics, _) = error else { throw error }
             DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()
@@ -72,15 +73,22 @@ struct ImportSummary {
         }
         func row(_ label: String, _ names: [String]) {
             guard !names.isEmpty else { return }
-            let shown = names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", … (\(names.count - 10) more)" : "")
-            lines.append("  \(label.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(names.count).leftPadded(6))  \(shown)")
+            let shown =
+                names.prefix(10).joined(separator: ", ") + (names.count > 10 ? ", … (\(names.count - 10) more)" : "")
+            lines.append(
+                "  \(label.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(names.count).leftPadded(6))  \(shown)"
+            )
         }
         row("added", outcome.added.filter { !outcome.returned.contains($0) })
         row("returned", outcome.returned)
         row("changed", outcome.changed)
         row("archived", outcome.archived)
-        lines.append("  \("unchanged".padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(outcome.unchangedCount).leftPadded(6))")
-        if outcome.reassigned > 0 { lines.append("  \(outcome.reassigned) recorded users changed group (their tests' ranges changed).") }
+        lines.append(
+            "  \("unchanged".padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(outcome.unchangedCount).leftPadded(6))"
+        )
+        if outcome.reassigned > 0 {
+            lines.append("  \(outcome.reassigned) recorded users changed group (their tests' ranges changed).")
+        }
         return lines.joined(separator: "\n")
     }
 

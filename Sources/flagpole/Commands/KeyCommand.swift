@@ -18,7 +18,9 @@ struct KeyCommand: ParsableCommand {
         var serverAdmin = false
 
         func validate() throws {
-            guard (tenant == nil) != !serverAdmin else { throw ValidationError("Pass exactly one of --tenant SLUG and --server-admin.") }
+            guard (tenant == nil) != !serverAdmin else {
+                throw ValidationError("Pass exactly one of --tenant SLUG and --server-admin.")
+            }
             _ = try tenant.map(TenantOptions.slug)
         }
 
@@ -64,13 +66,16 @@ struct KeyCommand: ParsableCommand {
                 Console.json(.object(object))
             } else {
                 Console.out(created.secret)
-                Console.error("Made \(keyRole == .admin || keyRole == .editor ? "an" : "a") \(keyRole.rawValue) key (prefix \(created.info.prefix)). Keep it now: only its hash is stored.")
+                Console.error(
+                    "Made \(keyRole == .admin || keyRole == .editor ? "an" : "a") \(keyRole.rawValue) key (prefix \(created.info.prefix)). Keep it now: only its hash is stored."
+                )
             }
         }
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List keys by prefix, role and state; never their secrets.")
+        static let configuration = CommandConfiguration(
+            abstract: "List keys by prefix, role and state; never their secrets.")
 
         @OptionGroup var owner: OwnerOptions
         @OptionGroup var database: DatabaseOptions
@@ -88,14 +93,16 @@ struct KeyCommand: ParsableCommand {
             }
             var table = TextTable("PREFIX", "ROLE", "NAME", "CREATED", "REVOKED")
             for key in keys {
-                table.append(key.prefix, key.role.rawValue, key.name, key.createdAt.iso8601, key.revokedAt?.iso8601 ?? "-")
+                table.append(
+                    key.prefix, key.role.rawValue, key.name, key.createdAt.iso8601, key.revokedAt?.iso8601 ?? "-")
             }
             Console.out(table.text)
         }
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a key: it stops working at once, on running servers too.")
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a key: it stops working at once, on running servers too.")
 
         @Argument(help: ArgumentHelp("The key's prefix, as `flagpole key list` shows it.", valueName: "prefix"))
         var prefix: String

@@ -39,7 +39,9 @@ struct RestoreCommand: AsyncParsableCommand {
             return
         }
         let restored = outcome.restored
-        let migrated = outcome.fileSchemaVersion == restored.schemaVersion ? "" : ", migrated from \(outcome.fileSchemaVersion ?? "none")"
+        let migrated =
+            outcome.fileSchemaVersion == restored.schemaVersion
+            ? "" : ", migrated from \(outcome.fileSchemaVersion ?? "none")"
         Console.out("Restored \(file) into \(database.path): schema \(restored.schemaVersion ?? "none")\(migrated).")
         Console.out("\(restored.counts).")
         if !restored.environments.isEmpty { Console.out(restored.environmentTable) }

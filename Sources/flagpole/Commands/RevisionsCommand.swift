@@ -20,7 +20,9 @@ struct RevisionsCommand: AsyncParsableCommand {
             return
         }
         guard !revisions.isEmpty else {
-            Console.out("\(path) has no revisions yet. Import a file with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`.")
+            Console.out(
+                "\(path) has no revisions yet. Import a file with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
+            )
             return
         }
         var table = TextTable("REVISION", "CREATED", "KIND", "ACTOR", "CHANGES", "BYTES", "MESSAGE")

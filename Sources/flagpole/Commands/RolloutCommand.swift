@@ -36,7 +36,8 @@ struct RolloutCommand: AsyncParsableCommand {
 struct RollbackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rollback",
-        abstract: "Make an earlier revision's content current again, as a new revision; recorded users are re-evaluated.")
+        abstract:
+            "Make an earlier revision's content current again, as a new revision; recorded users are re-evaluated.")
 
     @Option(help: ArgumentHelp("The revision to go back to.", valueName: "n"))
     var to: Int
@@ -85,7 +86,9 @@ struct DiffCommand: AsyncParsableCommand {
             return
         }
         let compact = JSONWriter(style: .compact)
-        Console.out("added: \(diff.addedFeatures.count), removed: \(diff.removedFeatures.count), changed: \(diff.changedFeatures.count)")
+        Console.out(
+            "added: \(diff.addedFeatures.count), removed: \(diff.removedFeatures.count), changed: \(diff.changedFeatures.count)"
+        )
         for change in diff.changes {
             let subject = [change.feature.map { "\"\($0)\"" }, change.field].compactMap { $0 }.joined(separator: " ")
             let before = change.before.map(compact.string(of:)) ?? "–"

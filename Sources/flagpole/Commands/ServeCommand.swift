@@ -26,24 +26,33 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The largest request body accepted, in bytes.", valueName: "bytes"))
     var maxBodySize = 5 * 1024 * 1024
 
-    @Option(help: ArgumentHelp("Cache-Control of shared documents, unless their environment sets one.", valueName: "value"))
+    @Option(
+        help: ArgumentHelp("Cache-Control of shared documents, unless their environment sets one.", valueName: "value"))
     var cacheControl = ServerConfiguration.standardCacheControl
 
     @Option(help: ArgumentHelp("How often to look for other processes' writes, in milliseconds.", valueName: "ms"))
     var pollInterval = 250
 
-    @Option(help: ArgumentHelp("trace, debug, info (one line per request), notice, warning, error or critical.", valueName: "level"))
+    @Option(
+        help: ArgumentHelp(
+            "trace, debug, info (one line per request), notice, warning, error or critical.", valueName: "level"))
     var logLevel = "info"
 
-    @Option(help: ArgumentHelp(
-        "Users new to the store that one client without a key (an IPv4 address, an IPv6 /64) may have recorded through ?user=, per second on average; beyond it they get their document unrecorded.",
-        valueName: "users"))
+    @Option(
+        help: ArgumentHelp(
+            "Users new to the store that one client without a key (an IPv4 address, an IPv6 /64) may have recorded through ?user=, per second on average; beyond it they get their document unrecorded.",
+            valueName: "users"))
     var newUserRate = NewUserLimiter.Limit.standard.rate
 
-    @Option(help: ArgumentHelp("The most users new to the store one such client may have recorded at once.", valueName: "users"))
+    @Option(
+        help: ArgumentHelp(
+            "The most users new to the store one such client may have recorded at once.", valueName: "users"))
     var newUserBurst = NewUserLimiter.Limit.standard.burst
 
-    @Flag(help: "Take the client's address from the last X-Forwarded-For entry, for the new-user limit: only behind a proxy that sets it.")
+    @Flag(
+        help:
+            "Take the client's address from the last X-Forwarded-For entry, for the new-user limit: only behind a proxy that sets it."
+    )
     var trustProxy = false
 
     @Flag(help: "Load the example data first (as `flagpole demo` does) and print URLs to try, with a new admin key.")
@@ -53,12 +62,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
+            throw ValidationError(
+                "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
-        guard maxBodySize > 0, pollInterval > 0 else { throw ValidationError("--max-body-size and --poll-interval must be positive.") }
+        guard maxBodySize > 0, pollInterval > 0 else {
+            throw ValidationError("--max-body-size and --poll-interval must be positive.")
+        }
         guard newUserRate >= 0, newUserRate.isFinite, newUserBurst >= 0 else {
-            throw ValidationError("--new-user-rate and --new-user-burst must be 0 (record no new user without a key) or more.")
+            throw ValidationError(
+                "--new-user-rate and --new-user-burst must be 0 (record no new user without a key) or more.")
         }
     }
 
@@ -74,9 +87,12 @@ struct ServeCommand: AsyncParsableCommand {
         if demo { tryThis = try await loadDemo(into: store) } else { tryThis = { _ in "" } }
         let configuration = ServerConfiguration(
             host: host, port: port, maxBodySize: maxBodySize, defaultCacheControl: cacheControl,
-            pollInterval: .milliseconds(pollInterval), accessLogLevel: .info, newUsersPerSecond: newUserRate, newUserBurst: newUserBurst,
+            pollInterval: .milliseconds(pollInterval), accessLogLevel: .info, newUsersPerSecond: newUserRate,
+            newUserBurst: newUserBurst,
             trustsProxy: trustProxy)
-        let application = ServerApplication.make(store: store, configuration: configuration, registry: registry, logger: logger) { port in
+        let application = ServerApplication.make(
+            store: store, configuration: configuration, registry: registry, logger: logger
+        ) { port in
             let base = "http://\(host):\(port)"
             Console.out("Listening on \(base) (database \(database.path)). Stop with Ctrl-C.")
             let text = tryThis(base)

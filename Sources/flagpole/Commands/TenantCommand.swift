@@ -49,7 +49,9 @@ struct TenantCommand: ParsableCommand {
             }
             var table = TextTable("SLUG", "NAME", "CREATED", "ENVIRONMENTS")
             for tenant in tenants {
-                table.append(tenant.slug.rawValue, tenant.name, tenant.createdAt.iso8601, tenant.environments.map(\.rawValue).joined(separator: ", "))
+                table.append(
+                    tenant.slug.rawValue, tenant.name, tenant.createdAt.iso8601,
+                    tenant.environments.map(\.rawValue).joined(separator: ", "))
             }
             Console.out(table.text)
         }

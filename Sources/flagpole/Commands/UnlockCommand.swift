@@ -24,12 +24,15 @@ struct UnlockCommand: AsyncParsableCommand {
     }
 
     static func set(
-        _ isUnlocked: Bool, _ name: String, user: UserID, source: String?, _ environment: EnvironmentOptions, _ database: DatabaseOptions
+        _ isUnlocked: Bool, _ name: String, user: UserID, source: String?, _ environment: EnvironmentOptions,
+        _ database: DatabaseOptions
     ) async throws {
         let changed = try await database.openStore().setUnlocked(
             isUnlocked, feature: name, user: user, source: source, actor: Actor.current, in: try environment.path())
         let state = isUnlocked ? "unlocked" : "locked"
-        Console.out(changed ? "\(name) is now \(state) for \(user)." : "\(name) was already \(state) for \(user); nothing written.")
+        Console.out(
+            changed
+                ? "\(name) is now \(state) for \(user)." : "\(name) was already \(state) for \(user); nothing written.")
     }
 }
 
@@ -89,9 +92,15 @@ struct UnlocksCommand: AsyncParsableCommand {
             Console.out("No recorded unlocks match.")
             return
         }
-        var table = TextTable(history ? ["FEATURE", "USER", "STATE", "TIME", "SOURCE", "ACTOR"] : ["FEATURE", "USER", "STATE", "SINCE", "SOURCE"])
+        var table = TextTable(
+            history
+                ? ["FEATURE", "USER", "STATE", "TIME", "SOURCE", "ACTOR"]
+                : ["FEATURE", "USER", "STATE", "SINCE", "SOURCE"])
         for record in records {
-            let cells = [record.feature, record.user.rawValue, record.isUnlocked ? "unlocked" : "locked", record.time.iso8601Milliseconds, record.source ?? ""]
+            let cells = [
+                record.feature, record.user.rawValue, record.isUnlocked ? "unlocked" : "locked",
+                record.time.iso8601Milliseconds, record.source ?? "",
+            ]
             table.rows.append(cells + (history ? [record.actor ?? ""] : []))
         }
         Console.out(table.text)
@@ -109,7 +118,9 @@ struct OverrideCommand: ParsableCommand {
     struct SetOverride: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
-            abstract: "Force a user into a variation; bias changes leave them there, and their pinned export lands them there.")
+            abstract:
+                "Force a user into a variation; bias changes leave them there, and their pinned export lands them there."
+        )
 
         @Argument(help: "The test's name.")
         var name: String
@@ -124,7 +135,8 @@ struct OverrideCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let assignment = try await database.openStore().setOverride(name, user: try user.id(), variation: variation, in: try environment.path())
+            let assignment = try await database.openStore().setOverride(
+                name, user: try user.id(), variation: variation, in: try environment.path())
             output.json ? Console.json(assignment.jsonValue) : Console.out(assignment.sentence)
         }
     }
@@ -142,7 +154,8 @@ struct OverrideCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let assignment = try await database.openStore().clearOverride(name, user: try user.id(), in: try environment.path())
+            let assignment = try await database.openStore().clearOverride(
+                name, user: try user.id(), in: try environment.path())
             output.json ? Console.json(assignment.jsonValue) : Console.out(assignment.sentence)
         }
     }

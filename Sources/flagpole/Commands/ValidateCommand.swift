@@ -21,7 +21,8 @@ struct ValidateCommand: ParsableCommand {
             Console.json(report.jsonValue)
         } else {
             report.printToStandardError()
-            let features = decoded.document.map { " (\($0.features.count) feature\($0.features.count == 1 ? "" : "s"))" } ?? ""
+            let features =
+                decoded.document.map { " (\($0.features.count) feature\($0.features.count == 1 ? "" : "s"))" } ?? ""
             Console.out("\(input.displayName): \(decoded.isValid ? "valid" : "invalid")\(features), \(report.summary)")
         }
         if !decoded.isValid { throw ExitCode.failure }

@@ -4,13 +4,16 @@ import Foundation
 
 /// `--db PATH`, shared by every command that opens the store.
 struct DatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("db"), help: ArgumentHelp(
-        "The SQLite database file (default: $FLAGPOLE_DB, else ./flagpole.sqlite).", valueName: "path"))
+    @Option(
+        name: .customLong("db"),
+        help: ArgumentHelp(
+            "The SQLite database file (default: $FLAGPOLE_DB, else ./flagpole.sqlite).", valueName: "path"))
     var explicitPath: String?
 
-    @Option(help: ArgumentHelp(
-        "normal: a commit survives the process being killed, not always the machine losing power; full: it survives both, each commit flushed to disk (default: $FLAGPOLE_SYNCHRONOUS, else normal).",
-        valueName: "normal|full"))
+    @Option(
+        help: ArgumentHelp(
+            "normal: a commit survives the process being killed, not always the machine losing power; full: it survives both, each commit flushed to disk (default: $FLAGPOLE_SYNCHRONOUS, else normal).",
+            valueName: "normal|full"))
     var synchronous: FeatureStore.Durability?
 
     /// The file the command works on.

@@ -54,7 +54,8 @@ struct EnvironmentOptions: ParsableArguments {
     /// - throws: `ValidationError` when either breaks the rules.
     static func path(tenant: String, environment: String) throws -> EnvironmentPath {
         do {
-            return EnvironmentPath(tenant: try TenantSlug(validating: tenant), environment: try EnvironmentName(validating: environment))
+            return EnvironmentPath(
+                tenant: try TenantSlug(validating: tenant), environment: try EnvironmentName(validating: environment))
         } catch {
             throw ValidationError(error.description)
         }

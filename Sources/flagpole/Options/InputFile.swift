@@ -30,7 +30,9 @@ struct InputFile {
             handle = FileHandle.standardInput
         } else {
             let attributes = try? FileManager.default.attributesOfItem(atPath: argument)
-            if attributes?[.type] as? FileAttributeType == .typeRegular, let size = (attributes?[.size] as? NSNumber)?.intValue, size > limit {
+            if attributes?[.type] as? FileAttributeType == .typeRegular,
+                let size = (attributes?[.size] as? NSNumber)?.intValue, size > limit
+            {
                 throw tooLarge(size: "\(Self.grouped(size)) bytes", limit: limit)
             }
             guard let opened = FileHandle(forReadingAtPath: argument) else {
@@ -59,7 +61,8 @@ struct InputFile {
     }
 
     private func tooLarge(size: String, limit: Int) -> CommandFailure {
-        CommandFailure("""
+        CommandFailure(
+            """
             \(displayName) is \(size): Flagpole reads features files of at most \(Self.grouped(limit)) bytes \
             (\(limit >> 20) MiB). Nothing was read or written. Check that this is the right file; \
             an app's features.json is rarely more than a few hundred kilobytes.

@@ -15,6 +15,7 @@ enum TimeArgument {
         for strategy in strategies {
             if let date = try? Date(text, strategy: strategy) { return date }
         }
-        throw ValidationError("\(option) \"\(text)\" is not a time: use ISO 8601, e.g. 2026-11-22T09:30:00Z or 2026-11-22.")
+        throw ValidationError(
+            "\(option) \"\(text)\" is not a time: use ISO 8601, e.g. 2026-11-22T09:30:00Z or 2026-11-22.")
     }
 }

@@ -15,10 +15,15 @@ extension Assignment {
 }
 
 extension AssignmentEvent {
-    static let columns = ["time", "user", "feature", "previous_variation", "variation", "point", "revision", "reason", "id"]
+    static let columns = [
+        "time", "user", "feature", "previous_variation", "variation", "point", "revision", "reason", "id",
+    ]
 
     var cells: [String] {
-        [time.iso8601Milliseconds, user.rawValue, feature, previousVariation ?? "", variation, JSONWriter.format(point), String(revision), reason.rawValue, String(id)]
+        [
+            time.iso8601Milliseconds, user.rawValue, feature, previousVariation ?? "", variation,
+            JSONWriter.format(point), String(revision), reason.rawValue, String(id),
+        ]
     }
 
 }

@@ -28,13 +28,14 @@ extension DatabaseSummary {
             "revisions": .number(Double(revisionCount)),
             "assignments": .number(Double(assignmentCount)),
             "unlocks": .number(Double(unlockCount)),
-            "environments": .array(environments.map { environment in
-                [
-                    "tenant": .string(environment.path.tenant.rawValue),
-                    "environment": .string(environment.path.environment.rawValue),
-                    "revision": environment.latestRevision.map { .number(Double($0)) } ?? .null,
-                ]
-            }),
+            "environments": .array(
+                environments.map { environment in
+                    [
+                        "tenant": .string(environment.path.tenant.rawValue),
+                        "environment": .string(environment.path.environment.rawValue),
+                        "revision": environment.latestRevision.map { .number(Double($0)) } ?? .null,
+                    ]
+                }),
         ]
     }
 

@@ -9,7 +9,8 @@ struct DiagnosticReport {
         diagnostics.map { diagnostic in
             let place = diagnostic.location.map { "\(file):\($0.line):\($0.column)" } ?? file
             let feature = diagnostic.feature.map { " [\($0)]" } ?? ""
-            return "\(place): \(diagnostic.severity.rawValue): \(diagnostic.code.rawValue)\(feature) \(diagnostic.message)\n    fix: \(diagnostic.fix)"
+            return
+                "\(place): \(diagnostic.severity.rawValue): \(diagnostic.code.rawValue)\(feature) \(diagnostic.message)\n    fix: \(diagnostic.fix)"
         }
     }
 

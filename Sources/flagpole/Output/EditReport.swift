@@ -17,7 +17,9 @@ struct EditReport {
                 table.append("    \(move.from)", move.to, Percent.format(move.share), String(move.recordedUsers))
             }
             if !plan.moves.isEmpty { lines.append(table.text) }
-            lines.append("    \(plan.movingUsers) of \(plan.recordedUsers) recorded user\(plan.recordedUsers == 1 ? "" : "s") change group")
+            lines.append(
+                "    \(plan.movingUsers) of \(plan.recordedUsers) recorded user\(plan.recordedUsers == 1 ? "" : "s") change group"
+            )
         }
         lines.append(verdict)
         return lines
@@ -35,7 +37,8 @@ struct EditReport {
         let before = plan.before.ranges
         let after = plan.after.ranges
         if before.map(\.name) == after.map(\.name) {
-            return zip(before, after).map { "\($0.name) \(Percent.format($0.width)) → \(Percent.format($1.width))" }.joined(separator: ", ")
+            return zip(before, after).map { "\($0.name) \(Percent.format($0.width)) → \(Percent.format($1.width))" }
+                .joined(separator: ", ")
         }
         func list(_ ranges: [VariationRanges.Range]) -> String {
             ranges.map { "\($0.name) \(Percent.format($0.width))" }.joined(separator: ", ")

@@ -18,7 +18,8 @@ struct FeatureListing {
             let rows = zip(names, feature.effectiveShares).enumerated().map { index, pair in
                 let label = labels.indices.contains(index) ? labels[index].map { "  \($0)" } ?? "" : ""
                 let share = Percent.number(pair.1)
-                return "    \(pair.0.padding(toLength: width, withPad: " ", startingAt: 0))  \(share.leftPadded(6)) %\(label)"
+                return
+                    "    \(pair.0.padding(toLength: width, withPad: " ", startingAt: 0))  \(share.leftPadded(6)) %\(label)"
             }
             return ([heading] + rows).joined(separator: "\n")
         }.joined(separator: "\n")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Rows of text in aligned columns, for human listings.
 struct TextTable {
     let header: [String]
@@ -25,5 +27,3 @@ struct TextTable {
         }.joined(separator: "\n")
     }
 }
-
-import Foundation

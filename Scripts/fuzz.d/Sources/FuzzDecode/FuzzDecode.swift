@@ -17,9 +17,13 @@ enum DecodeProperties {
         let decoded = DocumentDecoder.decode(bytes)
         let lines = LineWidths(bytes)
         for diagnostic in decoded.diagnostics {
-            require(!diagnostic.message.isEmpty && !diagnostic.fix.isEmpty, "a diagnostic without a message or a fix: \(diagnostic)")
+            require(
+                !diagnostic.message.isEmpty && !diagnostic.fix.isEmpty,
+                "a diagnostic without a message or a fix: \(diagnostic)")
             if let location = diagnostic.location {
-                require(lines.contains(location), "\(location) is outside the input (\(lines.widths.count) lines): \(diagnostic)")
+                require(
+                    lines.contains(location),
+                    "\(location) is outside the input (\(lines.widths.count) lines): \(diagnostic)")
             } else {
                 require(diagnostic.severity == .warning, "an error without a line and column: \(diagnostic)")
             }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // SwiftPM links an executable's `main` to this module's top-level code, so libFuzzer's own `main`

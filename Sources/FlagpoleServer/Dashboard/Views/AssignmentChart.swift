@@ -39,7 +39,9 @@ struct AssignmentChart: Sendable {
         guard let first = snapshots.first, let last = snapshots.last else { return nil }
         var variations: [String] = []
         for snapshot in snapshots {
-            for count in snapshot.counts where !variations.contains(count.variation) { variations.append(count.variation) }
+            for count in snapshot.counts where !variations.contains(count.variation) {
+                variations.append(count.variation)
+            }
         }
         let color = { (variation: String) in (variations.firstIndex(of: variation) ?? 0) % Palette.colors }
         maximum = max(1, snapshots.map { $0.counts.reduce(0) { $0 + $1.users } }.max() ?? 1)
@@ -49,14 +51,17 @@ struct AssignmentChart: Sendable {
         columns = snapshots.enumerated().map { index, snapshot in
             var top = bottom
             let when = snapshot.time.iso8601
-            return Column(segments: snapshot.counts.filter { $0.users > 0 }.map { count in
-                let size = Double(count.users) * scale
-                top -= size
-                return Segment(
-                    x: Percent.number(Double(index) * slot + slot * 0.1, digits: 1), y: Percent.number(top, digits: 1),
-                    height: Percent.number(size, digits: 1), color: color(count.variation),
-                    title: "\(when): \(count.variation) \(count.users) users", columnWidth: Percent.number(slot * 0.8, digits: 1))
-            })
+            return Column(
+                segments: snapshot.counts.filter { $0.users > 0 }.map { count in
+                    let size = Double(count.users) * scale
+                    top -= size
+                    return Segment(
+                        x: Percent.number(Double(index) * slot + slot * 0.1, digits: 1),
+                        y: Percent.number(top, digits: 1),
+                        height: Percent.number(size, digits: 1), color: color(count.variation),
+                        title: "\(when): \(count.variation) \(count.users) users",
+                        columnWidth: Percent.number(slot * 0.8, digits: 1))
+                })
         }
         legend = variations.map { LegendEntry(name: $0, color: color($0)) }
         let minute = { (time: Date) in time.iso8601.prefix(16).replacingOccurrences(of: "T", with: " ") }

@@ -55,7 +55,8 @@ struct EnvironmentNav: Sendable {
         tenant = path.tenant.rawValue
         self.environments = environments.map { name in
             let other = EnvironmentPath(tenant: path.tenant, environment: name)
-            return Link(name: name.rawValue, url: current.url(EnvironmentURLs(other)), isCurrent: name == path.environment)
+            return Link(
+                name: name.rawValue, url: current.url(EnvironmentURLs(other)), isCurrent: name == path.environment)
         }
         let urls = EnvironmentURLs(path)
         pages = EnvironmentPage.allCases.filter { canEdit || $0 != .importing }

@@ -6,7 +6,9 @@ import Hummingbird
 /// a crafted link can't put words on the page.
 struct Notice: Sendable {
     enum Kind: String, Sendable {
-        case applied, unchanged, overrideSet = "override-set", overrideCleared = "override-cleared"
+        case applied, unchanged
+        case overrideSet = "override-set"
+        case overrideCleared = "override-cleared"
     }
 
     var kind: Kind
