@@ -24,14 +24,14 @@ struct DocumentPlan {
         _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument, rendered: [UInt8],
         options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil
     ) throws {
-        scope = try db.scope(of: path)
+        scope = try db.environments.scope(of: path)
         self.document = document
         self.rendered = rendered
         self.options = options
-        let storedFeatures = try preloaded ?? db.storedFeatures(in: scope)
+        let storedFeatures = try preloaded ?? db.features.storedFeatures(in: scope)
         stored = Dictionary(uniqueKeysWithValues: storedFeatures.map { ($0.feature.name, $0) })
         current = try db.currentDocument(in: scope, features: storedFeatures)
-        latest = try db.revisionRecord(nil, in: scope)
+        latest = try db.environments.revision(nil, in: scope)
         // Checked inside the write transaction, so no other write can slip in after it.
         if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
             throw StoreError.revisionConflict(path, expected: expected, current: latest?.number)
@@ -67,27 +67,28 @@ struct DocumentPlan {
         guard !isUnchanged else { return (outcome, [:]) }
         let now = Date()
         let number = (latest?.number ?? 0) + 1
-        let writer = DocumentWriter(db: db, scope: scope, now: now)
-        try writer.insertRevision(
+        // `now` as the database stores it, converted once rather than for every row.
+        let time = now.databaseValue
+        try db.environments.insertRevision(
             number: number, kind: kind, actor: options.actor, message: options.message,
-            document: rendered, changes: diff.changes)
+            document: rendered, changes: diff.changes, in: scope, at: now)
         for (position, feature) in document.features.enumerated() {
             guard let existing = stored[feature.name] else {
-                try writer.insert(feature, at: position)
+                try db.features.insert(feature, at: position, in: scope, at: time)
                 continue
             }
             if existing.isArchived || !existing.feature.isIdentical(to: feature) {
-                try writer.update(existing, to: feature, at: position)
+                try db.features.update(existing, to: feature, at: position, in: scope, at: time)
             } else if existing.position != position {
-                try writer.move(existing, to: position)
+                try db.features.move(existing, to: position, in: scope)
             }
         }
         let names = Set(document.features.map(\.name))
         for existing in stored.values where !existing.isArchived && !names.contains(existing.feature.name) {
-            try writer.archive(existing)
+            try db.features.archive(existing, in: scope, at: time)
         }
         if current.extras != document.extras || current.featuresPosition != document.featuresPosition {
-            try writer.replaceExtras(of: document)
+            try db.environments.replaceExtras(of: document, in: scope)
         }
         let users = AssignmentWriter(db: db, scope: scope, revision: number, now: now)
         var result = outcome

@@ -24,10 +24,10 @@ extension FeatureStore {
             return summary
         }
         return try await writeInGroup { db in
-            let scope = try db.scope(of: path)
-            let stored = try db.storedFeature(named: name, in: scope)
+            let scope = try db.environments.scope(of: path)
+            let stored = try db.features.stored(named: name, in: scope)
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
-            let revision = try db.latestRevisionNumber(in: scope) ?? 0
+            let revision = try db.environments.latestRevisionNumber(in: scope) ?? 0
             var summary = AssignmentSummary(recorded: 0, known: 0)
             try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) {
                 assignment, isNew in
@@ -53,7 +53,7 @@ extension FeatureStore {
             if let kept {
                 plan = kept
             } else {
-                plan = try await read { db in try currentPlan(in: db, head: try db.environmentHead(of: path)) }
+                plan = try await read { db in try currentPlan(in: db, head: try db.environments.head(of: path)) }
             }
             kept = nil
             // Names compare as the app compares them. A kept plan may be older than the test.
@@ -63,7 +63,7 @@ extension FeatureStore {
             }
             let proposed = users.map { test.firstAssignment(of: $0, revision: plan.revision) }
             let recorded = try await writeInGroup { db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
-                guard try db.isCurrent(plan.head) else { return nil }
+                guard try db.environments.isCurrent(plan.head) else { return nil }
                 let writer = AssignmentWriter(db: db, scope: plan.head.scope, revision: plan.revision, now: Date())
                 return try zip(users, proposed).map { try writer.recordFirst($1, of: $0, featureID: test.featureID) }
             }
@@ -91,40 +91,10 @@ extension FeatureStore {
         in path: EnvironmentPath, matching query: AssignmentEventQuery
     ) async throws -> [AssignmentEvent] {
         try await read { db in
-            let scope = try db.scope(of: path)
-            // The index of the narrowest filter, named: the planner, which has no statistics,
-            // took the environment's for a feature's history and walked back through every
-            // event of the other tests newer than the feature's last (a million, in the bench).
-            let index =
-                query.user != nil
-                ? "assignment_events_by_user"
-                : query.feature != nil ? "assignment_events_by_feature" : "assignment_events_by_environment"
-            var sql = """
-                SELECT e.id, e.user_id, f.name, e.previous_variation, e.variation, e.point, e.revision, e.reason, e.created_at
-                FROM assignment_events e INDEXED BY \(index) JOIN features f ON f.id = e.feature_id
-                WHERE e.environment_id = ? AND e.tenant_id = ?
-                """
-            var arguments: StatementArguments = [scope.id, scope.tenant.id]
-            func filter(_ condition: String, _ value: (any DatabaseValueConvertible)?) {
-                guard let value else { return }
-                sql += " AND \(condition)"
-                arguments += [value]
-            }
-            filter("e.user_id = ?", query.user?.rawValue)
-            filter("e.feature_id = ?", try query.feature.map { try db.featureID(named: $0, in: scope) })
-            filter("e.created_at >= ?", query.since?.unixMilliseconds)
-            filter("e.created_at < ?", query.until?.unixMilliseconds)
-            filter("e.id < ?", query.before)
-            sql += " ORDER BY e.id DESC LIMIT ?"
-            arguments += [query.limit]
-            // One statement per combination of filters, prepared once per connection.
-            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
-                AssignmentEvent(
-                    id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3],
-                    variation: row[4],
-                    point: row[5], revision: row[6], reason: AssignmentReason(rawValue: row[7]) ?? .first,
-                    time: Date(unixMilliseconds: row[8]))
-            }
+            let scope = try db.environments.scope(of: path)
+            return try db.assignments.events(
+                in: scope, matching: query,
+                featureID: try query.feature.map { try db.features.id(named: $0, in: scope) })
         }
     }
 
@@ -138,8 +108,9 @@ extension FeatureStore {
         of name: String, in path: EnvironmentPath, at time: Date? = nil
     ) async throws -> [VariationCount] {
         try await read { db in
-            let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
-            return try db.assignmentCounts(of: stored, at: time)
+            let stored = try db.features.stored(
+                named: name, in: try db.environments.scope(of: path), includingArchived: true)
+            return try db.assignments.counts(of: stored, at: time)
         }
     }
 
@@ -154,85 +125,9 @@ extension FeatureStore {
         of name: String, in path: EnvironmentPath, samples: Int, now: Date = Date()
     ) async throws -> [AssignmentSnapshot] {
         try await read { db in
-            let stored = try db.storedFeature(named: name, in: try db.scope(of: path), includingArchived: true)
-            let deltas = try Row.fetchCursor(
-                db.cachedStatement(
-                    sql: "SELECT minute, variation, users FROM assignment_deltas WHERE feature_id = ? ORDER BY minute"),
-                arguments: [stored.id])
-            guard samples > 0, var next = try deltas.next() else { return [] }
-            let start = Date(unixMilliseconds: (next["minute"] as Int64) * 60_000)
-            let step = samples > 1 ? max(0, now.timeIntervalSince(start)) / Double(samples - 1) : 0
-            var users: [String: Int] = [:]
-            var isExhausted = false
-            return try (0..<samples).map { index in
-                let time = samples > 1 ? start.addingTimeInterval(step * Double(index)) : now
-                let minute = time.unixMilliseconds / 60_000
-                while !isExhausted, (next["minute"] as Int64) <= minute {
-                    users[next["variation"], default: 0] += next["users"]
-                    if let row = try deltas.next() { next = row } else { isExhausted = true }
-                }
-                return AssignmentSnapshot(time: time, counts: stored.ordered(users))
-            }
+            let stored = try db.features.stored(
+                named: name, in: try db.environments.scope(of: path), includingArchived: true)
+            return try db.assignments.timeline(of: stored, samples: samples, now: now)
         }
-    }
-}
-
-extension Database {
-    /// The id of the feature named `name` in the environment, current or archived (history
-    /// outlives a feature's place in the document).
-    ///
-    /// - throws: `StoreError.featureNotFound`.
-    func featureID(named name: String, in scope: EnvironmentScope) throws -> Int64 {
-        let id = try Int64.fetchOne(
-            cachedStatement(sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"),
-            arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
-        guard let id else { throw StoreError.featureNotFound(scope.path, name: name) }
-        return id
-    }
-}
-
-extension Database {
-    /// Users per variation of `stored`, now (the sum of its history's deltas) or as they stood at
-    /// `time` (each user's last event at or before it). Variations come in the feature's order,
-    /// then any others users are recorded in (`Disabled` while a test is off), by name.
-    func assignmentCounts(of stored: StoredFeature, at time: Date?) throws -> [VariationCount] {
-        let rows =
-            if let time {
-                try Row.fetchAll(
-                    cachedStatement(
-                        sql: """
-                            SELECT variation, count(*) FROM (
-                                SELECT variation, max(id) FROM assignment_events
-                                WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
-                            GROUP BY variation
-                            """), arguments: [stored.id, time.unixMilliseconds])
-            } else {
-                try Row.fetchAll(
-                    cachedStatement(
-                        sql: """
-                            SELECT variation, sum(users) FROM assignment_deltas WHERE feature_id = ? GROUP BY variation HAVING sum(users) <> 0
-                            """), arguments: [stored.id])
-            }
-        var users: [String: Int] = [:]
-        for row in rows { users[row[0], default: 0] += row[1] }
-        return stored.ordered(users)
-    }
-}
-
-extension StoredFeature {
-    /// `users` by variation in the feature's order, then any other variations by name. SQLite
-    /// groups by bytes and Swift compares names as text, so "\u{E9}" and "e\u{301}" arrive as
-    /// two rows and are summed into one name.
-    func ordered(_ users: [String: Int]) -> [VariationCount] {
-        var users = users
-        var result: [VariationCount] = []
-        var listed: Set<String> = []
-        for variation in feature.effectiveVariations where listed.insert(variation).inserted {
-            result.append(VariationCount(variation: variation, users: users.removeValue(forKey: variation) ?? 0))
-        }
-        return result
-            + users.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map {
-                VariationCount(variation: $0.key, users: $0.value)
-            }
     }
 }

@@ -120,19 +120,16 @@ extension FeatureStore {
             try await writer.writeWithoutTransaction { db -> DatabaseSummary in
                 let before = try Self.summary(of: db)
                 if !replacingData {
-                    let tenants = try String.fetchAll(db, sql: "SELECT slug FROM tenants ORDER BY slug")
+                    let tenants = try db.tenants.all()
                     guard tenants.isEmpty else {
                         throw StoreError.restoreWouldReplaceData(
-                            path: target, tenants: tenants.map(TenantSlug.init(rawValue:)))
+                            path: target, tenants: tenants.map { TenantSlug(rawValue: $0.slug) })
                     }
                 }
                 // A generation above both files' tells running servers that revision numbers they
                 // have served may now hold other documents (see `DeliveryState.generation`).
-                let generation = try Int64.fetchOne(db, sql: "SELECT generation FROM store_generation") ?? 0
-                try staged.queue.write { source in
-                    try source.execute(
-                        sql: "UPDATE store_generation SET generation = max(generation, ?) + 1", arguments: [generation])
-                }
+                let generation = try db.environments.generation()
+                try staged.queue.write { source in try source.environments.raiseGeneration(above: generation) }
                 // SQLite's backup writes every page as one transaction of this connection: into
                 // the WAL, so readers keep their snapshot and the next ones see the restored file.
                 try staged.queue.read { source in try source.backup(to: db) }
@@ -147,28 +144,17 @@ extension FeatureStore {
 
     /// What `db` holds, in brief. Needs the current schema.
     static func summary(of db: Database) throws -> DatabaseSummary {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT t.slug, e.name, (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
-                FROM environments e JOIN tenants t ON t.id = e.tenant_id
-                ORDER BY t.slug, e.name
-                """)
-        let count = { (table: String) in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 }
         let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
         return DatabaseSummary(
             schemaVersion: try appliedMigrations(db).last,
-            tenantCount: try count("tenants"),
-            environments: rows.map { row in
-                DatabaseSummary.EnvironmentRevision(
-                    path: EnvironmentPath(
-                        tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1])),
-                    latestRevision: row[2])
+            tenantCount: try db.tenants.count(),
+            environments: try db.environments.latestRevisions().map {
+                DatabaseSummary.EnvironmentRevision(path: $0.path, latestRevision: $0.revision)
             },
-            revisionCount: try count("revisions"),
-            assignmentCount: try count("assignments"),
-            unlockCount: try count("unlocks"),
+            revisionCount: try db.environments.revisionCount(),
+            assignmentCount: try db.assignments.count(),
+            unlockCount: try db.unlocks.count(),
             byteCount: pageCount * pageSize)
     }
 
@@ -314,7 +300,7 @@ struct StagedBackup: Sendable {
             }
             guard violations.isEmpty else { throw StoreError.damagedFile(path: path, problems: violations) }
             // Sign-ins are not restored: a session signed out since the backup must not come back.
-            try queue.write { db in try db.execute(sql: "DELETE FROM sessions") }
+            try queue.write { db in try db.keys.closeAllSessions() }
             return applied.last
         } catch let error as DatabaseError {
             switch error.resultCode {

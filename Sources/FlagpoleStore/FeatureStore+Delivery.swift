@@ -32,28 +32,7 @@ extension FeatureStore {
     /// Every environment's current revision and delivery settings, in one query: a server
     /// polls it to notice what other processes (the command line) changed in the file.
     public func deliveryStates() async throws -> [EnvironmentPath: DeliveryState] {
-        try await read { db in
-            let rows = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
-                               (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id),
-                               (SELECT generation FROM store_generation)
-                        FROM environments e JOIN tenants t ON t.id = e.tenant_id
-                        """))
-            return Dictionary(
-                uniqueKeysWithValues: rows.map { row in
-                    let path = EnvironmentPath(
-                        tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1]))
-                    return (
-                        path,
-                        DeliveryState(
-                            revision: row[5], settings: DeliverySettings(isPrivate: row[2], cacheControl: row[3]),
-                            settingsVersion: row[4],
-                            generation: row[6])
-                    )
-                })
-        }
+        try await read { db in try db.environments.deliveryStates() }
     }
 
     /// One environment's current revision and delivery settings.
@@ -61,14 +40,10 @@ extension FeatureStore {
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     public func deliveryState(of path: EnvironmentPath) async throws -> DeliveryState {
         try await read { db in
-            let head = try db.environmentHead(of: path)
-            let row = try Row.fetchOne(
-                db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?",
-                arguments: [head.scope.id])!
+            let head = try db.environments.head(of: path)
+            let (settings, version) = try db.environments.deliverySettings(in: head.scope)
             return DeliveryState(
-                revision: head.revision, settings: DeliverySettings(isPrivate: row[0], cacheControl: row[1]),
-                settingsVersion: row[2],
-                generation: head.generation)
+                revision: head.revision, settings: settings, settingsVersion: version, generation: head.generation)
         }
     }
 
@@ -82,8 +57,8 @@ extension FeatureStore {
         of path: EnvironmentPath, _ change: @escaping @Sendable (inout DeliverySettings) -> Void
     ) async throws -> DeliverySettings {
         try await write { db in
-            let scope = try db.scope(of: path)
-            var settings = try db.deliverySettings(in: scope)
+            let scope = try db.environments.scope(of: path)
+            var settings = try db.environments.deliverySettings(in: scope).settings
             change(&settings)
             if let value = settings.cacheControl {
                 // It goes into a response header verbatim.
@@ -96,20 +71,8 @@ extension FeatureStore {
                     throw StoreError.publicCacheControlOnPrivate(value)
                 }
             }
-            try db.execute(
-                sql:
-                    "UPDATE environments SET is_private = ?, cache_control = ?, delivery_version = delivery_version + 1 WHERE id = ?",
-                arguments: [settings.isPrivate, settings.cacheControl, scope.id])
+            try db.environments.updateDeliverySettings(settings, in: scope)
             return settings
         }
-    }
-}
-
-extension Database {
-    func deliverySettings(in scope: EnvironmentScope) throws -> DeliverySettings {
-        try Row.fetchOne(
-            self, sql: "SELECT is_private, cache_control FROM environments WHERE id = ?", arguments: [scope.id]
-        )
-        .map { DeliverySettings(isPrivate: $0[0], cacheControl: $0[1]) } ?? DeliverySettings()
     }
 }

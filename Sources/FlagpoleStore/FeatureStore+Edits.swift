@@ -59,9 +59,10 @@ extension FeatureStore {
     /// - throws: `StoreError.revisionNotFound`.
     public func rollBack(_ path: EnvironmentPath, to number: Int, options: EditOptions) async throws -> EditOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
-            let scope = try db.scope(of: path)
-            guard let record = try db.revisionRecord(number, in: scope) else {
-                throw StoreError.revisionNotFound(path, number: number, latest: try db.latestRevisionNumber(in: scope))
+            let scope = try db.environments.scope(of: path)
+            guard let record = try db.environments.revision(number, in: scope) else {
+                throw StoreError.revisionNotFound(
+                    path, number: number, latest: try db.environments.latestRevisionNumber(in: scope))
             }
             return try Self.revise(
                 db, path: path, rendered: Array(record.document), kind: .rollback, options: options,
@@ -74,11 +75,11 @@ extension FeatureStore {
     /// - throws: `StoreError.revisionNotFound`.
     public func diff(_ path: EnvironmentPath, from old: Int, to new: Int) async throws -> DocumentDiff {
         let revisions = try await read { db in
-            let scope = try db.scope(of: path)
+            let scope = try db.environments.scope(of: path)
             return try [old, new].map { number in
-                guard let record = try db.revisionRecord(number, in: scope) else {
+                guard let record = try db.environments.revision(number, in: scope) else {
                     throw StoreError.revisionNotFound(
-                        path, number: number, latest: try db.latestRevisionNumber(in: scope))
+                        path, number: number, latest: try db.environments.latestRevisionNumber(in: scope))
                 }
                 return record
             }
@@ -100,11 +101,12 @@ extension FeatureStore {
     /// - throws: `StoreError.featureNotFound`.
     public func feature(_ name: String, in path: EnvironmentPath) async throws -> FeatureDetail {
         try await read { db in
-            let scope = try db.scope(of: path)
-            let stored = try db.storedFeature(named: name, in: scope)
+            let scope = try db.environments.scope(of: path)
+            let stored = try db.features.stored(named: name, in: scope)
             return FeatureDetail(
-                feature: stored.feature, salt: stored.salt, revision: try db.latestRevisionNumber(in: scope) ?? 0,
-                recordedUsers: try db.recordedUserCount(featureID: stored.id))
+                feature: stored.feature, salt: stored.salt,
+                revision: try db.environments.latestRevisionNumber(in: scope) ?? 0,
+                recordedUsers: try db.assignments.recordedUserCount(featureID: stored.id))
         }
     }
 
@@ -118,8 +120,8 @@ extension FeatureStore {
         check: @escaping @Sendable ([Diagnostic]) throws -> Void = { _ in }
     ) async throws -> EditOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
-            let scope = try db.scope(of: path)
-            let features = try db.storedFeatures(in: scope)
+            let scope = try db.environments.scope(of: path)
+            let features = try db.features.storedFeatures(in: scope)
             var document = try db.currentDocument(in: scope, features: features)
             guard let index = document.features.firstIndex(where: { $0.name == name }) else {
                 throw StoreError.featureNotFound(path, name: name)
@@ -167,7 +169,7 @@ extension FeatureStore {
                     uniqueKeysWithValues: plan.rangeChanges.map { change in
                         (
                             change.next.name,
-                            try db.pendingMoves(
+                            try db.assignments.pendingMoves(
                                 featureID: change.stored.id, from: change.stored.feature.assignmentRanges,
                                 to: change.next.assignmentRanges)
                         )
@@ -211,28 +213,6 @@ extension Database {
         }
         return RolloutPlan(
             feature: next.name, before: before, after: after, moves: moves,
-            recordedUsers: try recordedUserCount(featureID: stored.id))
-    }
-
-    /// The feature named `name` in the environment's current document, or with
-    /// `includingArchived` one that has left it (its users' history outlives its place).
-    ///
-    /// - throws: `StoreError.featureNotFound`.
-    func storedFeature(
-        named name: String, in scope: EnvironmentScope, includingArchived: Bool = false
-    ) throws -> StoredFeature {
-        // Every per-user write (assign, a pinned fetch, an override) starts here: cached
-        // statements, rather than SQL generated anew by the query interface each time.
-        let sql = "SELECT * FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
-        let record = try FeatureRecord.fetchOne(
-            cachedStatement(sql: includingArchived ? sql : sql + " AND archived_at IS NULL"),
-            arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
-        guard let record else { throw StoreError.featureNotFound(scope.path, name: name) }
-        let variations = try VariationRecord.fetchAll(
-            cachedStatement(sql: "SELECT * FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position"),
-            arguments: [scope.tenant.id, record.id!])
-        return StoredFeature(
-            id: record.id!, salt: record.salt, position: record.position,
-            feature: try record.feature(variations: variations))
+            recordedUsers: try assignments.recordedUserCount(featureID: stored.id))
     }
 }

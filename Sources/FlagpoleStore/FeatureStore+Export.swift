@@ -9,11 +9,11 @@ extension FeatureStore {
     ///   `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     public func revision(_ number: Int? = nil, of path: EnvironmentPath) async throws -> Revision {
         try await read { db in
-            let scope = try db.scope(of: path)
-            guard let record = try db.revisionRecord(number, in: scope) else {
+            let scope = try db.environments.scope(of: path)
+            guard let record = try db.environments.revision(number, in: scope) else {
                 if let number {
                     throw StoreError.revisionNotFound(
-                        path, number: number, latest: try db.latestRevisionNumber(in: scope))
+                        path, number: number, latest: try db.environments.latestRevisionNumber(in: scope))
                 }
                 throw StoreError.noRevision(path)
             }
@@ -26,13 +26,11 @@ extension FeatureStore {
     public func currentRevisions() async throws -> [Revision] {
         try await read { db in
             var revisions: [Revision] = []
-            for tenant in try TenantRecord.order(TenantRecord.Columns.slug).fetchAll(db) {
+            for tenant in try db.tenants.all() {
                 let tenantScope = TenantScope(id: tenant.id!, slug: TenantSlug(rawValue: tenant.slug))
-                for environment in try EnvironmentRecord.owned(by: tenantScope).order(EnvironmentRecord.Columns.name)
-                    .fetchAll(db)
-                {
+                for environment in try db.environments.all(of: tenantScope) {
                     let scope = EnvironmentScope(environment, of: tenantScope)
-                    if let record = try db.revisionRecord(nil, in: scope) {
+                    if let record = try db.environments.revision(nil, in: scope) {
                         revisions.append(Revision(record, of: scope.path))
                     }
                 }
@@ -46,9 +44,9 @@ extension FeatureStore {
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     public func snapshot(of path: EnvironmentPath) async throws -> EnvironmentSnapshot {
         try await read { db in
-            let scope = try db.scope(of: path)
+            let scope = try db.environments.scope(of: path)
             return EnvironmentSnapshot(
-                path: path, revision: try db.latestRevisionNumber(in: scope),
+                path: path, revision: try db.environments.latestRevisionNumber(in: scope),
                 document: try db.currentDocument(in: scope))
         }
     }
@@ -58,22 +56,8 @@ extension FeatureStore {
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     public func revisions(of path: EnvironmentPath) async throws -> [RevisionSummary] {
         try await read { db in
-            let scope = try db.scope(of: path)
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT r.number, r.kind, r.actor, r.message, r.created_at, length(r.document) AS size,
-                           (SELECT count(*) FROM audit a WHERE a.revision_id = r.id AND a.tenant_id = r.tenant_id) AS changes
-                    FROM revisions r
-                    WHERE r.tenant_id = ? AND r.environment_id = ?
-                    ORDER BY r.number DESC
-                    """, arguments: [scope.tenant.id, scope.id])
-            return rows.map { row in
-                RevisionSummary(
-                    number: row["number"], kind: RevisionKind(rawValue: row["kind"]) ?? .edit, actor: row["actor"],
-                    message: row["message"], createdAt: row["created_at"], size: row["size"],
-                    changeCount: row["changes"])
-            }
+            let scope = try db.environments.scope(of: path)
+            return try db.environments.revisionSummaries(in: scope)
         }
     }
 }

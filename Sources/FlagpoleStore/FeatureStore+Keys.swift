@@ -15,22 +15,16 @@ extension FeatureStore {
             let tenantID: Int64? =
                 switch owner {
                 case .server: nil
-                case .tenant(let slug): try db.scope(of: slug).id
+                case .tenant(let slug): try db.tenants.scope(of: slug).id
                 }
             let now = Date()
             // A prefix is 32 random bits: a clash is rare, and the UNIQUE index makes it harmless.
             while true {
                 let secret = APIKeySecret.generate()
-                let exists =
-                    try Bool.fetchOne(db, sql: "SELECT 1 FROM api_keys WHERE prefix = ?", arguments: [secret.prefix])
-                    ?? false
-                if exists { continue }
-                try db.execute(
-                    sql:
-                        "INSERT INTO api_keys (tenant_id, role, prefix, sha256, name, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [
-                        tenantID, role.rawValue, secret.prefix, Data(secret.digest), name, now.unixMilliseconds,
-                    ])
+                if try db.keys.hasKey(prefix: secret.prefix) { continue }
+                try db.keys.insert(
+                    tenantID: tenantID, role: role, prefix: secret.prefix, digest: secret.digest, name: name,
+                    createdAt: now)
                 return CreatedKey(
                     secret: secret.value,
                     info: APIKeyInfo(
@@ -58,8 +52,7 @@ extension FeatureStore {
             }
             if key.revokedAt != nil { return key }
             let now = Date()
-            try db.execute(
-                sql: "UPDATE api_keys SET revoked_at = ? WHERE prefix = ?", arguments: [now.unixMilliseconds, prefix])
+            try db.keys.revoke(prefix: prefix, at: now)
             key.revokedAt = now
             return key
         }
@@ -69,17 +62,7 @@ extension FeatureStore {
     /// are compared in constant time, so response timing says nothing about a guessed key.
     public func identity(ofKey secret: String) async throws -> KeyIdentity? {
         guard let presented = APIKeySecret(secret) else { return nil }
-        let found = try await read { db -> (role: String, digest: Data, tenant: String?)? in
-            try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
-                        WHERE k.prefix = ? AND k.revoked_at IS NULL
-                        """), arguments: [presented.prefix]
-            ).map { ($0[0], $0[1], $0[2]) }
-        }
-        guard let found, ConstantTime.isEqual(found.digest, presented.digest) else { return nil }
-        return KeyIdentity(prefix: presented.prefix, role: found.role, tenant: found.tenant)
+        return try await read { db in try db.identity(of: presented)?.identity }
     }
 }
 
@@ -128,22 +111,23 @@ extension KeyIdentity {
 }
 
 extension Database {
+    /// The one check of a presented key, for the API and the dashboard's sign-in alike: the row
+    /// of a key that is not revoked, its digest compared in constant time.
+    func identity(of presented: APIKeySecret) throws -> (keyID: Int64, identity: KeyIdentity)? {
+        guard let key = try keys.activeKey(prefix: presented.prefix),
+            ConstantTime.isEqual(key.digest, presented.digest),
+            let identity = KeyIdentity(prefix: presented.prefix, role: key.role, tenant: key.tenant)
+        else { return nil }
+        return (key.id, identity)
+    }
+
     /// The keys of `owner`, revoked ones included, oldest first.
+    ///
+    /// - throws: `StoreError.tenantNotFound`.
     func keys(of owner: KeyOwner) throws -> [APIKeyInfo] {
-        let rows: [Row] =
-            switch owner {
-            case .server:
-                try Row.fetchAll(self, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
-            case .tenant(let slug):
-                try Row.fetchAll(
-                    self, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [scope(of: slug).id]
-                )
-            }
-        return rows.map { row in
-            APIKeyInfo(
-                prefix: row["prefix"], owner: owner, role: KeyRole(rawValue: row["role"]) ?? .reader, name: row["name"],
-                createdAt: Date(unixMilliseconds: row["created_at"]),
-                revokedAt: (row["revoked_at"] as Int64?).map(Date.init(unixMilliseconds:)))
+        switch owner {
+        case .server: try keys.keys(of: owner, tenantID: nil)
+        case .tenant(let slug): try keys.keys(of: owner, tenantID: tenants.scope(of: slug).id)
         }
     }
 }

@@ -30,7 +30,7 @@ extension FeatureStore {
             }
             let overridden = Assignment(
                 user: user, feature: name, variation: forced, point: point, revision: writer.revision, isOverride: true)
-            guard let recorded = try db.assignment(of: user, in: stored) else {
+            guard let recorded = try db.assignments.assignment(of: user, in: stored) else {
                 try writer.recordOverride(user: user.rawValue, featureID: stored.id, point: point, variation: forced)
                 return overridden
             }
@@ -49,7 +49,7 @@ extension FeatureStore {
     public func clearOverride(_ name: String, user: UserID, in path: EnvironmentPath) async throws -> Assignment {
         try await write { db in
             let (stored, writer) = try db.testForUser(name, in: path)
-            guard let recorded = try db.assignment(of: user, in: stored), recorded.isOverride else {
+            guard let recorded = try db.assignments.assignment(of: user, in: stored), recorded.isOverride else {
                 throw StoreError.noOverride(feature: name, user: user)
             }
             let variation = stored.feature.assignmentRanges.variation(at: recorded.point)!
@@ -70,29 +70,14 @@ extension FeatureStore {
         _ isUnlocked: Bool, feature name: String, user: UserID, source: String?, actor: String, in path: EnvironmentPath
     ) async throws -> Bool {
         try await write { db in
-            let scope = try db.scope(of: path)
-            let stored = try db.storedFeature(named: name, in: scope)
+            let scope = try db.environments.scope(of: path)
+            let stored = try db.features.stored(named: name, in: scope)
             guard stored.feature.kind == .unlockFlag else {
                 throw StoreError.notAnUnlockFlag(feature: name, kind: stored.feature.kind)
             }
-            let current = try Bool.fetchOne(
-                db, sql: "SELECT unlocked FROM unlocks WHERE feature_id = ? AND user_id = ?",
-                arguments: [stored.id, user.rawValue])
-            guard current != isUnlocked else { return false }
-            let time = Date().unixMilliseconds
-            try db.execute(
-                sql: """
-                    INSERT INTO unlocks (tenant_id, environment_id, feature_id, user_id, unlocked, source, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (feature_id, user_id) DO UPDATE SET unlocked = excluded.unlocked, source = excluded.source,
-                        updated_at = excluded.updated_at
-                    """, arguments: [scope.tenant.id, scope.id, stored.id, user.rawValue, isUnlocked, source, time])
-            try db.execute(
-                sql: """
-                    INSERT INTO unlock_events (tenant_id, environment_id, feature_id, user_id, unlocked, source, actor, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [scope.tenant.id, scope.id, stored.id, user.rawValue, isUnlocked, source, actor, time])
+            guard try db.unlocks.state(of: user, featureID: stored.id) != isUnlocked else { return false }
+            try db.unlocks.record(
+                isUnlocked, of: user, featureID: stored.id, in: scope, source: source, actor: actor, at: Date())
             return true
         }
     }
@@ -105,28 +90,10 @@ extension FeatureStore {
         in path: EnvironmentPath, user: UserID? = nil, feature: String? = nil, history: Bool = false
     ) async throws -> [UnlockRecord] {
         try await read { db in
-            let scope = try db.scope(of: path)
-            let table = history ? "unlock_events" : "unlocks"
-            var sql = """
-                SELECT f.name, u.user_id, u.unlocked, u.source, u.\(history ? "created_at" : "updated_at"), \(history ? "u.actor" : "NULL")
-                FROM \(table) u JOIN features f ON f.id = u.feature_id
-                WHERE u.environment_id = ? AND u.tenant_id = ?
-                """
-            var arguments: StatementArguments = [scope.id, scope.tenant.id]
-            if let user {
-                sql += " AND u.user_id = ?"
-                arguments += [user.rawValue]
-            }
-            if let feature {
-                sql += " AND u.feature_id = ?"
-                arguments += [try db.featureID(named: feature, in: scope)]
-            }
-            sql += history ? " ORDER BY u.id DESC" : " ORDER BY f.name, u.user_id"
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                UnlockRecord(
-                    feature: row[0], user: UserID(rawValue: row[1]), isUnlocked: row[2], source: row[3],
-                    time: Date(unixMilliseconds: row[4]), actor: row[5])
-            }
+            let scope = try db.environments.scope(of: path)
+            return try db.unlocks.records(
+                in: scope, user: user, featureID: try feature.map { try db.features.id(named: $0, in: scope) },
+                history: history)
         }
     }
 }
@@ -146,10 +113,10 @@ public struct UnlockRecord: Hashable, Sendable {
 extension Database {
     /// A test of the environment at `path` and a writer for its users under the current revision.
     fileprivate func testForUser(_ name: String, in path: EnvironmentPath) throws -> (StoredFeature, AssignmentWriter) {
-        let scope = try scope(of: path)
-        let stored = try storedFeature(named: name, in: scope)
+        let scope = try environments.scope(of: path)
+        let stored = try features.stored(named: name, in: scope)
         guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
-        let revision = try latestRevisionNumber(in: scope) ?? 0
-        return (stored, AssignmentWriter(db: self, scope: scope, revision: revision, now: Date()))
+        let revision = try environments.latestRevisionNumber(in: scope) ?? 0
+        return (stored, assignments.writer(in: scope, revision: revision, now: Date()))
     }
 }

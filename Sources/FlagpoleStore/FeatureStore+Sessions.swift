@@ -21,22 +21,11 @@ extension FeatureStore {
         guard let presented = APIKeySecret(secret) else { return nil }
         let token = SessionToken.generate()
         return try await write { db -> OpenedSession? in
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT k.id, k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
-                        WHERE k.prefix = ? AND k.revoked_at IS NULL
-                        """, arguments: [presented.prefix]),
-                ConstantTime.isEqual(row[2] as Data, presented.digest),
-                let identity = KeyIdentity(prefix: presented.prefix, role: row[1], tenant: row[3]),
-                identity.role != .delivery
-            else { return nil }
+            guard let (keyID, identity) = try db.identity(of: presented), identity.role != .delivery else {
+                return nil
+            }
             let expiresAt = now.addingTimeInterval(Self.sessionLifetime)
-            try db.execute(sql: "DELETE FROM sessions WHERE expires_at <= ?", arguments: [now.unixMilliseconds])
-            try db.execute(
-                sql: "INSERT INTO sessions (key_id, sha256, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [row[0] as Int64, Data(token.digest), now.unixMilliseconds, expiresAt.unixMilliseconds])
+            try db.keys.openSession(keyID: keyID, digest: token.digest, now: now, expiresAt: expiresAt)
             return OpenedSession(token: token.value, identity: identity, expiresAt: expiresAt)
         }
     }
@@ -48,15 +37,9 @@ extension FeatureStore {
     public func sessionIdentity(_ token: String, now: Date = Date()) async throws -> KeyIdentity? {
         guard let token = SessionToken(token) else { return nil }
         return try await read { db in
-            try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT k.prefix, k.role, t.slug FROM sessions s
-                        JOIN api_keys k ON k.id = s.key_id LEFT JOIN tenants t ON t.id = k.tenant_id
-                        WHERE s.sha256 = ? AND s.expires_at > ? AND k.revoked_at IS NULL
-                        """), arguments: [Data(token.digest), now.unixMilliseconds]
-            )
-            .flatMap { KeyIdentity(prefix: $0[0], role: $0[1], tenant: $0[2]) }
+            try db.keys.sessionKey(digest: token.digest, now: now).flatMap {
+                KeyIdentity(prefix: $0.prefix, role: $0.role, tenant: $0.tenant)
+            }
         }
     }
 
@@ -64,7 +47,7 @@ extension FeatureStore {
     public func closeSession(_ token: String) async throws {
         guard let token = SessionToken(token) else { return }
         try await write { db in
-            try db.execute(sql: "DELETE FROM sessions WHERE sha256 = ?", arguments: [Data(token.digest)])
+            try db.keys.closeSession(digest: token.digest)
         }
     }
 }

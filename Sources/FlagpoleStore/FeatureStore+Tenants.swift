@@ -9,14 +9,10 @@ extension FeatureStore {
     @discardableResult
     public func createTenant(_ slug: TenantSlug, name: String? = nil) async throws -> Tenant {
         try await write { db in
-            guard try TenantRecord.filter(TenantRecord.Columns.slug == slug.rawValue).fetchOne(db) == nil else {
-                throw StoreError.tenantAlreadyExists(slug)
-            }
+            guard try db.tenants.record(slug) == nil else { throw StoreError.tenantAlreadyExists(slug) }
             let now = Date()
-            let tenant = try TenantRecord(slug: slug.rawValue, name: name ?? slug.rawValue, createdAt: now).inserted(db)
-            var production = EnvironmentRecord(
-                tenantID: tenant.id!, name: EnvironmentName.production.rawValue, featuresPosition: 0, createdAt: now)
-            try production.insert(db)
+            let tenant = try db.tenants.insert(slug, name: name ?? slug.rawValue, createdAt: now)
+            _ = try db.environments.insert(.production, of: TenantScope(id: tenant.id!, slug: slug), createdAt: now)
             return Tenant(slug: slug, name: tenant.name, createdAt: now, environments: [.production])
         }
     }
@@ -24,12 +20,9 @@ extension FeatureStore {
     /// Every tenant, by slug.
     public func tenants() async throws -> [Tenant] {
         try await read { db in
-            try TenantRecord.order(TenantRecord.Columns.slug).fetchAll(db).map { record in
+            try db.tenants.all().map { record in
                 let scope = TenantScope(id: record.id!, slug: TenantSlug(rawValue: record.slug))
-                let environments = try EnvironmentRecord.owned(by: scope)
-                    .order(EnvironmentRecord.Columns.name)
-                    .fetchAll(db)
-                    .map { EnvironmentName(rawValue: $0.name) }
+                let environments = try db.environments.all(of: scope).map { EnvironmentName(rawValue: $0.name) }
                 return Tenant(
                     slug: scope.slug, name: record.name, createdAt: record.createdAt, environments: environments)
             }
@@ -42,15 +35,10 @@ extension FeatureStore {
     @discardableResult
     public func createEnvironment(_ path: EnvironmentPath) async throws -> Environment {
         try await write { db in
-            let tenant = try db.scope(of: path.tenant)
-            let exists =
-                try EnvironmentRecord.owned(by: tenant)
-                .filter(EnvironmentRecord.Columns.name == path.environment.rawValue)
-                .fetchCount(db) > 0
+            let tenant = try db.tenants.scope(of: path.tenant)
+            let exists = try db.environments.all(of: tenant).contains { $0.name == path.environment.rawValue }
             guard !exists else { throw StoreError.environmentAlreadyExists(path) }
-            var record = EnvironmentRecord(
-                tenantID: tenant.id, name: path.environment.rawValue, featuresPosition: 0, createdAt: Date())
-            try record.insert(db)
+            let record = try db.environments.insert(path.environment, of: tenant, createdAt: Date())
             return Environment(
                 path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings())
         }
@@ -61,11 +49,8 @@ extension FeatureStore {
     /// - throws: `StoreError.tenantNotFound`.
     public func environments(of slug: TenantSlug) async throws -> [Environment] {
         try await read { db in
-            let tenant = try db.scope(of: slug)
-            return try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(db).map {
-                record in
-                try db.environment(record, of: tenant)
-            }
+            let tenant = try db.tenants.scope(of: slug)
+            return try db.environments.all(of: tenant).map { record in try db.environment(record, of: tenant) }
         }
     }
 
@@ -74,8 +59,8 @@ extension FeatureStore {
     /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
     public func environment(_ path: EnvironmentPath) async throws -> Environment {
         try await read { db in
-            let scope = try db.scope(of: path)
-            let record = try EnvironmentRecord.filter(key: scope.id).fetchOne(db)!
+            let scope = try db.environments.scope(of: path)
+            let record = try db.environments.record(of: scope)
             return try db.environment(record, of: scope.tenant)
         }
     }
@@ -86,8 +71,8 @@ extension Database {
         let scope = EnvironmentScope(record, of: tenant)
         return Environment(
             path: scope.path, createdAt: record.createdAt,
-            revision: try latestRevisionNumber(in: scope),
-            featureCount: try FeatureRecord.active(in: scope).fetchCount(self),
+            revision: try environments.latestRevisionNumber(in: scope),
+            featureCount: try features.activeCount(in: scope),
             delivery: DeliverySettings(isPrivate: record.isPrivate, cacheControl: record.cacheControl))
     }
 }

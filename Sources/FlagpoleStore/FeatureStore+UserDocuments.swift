@@ -56,21 +56,22 @@ extension FeatureStore {
     func readUserDocument(for user: UserID, in path: EnvironmentPath) async throws -> UserDocumentRead {
         try await read { db in
             if let plan = pinningPlans.plan(for: path) {
-                let (isCurrent, state) = try db.userSnapshot(of: user, under: plan)
+                let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
                 if isCurrent { return UserDocumentRead(user: user, plan: plan, state: state) }
             }
-            let head = try db.environmentHead(of: path)
+            let head = try db.environments.head(of: path)
             guard head.revision != nil else { throw StoreError.noRevision(path) }
             let plan = try currentPlan(in: db, head: head)
             // The same snapshot as the plan's: one read transaction.
-            return UserDocumentRead(user: user, plan: plan, state: try db.userSnapshot(of: user, under: plan).state)
+            return UserDocumentRead(
+                user: user, plan: plan, state: try db.assignments.userSnapshot(of: user, under: plan).state)
         }
     }
 
     /// The plan of the revision `head` names, built and kept unless it was already.
     func currentPlan(in db: Database, head: EnvironmentHead) throws -> PinningPlan {
         if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
-        let features = try db.storedFeatures(in: head.scope).filter { !$0.isArchived }
+        let features = try db.features.storedFeatures(in: head.scope).filter { !$0.isArchived }
         let plan = PinningPlan(
             head: head, document: try db.currentDocument(in: head.scope, features: features), features: features)
         pinningPlans.keep(plan)
@@ -87,7 +88,7 @@ extension FeatureStore {
         try Self.translatingErrors {
             try writer.unsafeRead { db in
                 guard let plan = pinningPlans.plan(for: path) else { return nil }
-                let (isCurrent, state) = try db.userSnapshot(of: user, under: plan)
+                let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
                 return isCurrent ? UserDocumentRead(user: user, plan: plan, state: state) : nil
             }
         }
@@ -134,7 +135,7 @@ extension FeatureStore {
         }
         groupCommit.write(
             { db in
-                guard try db.isCurrent(head) else { return nil }
+                guard try db.environments.isCurrent(head) else { return nil }
                 let writer = AssignmentWriter(db: db, scope: head.scope, revision: head.revision!, now: Date())
                 var recorded: [Int64: RecordedAssignment] = [:]
                 for (featureID, assignment) in proposed {
@@ -182,89 +183,4 @@ struct UserState: Sendable {
     var assignments: [Int64: RecordedAssignment] = [:]
     /// The user's unlock states, by feature id.
     var unlocks: [Int64: Bool] = [:]
-}
-
-extension Database {
-    /// Where the environment at `path` is, its latest revision and the store's generation, in
-    /// one statement.
-    ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
-    func environmentHead(of path: EnvironmentPath) throws -> EnvironmentHead {
-        let row = try Row.fetchOne(
-            cachedStatement(
-                sql: """
-                    SELECT t.id, e.id, e.features_position,
-                        (SELECT max(number) FROM revisions r WHERE r.tenant_id = t.id AND r.environment_id = e.id),
-                        (SELECT generation FROM store_generation)
-                    FROM tenants t JOIN environments e ON e.tenant_id = t.id
-                    WHERE t.slug = ? AND e.name = ?
-                    """), arguments: [path.tenant.rawValue, path.environment.rawValue])
-        guard let row else {
-            // Says which of the two is missing.
-            _ = try scope(of: path)
-            throw StoreError.environmentNotFound(path, existing: [])
-        }
-        return EnvironmentHead(
-            scope: EnvironmentScope(
-                tenant: TenantScope(id: row[0], slug: path.tenant), id: row[1], path: path, featuresPosition: row[2]),
-            revision: row[3], generation: row[4])
-    }
-
-    /// Whether the environment is still at `head`'s revision and generation: what a write
-    /// computed from a read checks, inside its transaction, before writing.
-    func isCurrent(_ head: EnvironmentHead) throws -> Bool {
-        let row = try Row.fetchOne(
-            cachedStatement(
-                sql: """
-                    SELECT (SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?), (SELECT generation FROM store_generation)
-                    """), arguments: [head.scope.tenant.id, head.scope.id])!
-        return row[0] == head.revision && row[1] == head.generation
-    }
-
-    /// What is recorded of `user` in the tests and unlock flags of `plan`, and whether `plan` is
-    /// still current (the same revision and generation), in one statement (so one snapshot, in
-    /// a transaction or not), stepped through SQLite's C API since every fetch of a user's
-    /// document runs it. The plan's ids are valid while its generation is: only a restore
-    /// changes them.
-    func userSnapshot(of user: UserID, under plan: PinningPlan) throws -> (isCurrent: Bool, state: UserState) {
-        let statement = try RawStatement(
-            cachedIn: self,
-            sql: """
-                SELECT 0, NULL, (SELECT max(number) FROM revisions WHERE tenant_id = ?1 AND environment_id = ?2),
-                    (SELECT generation FROM store_generation), NULL, NULL
-                UNION ALL
-                -- The primary key (feature_id, point, user_id) probed once per test, with the user's
-                -- point scaled from its hash exactly as it was when recorded. CROSS JOIN fixes that
-                -- order, where the planner alone may scan every assignment.
-                SELECT 1, a.feature_id, a.point, a.variation, a.is_override, a.revision
-                FROM json_each(?4) test CROSS JOIN assignments a ON a.feature_id = json_extract(test.value, '$[0]')
-                    AND a.point = json_extract(test.value, '$[1]') / 4294967296.0 * 100 AND a.user_id = ?3
-                WHERE a.tenant_id = ?1 AND a.environment_id = ?2
-                UNION ALL
-                SELECT 2, feature_id, unlocked, NULL, NULL, NULL FROM unlocks WHERE tenant_id = ?1 AND environment_id = ?2 AND user_id = ?3
-                """)
-        statement.bind(plan.head.scope.tenant.id, at: 1)
-        statement.bind(plan.head.scope.id, at: 2)
-        statement.bind(user.rawValue, at: 3)
-        // [[feature id, hash of the user's point], …]
-        statement.bind(
-            "[" + plan.tests.map { "[\($0.featureID),\($0.points.hash(for: user.rawValue))]" }.joined(separator: ",")
-                + "]", at: 4)
-        var isCurrent = false
-        var state = UserState()
-        try statement.forEachRow { row in
-            switch row.int(0) {
-            case 0:
-                let revision = row.isNull(2) ? nil : Int(row.int(2))
-                isCurrent = revision == plan.head.revision && row.int(3) == plan.head.generation
-            case 1:
-                state.assignments[row.int(1)] = RecordedAssignment(
-                    point: row.double(2), variation: row.text(3), isOverride: row.int(4) != 0, revision: Int(row.int(5))
-                )
-            default:
-                state.unlocks[row.int(1)] = row.int(2) != 0
-            }
-        }
-        return (isCurrent, state)
-    }
 }

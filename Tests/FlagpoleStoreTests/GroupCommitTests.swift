@@ -165,8 +165,8 @@ struct AssignmentDeltaTests {
         let start: Int64 = 1_700_000_000_000
         try await store.write { db in
             var seed = SeededGenerator(seed: 7)
-            let scope = try db.scope(of: .acmeProduction)
-            let feature = try db.featureID(named: "t", in: scope)
+            let scope = try db.environments.scope(of: .acmeProduction)
+            let feature = try db.features.id(named: "t", in: scope)
             var current: [String: String] = [:]
             for step in 0..<3000 {
                 let user = "user-\(Int.random(in: 0..<400, using: &seed))"

@@ -52,7 +52,7 @@ extension FeatureStore {
     /// Everything an import could change, to prove that a refused one changed nothing.
     func fingerprint(of path: EnvironmentPath = .acmeProduction) async throws -> String {
         try await read { db in
-            let scope = try db.scope(of: path)
+            let scope = try db.environments.scope(of: path)
             var parts: [String] = []
             for table in ["features", "variations", "document_extras", "revisions", "audit"] {
                 let rows = try Row.fetchAll(
@@ -65,21 +65,23 @@ extension FeatureStore {
 
     /// The stored features of an environment, with their salts.
     func storedFeatures(of path: EnvironmentPath = .acmeProduction) async throws -> [StoredFeature] {
-        try await read { db in try db.storedFeatures(in: db.scope(of: path)) }
+        try await read { db in try db.features.storedFeatures(in: db.environments.scope(of: path)) }
     }
 
     /// The salt of a feature of acme/production, found by its name as the app compares names.
     func salt(of feature: String) async throws -> String {
         try await read { db in
-            try db.storedFeature(named: feature, in: db.scope(of: .acmeProduction), includingArchived: true).salt
+            try db.features.stored(
+                named: feature, in: db.environments.scope(of: .acmeProduction), includingArchived: true
+            ).salt
         }
     }
 
     /// The audit rows of revision `number`.
     func auditRows(ofRevision number: Int, in path: EnvironmentPath = .acmeProduction) async throws -> [AuditRecord] {
         try await read { db in
-            let scope = try db.scope(of: path)
-            let revision = try db.revisionRecord(number, in: scope)!
+            let scope = try db.environments.scope(of: path)
+            let revision = try db.environments.revision(number, in: scope)!
             return try AuditRecord.owned(by: scope.tenant).filter(AuditRecord.Columns.revisionID == revision.id!).order(
                 Column("id")
             ).fetchAll(db)
@@ -131,7 +133,7 @@ extension FeatureStore {
         of feature: String, in path: EnvironmentPath = .acmeProduction
     ) async throws -> [UserID: Assignment] {
         try await read { db in
-            let id = try db.featureID(named: feature, in: db.scope(of: path))
+            let id = try db.features.id(named: feature, in: db.environments.scope(of: path))
             let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?",
@@ -152,7 +154,7 @@ extension FeatureStore {
     /// How many unlock events an environment has.
     func unlockEventCount(in path: EnvironmentPath = .acmeProduction) async throws -> Int {
         try await read { db in
-            let scope = try db.scope(of: path)
+            let scope = try db.environments.scope(of: path)
             return try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM unlock_events WHERE tenant_id = ? AND environment_id = ?",
                 arguments: [scope.tenant.id, scope.id]) ?? 0
@@ -163,7 +165,7 @@ extension FeatureStore {
     /// be told apart from now without waiting.
     func backdateAssignmentEvents(by seconds: Double, in path: EnvironmentPath = .acmeProduction) async throws {
         try await write { db in
-            let scope = try db.scope(of: path)
+            let scope = try db.environments.scope(of: path)
             try db.execute(
                 sql:
                     "UPDATE assignment_events SET created_at = created_at - ? WHERE tenant_id = ? AND environment_id = ?",

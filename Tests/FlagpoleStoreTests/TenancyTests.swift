@@ -60,8 +60,8 @@ struct TenancyTests {
             #"{"features": [{"name": "a", "test-variations": ["x", "y"]}]}"#, into: .acmeProduction)
         let error = await #expect(throws: (any Error).self) {
             try await store.write { db in
-                let acme = try db.scope(of: EnvironmentPath.acmeProduction)
-                let globex = try db.scope(of: EnvironmentPath.globexProduction)
+                let acme = try db.environments.scope(of: EnvironmentPath.acmeProduction)
+                let globex = try db.environments.scope(of: EnvironmentPath.globexProduction)
                 let feature = try Int64.fetchOne(
                     db, sql: "SELECT id FROM features WHERE tenant_id = ?", arguments: [acme.tenant.id])!
                 // A variation of acme's feature, filed under globex.
