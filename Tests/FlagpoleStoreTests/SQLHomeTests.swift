@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+/// Each table's SQL has one home in `Sources/FlagpoleStore/Tables` (ARCHITECTURE.md, "Where each
+/// table's SQL lives"): these read the store's sources and fail when a statement, or a record's
+/// query, appears anywhere else, so "where is an assignment event written?" keeps a
+/// one-file answer and a second backend has one list of operations to provide.
+@Suite("Each table's SQL lives in its one home")
+struct SQLHomeTests {
+    /// The home of each table of Migrations/.
+    static let homes: [String: String] = [
+        "tenants": "TenantTable.swift",
+        "environments": "EnvironmentTable.swift", "revisions": "EnvironmentTable.swift",
+        "audit": "EnvironmentTable.swift", "document_extras": "EnvironmentTable.swift",
+        "store_generation": "EnvironmentTable.swift",
+        "features": "FeatureTable.swift", "variations": "FeatureTable.swift",
+        "assignments": "AssignmentTable.swift", "assignment_events": "AssignmentTable.swift",
+        "assignment_deltas": "AssignmentTable.swift",
+        "unlocks": "UnlockTable.swift", "unlock_events": "UnlockTable.swift",
+        "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift",
+    ]
+
+    /// The migrator runs the numbered SQL files and migration 0005's data step (the names' NFC
+    /// keys): the schema's own home, which writes whatever table a migration changes.
+    static let migrator = "FeatureStore.swift"
+
+    static let storeSources: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/FlagpoleStore")
+
+    /// Every Swift file of the store, by its path under `Sources/FlagpoleStore`.
+    static func sources() throws -> [(path: String, text: String)] {
+        let enumerator = FileManager.default.enumerator(at: storeSources, includingPropertiesForKeys: nil)!
+        return try enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.map { url in
+            (String(url.path.dropFirst(storeSources.path.count + 1)), try String(contentsOf: url, encoding: .utf8))
+        }.sorted { $0.path < $1.path }
+    }
+
+    /// The lines of `text` that are code, doc comments and line comments left out.
+    static func codeLines(_ text: String) -> [(number: Int, line: String)] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
+            let trimmed = line.drop { $0 == " " }
+            return trimmed.hasPrefix("//") ? nil : (index + 1, String(line))
+        }
+    }
+
+    /// `(table, line)` for each statement of `text` that writes a table: INSERT INTO, UPDATE, DELETE FROM.
+    static func writes(in text: String) -> [(table: String, line: Int)] {
+        let pattern = try! Regex(#"(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:temp\.)?([a-z_]+)"#)
+        return codeLines(text).flatMap { number, line in
+            line.matches(of: pattern).map { (String($0.output[1].substring!), number) }
+        }
+    }
+
+    /// `(table, line)` for each table a statement of `text` reads (FROM, JOIN).
+    static func reads(in text: String) -> [(table: String, line: Int)] {
+        let pattern = try! Regex(#"\b(?:FROM|JOIN)\s+([a-z_]+)"#)
+        return codeLines(text).flatMap { number, line in
+            line.matches(of: pattern).map { (String($0.output[1].substring!), number) }
+                .filter { homes[$0.0] != nil }
+        }
+    }
+
+    @Test("Every table has a home file, and every record is declared in its table's home")
+    func homesExist() throws {
+        let files = Dictionary(uniqueKeysWithValues: try Self.sources().map { ($0.path, $0.text) })
+        for home in Set(Self.homes.values) {
+            #expect(files["Tables/\(home)"] != nil, "Tables/\(home) is missing")
+        }
+        let declaration = try Regex(#"struct ([A-Za-z]+):[^{]*(?:FetchableRecord|PersistableRecord)"#)
+        for (path, text) in files {
+            for match in text.matches(of: declaration) {
+                #expect(
+                    path.hasPrefix("Tables/"), "\(match.output[1].substring!) is declared in \(path), not in Tables/")
+            }
+        }
+    }
+
+    @Test("A table is written only from its home (or by the migrator)")
+    func writesStayHome() throws {
+        for (path, text) in try Self.sources() {
+            for (table, line) in Self.writes(in: text) {
+                if table == "staged_assignments" {
+                    #expect(path == "Tables/AssignmentTable.swift", "\(path):\(line) stages assignments")
+                    continue
+                }
+                guard let home = Self.homes[table] else {
+                    Issue.record("\(path):\(line) writes \(table), a table with no home in SQLHomeTests.homes")
+                    continue
+                }
+                #expect(
+                    path == "Tables/\(home)" || path == Self.migrator,
+                    "\(path):\(line) writes \(table), whose home is Tables/\(home)")
+            }
+        }
+    }
+
+    @Test("Statements and record queries are written in Tables/ only")
+    func queriesStayInTables() throws {
+        // A record's query interface generates SQL: it is a statement too.
+        let recordQuery = try Regex(
+            #"[A-Za-z]+Record\.(filter|fetch|order|all|owned|deleteAll|select)\b|\.inserted\(|\.insert\(db"#)
+        for (path, text) in try Self.sources() where !path.hasPrefix("Tables/") && path != Self.migrator {
+            for (table, line) in Self.reads(in: text) {
+                Issue.record("\(path):\(line) reads \(table) outside Tables/")
+            }
+            for (number, line) in Self.codeLines(text) where line.contains(recordQuery) {
+                Issue.record(
+                    "\(path):\(number) queries a record outside Tables/: \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+    }
+
+    @Test(
+        "The checks see what they look for",
+        arguments: [
+            (#"try db.execute(sql: "INSERT INTO assignment_events (a) VALUES (1)")"#, "assignment_events"),
+            (#"    UPDATE features SET position = ? WHERE id = ?"#, "features"),
+            (#"DELETE FROM sessions WHERE sha256 = ?"#, "sessions"),
+        ])
+    func detectsWrites(line: String, table: String) {
+        #expect(Self.writes(in: line).map(\.table) == [table])
+        #expect(Self.writes(in: "/// " + line).isEmpty)
+    }
+}
