@@ -330,12 +330,11 @@ struct AssignmentWriter {
         featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason
     ) throws -> [RecordedMove] {
         let record = try db.cachedStatement(
-            sql: """
-                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-                    point, revision, reason, created_at)
+            sql: Self.insertingEvents(
+                """
                 SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?
                 FROM assignments \(Self.movingUsers)
-                """)
+                """))
         let update = try db.cachedStatement(
             sql: """
                 UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
@@ -360,20 +359,27 @@ struct AssignmentWriter {
         WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND is_override = 0
         """
 
-    /// Writes one event: the only statement that writes a single row of `assignment_events`
-    /// (bulk copies are `reevaluate`'s and `FirstAssignments`'). Every first fetch of a new
-    /// user runs it, so it is bound through SQLite's C API.
+    /// The one statement that writes `assignment_events`, over rows from `source` (a `VALUES`
+    /// list or a `SELECT`) in this column order: tenant, environment, feature, user, previous
+    /// variation, variation, point, revision, reason, time. A single change (`appendEvent`), a
+    /// re-evaluation's moves and bulk first assignments all write their events through it.
+    static func insertingEvents(_ source: String) -> String {
+        """
+        INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
+            point, revision, reason, created_at)
+        \(source)
+        """
+    }
+
+    /// Writes one event. Every first fetch of a new user runs it, so it is bound through
+    /// SQLite's C API.
     func appendEvent(
         featureID: Int64, user: String, previous: String?, variation: String, point: Double, reason: AssignmentReason,
         revision: Int? = nil
     ) throws {
         let insert = try RawStatement(
             cachedIn: db,
-            sql: """
-                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-                    point, revision, reason, created_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                """)
+            sql: Self.insertingEvents("VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"))
         insert.bind(scope.tenant.id, at: 1)
         insert.bind(scope.id, at: 2)
         insert.bind(featureID, at: 3)
@@ -452,10 +458,11 @@ struct FirstAssignments {
                 """)
         event = try RawStatement(
             db,
-            sql: """
-                INSERT INTO assignment_events (tenant_id, environment_id, feature_id, revision, created_at, user_id, point, variation, reason)
-                SELECT \(columns), 'first' FROM temp.staged_assignments
-                """)
+            sql: AssignmentWriter.insertingEvents(
+                """
+                SELECT ?1, ?2, ?3, user_id, NULL, variation, hash / 4294967296.0 * 100, ?4, 'first', ?5
+                FROM temp.staged_assignments
+                """))
         for statement in [insert, event] {
             statement.bind(scope.tenant.id, at: 1)
             statement.bind(scope.id, at: 2)
