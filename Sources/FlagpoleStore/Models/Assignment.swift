@@ -35,7 +35,7 @@ public enum AssignmentReason: String, Hashable, Sendable, CaseIterable {
     /// The reason a recorded user changes group when `old` becomes `new` in a revision of `kind`.
     static func reevaluation(from old: Feature, to new: Feature, in kind: RevisionKind) -> AssignmentReason {
         switch kind {
-        case .rollback, .restore: return .rollback
+        case .rollback: return .rollback
         case .rollout: return .rollout
         case .import, .edit, .bias: break
         }

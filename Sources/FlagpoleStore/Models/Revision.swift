@@ -3,7 +3,7 @@ import Foundation
 
 /// What kind of change made a revision.
 public enum RevisionKind: String, Hashable, Sendable {
-    case `import`, edit, bias, rollout, rollback, restore
+    case `import`, edit, bias, rollout, rollback
 }
 
 /// One revision of an environment, without its document.
