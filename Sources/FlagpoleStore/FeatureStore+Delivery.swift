@@ -13,6 +13,7 @@ public struct DeliveryState: Hashable, Sendable {
     /// may bring back lower numbers, or other bytes under a number already served.
     public var generation: Int64
 
+    /// A reading of an environment's delivery state.
     public init(revision: Int?, settings: DeliverySettings, settingsVersion: Int, generation: Int64 = 0) {
         self.revision = revision
         self.settings = settings

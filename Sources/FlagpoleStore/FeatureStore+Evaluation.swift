@@ -4,6 +4,7 @@ import GRDB
 
 /// What one user's app shows for one feature, and why.
 public struct Evaluation: Hashable, Sendable {
+    /// Why the user's app shows that variation.
     public enum Reason: String, Hashable, Sendable {
         /// The feature is disabled: every user sees it off (tests show `Disabled`).
         case disabled

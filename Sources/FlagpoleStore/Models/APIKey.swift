@@ -14,6 +14,7 @@ public enum KeyRole: String, Hashable, Sendable, CaseIterable, Comparable {
     /// Not bound to a tenant: creates tenants, and acts as `admin` in every one.
     case serverAdmin = "server-admin"
 
+    /// Whether `lhs` can do less than `rhs`, in the order the cases are declared.
     public static func < (lhs: KeyRole, rhs: KeyRole) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }

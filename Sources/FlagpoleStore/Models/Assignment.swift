@@ -72,6 +72,7 @@ public struct AssignmentEventQuery: Hashable, Sendable {
     public var before: Int64?
     public var limit: Int
 
+    /// A query of the newest `limit` events, every filter optional.
     public init(
         user: UserID? = nil, feature: String? = nil, since: Date? = nil, until: Date? = nil, before: Int64? = nil,
         limit: Int = 100

@@ -5,6 +5,7 @@ public struct EnvironmentPath: Hashable, Sendable, CustomStringConvertible {
     public var tenant: TenantSlug
     public var environment: EnvironmentName
 
+    /// The environment named `environment` of `tenant`.
     public init(tenant: TenantSlug, environment: EnvironmentName) {
         self.tenant = tenant
         self.environment = environment

@@ -13,6 +13,7 @@ public struct ImportOptions: Hashable, Sendable {
     /// The revision the caller read (HTTP `If-Match`): the import is refused if another came first.
     public var expectedRevision: Int?
 
+    /// Options of an import by `actor`; the defaults apply it, warnings allowed.
     public init(
         isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String,
         expectedRevision: Int? = nil
@@ -27,6 +28,7 @@ public struct ImportOptions: Hashable, Sendable {
 
 /// What an import did, or would do on a dry run.
 public struct ImportOutcome: Hashable, Sendable {
+    /// Whether the import wrote a revision, would write one, or found nothing to write.
     public enum Status: Hashable, Sendable {
         /// A new revision was written.
         case applied(revision: Int)

@@ -27,6 +27,7 @@ public struct Revision: Hashable, Sendable {
     /// The export bytes, in the default 4-space layout.
     public var document: [UInt8]
 
+    /// Revision `number` of the environment at `path`, with its export bytes.
     public init(path: EnvironmentPath, number: Int, createdAt: Date, document: [UInt8]) {
         self.path = path
         self.number = number

@@ -50,6 +50,7 @@ public struct EditOptions: Hashable, Sendable {
     /// The revision the caller read (HTTP `If-Match`): the edit is refused if another came first.
     public var expectedRevision: Int?
 
+    /// Options of an edit by `actor`; the defaults apply it, refusing biases the app would ignore.
     public init(
         isDryRun: Bool = false, isForced: Bool = false, message: String? = nil, actor: String,
         expectedRevision: Int? = nil

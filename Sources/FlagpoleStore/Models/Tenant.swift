@@ -28,6 +28,7 @@ public struct DeliverySettings: Hashable, Sendable {
     /// `Cache-Control` of the shared document; `nil` for the server's default.
     public var cacheControl: String?
 
+    /// Settings; the defaults are a public document with the server's `Cache-Control`.
     public init(isPrivate: Bool = false, cacheControl: String? = nil) {
         self.isPrivate = isPrivate
         self.cacheControl = cacheControl
