@@ -1,5 +1,5 @@
 /// The errors of FlagpoleCore, worded for the person who can fix them.
-public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
+public enum CoreError: FlagpoleError, Hashable {
     /// A tenant slug or environment name breaks the slug rules.
     case invalidSlug(kind: String, value: String, reason: String)
     /// A user id breaks the user id rules.
@@ -29,4 +29,7 @@ public enum CoreError: Error, Hashable, Sendable, CustomStringConvertible {
     private static func list(_ names: [String]) -> String {
         names.map { "\"\($0)\"" }.joined(separator: ", ")
     }
+
+    /// Every core error is the caller's input breaking a rule of the format.
+    public var code: String { "invalid" }
 }

@@ -34,14 +34,14 @@ struct DocumentPlan {
         latest = try db.environments.revision(nil, in: scope)
         // Checked inside the write transaction, so no other write can slip in after it.
         if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
-            throw StoreError.revisionConflict(path, expected: expected, current: latest?.number)
+            throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
         }
         isUnchanged = latest?.document == Data(rendered)
         diff = DocumentDiff(from: current, to: document)
         let archived = storedFeatures.filter(\.isArchived).map(\.feature)
         warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current, archived: archived)
         if options.isStrict && !warnings.isEmpty {
-            throw StoreError.importRefused(path, diagnostics: warnings, isStrict: true)
+            throw DocumentError.importRefused(path, diagnostics: warnings, isStrict: true)
         }
     }
 

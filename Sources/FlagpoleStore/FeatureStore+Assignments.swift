@@ -9,7 +9,7 @@ extension FeatureStore {
     /// have re-evaluated it) and nothing is written for them.
     ///
     /// - parameter report: called with each user's assignment, in order, once they are committed.
-    /// - throws: `CoreError.notATest`, `StoreError.featureNotFound`.
+    /// - throws: `CoreError.notATest`, `DocumentError.featureNotFound`.
     public func assign(
         _ users: [UserID], to name: String, in path: EnvironmentPath, report: (@Sendable (Assignment) -> Void)? = nil
     ) async throws -> AssignmentSummary {
@@ -86,7 +86,7 @@ extension FeatureStore {
 
     /// Assignment events of an environment, newest first.
     ///
-    /// - throws: `StoreError.featureNotFound` when `query.feature` names no feature, current or archived.
+    /// - throws: `DocumentError.featureNotFound` when `query.feature` names no feature, current or archived.
     public func assignmentEvents(
         in path: EnvironmentPath, matching query: AssignmentEventQuery
     ) async throws -> [AssignmentEvent] {
@@ -103,7 +103,7 @@ extension FeatureStore {
     /// Variations come in the feature's order, then any others users are recorded in (`Disabled`
     /// while a test is off), by name.
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     public func assignmentCounts(
         of name: String, in path: EnvironmentPath, at time: Date? = nil
     ) async throws -> [VariationCount] {
@@ -120,7 +120,7 @@ extension FeatureStore {
     /// the per-minute deltas of the history rather than replayed from its events. Empty when
     /// nobody was ever assigned.
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     public func assignmentTimeline(
         of name: String, in path: EnvironmentPath, samples: Int, now: Date = Date()
     ) async throws -> [AssignmentSnapshot] {

@@ -13,21 +13,21 @@ extension FeatureStore {
     /// integrity_check`, and only then moved to `path`: a backup cut short leaves nothing there.
     ///
     /// - parameter replacingExisting: Replace a file already at `path`; otherwise it is refused.
-    /// - throws: `StoreError.backupFileExists`, `StoreError.sameDatabase`,
-    ///   `StoreError.cannotWrite`, `StoreError.damagedDatabase`, `StoreError.busy`,
-    ///   `StoreError.storage`.
+    /// - throws: `BackupError.backupFileExists`, `BackupError.sameDatabase`,
+    ///   `BackupError.cannotWrite`, `BackupError.damagedDatabase`, `StorageError.busy`,
+    ///   `StorageError.storage`.
     @discardableResult
     public func backup(toPath path: String, replacingExisting: Bool = false) async throws -> DatabaseSummary {
         let fileManager = FileManager.default
         let destination = URL(fileURLWithPath: path)
         if fileManager.fileExists(atPath: path) {
-            if Self.isSameFile(path, writer.path) { throw StoreError.sameDatabase(path: path) }
-            guard replacingExisting else { throw StoreError.backupFileExists(path: path) }
+            if Self.isSameFile(path, writer.path) { throw BackupError.sameDatabase(path: path) }
+            guard replacingExisting else { throw BackupError.backupFileExists(path: path) }
         }
         let directory = destination.deletingLastPathComponent()
         var isDirectory: ObjCBool = false
         guard fileManager.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw StoreError.cannotWrite(path: path, reason: "its folder \(directory.path) does not exist")
+            throw BackupError.cannotWrite(path: path, reason: "its folder \(directory.path) does not exist")
         }
 
         let partial = directory.appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
@@ -36,7 +36,7 @@ extension FeatureStore {
         do {
             copy = try DatabaseQueue(path: partial.path)
         } catch let error as DatabaseError {
-            throw StoreError.cannotWrite(
+            throw BackupError.cannotWrite(
                 path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
 
@@ -47,7 +47,7 @@ extension FeatureStore {
                 do {
                     try db.backup(to: copyDB)
                 } catch let error as DatabaseError where Self.isFileSystemFailure(error) {
-                    throw StoreError.cannotWrite(
+                    throw BackupError.cannotWrite(
                         path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
                 }
             }
@@ -58,11 +58,11 @@ extension FeatureStore {
                 // the file is whole without a -wal beside it.
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
                 guard mode == "delete" else {
-                    throw StoreError.cannotWrite(
+                    throw BackupError.cannotWrite(
                         path: path, reason: "the copy stayed in journal mode \(mode ?? "unknown")")
                 }
                 let problems = try Self.integrityProblems(db)
-                guard problems.isEmpty else { throw StoreError.damagedDatabase(path: writer.path, problems: problems) }
+                guard problems.isEmpty else { throw BackupError.damagedDatabase(path: writer.path, problems: problems) }
                 return try Self.summary(of: db)
             }
         }
@@ -76,15 +76,15 @@ extension FeatureStore {
     /// `restore(fromPath:replacingData:)`. The backup is checked before the target is opened,
     /// so a refused file leaves no new database behind.
     ///
-    /// - throws: `StoreError.cannotRead`, `StoreError.notADatabase`, `StoreError.damagedFile`,
-    ///   `StoreError.notAFlagpoleDatabase`, `StoreError.fileTooNew`,
-    ///   `StoreError.restoreWouldReplaceData`, `StoreError.sameDatabase`, `StoreError.cannotOpen`,
-    ///   `StoreError.databaseTooNew`, `StoreError.busy`, `StoreError.storage`.
+    /// - throws: `BackupError.cannotRead`, `BackupError.notADatabase`, `BackupError.damagedFile`,
+    ///   `BackupError.notAFlagpoleDatabase`, `BackupError.fileTooNew`,
+    ///   `BackupError.restoreWouldReplaceData`, `BackupError.sameDatabase`, `StorageError.cannotOpen`,
+    ///   `StorageError.databaseTooNew`, `StorageError.busy`, `StorageError.storage`.
     @discardableResult
     public static func restore(
         fromPath source: String, intoPath target: String, replacingData: Bool = false
     ) async throws -> RestoreOutcome {
-        if isSameFile(source, target) { throw StoreError.sameDatabase(path: source) }
+        if isSameFile(source, target) { throw BackupError.sameDatabase(path: source) }
         let staged = try StagedBackup(checking: source, besides: target)
         defer { staged.discard() }
         return try await open(atPath: target).restore(staged, replacingData: replacingData)
@@ -100,13 +100,13 @@ extension FeatureStore {
     /// new, never a mix. A refused file changes nothing.
     ///
     /// - parameter replacingData: Replace a database that holds tenants; otherwise it is refused.
-    /// - throws: `StoreError.cannotRead`, `StoreError.notADatabase`, `StoreError.damagedFile`,
-    ///   `StoreError.notAFlagpoleDatabase`, `StoreError.fileTooNew`,
-    ///   `StoreError.restoreWouldReplaceData`, `StoreError.sameDatabase`, `StoreError.busy`,
-    ///   `StoreError.storage`.
+    /// - throws: `BackupError.cannotRead`, `BackupError.notADatabase`, `BackupError.damagedFile`,
+    ///   `BackupError.notAFlagpoleDatabase`, `BackupError.fileTooNew`,
+    ///   `BackupError.restoreWouldReplaceData`, `BackupError.sameDatabase`, `StorageError.busy`,
+    ///   `StorageError.storage`.
     @discardableResult
     public func restore(fromPath path: String, replacingData: Bool = false) async throws -> RestoreOutcome {
-        if Self.isSameFile(path, writer.path) { throw StoreError.sameDatabase(path: path) }
+        if Self.isSameFile(path, writer.path) { throw BackupError.sameDatabase(path: path) }
         let staged = try StagedBackup(checking: path, besides: writer.path)
         defer { staged.discard() }
         return try await restore(staged, replacingData: replacingData)
@@ -122,7 +122,7 @@ extension FeatureStore {
                 if !replacingData {
                     let tenants = try db.tenants.all()
                     guard tenants.isEmpty else {
-                        throw StoreError.restoreWouldReplaceData(
+                        throw BackupError.restoreWouldReplaceData(
                             path: target, tenants: tenants.map { TenantSlug(rawValue: $0.slug) })
                     }
                 }
@@ -201,7 +201,7 @@ extension FeatureStore {
     private static func move(_ partial: URL, to destination: URL, replacingExisting: Bool) throws {
         if replacingExisting {
             guard rename(partial.path, destination.path) == 0 else {
-                throw StoreError.cannotWrite(path: destination.path, reason: String(cString: strerror(errno)))
+                throw BackupError.cannotWrite(path: destination.path, reason: String(cString: strerror(errno)))
             }
             return
         }
@@ -210,13 +210,13 @@ extension FeatureStore {
             return
         }
         let linkError = errno
-        if linkError == EEXIST { throw StoreError.backupFileExists(path: destination.path) }
+        if linkError == EEXIST { throw BackupError.backupFileExists(path: destination.path) }
         // A file system without hard links: check, then rename.
         guard !FileManager.default.fileExists(atPath: destination.path) else {
-            throw StoreError.backupFileExists(path: destination.path)
+            throw BackupError.backupFileExists(path: destination.path)
         }
         guard rename(partial.path, destination.path) == 0 else {
-            throw StoreError.cannotWrite(path: destination.path, reason: String(cString: strerror(errno)))
+            throw BackupError.cannotWrite(path: destination.path, reason: String(cString: strerror(errno)))
         }
     }
 }
@@ -231,17 +231,17 @@ struct StagedBackup: Sendable {
 
     /// Copies the file at `path` beside the database at `databasePath` and checks it.
     ///
-    /// - throws: `StoreError.cannotRead`, `StoreError.notADatabase`, `StoreError.damagedFile`,
-    ///   `StoreError.notAFlagpoleDatabase`, `StoreError.fileTooNew`, `StoreError.cannotWrite`,
-    ///   `StoreError.storage`.
+    /// - throws: `BackupError.cannotRead`, `BackupError.notADatabase`, `BackupError.damagedFile`,
+    ///   `BackupError.notAFlagpoleDatabase`, `BackupError.fileTooNew`, `BackupError.cannotWrite`,
+    ///   `StorageError.storage`.
     init(checking path: String, besides databasePath: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw StoreError.cannotRead(path: path, reason: "there is no such file")
+            throw BackupError.cannotRead(path: path, reason: "there is no such file")
         }
-        guard !isDirectory.boolValue else { throw StoreError.cannotRead(path: path, reason: "it is a folder") }
+        guard !isDirectory.boolValue else { throw BackupError.cannotRead(path: path, reason: "it is a folder") }
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw StoreError.cannotRead(path: path, reason: "it is not readable")
+            throw BackupError.cannotRead(path: path, reason: "it is not readable")
         }
 
         // Beside the database: the same file system, with room for a file of its size.
@@ -254,7 +254,7 @@ struct StagedBackup: Sendable {
         do {
             queue = try DatabaseQueue(path: url.path)
         } catch let error as DatabaseError {
-            throw StoreError.cannotWrite(
+            throw BackupError.cannotWrite(
                 path: url.path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
         }
         do {
@@ -280,17 +280,17 @@ struct StagedBackup: Sendable {
                 // A copy of a WAL file says WAL: back to one file, as `backup` leaves its copies.
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 let problems = try FeatureStore.integrityProblems(db)
-                guard problems.isEmpty else { throw StoreError.damagedFile(path: path, problems: problems) }
+                guard problems.isEmpty else { throw BackupError.damagedFile(path: path, problems: problems) }
                 let applied = try FeatureStore.appliedMigrations(db)
                 let tables = try ["tenants", "environments", "revisions"].filter { try db.tableExists($0) }
                 guard applied.contains(SchemaMigrations.all[0].identifier), tables.count == 3 else {
-                    throw StoreError.notAFlagpoleDatabase(path: path)
+                    throw BackupError.notAFlagpoleDatabase(path: path)
                 }
                 return applied
             }
             let known = Set(SchemaMigrations.all.map(\.identifier))
             let unknown = applied.filter { !known.contains($0) }
-            guard unknown.isEmpty else { throw StoreError.fileTooNew(path: path, unknownMigrations: unknown) }
+            guard unknown.isEmpty else { throw BackupError.fileTooNew(path: path, unknownMigrations: unknown) }
             // Brings an older schema up to date, on the copy.
             _ = try FeatureStore(queue)
             let violations = try queue.read { db in
@@ -298,18 +298,18 @@ struct StagedBackup: Sendable {
                     "row \(row[1] as Int64? ?? 0) of \(row[0] as String? ?? "?") refers to a missing row of \(row[2] as String? ?? "?")"
                 }
             }
-            guard violations.isEmpty else { throw StoreError.damagedFile(path: path, problems: violations) }
+            guard violations.isEmpty else { throw BackupError.damagedFile(path: path, problems: violations) }
             // Sign-ins are not restored: a session signed out since the backup must not come back.
             try queue.write { db in try db.keys.closeAllSessions() }
             return applied.last
         } catch let error as DatabaseError {
             switch error.resultCode {
-            case .SQLITE_NOTADB: throw StoreError.notADatabase(path: path)
+            case .SQLITE_NOTADB: throw BackupError.notADatabase(path: path)
             case .SQLITE_CORRUPT:
-                throw StoreError.damagedFile(path: path, problems: [error.message ?? "a damaged page"])
+                throw BackupError.damagedFile(path: path, problems: [error.message ?? "a damaged page"])
             case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH:
-                throw StoreError.cannotRead(path: path, reason: error.message ?? "cannot open")
-            default: throw StoreError(error)
+                throw BackupError.cannotRead(path: path, reason: error.message ?? "cannot open")
+            default: throw StorageError(error)
             }
         }
     }

@@ -38,7 +38,7 @@ extension FeatureStore {
 
     /// One environment's current revision and delivery settings.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     public func deliveryState(of path: EnvironmentPath) async throws -> DeliveryState {
         try await read { db in
             let head = try db.environments.head(of: path)
@@ -52,7 +52,7 @@ extension FeatureStore {
     /// transaction so concurrent changes of different fields both land. Takes effect on the next
     /// request to a server on the same file (within its poll interval for another process).
     ///
-    /// - throws: `StoreError.invalidCacheControl`, `StoreError.environmentNotFound`.
+    /// - throws: `DeliveryError.invalidCacheControl`, `TenancyError.environmentNotFound`.
     @discardableResult
     public func updateDelivery(
         of path: EnvironmentPath, _ change: @escaping @Sendable (inout DeliverySettings) -> Void
@@ -64,12 +64,12 @@ extension FeatureStore {
             if let value = settings.cacheControl {
                 // It goes into a response header verbatim.
                 guard (1...256).contains(value.utf8.count), value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                    throw StoreError.invalidCacheControl(value)
+                    throw DeliveryError.invalidCacheControl(value)
                 }
                 // A shared cache may keep a `public` answer to a request with a key and hand it to anyone.
                 let lowercased = value.lowercased()
                 guard !settings.isPrivate || !(lowercased.contains("public") || lowercased.contains("s-maxage")) else {
-                    throw StoreError.publicCacheControlOnPrivate(value)
+                    throw DeliveryError.publicCacheControlOnPrivate(value)
                 }
             }
             try db.environments.updateDeliverySettings(settings, in: scope)

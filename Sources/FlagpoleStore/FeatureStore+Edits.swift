@@ -6,8 +6,8 @@ extension FeatureStore {
     /// Sets a test's biases as one new revision, re-evaluating its recorded users; with
     /// `isDryRun`, only plans.
     ///
-    /// - throws: `StoreError.biasesIgnored` when the app would not use these biases (unless
-    ///   `isForced`), `StoreError.featureNotFound`, `StoreError.importRefused` (a value that is
+    /// - throws: `DocumentError.biasesIgnored` when the app would not use these biases (unless
+    ///   `isForced`), `DocumentError.featureNotFound`, `DocumentError.importRefused` (a value that is
     ///   not a JSON number).
     public func setBiases(
         _ biases: [Double], of name: String, in path: EnvironmentPath, options: EditOptions
@@ -18,7 +18,7 @@ extension FeatureStore {
         } check: { warnings in
             let ignored = warnings.filter { Self.ignoredBiasCodes.contains($0.code) }
             if !options.isForced && !ignored.isEmpty {
-                throw StoreError.biasesIgnored(feature: name, diagnostics: ignored)
+                throw DocumentError.biasesIgnored(feature: name, diagnostics: ignored)
             }
         }
     }
@@ -29,7 +29,7 @@ extension FeatureStore {
 
     /// Enables or disables a feature as one new revision (nothing when it already is).
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     public func setEnabled(
         _ isEnabled: Bool, feature name: String, in path: EnvironmentPath, options: EditOptions
     ) async throws -> EditOutcome {
@@ -44,7 +44,7 @@ extension FeatureStore {
     /// Rolls a finished test out to its winner (see `Feature.rolledOut(to:)`) as one new revision.
     ///
     /// - throws: `CoreError.notATest`, `CoreError.winnerRequired`, `CoreError.unknownVariation`,
-    ///   `StoreError.featureNotFound`.
+    ///   `DocumentError.featureNotFound`.
     public func rollOut(
         _ name: String, to winner: String?, in path: EnvironmentPath, options: EditOptions
     ) async throws -> EditOutcome {
@@ -56,12 +56,12 @@ extension FeatureStore {
     /// Makes revision `number`'s content current again, as a new revision; users are
     /// re-evaluated as after a bias change, and features it lacks are archived as by an import.
     ///
-    /// - throws: `StoreError.revisionNotFound`.
+    /// - throws: `DocumentError.revisionNotFound`.
     public func rollBack(_ path: EnvironmentPath, to number: Int, options: EditOptions) async throws -> EditOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
             let scope = try db.environments.scope(of: path)
             guard let record = try db.environments.revision(number, in: scope) else {
-                throw StoreError.revisionNotFound(
+                throw DocumentError.revisionNotFound(
                     path, number: number, latest: try db.environments.latestRevisionNumber(in: scope))
             }
             return try Self.revise(
@@ -72,13 +72,13 @@ extension FeatureStore {
 
     /// What changed from revision `old` to revision `new`, field by field.
     ///
-    /// - throws: `StoreError.revisionNotFound`.
+    /// - throws: `DocumentError.revisionNotFound`.
     public func diff(_ path: EnvironmentPath, from old: Int, to new: Int) async throws -> DocumentDiff {
         let revisions = try await read { db in
             let scope = try db.environments.scope(of: path)
             return try [old, new].map { number in
                 guard let record = try db.environments.revision(number, in: scope) else {
-                    throw StoreError.revisionNotFound(
+                    throw DocumentError.revisionNotFound(
                         path, number: number, latest: try db.environments.latestRevisionNumber(in: scope))
                 }
                 return record
@@ -86,7 +86,7 @@ extension FeatureStore {
         }
         let documents = try revisions.map { revision in
             guard let document = DocumentDecoder.decode(Array(revision.document)).document else {
-                throw StoreError.storage(
+                throw StorageError.storage(
                     reason:
                         "revision \(revision.number) of \(path) is not a valid features.json (inspect it with `flagpole export --revision \(revision.number)`)"
                 )
@@ -98,7 +98,7 @@ extension FeatureStore {
 
     /// One feature of the current document with what the store keeps beside it.
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     public func feature(_ name: String, in path: EnvironmentPath) async throws -> FeatureDetail {
         try await read { db in
             let scope = try db.environments.scope(of: path)
@@ -124,7 +124,7 @@ extension FeatureStore {
             let features = try db.features.storedFeatures(in: scope)
             var document = try db.currentDocument(in: scope, features: features)
             guard let index = document.features.firstIndex(where: { $0.name == name }) else {
-                throw StoreError.featureNotFound(path, name: name)
+                throw DocumentError.featureNotFound(path, name: name)
             }
             try change(&document.features[index])
             return try Self.revise(
@@ -150,7 +150,7 @@ extension FeatureStore {
     ) throws -> EditOutcome {
         let decoded = DocumentDecoder.decode(rendered)
         guard let document = decoded.document else {
-            throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
+            throw DocumentError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
         let importOptions = ImportOptions(
             isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor,

@@ -35,11 +35,11 @@ extension FeatureStore {
     /// Reads only, as a recorded user's pinned document does (the revision's plan and one
     /// statement): unlike fetching the pinned document, it records no first assignment.
     ///
-    /// - throws: `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.environmentNotFound`.
     public func evaluate(_ user: UserID, in path: EnvironmentPath) async throws -> [Evaluation] {
         do {
             return try await readUserDocument(for: user, in: path).evaluations
-        } catch StoreError.noRevision {
+        } catch DocumentError.noRevision {
             return []
         }
     }

@@ -5,17 +5,17 @@ import GRDB
 extension FeatureStore {
     /// Revision `number` of an environment, or its current one when `number` is `nil`.
     ///
-    /// - throws: `StoreError.noRevision`, `StoreError.revisionNotFound`,
-    ///   `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `DocumentError.noRevision`, `DocumentError.revisionNotFound`,
+    ///   `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     public func revision(_ number: Int? = nil, of path: EnvironmentPath) async throws -> Revision {
         try await read { db in
             let scope = try db.environments.scope(of: path)
             guard let record = try db.environments.revision(number, in: scope) else {
                 if let number {
-                    throw StoreError.revisionNotFound(
+                    throw DocumentError.revisionNotFound(
                         path, number: number, latest: try db.environments.latestRevisionNumber(in: scope))
                 }
-                throw StoreError.noRevision(path)
+                throw DocumentError.noRevision(path)
             }
             return Revision(record, of: path)
         }
@@ -41,7 +41,7 @@ extension FeatureStore {
 
     /// An environment's current document, read from its tables, with its revision number.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     public func snapshot(of path: EnvironmentPath) async throws -> EnvironmentSnapshot {
         try await read { db in
             let scope = try db.environments.scope(of: path)
@@ -53,7 +53,7 @@ extension FeatureStore {
 
     /// An environment's revisions, newest first.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     public func revisions(of path: EnvironmentPath) async throws -> [RevisionSummary] {
         try await read { db in
             let scope = try db.environments.scope(of: path)

@@ -11,15 +11,15 @@ extension FeatureStore {
     /// the current revision's bytes creates no revision. Otherwise the import creates exactly
     /// one revision with its audit rows.
     ///
-    /// - throws: `StoreError.importRefused` (errors, or warnings with `isStrict`),
-    ///   `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `DocumentError.importRefused` (errors, or warnings with `isStrict`),
+    ///   `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     public func importDocument(
         _ bytes: [UInt8], into path: EnvironmentPath, options: ImportOptions
     ) async throws -> ImportOutcome {
         // Parsing and rendering need no database: keep them out of the write lock.
         let decoded = DocumentDecoder.decode(bytes)
         guard let document = decoded.document else {
-            throw StoreError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
+            throw DocumentError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
         let rendered = document.rendered()
         if options.isDryRun {

@@ -7,10 +7,10 @@ extension FeatureStore {
     /// Makes a key for `owner` with `role` and returns its secret, which is never stored: the
     /// store keeps its SHA-256 and its first characters (`APIKeyInfo.prefix`).
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.invalidKeyRole` (a server key must
+    /// - throws: `TenancyError.tenantNotFound`, `KeyError.invalidKeyRole` (a server key must
     ///   be `serverAdmin` and a tenant key must not).
     public func createKey(for owner: KeyOwner, role: KeyRole, name: String = "") async throws -> CreatedKey {
-        guard (owner == .server) == (role == .serverAdmin) else { throw StoreError.invalidKeyRole(role, owner: owner) }
+        guard (owner == .server) == (role == .serverAdmin) else { throw KeyError.invalidKeyRole(role, owner: owner) }
         return try await write { db in
             let tenantID: Int64? =
                 switch owner {
@@ -35,7 +35,7 @@ extension FeatureStore {
 
     /// The keys of `owner`, revoked ones included, oldest first.
     ///
-    /// - throws: `StoreError.tenantNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`.
     public func keys(of owner: KeyOwner) async throws -> [APIKeyInfo] {
         try await read { db in try db.keys(of: owner) }
     }
@@ -43,12 +43,12 @@ extension FeatureStore {
     /// Revokes the key of `owner` whose prefix is `prefix`; it stops working at once. Revoking
     /// a revoked key changes nothing.
     ///
-    /// - throws: `StoreError.keyNotFound` (also for another owner's key).
+    /// - throws: `KeyError.keyNotFound` (also for another owner's key).
     @discardableResult
     public func revokeKey(_ prefix: String, of owner: KeyOwner) async throws -> APIKeyInfo {
         try await write { db in
             guard var key = try db.keys(of: owner).first(where: { $0.prefix == prefix }) else {
-                throw StoreError.keyNotFound(prefix: prefix)
+                throw KeyError.keyNotFound(prefix: prefix)
             }
             if key.revokedAt != nil { return key }
             let now = Date()
@@ -123,7 +123,7 @@ extension Database {
 
     /// The keys of `owner`, revoked ones included, oldest first.
     ///
-    /// - throws: `StoreError.tenantNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`.
     func keys(of owner: KeyOwner) throws -> [APIKeyInfo] {
         switch owner {
         case .server: try keys.keys(of: owner, tenantID: nil)

@@ -8,13 +8,13 @@ extension FeatureStore {
     /// the variation's range.
     ///
     /// - returns: the user's assignment under the override.
-    /// - throws: `CoreError.notATest`, `CoreError.unknownVariation`, `StoreError.unreachableVariation`.
+    /// - throws: `CoreError.notATest`, `CoreError.unknownVariation`, `UserStateError.unreachableVariation`.
     public func setOverride(
         _ name: String, user: UserID, variation: String, in path: EnvironmentPath
     ) async throws -> Assignment {
         try await write { db in
             let (stored, writer) = try db.testForUser(name, in: path)
-            guard stored.feature.isEnabled else { throw StoreError.testDisabled(feature: name) }
+            guard stored.feature.isEnabled else { throw UserStateError.testDisabled(feature: name) }
             let ranges = VariationRanges(of: stored.feature)
             guard
                 let forced = stored.feature.effectiveVariations.first(where: {
@@ -26,7 +26,7 @@ extension FeatureStore {
             }
             let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
             guard ranges.point(in: forced, preferring: point) != nil else {
-                throw StoreError.unreachableVariation(feature: name, variation: forced)
+                throw UserStateError.unreachableVariation(feature: name, variation: forced)
             }
             let overridden = Assignment(
                 user: user, feature: name, variation: forced, point: point, revision: writer.revision, isOverride: true)
@@ -45,12 +45,12 @@ extension FeatureStore {
     /// `override-cleared` event.
     ///
     /// - returns: the user's assignment after the override.
-    /// - throws: `StoreError.noOverride`.
+    /// - throws: `UserStateError.noOverride`.
     public func clearOverride(_ name: String, user: UserID, in path: EnvironmentPath) async throws -> Assignment {
         try await write { db in
             let (stored, writer) = try db.testForUser(name, in: path)
             guard let recorded = try db.assignments.assignment(of: user, in: stored), recorded.isOverride else {
-                throw StoreError.noOverride(feature: name, user: user)
+                throw UserStateError.noOverride(feature: name, user: user)
             }
             let variation = stored.feature.assignmentRanges.variation(at: recorded.point)!
             try writer.move(recorded, featureID: stored.id, to: variation, isOverride: false, reason: .overrideCleared)
@@ -64,7 +64,7 @@ extension FeatureStore {
     /// written when the user's recorded state is already that.
     ///
     /// - returns: whether the state changed.
-    /// - throws: `StoreError.notAnUnlockFlag`, `StoreError.featureNotFound`.
+    /// - throws: `UserStateError.notAnUnlockFlag`, `DocumentError.featureNotFound`.
     @discardableResult
     public func setUnlocked(
         _ isUnlocked: Bool, feature name: String, user: UserID, source: String?, actor: String, in path: EnvironmentPath
@@ -73,7 +73,7 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             let stored = try db.features.stored(named: name, in: scope)
             guard stored.feature.kind == .unlockFlag else {
-                throw StoreError.notAnUnlockFlag(feature: name, kind: stored.feature.kind)
+                throw UserStateError.notAnUnlockFlag(feature: name, kind: stored.feature.kind)
             }
             guard try db.unlocks.state(of: user, featureID: stored.id) != isUnlocked else { return false }
             try db.unlocks.record(
@@ -85,7 +85,7 @@ extension FeatureStore {
     /// Recorded unlock states of an environment, by feature then user, optionally of one user
     /// or one feature; with `history`, every unlock and lock instead, newest first.
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     public func unlocks(
         in path: EnvironmentPath, user: UserID? = nil, feature: String? = nil, history: Bool = false
     ) async throws -> [UnlockRecord] {

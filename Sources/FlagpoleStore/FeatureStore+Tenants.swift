@@ -5,11 +5,11 @@ import GRDB
 extension FeatureStore {
     /// Creates a tenant with its `production` environment.
     ///
-    /// - throws: `StoreError.tenantAlreadyExists`.
+    /// - throws: `TenancyError.tenantAlreadyExists`.
     @discardableResult
     public func createTenant(_ slug: TenantSlug, name: String? = nil) async throws -> Tenant {
         try await write { db in
-            guard try db.tenants.record(slug) == nil else { throw StoreError.tenantAlreadyExists(slug) }
+            guard try db.tenants.record(slug) == nil else { throw TenancyError.tenantAlreadyExists(slug) }
             let now = Date()
             let tenant = try db.tenants.insert(slug, name: name ?? slug.rawValue, createdAt: now)
             _ = try db.environments.insert(.production, of: TenantScope(id: tenant.id!, slug: slug), createdAt: now)
@@ -31,13 +31,13 @@ extension FeatureStore {
 
     /// Creates an environment for `path.tenant`, with no revision until the first import.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentAlreadyExists`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentAlreadyExists`.
     @discardableResult
     public func createEnvironment(_ path: EnvironmentPath) async throws -> Environment {
         try await write { db in
             let tenant = try db.tenants.scope(of: path.tenant)
             let exists = try db.environments.all(of: tenant).contains { $0.name == path.environment.rawValue }
-            guard !exists else { throw StoreError.environmentAlreadyExists(path) }
+            guard !exists else { throw TenancyError.environmentAlreadyExists(path) }
             let record = try db.environments.insert(path.environment, of: tenant, createdAt: Date())
             return Environment(
                 path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings())
@@ -46,7 +46,7 @@ extension FeatureStore {
 
     /// The environments of `slug`, by name, with their current revision.
     ///
-    /// - throws: `StoreError.tenantNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`.
     public func environments(of slug: TenantSlug) async throws -> [Environment] {
         try await read { db in
             let tenant = try db.tenants.scope(of: slug)
@@ -56,7 +56,7 @@ extension FeatureStore {
 
     /// One environment, with its current revision.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     public func environment(_ path: EnvironmentPath) async throws -> Environment {
         try await read { db in
             let scope = try db.environments.scope(of: path)

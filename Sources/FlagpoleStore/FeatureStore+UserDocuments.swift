@@ -29,7 +29,7 @@ extension FeatureStore {
     ///   environment, whether to record them now. When it says no, nothing is written and the
     ///   document pins the groups their points give, which is what the store records whenever
     ///   it does record them: the app and the store agree either way.
-    /// - throws: `StoreError.noRevision`, `StoreError.environmentNotFound`, `StoreError.busy`
+    /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`, `StorageError.busy`
     ///   when revisions keep landing faster than the user can be read.
     public func pinnedDocument(
         for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty,
@@ -43,7 +43,7 @@ extension FeatureStore {
                 return document
             }
         }
-        throw StoreError.busy
+        throw StorageError.busy
     }
 
     /// Reads of a user that a new revision overtook are retried this many times in all.
@@ -52,7 +52,7 @@ extension FeatureStore {
     /// What is recorded of `user` under the environment's current revision, in one read
     /// transaction; the revision's plan is built first when it is not yet.
     ///
-    /// - throws: `StoreError.noRevision`, `StoreError.environmentNotFound`.
+    /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`.
     func readUserDocument(for user: UserID, in path: EnvironmentPath) async throws -> UserDocumentRead {
         try await read { db in
             if let plan = pinningPlans.plan(for: path) {
@@ -60,7 +60,7 @@ extension FeatureStore {
                 if isCurrent { return UserDocumentRead(user: user, plan: plan, state: state) }
             }
             let head = try db.environments.head(of: path)
-            guard head.revision != nil else { throw StoreError.noRevision(path) }
+            guard head.revision != nil else { throw DocumentError.noRevision(path) }
             let plan = try currentPlan(in: db, head: head)
             // The same snapshot as the plan's: one read transaction.
             return UserDocumentRead(
@@ -83,7 +83,7 @@ extension FeatureStore {
     /// transaction around it to read one snapshot. `nil` when the revision's plan is not built
     /// yet (or the environment has no revision): take the asynchronous way, which builds it.
     ///
-    /// - throws: `StoreError.environmentNotFound`, `StoreError.storage`.
+    /// - throws: `TenancyError.environmentNotFound`, `StorageError.storage`.
     public func readUserDocumentNow(for user: UserID, in path: EnvironmentPath) throws -> UserDocumentRead? {
         try Self.translatingErrors {
             try writer.unsafeRead { db in
@@ -118,7 +118,7 @@ extension FeatureStore {
             completion(
                 Result {
                     try result.get().map { read.document(style: style, adding: $0) }
-                }.mapError { ($0 as? DatabaseError).map(StoreError.init) ?? $0 })
+                }.mapError { ($0 as? DatabaseError).map(StorageError.init) ?? $0 })
         }
     }
 

@@ -45,13 +45,13 @@ public struct FeatureStore: Sendable {
     /// Opens a store on `writer`, refusing a database migrated by a newer version and
     /// applying the migrations it lacks.
     ///
-    /// - throws: `StoreError.databaseTooNew`, `StoreError.storage`.
+    /// - throws: `StorageError.databaseTooNew`, `StorageError.storage`.
     init(_ writer: any DatabaseWriter) throws {
         self.writer = writer
         self.groupCommit = GroupCommit(writer: writer)
         try Self.translatingErrors {
             let unknown = try writer.read { try Self.status(of: $0).unknown }
-            guard unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: unknown) }
+            guard unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: unknown) }
             try Self.migrator.migrate(writer)
         }
     }
@@ -61,17 +61,17 @@ public struct FeatureStore: Sendable {
     /// `.readOnly` creates and migrates nothing: a missing file, or one whose schema is behind,
     /// is refused (a mistyped path must not read as an empty database).
     ///
-    /// - throws: `StoreError.databaseNotFound`, `StoreError.databaseNeedsMigration`,
-    ///   `StoreError.cannotOpen`, `StoreError.databaseTooNew`.
+    /// - throws: `StorageError.databaseNotFound`, `StorageError.databaseNeedsMigration`,
+    ///   `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
     public static func open(
         atPath path: String, access: Access = .readWrite, durability: Durability = .normal
     ) throws -> FeatureStore {
         if access == .readOnly {
             let queue = try readOnlyQueue(atPath: path)
             let status = try translatingErrors { try queue.read(Self.status(of:)) }
-            guard status.unknown.isEmpty else { throw StoreError.databaseTooNew(unknownMigrations: status.unknown) }
+            guard status.unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: status.unknown) }
             guard status.pending.isEmpty else {
-                throw StoreError.databaseNeedsMigration(path: path, pending: status.pending)
+                throw StorageError.databaseNeedsMigration(path: path, pending: status.pending)
             }
             return FeatureStore(current: queue)
         }
@@ -83,7 +83,7 @@ public struct FeatureStore: Sendable {
                 try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
             }
         } catch let error as DatabaseError {
-            throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+            throw StorageError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
         return try FeatureStore(pool)
     }
@@ -95,20 +95,20 @@ public struct FeatureStore: Sendable {
 
     /// Which migrations the file at `path` has, without migrating it.
     ///
-    /// - throws: `StoreError.databaseNotFound`, `StoreError.cannotOpen`.
+    /// - throws: `StorageError.databaseNotFound`, `StorageError.cannotOpen`.
     public static func migrationStatus(atPath path: String) throws -> MigrationStatus {
         let queue = try readOnlyQueue(atPath: path)
         return try translatingErrors { try queue.read(Self.status(of:)) }
     }
 
     private static func readOnlyQueue(atPath path: String) throws -> DatabaseQueue {
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.databaseNotFound(path: path) }
+        guard FileManager.default.fileExists(atPath: path) else { throw StorageError.databaseNotFound(path: path) }
         var readOnly = configuration
         readOnly.readonly = true
         do {
             return try DatabaseQueue(path: path, configuration: readOnly)
         } catch let error as DatabaseError {
-            throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
+            throw StorageError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
     }
 
@@ -194,7 +194,7 @@ public struct FeatureStore: Sendable {
         do {
             return try await work()
         } catch let error as DatabaseError {
-            throw StoreError(error)
+            throw StorageError(error)
         }
     }
 
@@ -202,7 +202,7 @@ public struct FeatureStore: Sendable {
         do {
             return try work()
         } catch let error as DatabaseError {
-            throw StoreError(error)
+            throw StorageError(error)
         }
     }
 }

@@ -49,7 +49,7 @@ struct APIKeyTests {
         #expect(try await store.identity(ofKey: created.secret) == nil)
         #expect(try await store.keys(of: acme).first?.revokedAt != nil)
         // Another tenant cannot revoke, nor see, acme's key.
-        await #expect(throws: StoreError.self) {
+        await #expect(throws: KeyError.self) {
             try await store.revokeKey(created.info.prefix, of: .tenant(EnvironmentPath.globexProduction.tenant))
         }
         #expect(try await store.keys(of: .tenant(EnvironmentPath.globexProduction.tenant)).isEmpty)
@@ -73,8 +73,8 @@ struct APIKeyTests {
     @Test("A server key is a server admin, and a tenant key never is")
     func ownerAndRoleAgree() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        await #expect(throws: StoreError.self) { try await store.createKey(for: .server, role: .admin) }
-        await #expect(throws: StoreError.self) { try await store.createKey(for: acme, role: .serverAdmin) }
+        await #expect(throws: KeyError.self) { try await store.createKey(for: .server, role: .admin) }
+        await #expect(throws: KeyError.self) { try await store.createKey(for: acme, role: .serverAdmin) }
         let server = try await store.createKey(for: .server, role: .serverAdmin)
         #expect(try await store.identity(ofKey: server.secret)?.owner == .server)
         #expect(try await store.keys(of: .server).map(\.prefix) == [server.info.prefix])

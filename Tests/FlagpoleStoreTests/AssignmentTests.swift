@@ -106,7 +106,7 @@ struct AssignmentTests {
     func unknownFeatureIsRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.twoTests)
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             _ = try await store.assign(UserID.numbered(1), to: "Kept", in: .acmeProduction)
         }
         guard case .featureNotFound(_, "Kept")? = error else {

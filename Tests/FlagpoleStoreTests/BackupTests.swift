@@ -105,7 +105,7 @@ struct BackupTests {
         await #expect {
             try await store.backup(toPath: existing)
         } throws: { error in
-            guard case StoreError.backupFileExists(let path) = error else { return false }
+            guard case BackupError.backupFileExists(let path) = error else { return false }
             return path == existing && "\(error)".contains("--force")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: existing)) == keep)
@@ -117,10 +117,10 @@ struct BackupTests {
         await #expect {
             try await store.backup(toPath: databasePath, replacingExisting: true)
         } throws: { error in
-            guard case StoreError.sameDatabase = error else { return false }
+            guard case BackupError.sameDatabase = error else { return false }
             return true
         }
-        await #expect(throws: StoreError.self) { try await store.backup(toPath: path("no-such-folder/copy.sqlite")) }
+        await #expect(throws: BackupError.self) { try await store.backup(toPath: path("no-such-folder/copy.sqlite")) }
         #expect(try await store.tenants().count == 1)
         #expect(try leftovers() == [])
     }
@@ -212,7 +212,7 @@ struct BackupTests {
         await #expect {
             try await target.restore(fromPath: backup)
         } throws: { error in
-            guard case StoreError.restoreWouldReplaceData(_, let tenants) = error else { return false }
+            guard case BackupError.restoreWouldReplaceData(_, let tenants) = error else { return false }
             return tenants.map(\.rawValue) == ["initech"] && "\(error)".contains("--force")
         }
         #expect(try fileBytes(targetPath) == before)
@@ -249,9 +249,9 @@ struct BackupTests {
         let file = path("garbage.sqlite")
         try RefusedFile.garbage.spoil(file)
         let targetPath = path("target.sqlite")
-        await #expect(throws: StoreError.self) { try await FeatureStore.restore(fromPath: file, intoPath: targetPath) }
+        await #expect(throws: BackupError.self) { try await FeatureStore.restore(fromPath: file, intoPath: targetPath) }
         #expect(!FileManager.default.fileExists(atPath: targetPath))
-        await #expect(throws: StoreError.self) {
+        await #expect(throws: BackupError.self) {
             try await FeatureStore.restore(fromPath: targetPath, intoPath: targetPath)
         }
     }
@@ -368,7 +368,7 @@ enum RefusedFile: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 
     func matches(_ error: any Error) -> Bool {
-        switch (self, error as? StoreError) {
+        switch (self, error as? BackupError) {
         case (.missing, .cannotRead?): true
         case (.garbage, .notADatabase?): true
         case (.damagedPage, .damagedFile?), (.truncated, .damagedFile?): true

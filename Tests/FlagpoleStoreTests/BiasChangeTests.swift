@@ -93,7 +93,7 @@ struct BiasChangeTests {
         let recorded = try await store.recordedAssignments(of: "t")
 
         // When biases the app would replace by 50/50 are set
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             _ = try await store.setBiases(biases, of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         }
 
@@ -166,7 +166,7 @@ struct BiasChangeTests {
     func unknownFeatureIsRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             _ = try await store.setBiases(
                 [20, 80], of: "nope", in: .acmeProduction, options: EditOptions(actor: "test"))
         }

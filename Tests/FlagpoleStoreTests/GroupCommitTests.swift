@@ -52,7 +52,7 @@ struct GroupCommitTests {
                 try await store.writeInGroup { db -> Int64 in
                     // The 13th fails after writing: its row must go, the others' stay.
                     try db.execute(sql: "INSERT INTO notes (text) VALUES (?)", arguments: ["note \(index)"])
-                    if index == 13 { throw StoreError.busy }
+                    if index == 13 { throw StorageError.busy }
                     return db.lastInsertedRowID
                 }
             }
@@ -67,7 +67,7 @@ struct GroupCommitTests {
             switch await write.result {
             case .success(let id): ids.append(id)
             case .failure(let error):
-                guard case .busy = error as? StoreError else { throw error }
+                guard case .busy = error as? StorageError else { throw error }
                 #expect(index == 13)
             }
         }

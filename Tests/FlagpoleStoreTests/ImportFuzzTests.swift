@@ -45,7 +45,7 @@ struct ImportFuzzTests {
             // Then a file the app would reject is refused and changes nothing
             guard let document = decoded.document else {
                 outcomes.refused += 1
-                guard case .failure(StoreError.importRefused(_, let diagnostics, false)) = result else {
+                guard case .failure(DocumentError.importRefused(_, let diagnostics, false)) = result else {
                     Issue.record("expected a refusal, got \(result); \(context)")
                     return
                 }

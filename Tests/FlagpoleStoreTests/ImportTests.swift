@@ -55,7 +55,7 @@ struct ImportTests {
             case "duplicate-key": Array(#"{"features": [{"name": "a", "enabled": true, "enabled": false}]}"#.utf8)
             default: try Fixtures.bytes(name)
             }
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "test"))
         }
 
@@ -72,7 +72,7 @@ struct ImportTests {
     @Test("The commented fixture is refused at the comment's line and column")
     func commentedFixtureIsRefusedWithItsPosition() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             try await store.importDocument(
                 try Fixtures.bytes(Fixtures.commented), into: .acmeProduction, options: ImportOptions(actor: "test"))
         }
@@ -86,7 +86,7 @@ struct ImportTests {
     func strictRefusesWarnings() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let file = #"{"features": [{"name": "a", "test-variations": ["x", "y"], "test-biases": [50, 49]}]}"#
-        let error = await #expect(throws: StoreError.self) { try await store.importText(file, strict: true) }
+        let error = await #expect(throws: DocumentError.self) { try await store.importText(file, strict: true) }
         guard case .importRefused(_, let diagnostics, true) = error else {
             Issue.record("expected a strict refusal, got \(String(describing: error))")
             return
@@ -256,7 +256,7 @@ struct ImportTests {
         let store = try await FeatureStore.makeWithTenants()
         let missing = EnvironmentPath(
             tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: TenancyError.self) {
             try await store.importText(#"{"features": []}"#, into: missing)
         }
         #expect(error?.description.contains("flagpole env create staging --tenant acme") == true)

@@ -155,7 +155,7 @@ struct MigrationFixtureTests {
         #expect {
             try FeatureStore.open(atPath: path, access: .readOnly)
         } throws: { error in
-            guard case StoreError.databaseNeedsMigration(let refused, let migrations) = error else { return false }
+            guard case StorageError.databaseNeedsMigration(let refused, let migrations) = error else { return false }
             let message = "\(error)"
             return refused == path && migrations == pending && !pending.isEmpty
                 && pending.allSatisfy(message.contains) && message.contains("flagpole migrate --db \(path)")

@@ -51,7 +51,7 @@ struct MigrationTests {
         #expect {
             try FeatureStore.open(atPath: path)
         } throws: { error in
-            guard case StoreError.databaseTooNew(let unknown) = error else { return false }
+            guard case StorageError.databaseTooNew(let unknown) = error else { return false }
             return unknown == ["9999_from_the_future"] && "\(error)".contains("newer version of Flagpole")
         }
         #expect(try FeatureStore.migrationStatus(atPath: path).unknown == ["9999_from_the_future"])
@@ -64,7 +64,7 @@ struct MigrationTests {
         #expect {
             try FeatureStore.open(atPath: path, access: .readOnly)
         } throws: { error in
-            guard case StoreError.databaseNotFound(let missing) = error else { return false }
+            guard case StorageError.databaseNotFound(let missing) = error else { return false }
             let message = "\(error)"
             return missing == path && message.contains("There is no database at \(path).")
                 && message.contains("`flagpole tenant create SLUG`") && message.contains("`flagpole migrate`")
@@ -72,7 +72,7 @@ struct MigrationTests {
         #expect {
             try FeatureStore.migrationStatus(atPath: path)
         } throws: { error in
-            guard case StoreError.databaseNotFound(path) = error else { return false }
+            guard case StorageError.databaseNotFound(path) = error else { return false }
             return true
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
@@ -83,7 +83,7 @@ struct MigrationTests {
         let path = directory.appendingPathComponent("garbage.sqlite").path
         let garbage = Data(repeating: 0x42, count: 4096)
         try garbage.write(to: URL(fileURLWithPath: path))
-        #expect(throws: StoreError.self) { try FeatureStore.open(atPath: path) }
+        #expect(throws: StorageError.self) { try FeatureStore.open(atPath: path) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
     }
 }

@@ -67,7 +67,7 @@ struct OverrideAndUnlockTests {
 
         // And clearing again is refused, writing nothing
         let count = try await store.allAssignmentEvents().count
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: UserStateError.self) {
             try await store.clearOverride("t", user: qa, in: .acmeProduction)
         }
         guard case .noOverride(feature: "t", user: qa)? = error else {
@@ -118,7 +118,7 @@ struct OverrideAndUnlockTests {
         let events = try await store.allAssignmentEvents()
 
         // A variation that owns no points
-        let unreachable = await #expect(throws: StoreError.self) {
+        let unreachable = await #expect(throws: UserStateError.self) {
             try await store.setOverride("t", user: user, variation: "B", in: .acmeProduction)
         }
         guard case .unreachableVariation(feature: "t", variation: "B")? = unreachable else {
@@ -134,8 +134,10 @@ struct OverrideAndUnlockTests {
             try await store.setOverride("plain", user: user, variation: "Enabled", in: .acmeProduction)
         }
         // Clearing a user who has no override
-        await #expect(throws: StoreError.self) { try await store.clearOverride("t", user: user, in: .acmeProduction) }
-        await #expect(throws: StoreError.self) {
+        await #expect(throws: UserStateError.self) {
+            try await store.clearOverride("t", user: user, in: .acmeProduction)
+        }
+        await #expect(throws: UserStateError.self) {
             try await store.clearOverride("t", user: UserID(rawValue: "stranger"), in: .acmeProduction)
         }
 
@@ -233,7 +235,7 @@ struct OverrideAndUnlockTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.unlockFile)
 
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: UserStateError.self) {
             try await store.setUnlocked(
                 true, feature: name, user: UserID(rawValue: "alice"), source: nil, actor: "shop", in: .acmeProduction)
         }

@@ -52,7 +52,7 @@ struct OverrideReleaseTests {
             try await store.recordedAssignments(of: "m")[user].map { ($0.variation, $0.isOverride) } ?? ("", true) == (
                 "Disabled", false
             ))
-        let refusal = await #expect(throws: StoreError.self) {
+        let refusal = await #expect(throws: UserStateError.self) {
             _ = try await store.setOverride("m", user: user, variation: "B", in: .acmeProduction)
         }
         #expect(refusal?.description.contains("\"m\" is disabled") == true)

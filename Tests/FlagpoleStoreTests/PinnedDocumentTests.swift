@@ -100,7 +100,7 @@ struct PinnedDocumentTests {
     @Test("A pinned document for an environment without a revision is refused")
     func noRevision() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             try await store.pinnedDocument(for: UserID(rawValue: "alice"), in: .acmeProduction)
         }
         guard case .noRevision? = error else {

@@ -227,14 +227,14 @@ struct RollbackTests {
     func rollBackToMissingRevision() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"]}]}"#)
-        let error = await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: DocumentError.self) {
             try await store.rollBack(.acmeProduction, to: 7, options: EditOptions(actor: "test"))
         }
         guard case .revisionNotFound(_, number: 7, latest: 1)? = error else {
             Issue.record("expected revisionNotFound, got \(String(describing: error))")
             return
         }
-        await #expect(throws: StoreError.self) { try await store.diff(.acmeProduction, from: 1, to: 7) }
+        await #expect(throws: DocumentError.self) { try await store.diff(.acmeProduction, from: 1, to: 7) }
         #expect(try await store.revisions(of: .acmeProduction).count == 1)
     }
 

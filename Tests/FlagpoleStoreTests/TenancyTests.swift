@@ -17,17 +17,17 @@ struct TenancyTests {
         #expect(tenants.first?.environments == [.production])
         let environments = try await store.environments(of: TenantSlug(rawValue: "acme"))
         #expect(environments.map(\.revision) == [nil])
-        await #expect(throws: StoreError.self) { try await store.revision(of: .acmeProduction) }
+        await #expect(throws: DocumentError.self) { try await store.revision(of: .acmeProduction) }
     }
 
     @Test("Creating a tenant or an environment twice is refused")
     func duplicatesAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        await #expect(throws: StoreError.self) { try await store.createTenant(TenantSlug(rawValue: "acme")) }
+        await #expect(throws: TenancyError.self) { try await store.createTenant(TenantSlug(rawValue: "acme")) }
         let staging = EnvironmentPath(
             tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
         try await store.createEnvironment(staging)
-        await #expect(throws: StoreError.self) { try await store.createEnvironment(staging) }
+        await #expect(throws: TenancyError.self) { try await store.createEnvironment(staging) }
         #expect(
             try await store.environments(of: staging.tenant).map(\.path.environment.rawValue) == [
                 "production", "staging",

@@ -24,7 +24,7 @@ extension AdminAPI {
             let slug = try context.tenant()
             _ = try await auth.require(.reader, on: slug, request)
             guard let tenant = try await store.tenants().first(where: { $0.slug == slug }) else {
-                throw StoreError.tenantNotFound(slug)
+                throw TenancyError.tenantNotFound(slug)
             }
             return .json(tenant.jsonValue)
         }

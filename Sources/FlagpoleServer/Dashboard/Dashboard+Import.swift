@@ -48,7 +48,7 @@ extension Dashboard {
                 }
                 page.show(outcome)
                 return .html(templates.render(page, as: "import"))
-            } catch StoreError.importRefused(_, let diagnostics, _) {
+            } catch DocumentError.importRefused(_, let diagnostics, _) {
                 page.show(diagnostics, title: "The file was refused: nothing was written")
                 return .html(templates.render(page, as: "import"), status: .unprocessableContent)
             } catch {

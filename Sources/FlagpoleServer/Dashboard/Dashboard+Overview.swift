@@ -49,11 +49,11 @@ extension Dashboard {
 
     /// The current revision, or `nil` before the first import.
     ///
-    /// - throws: `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.environmentNotFound`.
     func currentRevision(of path: EnvironmentPath) async throws -> Revision? {
         do {
             return try await store.revision(of: path)
-        } catch StoreError.noRevision {
+        } catch DocumentError.noRevision {
             return nil
         }
     }

@@ -44,7 +44,7 @@ struct DeliveryRoutes {
             if state.settings.isPrivate {
                 _ = try await auth.require(.delivery, on: path.tenant, request)
             }
-        } catch StoreError.tenantNotFound, StoreError.environmentNotFound {
+        } catch TenancyError.tenantNotFound, TenancyError.environmentNotFound {
             // Anyone may ask: the answer names no environment, and another tenant's private one
             // looks like none at all.
             throw APIError(
@@ -63,7 +63,7 @@ struct DeliveryRoutes {
             let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
             return try await pinned(for: user, in: path, request, anonymousClient: client)
         }
-        guard let revision = requested ?? state.revision else { throw StoreError.noRevision(path) }
+        guard let revision = requested ?? state.revision else { throw DocumentError.noRevision(path) }
         let document = try await rendered(revision, of: path, generation: state.generation)
         var cacheControl = Self.currentCacheControl(state, default: defaultCacheControl)
         if let contentHash {
@@ -206,7 +206,7 @@ extension FlagpoleRequestContext {
     func tenant() throws -> TenantSlug {
         let text = parameters.get("tenant") ?? ""
         guard let slug = try? TenantSlug(validating: text) else {
-            throw StoreError.tenantNotFound(TenantSlug(rawValue: text))
+            throw TenancyError.tenantNotFound(TenantSlug(rawValue: text))
         }
         return slug
     }
@@ -214,7 +214,7 @@ extension FlagpoleRequestContext {
     private func environmentName() throws -> EnvironmentName {
         let text = parameters.get("env") ?? ""
         guard let name = try? EnvironmentName(validating: text) else {
-            throw StoreError.environmentNotFound(
+            throw TenancyError.environmentNotFound(
                 EnvironmentPath(tenant: try tenant(), environment: EnvironmentName(rawValue: text)), existing: [])
         }
         return name

@@ -43,7 +43,7 @@ extension KeyIdentity {
     /// Refuses acting on `tenant` with `role` in the order that leaks nothing: another tenant's
     /// key gets the very error of an unknown tenant, then too little role is `403`.
     func authorize(_ role: KeyRole, on tenant: TenantSlug) throws {
-        guard sees(tenant) else { throw StoreError.tenantNotFound(tenant) }
+        guard sees(tenant) else { throw TenancyError.tenantNotFound(tenant) }
         guard permits(role, on: tenant) else { throw APIError.forbidden(needs: role.rawValue) }
     }
 }

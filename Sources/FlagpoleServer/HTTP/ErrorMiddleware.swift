@@ -35,12 +35,31 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension APIError {
-    /// The API's answer to `error`.
+    /// The API's answer to `error`: the one place where errors become HTTP statuses.
     init(_ error: any Error) {
         switch error {
         case let error as APIError: self = error
-        case let error as StoreError: self.init(error)
-        case let error as CoreError: self.init(.unprocessableContent, code: "invalid", error.description)
+        case let error as TenancyError:
+            switch error {
+            case .tenantNotFound, .environmentNotFound: self.init(.notFound, code: error.code, error.description)
+            case .tenantAlreadyExists, .environmentAlreadyExists:
+                self.init(.conflict, code: error.code, error.description)
+            }
+        case let error as DocumentError: self.init(error)
+        case UserStateError.noOverride, KeyError.keyNotFound:
+            self.init(.notFound, code: "not_found", (error as! any FlagpoleError).description)
+        case let error as UserStateError: self.init(.unprocessableContent, code: error.code, error.description)
+        case let error as KeyError: self.init(.unprocessableContent, code: error.code, error.description)
+        case let error as DeliveryError: self.init(.unprocessableContent, code: error.code, error.description)
+        case StorageError.busy:
+            self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
+        // The database file, backups and restores are the server's problem, never the client's:
+        // their details go to the log, not to the client.
+        case is StorageError, is BackupError:
+            self.init(
+                .internalServerError, code: "storage",
+                "The server's database failed. Nothing was written; the log has the details under this request id.")
+        case let error as CoreError: self.init(.unprocessableContent, code: error.code, error.description)
         case let error as any HTTPResponseError:
             // Hummingbird's own: unmatched routes, and bodies over the limit (NIOTooManyBytesError).
             switch error.status {
@@ -64,41 +83,23 @@ extension APIError {
         }
     }
 
-    init(_ error: StoreError) {
+    private init(_ error: DocumentError) {
         let message = error.description
         switch error {
-        case .tenantNotFound, .environmentNotFound, .featureNotFound, .revisionNotFound, .keyNotFound, .noOverride:
-            self.init(.notFound, code: "not_found", message)
-        case .noRevision:
-            self.init(.notFound, code: "no_revision", message)
-        case .tenantAlreadyExists, .environmentAlreadyExists:
-            self.init(.conflict, code: "exists", message)
+        case .featureNotFound, .revisionNotFound, .noRevision:
+            self.init(.notFound, code: error.code, message)
         case .revisionConflict(_, let expected, let current):
             self.init(
-                .conflict, code: "stale_revision", message,
+                .conflict, code: error.code, message,
                 details: [
                     "expected": .number(Double(expected)), "current": current.map { .number(Double($0)) } ?? .null,
                 ])
         case .importRefused(_, let diagnostics, _), .biasesIgnored(_, let diagnostics):
             self.init(
-                .unprocessableContent, code: "invalid_document", message,
+                .unprocessableContent, code: error.code, message,
                 details: [
                     "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
                 ])
-        case .notAnUnlockFlag, .unreachableVariation, .testDisabled, .invalidKeyRole, .invalidCacheControl,
-            .publicCacheControlOnPrivate:
-            self.init(.unprocessableContent, code: "invalid", message)
-        case .busy:
-            self.init(.serviceUnavailable, code: "busy", message)
-        // Backup and restore are command-line operations: the API never meets their errors.
-        case .databaseTooNew, .cannotOpen, .storage, .backupFileExists, .sameDatabase, .cannotWrite, .cannotRead,
-            .damagedDatabase,
-            .notADatabase, .damagedFile, .notAFlagpoleDatabase, .fileTooNew, .restoreWouldReplaceData,
-            .databaseNotFound,
-            .databaseNeedsMigration:
-            self.init(
-                .internalServerError, code: "storage",
-                "The server's database failed. Nothing was written; the log has the details under this request id.")
         }
     }
 }

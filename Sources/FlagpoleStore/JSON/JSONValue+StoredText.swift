@@ -3,12 +3,12 @@ import FlagpoleCore
 extension JSONValue {
     /// Reads JSON the store wrote itself.
     ///
-    /// - throws: `StoreError.storage` when the text is not JSON: the file was edited by hand.
+    /// - throws: `StorageError.storage` when the text is not JSON: the file was edited by hand.
     init(storedText text: String) throws {
         do {
             self = try JSONParser.parse(Array(text.utf8)).value
         } catch {
-            throw StoreError.storage(reason: "stored JSON is damaged (\(error.message)): \(text.prefix(60))")
+            throw StorageError.storage(reason: "stored JSON is damaged (\(error.message)): \(text.prefix(60))")
         }
     }
 
@@ -21,7 +21,7 @@ extension JSONValue {
 extension JSONObject {
     init(storedText text: String) throws {
         guard case .object(let object) = try JSONValue(storedText: text) else {
-            throw StoreError.storage(reason: "a stored JSON object is not an object: \(text.prefix(60))")
+            throw StorageError.storage(reason: "a stored JSON object is not an object: \(text.prefix(60))")
         }
         self = object
     }

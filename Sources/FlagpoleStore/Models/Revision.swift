@@ -42,7 +42,7 @@ public struct Revision: Hashable, Sendable {
         do {
             return JSONWriter(style: style).bytes(of: try JSONParser.parse(document).value)
         } catch {
-            throw StoreError.storage(reason: "revision \(number) of \(path) is damaged: \(error.message)")
+            throw StorageError.storage(reason: "revision \(number) of \(path) is damaged: \(error.message)")
         }
     }
 }

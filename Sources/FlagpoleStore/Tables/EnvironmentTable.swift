@@ -12,7 +12,7 @@ struct EnvironmentTable {
 
     /// The environment at `path`.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     func scope(of path: EnvironmentPath) throws -> EnvironmentScope {
         // Every request starts here: one cached statement when the environment exists.
         let found = try Row.fetchOne(
@@ -30,7 +30,7 @@ struct EnvironmentTable {
         let tenant = try db.tenants.scope(of: path.tenant)
         let environments = try all(of: tenant)
         guard let record = environments.first(where: { $0.name == path.environment.rawValue }) else {
-            throw StoreError.environmentNotFound(
+            throw TenancyError.environmentNotFound(
                 path, existing: environments.map { EnvironmentName(rawValue: $0.name) })
         }
         return EnvironmentScope(record, of: tenant)
@@ -39,7 +39,7 @@ struct EnvironmentTable {
     /// Where the environment at `path` is, its latest revision and the store's generation, in
     /// one statement.
     ///
-    /// - throws: `StoreError.tenantNotFound`, `StoreError.environmentNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     func head(of path: EnvironmentPath) throws -> EnvironmentHead {
         let row = try Row.fetchOne(
             db.cachedStatement(
@@ -53,7 +53,7 @@ struct EnvironmentTable {
         guard let row else {
             // Says which of the two is missing.
             _ = try scope(of: path)
-            throw StoreError.environmentNotFound(path, existing: [])
+            throw TenancyError.environmentNotFound(path, existing: [])
         }
         return EnvironmentHead(
             scope: EnvironmentScope(

@@ -39,7 +39,7 @@ struct FeatureTable {
     /// The feature named `name` in the environment's current document, or with
     /// `includingArchived` one that has left it (its users' history outlives its place).
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     func stored(named name: String, in scope: EnvironmentScope, includingArchived: Bool = false) throws -> StoredFeature
     {
         // Every per-user write (assign, a pinned fetch, an override) starts here: cached
@@ -48,7 +48,7 @@ struct FeatureTable {
         let record = try FeatureRecord.fetchOne(
             db.cachedStatement(sql: includingArchived ? sql : sql + " AND archived_at IS NULL"),
             arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
-        guard let record else { throw StoreError.featureNotFound(scope.path, name: name) }
+        guard let record else { throw DocumentError.featureNotFound(scope.path, name: name) }
         let variations = try VariationRecord.fetchAll(
             db.cachedStatement(
                 sql: "SELECT * FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position"),
@@ -61,13 +61,13 @@ struct FeatureTable {
     /// The id of the feature named `name` in the environment, current or archived (history
     /// outlives a feature's place in the document).
     ///
-    /// - throws: `StoreError.featureNotFound`.
+    /// - throws: `DocumentError.featureNotFound`.
     func id(named name: String, in scope: EnvironmentScope) throws -> Int64 {
         let id = try Int64.fetchOne(
             db.cachedStatement(
                 sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"),
             arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
-        guard let id else { throw StoreError.featureNotFound(scope.path, name: name) }
+        guard let id else { throw DocumentError.featureNotFound(scope.path, name: name) }
         return id
     }
 

@@ -31,9 +31,9 @@ struct TenantTable {
 
     /// The tenant named `slug`.
     ///
-    /// - throws: `StoreError.tenantNotFound`.
+    /// - throws: `TenancyError.tenantNotFound`.
     func scope(of slug: TenantSlug) throws -> TenantScope {
-        guard let record = try record(slug), let id = record.id else { throw StoreError.tenantNotFound(slug) }
+        guard let record = try record(slug), let id = record.id else { throw TenancyError.tenantNotFound(slug) }
         return TenantScope(id: id, slug: slug)
     }
 

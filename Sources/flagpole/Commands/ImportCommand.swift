@@ -40,7 +40,7 @@ struct ImportCommand: AsyncParsableCommand {
         do {
             outcome = try await database.openStore(dryRun ? .readOnly : .readWrite).importDocument(
                 bytes, into: path, options: options)
-        } catch let error as StoreError {
+        } catch let error as DocumentError {
             guard case .importRefused(_, let diagnostics, _) = error else { throw error }
             DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()
             Console.error(error.description)

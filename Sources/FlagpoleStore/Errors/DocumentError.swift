@@ -1,0 +1,43 @@
+import FlagpoleCore
+
+/// Why an operation on an environment's document: its revisions, imports and edits failed, worded for the person who can fix it.
+public enum DocumentError: FlagpoleError {
+    case noRevision(EnvironmentPath)
+    case revisionNotFound(EnvironmentPath, number: Int, latest: Int?)
+    /// The file has errors, or warnings under `--strict`; nothing was written.
+    case importRefused(EnvironmentPath, diagnostics: [Diagnostic], isStrict: Bool)
+    case featureNotFound(EnvironmentPath, name: String)
+    /// Biases the app would ignore; nothing was written.
+    case biasesIgnored(feature: String, diagnostics: [Diagnostic])
+    /// A write named the revision it expected to change (`If-Match`), and another came first.
+    case revisionConflict(EnvironmentPath, expected: Int, current: Int?)
+
+    public var description: String {
+        switch self {
+        case .noRevision(let path):
+            "\(path) has no revision yet. Import a file first: `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
+        case .revisionNotFound(let path, let number, let latest):
+            "\(path) has no revision \(number)"
+                + (latest.map { " (revisions run from 1 to \($0))." } ?? " (it has none yet).")
+        case .importRefused(let path, let diagnostics, let isStrict):
+            isStrict && !diagnostics.hasErrors
+                ? "Import into \(path) refused under --strict: \(diagnostics.count) warning(s). Nothing was written."
+                : "Import into \(path) refused: \(diagnostics.errors.count) error(s) the app would reject. Nothing was written."
+        case .featureNotFound(let path, let name):
+            "\(path) has no feature \"\(name)\" (names are case-sensitive). List them with `flagpole feature list --tenant \(path.tenant) --env \(path.environment)`."
+        case .biasesIgnored(let feature, let diagnostics):
+            "The app would ignore these biases of \"\(feature)\": \(diagnostics.map { "\($0.message) (fix: \($0.fix))" }.joined(separator: "; ")). Nothing was written; fix them, or pass --force to store them anyway."
+        case .revisionConflict(let path, let expected, let current):
+            "\(path) is at revision \(current.map(String.init) ?? "none"), not \(expected): someone changed it since you read it. Nothing was written; read the current revision and try again."
+        }
+    }
+
+    public var code: String {
+        switch self {
+        case .noRevision: "no_revision"
+        case .revisionNotFound, .featureNotFound: "not_found"
+        case .importRefused, .biasesIgnored: "invalid_document"
+        case .revisionConflict: "stale_revision"
+        }
+    }
+}
