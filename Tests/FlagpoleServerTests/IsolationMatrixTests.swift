@@ -181,6 +181,37 @@ struct IsolationMatrixTests {
         #expect(try await server.store.revisions(of: TestServer.acme).count == before.count)
     }
 
+    @Test("The order of the checks: the path's names, then the key, then the tenant, then the role; the store last")
+    func orderOfChecks() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            // A name that could not be a slug names nothing: 404 before asking for a key.
+            for uri in ["/api/v1/tenants/Bad!/environments", "/api/v1/tenants/acme/environments/Bad!/features"] {
+                let refused = try await client.send(.get, uri)
+                #expect(refused.status == .notFound, "\(uri)")
+                #expect(refused.errorCode == "not_found", "\(uri)")
+            }
+            // Valid names: the key comes first, then whether the tenant is the key's, then the role.
+            let unknown = "/api/v1/tenants/nobody/environments/production/features"
+            #expect(try await client.send(.get, unknown).status == .unauthorized)
+            #expect(try await client.send(.get, unknown, key: "fp_nonsense").status == .unauthorized)
+            #expect(try await client.send(.get, unknown, key: server.key("acme", .reader)).status == .notFound)
+            let features = "/api/v1/tenants/acme/environments/production/features"
+            #expect(try await client.send(.get, features, key: server.key("acme", .delivery)).status == .forbidden)
+            // An environment that does not exist is the store's to say, once the key may ask.
+            let missing = "/api/v1/tenants/acme/environments/nowhere/features"
+            #expect(try await client.send(.get, missing).status == .unauthorized)
+            #expect(try await client.send(.get, missing, key: server.key("acme", .delivery)).status == .forbidden)
+            let notFound = try await client.send(.get, missing, key: server.key("acme", .reader))
+            #expect(notFound.status == .notFound)
+            #expect(notFound.errorCode == "not_found")
+            // The dashboard: a name that could not be a slug is its 404 page, not a trip to sign in.
+            let page = try await client.send(.get, "/tenants/Bad!/production")
+            #expect(page.status == .notFound)
+            #expect(try await client.send(.get, "/tenants/acme/production").status == .seeOther)
+        }
+    }
+
     @Test("Server routes: listing needs a key; creating tenants needs the server admin key")
     func serverRoutes() async throws {
         let server = try await TestServer()
