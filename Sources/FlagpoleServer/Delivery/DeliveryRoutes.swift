@@ -28,6 +28,8 @@ struct DeliveryRoutes {
     /// Users new to the store answered without being recorded: their client was over its limit.
     private static let unrecordedNewUsers = Counter(label: "flagpole_delivery_unrecorded_new_users_total")
 
+    /// Public, but a private environment's key is checked before the handler, which receives the
+    /// environment and its current state in its `DeliveryContext`.
     func register(on router: Router<FlagpoleRequestContext>) {
         router.group().add(middleware: DeliveryAccessMiddleware(delivery: self))
             .group(context: DeliveryContext.self)

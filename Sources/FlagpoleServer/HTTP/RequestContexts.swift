@@ -178,7 +178,9 @@ extension KeyIdentity {
 
 // MARK: The path
 
-extension RequestContext {
+/// Only the parent context parses the tenant and environment: a handler's context carries them
+/// checked, and has no way to parse them again.
+extension FlagpoleRequestContext {
     /// The environment named by the route's `:tenant` and `:env`. A name that could not be a
     /// slug names no environment: `404`, as for any unknown one.
     func environmentPath() throws -> EnvironmentPath {
@@ -202,7 +204,10 @@ extension RequestContext {
         }
         return name
     }
+}
 
+/// The route's other parameters, which every handler reads for itself.
+extension RequestContext {
     /// The route's `:feature`, percent-decoded (feature names have spaces).
     func feature() throws -> String {
         try decodedParameter("feature")
