@@ -80,7 +80,7 @@ public enum ServerApplication {
 
     static func delivery(store: FeatureStore, configuration: ServerConfiguration) -> DeliveryRoutes {
         DeliveryRoutes(
-            store: store, cache: DeliveryCache(), auth: Authenticator(store: store),
+            store: store, cache: DeliveryCache(),
             defaultCacheControl: configuration.defaultCacheControl,
             newUsers: NewUserLimiter(
                 limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
@@ -99,7 +99,7 @@ public enum ServerApplication {
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         delivery.register(on: router)
-        AdminAPI(store: store, auth: delivery.auth, cache: cache, maxBodySize: configuration.maxBodySize).register(
+        AdminAPI(store: store, cache: cache, maxBodySize: configuration.maxBodySize).register(
             on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(

@@ -128,6 +128,90 @@ struct IsolationMatrixTests {
         #expect(before.count == 1)
     }
 
+    /// The routes anyone may call: delivery (a private environment's key is checked by its
+    /// middleware), operations, signing in and the dashboard's assets. Every other route must be
+    /// registered under an authenticated context.
+    static let publicRoutes: Set<String> = [
+        "GET /t/{tenant}/{env}/features.json",
+        "GET /healthz",
+        "GET /metrics",
+        "GET /login",
+        "POST /login",
+        "GET /dashboard.css",
+        "GET /dashboard.js",
+    ]
+
+    /// Every route of the real router.
+    static var allRoutes: [(method: HTTPRequest.Method, template: String)] {
+        get throws {
+            let router = ServerApplication.router(
+                store: try FeatureStore.inMemory(), configuration: ServerConfiguration(), registry: testRegistry)
+            return router.routes.map { (method: $0.method, template: $0.path.description) }
+        }
+    }
+
+    @Test("Every route is on the public list or refuses a request without credentials, whatever its handler does")
+    func everyRouteIsPublicOrAuthenticated() async throws {
+        let server = try await TestServer()
+        let acmeKeyPrefix = try await server.store.keys(of: .tenant(TenantSlug(rawValue: "acme"))).first!.prefix
+        let routes = try Self.allRoutes
+        let names = Set(routes.map { "\($0.method) \($0.template)" })
+        #expect(Self.publicRoutes.isSubset(of: names), "public routes listed here but gone from the router")
+        let before = try await server.store.revisions(of: TestServer.acme)
+        try await server.test { client in
+            for route in routes where !Self.publicRoutes.contains("\(route.method) \(route.template)") {
+                let name = "\(route.method) \(route.template)"
+                let uri = Self.uri(route.template, keyPrefix: acmeKeyPrefix)
+                let anonymous = try await client.send(route.method, uri, body: "{}")
+                if route.template.hasPrefix("/api/") {
+                    #expect(anonymous.status == .unauthorized, "\(name) without a key: \(anonymous.status)")
+                    #expect(anonymous.errorCode == "unauthenticated", "\(name)")
+                    // Every admin route needs more than fetching documents.
+                    let delivery = try await client.send(
+                        route.method, uri, key: server.key("acme", .delivery), body: "{}")
+                    #expect(delivery.status == .forbidden, "\(name) with a delivery key: \(delivery.status)")
+                } else {
+                    #expect(anonymous.status == .seeOther, "\(name) without a session: \(anonymous.status)")
+                    #expect(
+                        anonymous.headers[.location]?.hasPrefix("/login?next=") == true,
+                        "\(name) sends the browser to sign in")
+                }
+            }
+        }
+        #expect(try await server.store.revisions(of: TestServer.acme).count == before.count)
+    }
+
+    @Test("The order of the checks: the path's names, then the key, then the tenant, then the role; the store last")
+    func orderOfChecks() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            // A name that could not be a slug names nothing: 404 before asking for a key.
+            for uri in ["/api/v1/tenants/Bad!/environments", "/api/v1/tenants/acme/environments/Bad!/features"] {
+                let refused = try await client.send(.get, uri)
+                #expect(refused.status == .notFound, "\(uri)")
+                #expect(refused.errorCode == "not_found", "\(uri)")
+            }
+            // Valid names: the key comes first, then whether the tenant is the key's, then the role.
+            let unknown = "/api/v1/tenants/nobody/environments/production/features"
+            #expect(try await client.send(.get, unknown).status == .unauthorized)
+            #expect(try await client.send(.get, unknown, key: "fp_nonsense").status == .unauthorized)
+            #expect(try await client.send(.get, unknown, key: server.key("acme", .reader)).status == .notFound)
+            let features = "/api/v1/tenants/acme/environments/production/features"
+            #expect(try await client.send(.get, features, key: server.key("acme", .delivery)).status == .forbidden)
+            // An environment that does not exist is the store's to say, once the key may ask.
+            let missing = "/api/v1/tenants/acme/environments/nowhere/features"
+            #expect(try await client.send(.get, missing).status == .unauthorized)
+            #expect(try await client.send(.get, missing, key: server.key("acme", .delivery)).status == .forbidden)
+            let notFound = try await client.send(.get, missing, key: server.key("acme", .reader))
+            #expect(notFound.status == .notFound)
+            #expect(notFound.errorCode == "not_found")
+            // The dashboard: a name that could not be a slug is its 404 page, not a trip to sign in.
+            let page = try await client.send(.get, "/tenants/Bad!/production")
+            #expect(page.status == .notFound)
+            #expect(try await client.send(.get, "/tenants/acme/production").status == .seeOther)
+        }
+    }
+
     @Test("Server routes: listing needs a key; creating tenants needs the server admin key")
     func serverRoutes() async throws {
         let server = try await TestServer()

@@ -4,16 +4,18 @@ import HTTPTypes
 import Hummingbird
 
 /// The admin API under `/api/v1`: JSON in and out, mirroring the command line, every route
-/// calling the same store operation as its command. Each route names the role it needs.
+/// calling the same store operation as its command. Each route is registered under the
+/// context of the role it needs (`RequestContexts.swift`): its handler receives the checked key
+/// and path.
 struct AdminAPI: Sendable {
     let store: FeatureStore
-    let auth: Authenticator
     let cache: DeliveryCache
     /// The largest body accepted, in bytes.
     let maxBodySize: Int
 
     func register(on router: Router<FlagpoleRequestContext>) {
-        let api = router.group("api/v1")
+        // Every API route needs a key: looked up here once, checked by the route's context.
+        let api = router.group("api/v1").add(middleware: KeyMiddleware(store: store))
         registerTenants(on: api)
         registerDocuments(on: api)
         registerFeatures(on: api)
@@ -26,10 +28,10 @@ struct AdminAPI: Sendable {
     }
 
     /// Edit options from a body's `dryRun`, `force` and `message` and the `If-Match` header.
-    func editOptions(_ body: JSONBody, _ request: Request, key: KeyIdentity) throws -> EditOptions {
+    func editOptions(_ body: JSONBody, _ request: Request, actor: String) throws -> EditOptions {
         EditOptions(
             isDryRun: try body.bool("dryRun"), isForced: try body.bool("force"), message: try body.string("message"),
-            actor: key.actor, expectedRevision: try request.expectedRevision())
+            actor: actor, expectedRevision: try request.expectedRevision())
     }
 
     /// After a write, deliveries of `path` serve the new revision at once.

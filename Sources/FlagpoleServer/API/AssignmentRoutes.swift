@@ -13,12 +13,12 @@ extension AdminAPI {
     static let maximumPageSize = 1000
 
     func registerAssignments(on api: RouterGroup<FlagpoleRequestContext>) {
-        let environment = api.group(RouterPath(environmentRoute))
+        let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
+        let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
         // `{"users": ["u1", "u2"]}`: each user's group, recorded durably before the answer.
-        environment.post("features/:feature/assignments") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.editor, on: path.tenant, request)
+        editor.post("features/:feature/assignments") { request, context -> Response in
+            let path = context.path
             let body = try await body(request, allowed: ["users"])
             let users = try body.strings("users").enumerated().map { index, text in
                 do {
@@ -37,9 +37,8 @@ extension AdminAPI {
             ])
         }
         // Newest first; pass `nextCursor` back as `cursor` for the next page.
-        environment.get("assignments") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("assignments") { request, context -> Response in
+            let path = context.path
             let query = Query(request)
             let limit = try query.int("limit") ?? 100
             guard (1...Self.maximumPageSize).contains(limit) else {
@@ -57,25 +56,22 @@ extension AdminAPI {
             let next: JSONValue = events.count > limit ? page.last.map { .number(Double($0.id)) } ?? .null : .null
             return .json(["events": .array(page.map(\.jsonValue)), "nextCursor": next])
         }
-        environment.get("features/:feature/stats") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("features/:feature/stats") { request, context -> Response in
+            let path = context.path
             let feature = try context.feature()
             let time = try Query(request).time("at")
             let counts = try await store.assignmentCounts(of: feature, in: path, at: time)
             return .json(counts.jsonValue(feature: feature, at: time ?? Date()))
         }
-        environment.get("unlocks") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("unlocks") { request, context -> Response in
+            let path = context.path
             let query = Query(request)
             let records = try await store.unlocks(
                 in: path, user: try query.user(), feature: query.string("feature"), history: try query.bool("history"))
             return .json(.array(records.map(\.jsonValue)))
         }
-        environment.get("evaluate") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("evaluate") { request, context -> Response in
+            let path = context.path
             guard let user = try Query(request).user() else { throw APIError.invalid("Name the user: ?user=ID.") }
             return .json([
                 "user": .string(user.rawValue),

@@ -10,19 +10,19 @@ extension AdminAPI {
     private static let imports = Counter(label: "flagpole_imports_total")
 
     func registerDocuments(on api: RouterGroup<FlagpoleRequestContext>) {
-        let environment = api.group(RouterPath(environmentRoute))
+        let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
+        let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
         // The body is the features.json itself, so diagnostics' lines and columns are the file's.
         // Options are query parameters: dryRun, strict, message.
-        environment.post("import") { request, context -> Response in
-            let path = try context.environmentPath()
-            let key = try await auth.require(.editor, on: path.tenant, request)
+        editor.post("import") { request, context -> Response in
+            let path = context.path
             let query = Query(request)
             let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
             let options = ImportOptions(
                 isDryRun: try query.bool("dryRun"), isStrict: try query.bool("strict"),
                 message: query.string("message") ?? "import",
-                actor: key.actor, expectedRevision: try request.expectedRevision())
+                actor: context.actor, expectedRevision: try request.expectedRevision())
             let outcome = try await store.importDocument(bytes, into: path, options: options)
             if case .applied = outcome.status {
                 Self.imports.increment()
@@ -30,9 +30,8 @@ extension AdminAPI {
             }
             return .json(outcome.jsonValue)
         }
-        environment.get("export") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("export") { request, context -> Response in
+            let path = context.path
             let query = Query(request)
             let revision = try await store.revision(try query.int("revision"), of: path)
             let bytes = try revision.document(try query.bool("compact") ? .compact : .pretty)
@@ -40,25 +39,22 @@ extension AdminAPI {
                 status: .ok, headers: [.contentType: "application/json", .revision: String(revision.number)],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
-        environment.get("revisions") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("revisions") { request, context -> Response in
+            let path = context.path
             return .json(.array(try await store.revisions(of: path).map(\.jsonValue)))
         }
-        environment.get("diff") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await auth.require(.reader, on: path.tenant, request)
+        reader.get("diff") { request, context -> Response in
+            let path = context.path
             let query = Query(request)
             guard let from = try query.int("from"), let to = try query.int("to") else {
                 throw APIError.invalid("Name both revisions: ?from=A&to=B.")
             }
             return .json(try await store.diff(path, from: from, to: to).jsonValue)
         }
-        environment.post("rollback") { request, context -> Response in
-            let path = try context.environmentPath()
-            let key = try await auth.require(.editor, on: path.tenant, request)
+        editor.post("rollback") { request, context -> Response in
+            let path = context.path
             let body = try await body(request, allowed: ["to", "dryRun", "message"])
-            let options = try editOptions(body, request, key: key)
+            let options = try editOptions(body, request, actor: context.actor)
             let outcome = try await store.rollBack(path, to: try body.requiredInt("to"), options: options)
             return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
         }

@@ -5,10 +5,11 @@ import NIOCore
 /// The current document: a download, and how apps and CDNs fetch it.
 extension Dashboard {
     func registerExport(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
         /// GET /tenants/{tenant}/{env}/export: the delivery URL, ETag and Cache-Control.
-        pages.get("tenants/:tenant/:env/export") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.reader, on: path.tenant, request)
+        reader.get("tenants/:tenant/:env/export") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let urls = EnvironmentURLs(path)
             var page = ExportPage(
                 chrome: try await chrome(session, at: .export, of: path), path: path.description,
@@ -32,9 +33,8 @@ extension Dashboard {
 
         /// GET /tenants/{tenant}/{env}/export/features.json: the current revision as a download,
         /// byte for byte what `flagpole export` writes and delivery serves.
-        pages.get("tenants/:tenant/:env/export/features.json") { request, context -> Response in
-            let path = try context.environmentPath()
-            _ = try await require(.reader, on: path.tenant, request)
+        reader.get("tenants/:tenant/:env/export/features.json") { request, context -> Response in
+            let path = context.path
             let revision = try await store.revision(of: path)
             return Response(
                 status: .ok,

@@ -13,12 +13,14 @@ extension Dashboard {
     static let recentEvents = 20
 
     func registerFeature(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         let feature = "tenants/:tenant/:env/features/:feature"
 
         /// GET /tenants/{tenant}/{env}/features/{feature}
-        pages.get(RouterPath(feature)) { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.reader, on: path.tenant, request)
+        reader.get(RouterPath(feature)) { request, context -> Response in
+            let path = context.path
+            let session = context.session
             var page = try await featurePage(try context.feature(), in: path, session: session)
             page.chrome.notice = Notice(request)?.text
             return .html(templates.render(page, as: "feature"))
@@ -26,9 +28,9 @@ extension Dashboard {
 
         /// POST …/biases: `action=preview` shows what the new biases would move; `apply`
         /// writes them, unless another revision came first since the preview.
-        pages.post(RouterPath(feature + "/biases")) { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.post(RouterPath(feature + "/biases")) { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let form = try await form(BiasForm.self, of: request, session: session)
             let name = try context.feature()
             let isApplying = form.action == "apply"
@@ -52,9 +54,9 @@ extension Dashboard {
         }
 
         /// POST …/rollout: `action=preview` or `apply`, as for biases.
-        pages.post(RouterPath(feature + "/rollout")) { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.post(RouterPath(feature + "/rollout")) { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let form = try await form(RolloutForm.self, of: request, session: session)
             let name = try context.feature()
             var edit = PendingEdit(winner: form.variation)

@@ -8,10 +8,11 @@ import Hummingbird
 /// beside the lines they point at, then applied as checked.
 extension Dashboard {
     func registerImport(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         /// GET /tenants/{tenant}/{env}/import: the form.
-        pages.get("tenants/:tenant/:env/import") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.get("tenants/:tenant/:env/import") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let page = ImportPage(
                 chrome: try await chrome(session, at: .importing, of: path), path: path, csrf: session.csrfToken)
             return .html(templates.render(page, as: "import"))
@@ -19,9 +20,9 @@ extension Dashboard {
 
         /// POST /tenants/{tenant}/{env}/import: `action=check` is a dry run showing what the
         /// file would change; `apply` writes the checked file, unless a revision came first.
-        pages.post("tenants/:tenant/:env/import") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.post("tenants/:tenant/:env/import") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let form = try await form(ImportForm.self, of: request, session: session)
             let bytes = form.file.flatMap { $0.isEmpty ? nil : Array($0) } ?? Array((form.source ?? "").utf8)
             var page = ImportPage(

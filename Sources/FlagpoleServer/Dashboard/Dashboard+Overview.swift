@@ -5,11 +5,13 @@ import Hummingbird
 /// An environment's features at a glance, and the enabled switch.
 extension Dashboard {
     func registerOverview(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         /// GET /tenants/{tenant}/{env}: every feature by section, with its kind, state, biases,
         /// labels and warnings.
-        pages.get("tenants/:tenant/:env") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.reader, on: path.tenant, request)
+        reader.get("tenants/:tenant/:env") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let current = try await currentRevision(of: path)
             let decoded = current.map { DocumentDecoder.decode($0.document) }
             let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
@@ -34,9 +36,9 @@ extension Dashboard {
 
         /// POST /tenants/{tenant}/{env}/features/{feature}/enabled: turns a feature on or off,
         /// as a new revision.
-        pages.post("tenants/:tenant/:env/features/:feature/enabled") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.post("tenants/:tenant/:env/features/:feature/enabled") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let form = try await form(EnabledForm.self, of: request, session: session)
             let name = try context.feature()
             let outcome = try await store.setEnabled(

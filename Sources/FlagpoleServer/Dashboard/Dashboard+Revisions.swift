@@ -5,10 +5,12 @@ import Hummingbird
 /// Every revision of an environment, the difference between any two, and roll-back.
 extension Dashboard {
     func registerRevisions(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         /// GET /tenants/{tenant}/{env}/revisions[?from=A&to=B]
-        pages.get("tenants/:tenant/:env/revisions") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.reader, on: path.tenant, request)
+        reader.get("tenants/:tenant/:env/revisions") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let urls = EnvironmentURLs(path)
             let canEdit = session.identity.permits(.editor, on: path.tenant)
             let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
@@ -54,9 +56,9 @@ extension Dashboard {
 
         /// POST /tenants/{tenant}/{env}/revisions/rollback: writes revision `to`'s content as a
         /// new revision, unless another revision came after the page was shown.
-        pages.post("tenants/:tenant/:env/revisions/rollback") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.post("tenants/:tenant/:env/revisions/rollback") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let form = try await form(RollbackForm.self, of: request, session: session)
             let outcome = try await store.rollBack(
                 path, to: form.to, options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))

@@ -10,10 +10,13 @@ extension Dashboard {
     /// it keeps another site from signing a browser in with the attacker's key.
     static let signInCookieName = "flagpole_signin"
 
-    func registerSignIn(on pages: RouterGroup<FlagpoleRequestContext>) {
+    /// Signing in and the assets on `pages`, for anyone; home and signing out on `signedIn`.
+    func registerSignIn(on pages: RouterGroup<FlagpoleRequestContext>, signedIn: RouterGroup<FlagpoleRequestContext>) {
+        let signedInPages = signedIn.group(context: SignedInContext.self)
+
         /// GET /: the tenants the key sees, with their environments.
-        pages.get("/") { request, _ -> Response in
-            let session = try await requireSession(request)
+        signedInPages.get("/") { _, context -> Response in
+            let session = context.session
             var tenants: [HomePage.Tenant] = []
             for tenant in try await store.tenants() where session.identity.sees(tenant.slug) {
                 let environments = try await store.environments(of: tenant.slug).map { environment in
@@ -62,8 +65,8 @@ extension Dashboard {
         }
 
         /// POST /logout: ends the session everywhere, not only in this browser.
-        pages.post("logout") { request, _ -> Response in
-            let session = try await requireSession(request)
+        signedInPages.post("logout") { request, context -> Response in
+            let session = context.session
             _ = try await form(CSRFOnlyForm.self, of: request, session: session)
             try await store.closeSession(session.token)
             var response = Response.seeOther("/login")

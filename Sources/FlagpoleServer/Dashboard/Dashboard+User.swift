@@ -9,10 +9,12 @@ extension Dashboard {
     static let userEvents = 50
 
     func registerUser(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         /// GET /tenants/{tenant}/{env}/users?user=ID. Reading records nothing.
-        pages.get("tenants/:tenant/:env/users") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.reader, on: path.tenant, request)
+        reader.get("tenants/:tenant/:env/users") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             var page = UserPage(
                 chrome: try await chrome(session, at: .users, of: path, notice: Notice(request)?.text),
                 lookupURL: EnvironmentURLs(path).users, canEdit: session.identity.permits(.editor, on: path.tenant),
@@ -34,9 +36,9 @@ extension Dashboard {
 
         /// POST /tenants/{tenant}/{env}/users/{user}/overrides: holds the user in a variation
         /// (`variation` empty clears the override).
-        pages.post("tenants/:tenant/:env/users/:user/overrides") { request, context -> Response in
-            let path = try context.environmentPath()
-            let session = try await require(.editor, on: path.tenant, request)
+        editor.post("tenants/:tenant/:env/users/:user/overrides") { request, context -> Response in
+            let path = context.path
+            let session = context.session
             let form = try await form(OverrideForm.self, of: request, session: session)
             let user = try context.user()
             if form.variation.isEmpty {

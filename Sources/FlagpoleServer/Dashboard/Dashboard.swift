@@ -21,13 +21,16 @@ struct Dashboard: Sendable {
 
     func register(on router: Router<FlagpoleRequestContext>) {
         let pages = router.group().add(middleware: DashboardMiddleware(templates: templates))
-        registerSignIn(on: pages)
-        registerOverview(on: pages)
-        registerFeature(on: pages)
-        registerUser(on: pages)
-        registerRevisions(on: pages)
-        registerImport(on: pages)
-        registerExport(on: pages)
+        // Every page but signing in and the assets needs a session: looked up here once, checked
+        // by the page's context (`DashboardContexts.swift`).
+        let signedIn = pages.group().add(middleware: SessionMiddleware(dashboard: self))
+        registerSignIn(on: pages, signedIn: signedIn)
+        registerOverview(on: signedIn)
+        registerFeature(on: signedIn)
+        registerUser(on: signedIn)
+        registerRevisions(on: signedIn)
+        registerImport(on: signedIn)
+        registerExport(on: signedIn)
     }
 
     /// Whether a route template is one of the dashboard's (HTML, outside `/api`, `/t` and
@@ -45,23 +48,6 @@ struct Dashboard: Sendable {
             let identity = try await store.sessionIdentity(token)
         else { return nil }
         return DashboardSession(identity: identity, token: token)
-    }
-
-    /// The session of a request that needs to be signed in; otherwise the browser is sent to
-    /// sign in, and back here after.
-    func requireSession(_ request: Request) async throws -> DashboardSession {
-        guard let session = try await session(of: request) else {
-            throw DashboardError.signInRequired(next: request.method == .get ? request.uri.description : "/")
-        }
-        return session
-    }
-
-    /// The session of a request acting on `tenant` with at least `role`. Another tenant's pages
-    /// answer exactly like a tenant that does not exist.
-    func require(_ role: KeyRole, on tenant: TenantSlug, _ request: Request) async throws -> DashboardSession {
-        let session = try await requireSession(request)
-        try session.identity.authorize(role, on: tenant)
-        return session
     }
 
     /// A form of `session`, after checking its CSRF token.

@@ -12,7 +12,6 @@ import NIOCore
 struct DeliveryRoutes {
     let store: FeatureStore
     let cache: DeliveryCache
-    let auth: Authenticator
     let defaultCacheControl: String
     /// Limits the users new to the store that each anonymous client may have recorded.
     let newUsers: NewUserLimiter
@@ -29,28 +28,19 @@ struct DeliveryRoutes {
     /// Users new to the store answered without being recorded: their client was over its limit.
     private static let unrecordedNewUsers = Counter(label: "flagpole_delivery_unrecorded_new_users_total")
 
+    /// Public, but a private environment's key is checked before the handler, which receives the
+    /// environment and its current state in its `DeliveryContext`.
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.get("/t/:tenant/:env/features.json") { request, context in
-            try await deliver(request, context: context)
-        }
+        router.group().add(middleware: DeliveryAccessMiddleware(delivery: self))
+            .group(context: DeliveryContext.self)
+            .get("/t/:tenant/:env/features.json") { request, context in
+                try await deliver(request, context: context)
+            }
     }
 
-    func deliver(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
-        let path: EnvironmentPath
-        let state: DeliveryState
-        do {
-            path = try context.environmentPath()
-            state = try await currentState(of: path)
-            if state.settings.isPrivate {
-                _ = try await auth.require(.delivery, on: path.tenant, request)
-            }
-        } catch TenancyError.tenantNotFound, TenancyError.environmentNotFound {
-            // Anyone may ask: the answer names no environment, and another tenant's private one
-            // looks like none at all.
-            throw APIError(
-                .notFound, code: "not_found",
-                "There is no document at \(request.uri.path). Check the tenant and environment names.")
-        }
+    func deliver(_ request: Request, context: DeliveryContext) async throws -> Response {
+        let path = context.path
+        let state = context.state
         let query = Query(request)
         let requested = try query.int("revision")
         let contentHash = try query.sha256()
@@ -93,7 +83,7 @@ struct DeliveryRoutes {
     }
 
     /// The environment's current revision and settings, from the cache when it has them.
-    private func currentState(of path: EnvironmentPath) async throws -> DeliveryState {
+    func currentState(of path: EnvironmentPath) async throws -> DeliveryState {
         if let state = cache.current(path) { return state }
         let state = try await store.deliveryState(of: path)
         cache.setCurrent(state, of: path)
@@ -140,7 +130,7 @@ struct DeliveryRoutes {
 
     /// Who is asking, for the limit on new users: the peer, or with `--trust-proxy` the address
     /// the proxy in front named.
-    private func client(of request: Request, context: FlagpoleRequestContext) -> NewUserLimiter.Client {
+    private func client(of request: Request, context: DeliveryContext) -> NewUserLimiter.Client {
         NewUserLimiter.Client(
             peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustsProxy: trustsProxy)
     }
@@ -196,27 +186,56 @@ extension HTTPField.Name {
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }
 
-extension FlagpoleRequestContext {
-    /// The environment named by the route's `:tenant` and `:env`. A name that could not be a
-    /// slug names no environment: `404`, as for any unknown one.
-    func environmentPath() throws -> EnvironmentPath {
-        EnvironmentPath(tenant: try tenant(), environment: try environmentName())
-    }
+/// What `DeliveryAccessMiddleware` found for a delivery request it let through.
+struct DeliveryAccess: Sendable {
+    let path: EnvironmentPath
+    let state: DeliveryState
+}
 
-    func tenant() throws -> TenantSlug {
-        let text = parameters.get("tenant") ?? ""
-        guard let slug = try? TenantSlug(validating: text) else {
-            throw TenancyError.tenantNotFound(TenantSlug(rawValue: text))
-        }
-        return slug
-    }
+/// Lets a delivery request through only to an environment that exists and, when it is private,
+/// with a key of its tenant (a delivery key is enough). Anyone may ask: whatever is refused for
+/// the path's sake answers the one `404` that names no environment, so another tenant's private
+/// environment looks like none at all.
+struct DeliveryAccessMiddleware: RouterMiddleware {
+    typealias Context = FlagpoleRequestContext
+    let delivery: DeliveryRoutes
 
-    private func environmentName() throws -> EnvironmentName {
-        let text = parameters.get("env") ?? ""
-        guard let name = try? EnvironmentName(validating: text) else {
-            throw TenancyError.environmentNotFound(
-                EnvironmentPath(tenant: try tenant(), environment: EnvironmentName(rawValue: text)), existing: [])
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        do {
+            let path = try context.environmentPath()
+            let state = try await delivery.currentState(of: path)
+            if state.settings.isPrivate {
+                // Only a private environment needs a key: a public one never looks at it.
+                try await PresentedKey.of(request, in: delivery.store).identity().authorize(.delivery, on: path.tenant)
+            }
+            context.deliveryAccess = DeliveryAccess(path: path, state: state)
+        } catch TenancyError.tenantNotFound, TenancyError.environmentNotFound {
+            throw APIError(
+                .notFound, code: "not_found",
+                "There is no document at \(request.uri.path). Check the tenant and environment names.")
         }
-        return name
+        return try await next(request, context)
+    }
+}
+
+/// A delivery request `DeliveryAccessMiddleware` let through: the environment, its current
+/// state, and the peer (the limit on new users keys by it).
+struct DeliveryContext: ChildRequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+    let path: EnvironmentPath
+    let state: DeliveryState
+
+    init(context: FlagpoleRequestContext) throws {
+        guard let access = context.deliveryAccess else {
+            throw ContextError.notAuthenticated(context.endpointPath ?? "?")
+        }
+        coreContext = context.coreContext
+        remoteAddress = context.remoteAddress
+        path = access.path
+        state = access.state
     }
 }
