@@ -45,6 +45,36 @@ struct RawStatement {
         }
     }
 
+    func bind(_ value: Int64?, at index: Int32) {
+        if let value { bind(value, at: index) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    func bind(_ value: Int?, at index: Int32) {
+        bind(value.map(Int64.init), at: index)
+    }
+
+    func bind(_ value: Double?, at index: Int32) {
+        if let value { bind(value, at: index) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    func bind(_ value: Bool?, at index: Int32) {
+        bind(value.map { $0 ? 1 : 0 } as Int64?, at: index)
+    }
+
+    /// Binds a value GRDB converted, such as a `Date` in GRDB's storage format.
+    func bind(_ value: DatabaseValue, at index: Int32) {
+        switch value.storage {
+        case .null: sqlite3_bind_null(handle, index)
+        case .int64(let integer): bind(integer, at: index)
+        case .double(let double): bind(double, at: index)
+        case .string(let string): bind(string, at: index)
+        case .blob(let data):
+            _ = data.withUnsafeBytes {
+                sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient)
+            }
+        }
+    }
+
     /// Runs a statement, handing each row it returns to `body`.
     func forEachRow(_ body: (Row) throws -> Void) throws {
         defer { sqlite3_reset(handle) }

@@ -194,16 +194,22 @@ struct EnvironmentTable {
             tenantID: scope.tenant.id, environmentID: scope.id, number: number, kind: kind.rawValue,
             actor: actor, message: message, createdAt: time, document: Data(document)
         ).inserted(db)
-        let statement = try db.cachedStatement(
+        // An import of a large file writes a row per feature: bound through SQLite's C API.
+        let statement = try RawStatement(
+            cachedIn: db,
             sql: """
                 INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 """)
+        statement.bind(scope.tenant.id, at: 1)
+        statement.bind(revision.id!, at: 2)
         for change in changes {
-            try statement.execute(arguments: [
-                scope.tenant.id, revision.id, change.feature, change.field, change.kind.rawValue,
-                change.before?.storedText, change.after?.storedText,
-            ])
+            statement.bind(change.feature, at: 3)
+            statement.bind(change.field, at: 4)
+            statement.bind(change.kind.rawValue, at: 5)
+            statement.bind(change.before?.storedText, at: 6)
+            statement.bind(change.after?.storedText, at: 7)
+            try statement.execute()
         }
     }
 

@@ -83,18 +83,34 @@ struct FeatureTable {
 
     /// Inserts a new feature with a new random salt.
     func insert(_ feature: Feature, at position: Int, in scope: EnvironmentScope, at time: DatabaseValue) throws {
-        let statement = try db.cachedStatement(
+        // An import of a large file inserts every feature: bound through SQLite's C API, without
+        // GRDB's boxed arguments.
+        let statement = try RawStatement(
+            cachedIn: db,
             sql: """
                 INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
                     development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
                     unknown_json, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
                 """)
-        try statement.execute(
-            arguments: [
-                scope.tenant.id, scope.id, feature.name, Feature.nameKey(feature.name), position, Self.makeSalt(),
-            ]
-                + Self.fieldArguments(of: feature) + [time, time])
+        statement.bind(scope.tenant.id, at: 1)
+        statement.bind(scope.id, at: 2)
+        statement.bind(feature.name, at: 3)
+        statement.bind(Feature.nameKey(feature.name), at: 4)
+        statement.bind(Int64(position), at: 5)
+        statement.bind(Self.makeSalt(), at: 6)
+        statement.bind(feature.description, at: 7)
+        statement.bind(feature.section, at: 8)
+        statement.bind(feature.development, at: 9)
+        statement.bind(feature.enabled, at: 10)
+        statement.bind(feature.unlocked, at: 11)
+        statement.bind(feature.type.map { JSONValue.object($0).storedText }, at: 12)
+        statement.bind(feature.testVariations?.count, at: 13)
+        statement.bind(feature.testBiases?.count, at: 14)
+        statement.bind(feature.labels?.count, at: 15)
+        statement.bind(feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText, at: 16)
+        statement.bind(time, at: 17)
+        try statement.execute()
         try insertVariations(of: feature, featureID: db.lastInsertedRowID, in: scope)
     }
 
@@ -146,17 +162,19 @@ struct FeatureTable {
         let labels = feature.labels ?? []
         let count = max(names.count, biases.count, labels.count)
         guard count > 0 else { return }
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES (?, ?, ?, ?, ?, ?)
-                """)
+        let statement = try RawStatement(
+            cachedIn: db,
+            sql:
+                "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        )
+        statement.bind(scope.tenant.id, at: 1)
+        statement.bind(featureID, at: 2)
         for position in 0..<count {
-            try statement.execute(arguments: [
-                scope.tenant.id, featureID, position,
-                names.indices.contains(position) ? names[position] : nil,
-                biases.indices.contains(position) ? biases[position] : nil,
-                labels.indices.contains(position) ? labels[position] : nil,
-            ])
+            statement.bind(Int64(position), at: 3)
+            statement.bind(names.indices.contains(position) ? names[position] : nil, at: 4)
+            statement.bind(biases.indices.contains(position) ? biases[position] : nil, at: 5)
+            statement.bind(labels.indices.contains(position) ? labels[position] : nil, at: 6)
+            try statement.execute()
         }
     }
 
