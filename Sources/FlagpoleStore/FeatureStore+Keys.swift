@@ -112,10 +112,7 @@ struct APIKeySecret {
 /// `bytes` bytes from the system's secure generator, as lowercase hex digits.
 func randomHex(bytes: Int) -> String {
     var generator = SystemRandomNumberGenerator()
-    return (0..<bytes).map { _ in
-        let byte = UInt8.random(in: 0...255, using: &generator)
-        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
-    }.joined()
+    return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexEncoded
 }
 
 extension KeyIdentity {
