@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "FlagpoleCore", targets: ["FlagpoleCore"]),
         .library(name: "FlagpoleStore", targets: ["FlagpoleStore"]),
         .library(name: "FlagpoleServer", targets: ["FlagpoleServer"]),
+        // For Scripts/fuzz.d, a package of its own: the property its harness checks lives here.
+        .library(name: "FlagpoleTestSupport", targets: ["FlagpoleTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
@@ -115,8 +117,9 @@ let package = Package(
             ]
         ),
 
-        // What several test targets share: the seeded generator of the fuzzing, property and crash tests.
-        .target(name: "FlagpoleTestSupport", path: "Tests/Support"),
+        // What several test targets share: the seeded generator of the fuzzing, property and crash
+        // tests, and the decoding property of the fuzzing (MutationFuzzTests and Scripts/fuzz).
+        .target(name: "FlagpoleTestSupport", dependencies: ["FlagpoleCore"], path: "Tests/Support"),
         .testTarget(
             name: "FlagpoleCoreTests",
             dependencies: ["FlagpoleCore", "FlagpoleTestSupport"]

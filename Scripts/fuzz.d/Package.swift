@@ -16,10 +16,10 @@ let package = Package(
         .package(path: root.path),
     ],
     targets: [
-        // Parse, validate, render and re-parse any bytes; crashes on a broken property.
+        // Parse, validate, render and re-parse any bytes; crashes on a broken DecodeProperties.
         .executableTarget(
             name: "FuzzDecode",
-            dependencies: [.product(name: "FlagpoleCore", package: flagpole)]
+            dependencies: [.product(name: "FlagpoleTestSupport", package: flagpole)]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -11,6 +11,7 @@ public enum CoreError: FlagpoleError, Hashable {
     /// A variation the feature does not have.
     case unknownVariation(feature: String, variation: String, variations: [String])
 
+    /// The message for the person who can fix the problem, saying how.
     public var description: String {
         switch self {
         case .invalidSlug(let kind, let value, let reason):

@@ -94,11 +94,9 @@ struct APIKeySecret {
 
 /// `bytes` bytes from the system's secure generator, as lowercase hex digits.
 func randomHex(bytes: Int) -> String {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<bytes).map { _ in
-        let byte = UInt8.random(in: 0...255, using: &generator)
-        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
-    }.joined()
+    // One draw from swift-crypto's generator (the system's, through BoringSSL on Linux), rather
+    // than a system call for every 8 bytes: an import makes a salt for every new feature.
+    SymmetricKey(size: SymmetricKeySize(bitCount: 8 * bytes)).withUnsafeBytes { Hex.encode($0) }
 }
 
 extension KeyIdentity {

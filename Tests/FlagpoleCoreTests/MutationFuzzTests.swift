@@ -5,9 +5,8 @@ import Testing
 
 /// A short, seeded fuzzing run over the real files (`Scripts/fuzz` runs libFuzzer for longer).
 ///
-/// Every input, however damaged, must decode without crashing; a refusal must carry an error
-/// whose line and column lie inside the input; an accepted file must render, read back as the
-/// same document, and render to the same bytes again. `FLAGPOLE_FUZZ_SEED` and
+/// Every input, however damaged, must keep `DecodeProperties` (Tests/Support), the property the
+/// libFuzzer harness checks too. `FLAGPOLE_FUZZ_SEED` and
 /// `FLAGPOLE_FUZZ_ITERATIONS` replay a failure or run longer.
 @Suite("Mutation fuzzing")
 struct MutationFuzzTests {
@@ -65,67 +64,5 @@ struct MutationFuzzTests {
             damaged.remove(at: index)
             #expect(DecodeProperties.problems(of: damaged).isEmpty, "byte \(index) deleted")
         }
-    }
-}
-
-/// What must hold of any input (the same checks as Scripts/fuzz.d's libFuzzer harness).
-enum DecodeProperties {
-    /// The properties `bytes` breaks; empty when it keeps them all.
-    static func problems(of bytes: [UInt8]) -> [String] {
-        check(bytes).problems
-    }
-
-    /// `bytes` decoded, and the properties it breaks.
-    static func check(_ bytes: [UInt8]) -> (decoded: DecodedDocument, problems: [String]) {
-        var problems: [String] = []
-        let decoded = DocumentDecoder.decode(bytes)
-        let lines = LineWidths(bytes)
-        for diagnostic in decoded.diagnostics {
-            if diagnostic.message.isEmpty || diagnostic.fix.isEmpty {
-                problems.append("no message or fix: \(diagnostic)")
-            }
-            if let location = diagnostic.location {
-                if !lines.contains(location) { problems.append("\(location) is outside the input: \(diagnostic)") }
-            } else if diagnostic.severity == .error {
-                problems.append("an error without a position: \(diagnostic)")
-            }
-        }
-        guard let document = decoded.document else {
-            if !decoded.diagnostics.hasErrors { problems.append("refused without an error") }
-            return (decoded, problems)
-        }
-        if decoded.diagnostics.hasErrors { problems.append("a document despite errors") }
-        for style in [JSONWriter.Style.pretty, .compact] {
-            let rendered = document.rendered(style)
-            let again = DocumentDecoder.decode(rendered)
-            if again.diagnostics.hasErrors {
-                problems.append("the \(style) rendering is refused: \(again.diagnostics.errors)")
-            }
-            if again.document != document { problems.append("the \(style) rendering reads back as another document") }
-            if again.document?.rendered(style) != rendered {
-                problems.append("rendering twice (\(style)) gives other bytes")
-            }
-        }
-        return (decoded, problems)
-    }
-}
-
-/// How many characters each line holds, counted as `SourceLocator` counts columns.
-struct LineWidths {
-    var widths: [Int] = [0]
-
-    init(_ bytes: [UInt8]) {
-        for byte in bytes {
-            if byte == UInt8(ascii: "\n") {
-                widths.append(0)
-            } else if byte & 0xC0 != 0x80 {
-                widths[widths.count - 1] += 1
-            }
-        }
-    }
-
-    /// Whether `location` names a character of the input or the end of one of its lines.
-    func contains(_ location: FlagpoleCore.SourceLocation) -> Bool {
-        widths.indices.contains(location.line - 1) && (1...widths[location.line - 1] + 1).contains(location.column)
     }
 }

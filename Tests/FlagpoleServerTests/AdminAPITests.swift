@@ -261,6 +261,15 @@ struct AdminAPITests {
             #expect(
                 try await client.send(.get, "\(Self.environment)/assignments?since=yesterday", key: editor).status
                     == .unprocessableContent)
+            // The command line's forms too (TimeText): a date alone is midnight UTC.
+            for (query, count) in [
+                ("since=2000-01-01", 25), ("until=2000-01-01", 0), ("since=2000-01-01T00:00:00.5Z", 25),
+            ] {
+                let events = try await client.send(
+                    .get, "\(Self.environment)/assignments?limit=100&\(query)", key: editor)
+                #expect(events.status == .ok, "\(query)")
+                #expect(try events.json["events"]?.array?.count == count, "\(query)")
+            }
 
             let stats = try await client.send(.get, "\(Self.abTest)/stats", key: editor)
             #expect(try stats.json["users"]?.number == 25)

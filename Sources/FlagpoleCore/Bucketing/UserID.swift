@@ -8,6 +8,7 @@ public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Longer ids are almost always a file read in the wrong format.
     public static let maximumLength = 256
 
+    /// The id as given: compared, hashed and ordered by its UTF-8 bytes.
     public let rawValue: String
 
     /// Trusts `rawValue`; for values read back from the store.
@@ -39,12 +40,15 @@ public struct UserID: Hashable, Sendable, Comparable, CustomStringConvertible {
         scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
+    /// The id itself.
     public var description: String { rawValue }
 
+    /// Whether two ids are one user: their UTF-8 bytes are equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
     }
 
+    /// Hashes the UTF-8 bytes, as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         var text = rawValue
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }

@@ -4,11 +4,13 @@
 /// Bulk assignment computes millions of points with one salt, so the hash state after the
 /// salt's whole blocks is computed once and each user only hashes what follows.
 public struct UserPoints: Sendable {
+    /// The feature's salt, fixed for its life.
     public let salt: String
     private let prefixState: Murmur3.State
     /// The bytes of `salt + ":"` past its last whole block.
     private let prefixTail: [UInt8]
 
+    /// Prepares the points of `salt`'s feature: the hash of its whole blocks is computed here, once.
     public init(salt: String) {
         self.salt = salt
         let prefix = Array((salt + ":").utf8)

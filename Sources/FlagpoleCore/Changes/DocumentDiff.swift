@@ -2,6 +2,7 @@
 public struct DocumentDiff: Hashable, Sendable {
     /// One changed value.
     public struct Change: Hashable, Sendable {
+        /// Whether the value appeared, disappeared or changed.
         public enum Kind: String, Hashable, Sendable {
             case added, removed, changed
         }
@@ -12,11 +13,15 @@ public struct DocumentDiff: Hashable, Sendable {
         /// The key that changed; `nil` when the whole feature was added or removed, or for the
         /// order of the top-level keys.
         public var field: String?
+        /// What happened to the value.
         public var kind: Kind
+        /// The value in the old document; `nil` when it was absent.
         public var before: JSONValue?
+        /// The value in the new document; `nil` when it is absent.
         public var after: JSONValue?
     }
 
+    /// Every change found.
     public private(set) var changes: [Change] = []
 
     /// Compares `old` with `new`, features matched by name.
@@ -74,6 +79,7 @@ public struct DocumentDiff: Hashable, Sendable {
         }
     }
 
+    /// Whether nothing changed.
     public var isEmpty: Bool { changes.isEmpty }
 
     private func names(of kind: Change.Kind) -> [String] {

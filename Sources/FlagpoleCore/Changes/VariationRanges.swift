@@ -5,14 +5,18 @@
 public struct VariationRanges: Hashable, Sendable {
     /// One variation's slice of [0, 100].
     public struct Range: Hashable, Sendable {
+        /// The variation's name, as the app stores it.
         public var name: String
+        /// The first point of the range, in percent.
         public var lower: Double
+        /// The point past the range, in percent (cut at 100).
         public var upper: Double
 
         /// The share of users in this range, in percent.
         public var width: Double { upper - lower }
     }
 
+    /// The variations' ranges, in the order of the variations.
     public var ranges: [Range]
 
     /// The ranges of `names` with `biases` (already effective: clamped, one per name).
@@ -104,7 +108,10 @@ public struct VariationRanges: Hashable, Sendable {
 
 /// A share of users, in percent, that moves from one variation to another.
 public struct Transition: Hashable, Sendable {
+    /// The variation users leave.
     public var from: String
+    /// The variation they join.
     public var to: String
+    /// The share of all users that moves, in percent.
     public var share: Double
 }

@@ -15,12 +15,15 @@ public struct JSONNode: Sendable {
 
     /// One `"key": value` pair of an object node.
     public struct Member: Sendable {
+        /// The key, unescaped.
         public var key: String
         /// The byte offset of the key's opening quote.
         public var keyOffset: Int
+        /// The value.
         public var node: JSONNode
     }
 
+    /// The value, with the nodes of its elements or members.
     public var content: Content
     /// The byte offset of the node's first character in the source.
     public var offset: Int

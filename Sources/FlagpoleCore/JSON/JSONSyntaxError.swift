@@ -7,6 +7,7 @@ public struct JSONSyntaxError: Error, Sendable, Equatable {
     /// How to fix it, in one sentence.
     public var fix: String
 
+    /// Creates an error at byte `offset` with its message and fix.
     public init(offset: Int, message: String, fix: String) {
         self.offset = offset
         self.message = message

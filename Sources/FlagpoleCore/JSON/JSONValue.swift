@@ -34,9 +34,12 @@ public enum JSONValue: Hashable, Sendable {
 public struct JSONObject: Hashable, Sendable, ExpressibleByDictionaryLiteral {
     /// One `"key": value` pair.
     public struct Member: Hashable, Sendable {
+        /// The key.
         public var key: String
+        /// The value.
         public var value: JSONValue
 
+        /// Creates a member.
         public init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
@@ -51,6 +54,7 @@ public struct JSONObject: Hashable, Sendable, ExpressibleByDictionaryLiteral {
         self.members = members
     }
 
+    /// Creates an object from a literal, keeping the order of its pairs.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.members = elements.map { Member(key: $0.0, value: $0.1) }
     }

@@ -12,8 +12,10 @@ public struct JSONWriter: Sendable {
         public static let pretty = Style.pretty(indent: 4)
     }
 
+    /// The layout of what it writes.
     public var style: Style
 
+    /// Creates a writer of `style`, pretty by default.
     public init(style: Style = .pretty) {
         self.style = style
     }

@@ -11,6 +11,7 @@ public struct SourceLocation: Hashable, Sendable, Codable, CustomStringConvertib
         self.column = column
     }
 
+    /// `line:column`, as compilers and editors write a position.
     public var description: String { "\(line):\(column)" }
 }
 

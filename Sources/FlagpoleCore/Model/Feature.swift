@@ -5,15 +5,23 @@
 /// state and biases) is derived in `Feature+Client.swift`, so the store keeps the
 /// author's file and the app's reading can never drift apart.
 public struct Feature: Hashable, Sendable {
+    /// The `name` the app looks the feature up by, exactly as written.
     public var name: String
+    /// `description`, shown in the app's debug screen.
     public var description: String?
+    /// `section`, which groups features in the app's debug screen.
     public var section: String?
+    /// `development`: a flag on only in debug builds or development mode.
     public var development: Bool?
+    /// `enabled` as written; `isEnabled` is what the app makes of it.
     public var enabled: Bool?
+    /// `unlocked`: present, it makes an unlock flag (unless there are two variations).
     public var unlocked: Bool?
     /// The `type` object as written; the client reads only `declaredType`.
     public var type: JSONObject?
+    /// `test-variations` as written; `effectiveVariations` are what the app stores.
     public var testVariations: [String]?
+    /// `test-biases` as written; `effectiveBiases` are what the app buckets with.
     public var testBiases: [Double]?
     /// Labels for analytics; `null` elements are kept.
     public var labels: [String?]?

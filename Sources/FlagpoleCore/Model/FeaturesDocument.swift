@@ -1,5 +1,6 @@
 /// A whole features.json: the features in file order and the other top-level keys.
 public struct FeaturesDocument: Hashable, Sendable {
+    /// The features, in file order.
     public var features: [Feature]
     /// Top-level keys other than `features`, in their order; apps often embed `features`
     /// in a bigger config file and the client ignores the rest.

@@ -1,6 +1,7 @@
 /// A tenant's slug: lowercase letters, digits and hyphens, as it appears in delivery URLs
 /// and in the CDN tree (`{tenant}/{env}/features.json`).
 public struct TenantSlug: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The name as written.
     public let rawValue: String
 
     /// Trusts `rawValue`; for values read back from the store.
@@ -16,12 +17,15 @@ public struct TenantSlug: Hashable, Sendable, Comparable, CustomStringConvertibl
         self.rawValue = text
     }
 
+    /// The name itself.
     public var description: String { rawValue }
+    /// Alphabetical order, as listings show names.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// An environment's name (`production`, `staging`, …), with the same rules as a tenant slug.
 public struct EnvironmentName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The name as written.
     public let rawValue: String
 
     /// The environment every tenant gets on creation.
@@ -40,7 +44,9 @@ public struct EnvironmentName: Hashable, Sendable, Comparable, CustomStringConve
         self.rawValue = text
     }
 
+    /// The name itself.
     public var description: String { rawValue }
+    /// Alphabetical order, as listings show names.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 

@@ -20,6 +20,7 @@ extension FeaturesDocument {
     public struct Pinned: Sendable {
         let value: JSONValue
 
+        /// The pinned document's bytes, in the export's layout.
         public func rendered(_ style: JSONWriter.Style = .pretty) -> [UInt8] {
             JSONWriter(style: style).bytes(of: value)
         }

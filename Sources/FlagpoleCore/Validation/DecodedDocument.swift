@@ -23,13 +23,18 @@ public struct DecodedDocument: Sendable {
 
     /// A problem with one feature of `document`, found by comparing it with something else.
     public struct Finding: Sendable {
+        /// The feature's index in `document`.
         public var featureIndex: Int
         /// The key the problem is about; `nil` for the whole feature.
         public var key: String?
+        /// The diagnostic to report.
         public var code: DiagnosticCode
+        /// What is wrong, in one sentence.
         public var message: String
+        /// How to fix it, in one sentence.
         public var fix: String
 
+        /// Creates a finding about feature `featureIndex`, or its `key`.
         public init(featureIndex: Int, key: String?, code: DiagnosticCode, message: String, fix: String) {
             self.featureIndex = featureIndex
             self.key = key

@@ -1,5 +1,6 @@
 /// One problem in a features.json file: what, where, and how to fix it.
 public struct Diagnostic: Hashable, Sendable {
+    /// The stable code (docs/FORMAT.md §7).
     public var code: DiagnosticCode
     /// The feature concerned, when there is one.
     public var feature: String?
@@ -7,9 +8,12 @@ public struct Diagnostic: Hashable, Sendable {
     public var pointer: JSONPointer
     /// Where in the file; `nil` for problems with no place in it (a feature that is absent).
     public var location: SourceLocation?
+    /// What is wrong and what the app does about it, in one sentence.
     public var message: String
+    /// How to fix it, in one sentence.
     public var fix: String
 
+    /// Whether the diagnostic refuses the document: its code's severity.
     public var severity: Severity { code.severity }
 
     /// Creates a diagnostic.
@@ -42,6 +46,7 @@ public struct Diagnostic: Hashable, Sendable {
 }
 
 extension JSONValue: ExpressibleByDictionaryLiteral {
+    /// An object from a literal, keeping the order of its pairs.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(JSONObject(elements.map { JSONObject.Member(key: $0.0, value: $0.1) }))
     }

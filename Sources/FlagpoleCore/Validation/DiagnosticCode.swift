@@ -30,6 +30,7 @@ public enum DiagnosticCode: String, Hashable, Sendable, CaseIterable, Comparable
         rawValue.hasPrefix("E") ? .error : .warning
     }
 
+    /// Code order: errors first, then warnings, each by number.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 

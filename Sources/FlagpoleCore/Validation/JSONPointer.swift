@@ -2,6 +2,7 @@ import Foundation
 
 /// An RFC 6901 JSON pointer such as `/features/3/test-biases/1`.
 public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
+    /// The pointer as text, `""` for the whole document.
     public private(set) var description: String
 
     /// The pointer to the whole document.

@@ -1,3 +1,4 @@
+import FlagpoleCore
 import FlagpoleStore
 import Foundation
 import HTTPTypes
@@ -84,10 +85,7 @@ extension Dashboard {
 
     private func signInPage(next: String, error: String?, status: HTTPResponse.Status, for request: Request) -> Response
     {
-        let token = (0..<32).map { _ in
-            let byte = UInt8.random(in: 0...255)
-            return (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }.joined()
+        let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexEncoded
         let page = SignInPage(chrome: Chrome(session: nil), csrf: token, next: next, error: error)
         var response = Response.html(templates.render(page, as: "signin"), status: status)
         response.setCookie(.dashboard(Self.signInCookieName, value: token, maxAge: 3600, for: request))

@@ -1,4 +1,5 @@
 import Crypto
+import FlagpoleCore
 import FlagpoleStore
 import Foundation
 import HTTPTypes
@@ -24,7 +25,7 @@ struct DashboardSession: Sendable {
     }
 
     static func hexDigest(of text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        SHA256.hash(data: Array(text.utf8)).hexEncoded
     }
 }
 

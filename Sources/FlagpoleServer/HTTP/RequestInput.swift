@@ -127,12 +127,9 @@ struct Query {
 
     func time(_ key: String) throws -> Date? {
         guard let text = parameters.get(key) else { return nil }
-        let formats = [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()]
-        for format in formats {
-            if let date = try? format.parse(text) { return date }
-        }
+        if let date = TimeText.date(from: text) { return date }
         throw APIError.invalid(
-            "Query parameter \"\(key)\" must be an ISO 8601 time, like 2026-11-22T10:00:00Z, not \"\(text)\".")
+            "Query parameter \"\(key)\" must be an ISO 8601 time, like \(TimeText.examples), not \"\(text)\".")
     }
 
     /// A content hash from the query: 32 to 64 hex digits, the start of a SHA-256 (an ETag's

@@ -1,5 +1,6 @@
 import CompressNIO
 import Crypto
+import FlagpoleCore
 import NIOCore
 
 /// A features.json as it is delivered: its bytes, their SHA-256 and their gzip encoding.
@@ -14,17 +15,9 @@ public struct DeliveryArtifact: Sendable {
     public init(bytes: [UInt8]) {
         self.bytes = bytes
         let digest = SHA256.hash(data: bytes)
-        // Digit by digit: users' own documents are hashed on every fetch.
-        self.sha256 = String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
-            for (index, byte) in digest.enumerated() {
-                hex[2 * index] = Self.hexDigits[Int(byte >> 4)]
-                hex[2 * index + 1] = Self.hexDigits[Int(byte & 0x0F)]
-            }
-            return 2 * SHA256.byteCount
-        }
+        // From the digest's own storage: users' own documents are hashed on every fetch.
+        self.sha256 = digest.withUnsafeBytes { Hex.encode($0) }
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The gzip encoding of `bytes`: deterministic (no timestamp in the header), so an
     /// unchanged document keeps the same compressed bytes too.

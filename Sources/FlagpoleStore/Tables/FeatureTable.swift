@@ -190,11 +190,7 @@ struct FeatureTable {
 
     /// 128 random bits, fixed for the feature's life: it seeds the bucketing of its users.
     static func makeSalt() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in
-            let word = String(generator.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - word.count) + word
-        }.joined()
+        randomHex(bytes: 16)
     }
 }
 
