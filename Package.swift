@@ -46,6 +46,7 @@ let package = Package(
                 .embedInCode("0003_server.sql"),
                 .embedInCode("0004_sessions.sql"),
                 .embedInCode("0005_identity_and_history.sql"),
+                .embedInCode("0006_deltas_kept_by_the_store.sql"),
             ]
         ),
 

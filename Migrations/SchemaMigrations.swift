@@ -12,10 +12,16 @@ public enum SchemaMigrations {
 
     public static let all: [Migration] = [
         Migration(identifier: "0001_initial", sql: String(decoding: PackageResources._001_initial_sql, as: UTF8.self)),
-        Migration(identifier: "0002_assignments", sql: String(decoding: PackageResources._002_assignments_sql, as: UTF8.self)),
-        Migration(identifier: "0003_server", sql: String(decoding: PackageResources._003_server_sql, as: UTF8.self)),
-        Migration(identifier: "0004_sessions", sql: String(decoding: PackageResources._004_sessions_sql, as: UTF8.self)),
         Migration(
-            identifier: "0005_identity_and_history", sql: String(decoding: PackageResources._005_identity_and_history_sql, as: UTF8.self)),
+            identifier: "0002_assignments", sql: String(decoding: PackageResources._002_assignments_sql, as: UTF8.self)),
+        Migration(identifier: "0003_server", sql: String(decoding: PackageResources._003_server_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0004_sessions", sql: String(decoding: PackageResources._004_sessions_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0005_identity_and_history",
+            sql: String(decoding: PackageResources._005_identity_and_history_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0006_deltas_kept_by_the_store",
+            sql: String(decoding: PackageResources._006_deltas_kept_by_the_store_sql, as: UTF8.self)),
     ]
 }

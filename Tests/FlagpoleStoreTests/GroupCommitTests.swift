@@ -174,15 +174,10 @@ struct AssignmentDeltaTests {
                 let previous = current[user]
                 guard previous != variation else { continue }
                 let time = start + Int64(step) * 2_400
-                try db.execute(
-                    sql: """
-                        INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation, point,
-                            revision, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, ?)
-                        """,
-                    arguments: [
-                        scope.tenant.id, scope.id, feature, user, previous, variation,
-                        previous == nil ? "first" : "bias", time,
-                    ])
+                // Through the store's one writer of events, which keeps the deltas beside them.
+                try db.assignments.writer(in: scope, revision: 1, now: Date(unixMilliseconds: time)).appendEvent(
+                    featureID: feature, user: user, previous: previous, variation: variation, point: 1,
+                    reason: previous == nil ? .first : .bias)
                 try db.execute(
                     sql: """
                         INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)

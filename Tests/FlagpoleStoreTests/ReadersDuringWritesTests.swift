@@ -21,15 +21,14 @@ struct ReadersDuringWritesTests {
         // A writer that moves users and then waits, lock held, until the read is done.
         let writer = Task {
             try await store.write { db in
-                // As re-evaluation moves users: an event each, then the move.
-                try db.execute(
-                    sql: """
-                        INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-                            point, revision, reason, created_at)
-                        SELECT tenant_id, environment_id, feature_id, user_id, variation, 'A', point, revision, 'bias', assigned_at
-                        FROM assignments WHERE variation <> 'A';
-                        UPDATE assignments SET variation = 'A';
-                        """)
+                // Re-evaluation moves every user to A: an event each, the move, the deltas.
+                let scope = try db.environments.scope(of: .acmeProduction)
+                let stored = try db.features.stored(named: "t", in: scope)
+                var everyoneInA = stored.feature
+                everyoneInA.testBiases = [100, 0]
+                _ = try db.assignments.writer(in: scope, revision: 1, now: Date()).reevaluate(
+                    featureID: stored.id, from: stored.feature.assignmentRanges, to: everyoneInA.assignmentRanges,
+                    reason: .bias)
                 writing.signal()
                 readDone.wait()
             }

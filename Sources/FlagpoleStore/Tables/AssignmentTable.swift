@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// The one home of every statement on `assignments`, `assignment_events` and
-/// `assignment_deltas` (which triggers on the events keep): users' recorded groups, every
+/// `assignment_deltas` (which every write of events keeps): users' recorded groups, every
 /// change of them, and the per-minute net changes that counts and charts read.
 ///
 /// Writes go through `AssignmentWriter` (moves, overrides, first assignments of a few users,
@@ -344,9 +344,15 @@ struct AssignmentWriter {
             let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
             record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + target)
             try record.execute()
-            moves.add(RecordedMove(from: interval.from, to: interval.to, users: db.changesCount))
+            let moved = db.changesCount
+            moves.add(RecordedMove(from: interval.from, to: interval.to, users: moved))
             update.setUncheckedArguments([interval.to, revision, time] + target)
             try update.execute()
+        }
+        // Every user moved was in the range's previous owner (see `movingUsers`).
+        for move in moves.moves {
+            try addUsers(move.users, to: move.to, featureID: featureID)
+            try addUsers(-move.users, to: move.from, featureID: featureID)
         }
         return moves.moves
     }
@@ -391,6 +397,31 @@ struct AssignmentWriter {
         insert.bind(reason.rawValue, at: 9)
         insert.bind(time, at: 10)
         _ = try insert.execute()
+        try addUsers(1, to: variation, featureID: featureID)
+        if let previous { try addUsers(-1, to: previous, featureID: featureID) }
+    }
+
+    // MARK: Deltas
+
+    /// Adds `users` to the net change of `variation`'s users in this writer's minute: what every
+    /// write of events does beside them (migration 0006), so the history's counts and charts
+    /// never replay the events. The one statement that writes `assignment_deltas`.
+    func addUsers(_ users: Int, to variation: String, featureID: Int64) throws {
+        guard users != 0 else { return }
+        let upsert = try RawStatement(
+            cachedIn: db,
+            sql: """
+                INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = users + excluded.users
+                """)
+        upsert.bind(scope.tenant.id, at: 1)
+        upsert.bind(scope.id, at: 2)
+        upsert.bind(featureID, at: 3)
+        upsert.bind(time / 60_000, at: 4)
+        upsert.bind(variation, at: 5)
+        upsert.bind(Int64(users), at: 6)
+        try upsert.execute()
     }
 }
 
@@ -420,9 +451,12 @@ struct FirstAssignments {
     private let unstage: RawStatement
     private let insert: RawStatement
     private let event: RawStatement
+    /// Adds the users recorded to the history's deltas.
+    private let deltas: AssignmentWriter
 
     init(_ db: Database, scope: EnvironmentScope, feature: StoredFeature, revision: Int, now: Date) throws {
         self.feature = feature
+        deltas = AssignmentWriter(db: db, scope: scope, revision: revision, now: now)
         self.points = UserPoints(salt: feature.salt)
         self.ranges = feature.feature.assignmentRanges
         self.revision = revision
@@ -492,16 +526,26 @@ struct FirstAssignments {
     private func recordAllNew(_ users: [UserID], report: (Assignment, Bool) throws -> Void) throws {
         try clear.execute()
         var listed = Set<UserID>(minimumCapacity: users.count)
+        var added: [String: Int] = [:]
         for user in users {
             let (assignment, hash) = self.assignment(of: user)
             let isFirstListing = listed.insert(user).inserted
-            if isFirstListing { try stage(assignment, hash: hash) }
+            if isFirstListing {
+                try stage(assignment, hash: hash)
+                added[assignment.variation, default: 0] += 1
+            }
             // A second listing reads as recorded, in the group just computed: nothing can move
             // a user within this transaction.
             try report(assignment, isFirstListing)
         }
         try insert.execute()
         try event.execute()
+        try addDeltas(added)
+    }
+
+    /// The `first` events just copied, in the history's deltas.
+    private func addDeltas(_ added: [String: Int]) throws {
+        for (variation, users) in added { try deltas.addUsers(users, to: variation, featureID: feature.id) }
     }
 
     /// Some users may be recorded already: the batch is staged, those recorded are read back and
@@ -529,13 +573,16 @@ struct FirstAssignments {
             try insert.execute()
             try event.execute()
         }
+        var added: [String: Int] = [:]
         for (assignment, isFirstListing) in computed {
             if let before = recorded[assignment.user] {
                 try report(before, false)
             } else {
+                if isFirstListing { added[assignment.variation, default: 0] += 1 }
                 try report(assignment, isFirstListing)
             }
         }
+        try addDeltas(added)
     }
 
     /// The user's group by their point, with the hash the point is scaled from.
