@@ -72,9 +72,10 @@ struct DocumentPlan {
         try db.environments.insertRevision(
             number: number, kind: kind, actor: options.actor, message: options.message,
             document: rendered, changes: diff.changes, in: scope, at: now)
+        var salts = FeatureTable.makeSalts(count: document.features.count { stored[$0.name] == nil })[...]
         for (position, feature) in document.features.enumerated() {
             guard let existing = stored[feature.name] else {
-                try db.features.insert(feature, at: position, in: scope, at: time)
+                try db.features.insert(feature, at: position, salt: salts.removeFirst(), in: scope, at: time)
                 continue
             }
             if existing.isArchived || !existing.feature.isIdentical(to: feature) {

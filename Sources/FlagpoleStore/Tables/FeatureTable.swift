@@ -81,8 +81,10 @@ struct FeatureTable {
 
     // MARK: Writes of a new revision
 
-    /// Inserts a new feature with a new random salt.
-    func insert(_ feature: Feature, at position: Int, in scope: EnvironmentScope, at time: DatabaseValue) throws {
+    /// Inserts a new feature with its salt (see `makeSalts(count:)`).
+    func insert(
+        _ feature: Feature, at position: Int, salt: String, in scope: EnvironmentScope, at time: DatabaseValue
+    ) throws {
         // An import of a large file inserts every feature: bound through SQLite's C API, without
         // GRDB's boxed arguments.
         let statement = try RawStatement(
@@ -98,7 +100,7 @@ struct FeatureTable {
         statement.bind(feature.name, at: 3)
         statement.bind(Feature.nameKey(feature.name), at: 4)
         statement.bind(Int64(position), at: 5)
-        statement.bind(Self.makeSalt(), at: 6)
+        statement.bind(salt, at: 6)
         statement.bind(feature.description, at: 7)
         statement.bind(feature.section, at: 8)
         statement.bind(feature.development, at: 9)
@@ -188,9 +190,12 @@ struct FeatureTable {
         ]
     }
 
-    /// 128 random bits, fixed for the feature's life: it seeds the bucketing of its users.
-    static func makeSalt() -> String {
-        randomHex(bytes: 16)
+    /// A salt for each of `count` new features: 128 random bits each, fixed for the feature's
+    /// life, which seed the bucketing of its users. Drawn at once: an import of a large file
+    /// makes thousands, and each draw is a system call.
+    static func makeSalts(count: Int) -> [String] {
+        let hex = Array(randomHex(bytes: 16 * count).utf8)
+        return (0..<count).map { String(decoding: hex[32 * $0..<32 * ($0 + 1)], as: UTF8.self) }
     }
 }
 
