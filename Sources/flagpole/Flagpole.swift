@@ -35,6 +35,5 @@ struct Flagpole: AsyncParsableCommand {
             MigrateCommand.self,
             BackupCommand.self,
             RestoreCommand.self,
-            BenchCommand.self,
         ])
 }
