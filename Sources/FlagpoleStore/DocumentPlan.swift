@@ -8,7 +8,7 @@ import GRDB
 struct DocumentPlan {
     let scope: EnvironmentScope
     let document: FeaturesDocument
-    let rendered: [UInt8]
+    let rendering: Rendering
     let options: ImportOptions
     let stored: [String: StoredFeature]
     let current: FeaturesDocument
@@ -21,12 +21,13 @@ struct DocumentPlan {
     /// Compares `document` with the environment's state; `storedFeatures`, when the caller has
     /// just read them in the same transaction, saves reading them again.
     init(
-        _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument, rendered: [UInt8],
+        _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument,
+        rendering: Rendering,
         options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil
     ) throws {
         scope = try db.environments.scope(of: path)
         self.document = document
-        self.rendered = rendered
+        self.rendering = rendering
         self.options = options
         let storedFeatures = try preloaded ?? db.features.storedFeatures(in: scope)
         stored = Dictionary(uniqueKeysWithValues: storedFeatures.map { ($0.feature.name, $0) })
@@ -36,7 +37,8 @@ struct DocumentPlan {
         if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
             throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
         }
-        isUnchanged = latest?.document == Data(rendered)
+        // Without a revision there is nothing to compare with: the rendering may still be under way.
+        isUnchanged = latest.map { $0.document == Data(rendering.value) } ?? false
         diff = DocumentDiff(from: current, to: document)
         let archived = storedFeatures.filter(\.isArchived).map(\.feature)
         warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current, archived: archived)
@@ -69,9 +71,6 @@ struct DocumentPlan {
         let number = (latest?.number ?? 0) + 1
         // `now` as the database stores it, converted once rather than for every row.
         let time = now.databaseValue
-        try db.environments.insertRevision(
-            number: number, kind: kind, actor: options.actor, message: options.message,
-            document: rendered, changes: diff.changes, in: scope, at: now)
         var salts = FeatureTable.makeSalts(count: document.features.count { stored[$0.name] == nil })[...]
         for (position, feature) in document.features.enumerated() {
             guard let existing = stored[feature.name] else {
@@ -91,6 +90,10 @@ struct DocumentPlan {
         if current.extras != document.extras || current.featuresPosition != document.featuresPosition {
             try db.environments.replaceExtras(of: document, in: scope)
         }
+        // Last, as the only write that needs the rendered bytes.
+        try db.environments.insertRevision(
+            number: number, kind: kind, actor: options.actor, message: options.message,
+            document: rendering.value, changes: diff.changes, in: scope, at: now)
         let users = AssignmentWriter(db: db, scope: scope, revision: number, now: now)
         var result = outcome
         var moves: [String: [RecordedMove]] = [:]

@@ -156,7 +156,8 @@ extension FeatureStore {
             isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor,
             expectedRevision: options.expectedRevision)
         let plan = try DocumentPlan(
-            db, path: path, decoded: decoded, document: document, rendered: rendered, options: importOptions,
+            db, path: path, decoded: decoded, document: document, rendering: Rendering(rendered),
+            options: importOptions,
             storedFeatures: storedFeatures)
         let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
         try check(warnings)

@@ -94,9 +94,17 @@ struct APIKeySecret {
 
 /// `bytes` bytes from the system's secure generator, as lowercase hex digits.
 func randomHex(bytes: Int) -> String {
-    // One draw from swift-crypto's generator (the system's, through BoringSSL on Linux), rather
-    // than a system call for every 8 bytes: an import makes a salt for every new feature.
-    SymmetricKey(size: SymmetricKeySize(bitCount: 8 * bytes)).withUnsafeBytes { Hex.encode($0) }
+    // One read of the kernel's generator for all of them, where swift-crypto's and the standard
+    // library's generators make a system call for every 8 bytes: an import makes a salt for every
+    // new feature. The standard library's generator is the way round if the device can't be read.
+    if let device = FileHandle(forReadingAtPath: "/dev/urandom"),
+        let random = try? device.read(upToCount: bytes), random.count == bytes
+    {
+        try? device.close()
+        return random.hexEncoded
+    }
+    var generator = SystemRandomNumberGenerator()
+    return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexEncoded
 }
 
 extension KeyIdentity {

@@ -98,6 +98,19 @@ public struct JSONWriter: Sendable {
 
     private static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied whole, rather than byte by byte (an export, or an
+        // import's revision and audit rows, writes tens of thousands of them).
+        let isCopied =
+            text.utf8.withContiguousStorageIfAvailable { bytes in
+                guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+                else { return false }
+                output.append(contentsOf: bytes)
+                return true
+            } ?? false
+        if isCopied {
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

@@ -38,8 +38,10 @@ struct ImportCommand: AsyncParsableCommand {
             isDryRun: dryRun, isStrict: strict, message: message ?? "import \(input.displayName)", actor: Actor.current)
         let outcome: ImportOutcome
         do {
-            outcome = try await database.openStore(dryRun ? .readOnly : .readWrite).importDocument(
-                bytes, into: path, options: options)
+            // The file is decoded on another thread while the store opens (and migrates).
+            async let decoded = DocumentDecoder.decode(bytes)
+            let store = try database.openStore(dryRun ? .readOnly : .readWrite)
+            outcome = try await store.importDocument(await decoded, into: path, options: options)
         } catch let error as DocumentError {
             guard case .importRefused(_, let diagnostics, _) = error else { throw error }
             DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()
