@@ -431,8 +431,7 @@ struct AssignmentWriter {
 /// Users are staged in a temporary table with one prepared insert each, then copied into
 /// `assignments` and `assignment_events` by one `INSERT … SELECT` per table, so SQLite does
 /// the bulk of the work in its own loop, as the `sqlite3` shell's `.import` then `INSERT …
-/// SELECT` would. Points are staged as their hashes and scaled in SQL with the very IEEE
-/// operations `UserPoints` uses (`hash / 2^32 * 100`), so both sides hold the same double.
+/// SELECT` would. Points are staged as the doubles `UserPoints` computes, bound as they are.
 struct FirstAssignments {
     /// Users per batch when some may be recorded already: large enough to amortise the set
     /// statements, small enough for the batch to stay in cache.
@@ -463,39 +462,39 @@ struct FirstAssignments {
         hadRecordedUsers = try db.assignments.hasRecordedUsers(featureID: feature.id)
         try db.execute(
             sql: """
-                CREATE TEMP TABLE IF NOT EXISTS staged_assignments (user_id TEXT NOT NULL, hash INTEGER NOT NULL, variation TEXT NOT NULL)
+                CREATE TEMP TABLE IF NOT EXISTS staged_points (user_id TEXT NOT NULL, point REAL NOT NULL, variation TEXT NOT NULL)
                 """)
-        clear = try RawStatement(db, sql: "DELETE FROM temp.staged_assignments")
+        clear = try RawStatement(db, sql: "DELETE FROM temp.staged_points")
         stage = try RawStatement(
-            db, sql: "INSERT INTO temp.staged_assignments (user_id, hash, variation) VALUES (?1, ?2, ?3)")
+            db, sql: "INSERT INTO temp.staged_points (user_id, point, variation) VALUES (?1, ?2, ?3)")
         known = try RawStatement(
             db,
             sql: """
                 SELECT s.user_id, a.point, a.variation, a.revision, a.is_override
-                FROM temp.staged_assignments s
-                JOIN assignments a ON a.feature_id = ?1 AND a.point = s.hash / 4294967296.0 * 100 AND a.user_id = s.user_id
+                FROM temp.staged_points s
+                JOIN assignments a ON a.feature_id = ?1 AND a.point = s.point AND a.user_id = s.user_id
                 """)
         unstage = try RawStatement(
             db,
             sql: """
-                DELETE FROM temp.staged_assignments
+                DELETE FROM temp.staged_points
                 WHERE EXISTS (
                     SELECT 1 FROM assignments a
-                    WHERE a.feature_id = ?1 AND a.point = staged_assignments.hash / 4294967296.0 * 100 AND a.user_id = staged_assignments.user_id)
+                    WHERE a.feature_id = ?1 AND a.point = staged_points.point AND a.user_id = staged_points.user_id)
                 """)
-        let columns = "?1, ?2, ?3, ?4, ?5, user_id, hash / 4294967296.0 * 100, variation"
+        let columns = "?1, ?2, ?3, ?4, ?5, user_id, point, variation"
         insert = try RawStatement(
             db,
             sql: """
                 INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation)
-                SELECT \(columns) FROM temp.staged_assignments
+                SELECT \(columns) FROM temp.staged_points
                 """)
         event = try RawStatement(
             db,
             sql: AssignmentWriter.insertingEvents(
                 """
-                SELECT ?1, ?2, ?3, user_id, NULL, variation, hash / 4294967296.0 * 100, ?4, 'first', ?5
-                FROM temp.staged_assignments
+                SELECT ?1, ?2, ?3, user_id, NULL, variation, point, ?4, 'first', ?5
+                FROM temp.staged_points
                 """))
         for statement in [insert, event] {
             statement.bind(scope.tenant.id, at: 1)
@@ -528,10 +527,10 @@ struct FirstAssignments {
         var listed = Set<UserID>(minimumCapacity: users.count)
         var added: [String: Int] = [:]
         for user in users {
-            let (assignment, hash) = self.assignment(of: user)
+            let assignment = self.assignment(of: user)
             let isFirstListing = listed.insert(user).inserted
             if isFirstListing {
-                try stage(assignment, hash: hash)
+                try stage(assignment)
                 added[assignment.variation, default: 0] += 1
             }
             // A second listing reads as recorded, in the group just computed: nothing can move
@@ -556,9 +555,9 @@ struct FirstAssignments {
         var computed: [(assignment: Assignment, isFirstListing: Bool)] = []
         computed.reserveCapacity(users.count)
         for user in users {
-            let (assignment, hash) = self.assignment(of: user)
+            let assignment = self.assignment(of: user)
             let isFirstListing = listed.insert(user).inserted
-            if isFirstListing { try stage(assignment, hash: hash) }
+            if isFirstListing { try stage(assignment) }
             computed.append((assignment, isFirstListing))
         }
         var recorded: [UserID: Assignment] = [:]
@@ -585,19 +584,18 @@ struct FirstAssignments {
         try addDeltas(added)
     }
 
-    /// The user's group by their point, with the hash the point is scaled from.
-    private func assignment(of user: UserID) -> (Assignment, hash: UInt32) {
-        let hash = points.hash(for: user.rawValue)
-        let point = UserPoints.point(hash: hash)
+    /// The user's group by their point.
+    private func assignment(of user: UserID) -> Assignment {
+        let point = points.point(for: user.rawValue)
         let assignment = Assignment(
             user: user, feature: feature.feature.name, variation: ranges.variation(at: point)!, point: point,
             revision: revision, isOverride: false)
-        return (assignment, hash)
+        return assignment
     }
 
-    private func stage(_ assignment: Assignment, hash: UInt32) throws {
+    private func stage(_ assignment: Assignment) throws {
         stage.bind(assignment.user.rawValue, at: 1)
-        stage.bind(Int64(hash), at: 2)
+        stage.bind(assignment.point, at: 2)
         stage.bind(assignment.variation, at: 3)
         try stage.execute()
     }
