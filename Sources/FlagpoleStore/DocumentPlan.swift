@@ -94,7 +94,7 @@ struct DocumentPlan {
         try db.environments.insertRevision(
             number: number, kind: kind, actor: options.actor, message: options.message,
             document: rendering.value, changes: diff.changes, in: scope, at: now)
-        let users = AssignmentWriter(db: db, scope: scope, revision: number, now: now)
+        let users = db.assignments.writer(in: scope, revision: number, now: now)
         var result = outcome
         var moves: [String: [RecordedMove]] = [:]
         for (stored, next) in rangeChanges {

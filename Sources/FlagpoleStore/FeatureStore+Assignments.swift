@@ -64,7 +64,7 @@ extension FeatureStore {
             let proposed = users.map { test.firstAssignment(of: $0, revision: plan.revision) }
             let recorded = try await writeInGroup { db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.environments.isCurrent(plan.head) else { return nil }
-                let writer = AssignmentWriter(db: db, scope: plan.head.scope, revision: plan.revision, now: Date())
+                let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())
                 return try zip(users, proposed).map { try writer.recordFirst($1, of: $0, featureID: test.featureID) }
             }
             guard let recorded else { continue }

@@ -136,7 +136,7 @@ extension FeatureStore {
         groupCommit.write(
             { db in
                 guard try db.environments.isCurrent(head) else { return nil }
-                let writer = AssignmentWriter(db: db, scope: head.scope, revision: head.revision!, now: Date())
+                let writer = db.assignments.writer(in: head.scope, revision: head.revision!, now: Date())
                 var recorded: [Int64: RecordedAssignment] = [:]
                 for (featureID, assignment) in proposed {
                     recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID).assignment
