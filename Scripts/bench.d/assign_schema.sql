@@ -1,8 +1,8 @@
 -- The assign baseline's schema: a new user's tables for a test's users and their history, with
 -- just the columns flagpole's rows need and the same keys and indexes as flagpole's
 -- (Migrations/0002 and 0005): assignments keyed by (feature_id, point, user_id) without rowid,
--- events with their three indexes. No tenants, environments or deltas table (flagpole's
--- triggers also keep assignment_deltas, the users per variation and minute).
+-- events with their three indexes. No tenants, environments or deltas table (flagpole also
+-- adds the users to assignment_deltas, the users per variation and minute: one row per variation).
 -- :feature_id and :test are replaced by Scripts/bench: the test's id and name in flagpole's database.
 PRAGMA journal_mode = WAL;
 CREATE TABLE features (

@@ -40,4 +40,15 @@ SELECT e.n + 1, :tenant_id, :environment_id, t.feature_id, 'user-' || e.u, previ
   -- Each round moves the user to the next variation, so every event is a change of group.
   JOIN temp.choices current ON current.k = e.k AND current.position = (e.u + e.round) % t.count
   LEFT JOIN temp.choices previous ON e.round > 0 AND previous.k = e.k AND previous.position = (e.u + e.round - 1) % t.count;
+-- The history's deltas, which the store writes beside every event it writes (migration 0006):
+-- +1 for the variation each event enters, -1 for the one it leaves, per test and minute.
+INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
+SELECT tenant_id, environment_id, feature_id, minute, variation, sum(users) FROM (
+    SELECT tenant_id, environment_id, feature_id, created_at / 60000 AS minute, variation, 1 AS users
+      FROM assignment_events
+    UNION ALL
+    SELECT tenant_id, environment_id, feature_id, created_at / 60000, previous_variation, -1
+      FROM assignment_events WHERE previous_variation IS NOT NULL)
+ GROUP BY feature_id, minute, variation
+HAVING sum(users) <> 0;
 COMMIT;
