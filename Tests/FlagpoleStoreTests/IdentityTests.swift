@@ -151,4 +151,26 @@ struct IdentityTests {
         let features = try await store.snapshot(of: .acmeProduction).document.features
         #expect(features.map { Array($0.name.utf8) } == [Array("caf\u{E9}".utf8)])
     }
+
+    @Test("A variation respelled in NFD keeps its users, and a later bias change moves them with deltas that match")
+    func respelledVariationMovesWithMatchingDeltas() async throws {
+        // Given users recorded in "Caf\u{E9}" (NFC bytes)
+        let store = try await FeatureStore.makeWithTenants()
+        let nfc = "Caf\u{E9}"
+        let nfd = nfc.decomposedForTest
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["\#(nfc)", "B"], "test-biases": [50, 50]}]}"#)
+        _ = try await store.assign(UserID.numbered(400), to: "t", in: .acmeProduction)
+
+        // When the file respells the variation in NFD (the same to the app: nobody moves), then a
+        // bias change moves users out of it
+        try await store.importText(
+            #"{"features": [{"name": "t", "test-variations": ["\#(nfd)", "B"], "test-biases": [50, 50]}]}"#)
+        let outcome = try await store.setBiases(
+            [20, 80], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+
+        // Then the movers left the NFC group, as their rows held it, and the deltas agree by bytes
+        #expect(outcome.plans.first?.moves.contains { $0.recordedUsers > 0 } == true)
+        #expect(try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments).isEmpty)
+    }
 }

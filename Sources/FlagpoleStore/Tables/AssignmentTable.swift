@@ -339,20 +339,27 @@ struct AssignmentWriter {
             sql: """
                 UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
                 """)
+        let lastEvent = try Int64.fetchOne(db, sql: "SELECT max(id) FROM assignment_events") ?? 0
         var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
             let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
             record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + target)
             try record.execute()
-            let moved = db.changesCount
-            moves.add(RecordedMove(from: interval.from, to: interval.to, users: moved))
+            moves.add(RecordedMove(from: interval.from, to: interval.to, users: db.changesCount))
             update.setUncheckedArguments([interval.to, revision, time] + target)
             try update.execute()
         }
-        // Every user moved was in the range's previous owner (see `movingUsers`).
-        for move in moves.moves {
-            try addUsers(move.users, to: move.to, featureID: featureID)
-            try addUsers(-move.users, to: move.from, featureID: featureID)
+        // The deltas of the events just written, by the variations' bytes as the rows hold them
+        // (a name respelled in NFD is the same to the app, not to the table).
+        let pairs = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT previous_variation, variation, count(*) FROM assignment_events
+                WHERE id > ? GROUP BY previous_variation, variation
+                """, arguments: [lastEvent])
+        for pair in pairs {
+            try addUsers(pair[2], to: pair[1], featureID: featureID)
+            if let previous: String = pair[0] { try addUsers(-(pair[2] as Int), to: previous, featureID: featureID) }
         }
         return moves.moves
     }
