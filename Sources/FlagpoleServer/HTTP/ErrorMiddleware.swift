@@ -46,10 +46,18 @@ extension APIError {
                 self.init(.conflict, code: error.code, error.description)
             }
         case let error as DocumentError: self.init(error)
-        case UserStateError.noOverride, KeyError.keyNotFound:
-            self.init(.notFound, code: "not_found", (error as! any FlagpoleError).description)
-        case let error as UserStateError: self.init(.unprocessableContent, code: error.code, error.description)
-        case let error as KeyError: self.init(.unprocessableContent, code: error.code, error.description)
+        case let error as UserStateError:
+            if case .noOverride = error {
+                self.init(.notFound, code: error.code, error.description)
+            } else {
+                self.init(.unprocessableContent, code: error.code, error.description)
+            }
+        case let error as KeyError:
+            if case .keyNotFound = error {
+                self.init(.notFound, code: error.code, error.description)
+            } else {
+                self.init(.unprocessableContent, code: error.code, error.description)
+            }
         case let error as DeliveryError: self.init(.unprocessableContent, code: error.code, error.description)
         case StorageError.busy:
             self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
