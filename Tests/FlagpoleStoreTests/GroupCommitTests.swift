@@ -41,12 +41,16 @@ struct GroupCommitTests {
         }
         let before = counter.commits
 
-        // Given a write holding the writer until 50 others wait behind it
+        // Given a write holding the writer until 50 others wait behind it (they are sent once it
+        // holds the writer, or one of them could take the writer first)
         let release = DispatchSemaphore(value: 0)
+        let isHolding = Mutex(false)
         async let blocker: Void = store.writeInGroup { db in
+            isHolding.withLock { $0 = true }
             release.wait()
             try db.execute(sql: "INSERT INTO notes (text) VALUES ('first')")
         }
+        while !isHolding.withLock({ $0 }) { await Task.yield() }
         let writes = (0..<50).map { index in
             Task {
                 try await store.writeInGroup { db -> Int64 in
