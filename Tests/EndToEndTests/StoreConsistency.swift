@@ -93,7 +93,7 @@ final class StoreConsistency {
                 WHERE t.slug = '\(tenant)' AND f.archived_at IS NULL AND \(isFull)
                 ORDER BY e.name, f.position, v.position
                 """,
-                // The deltas the events' triggers keep sum to the users each variation holds.
+                // The deltas the store keeps beside the events sum to the users each variation holds.
                 """
                 WITH deltas AS (SELECT feature_id, CAST(variation AS BLOB) AS v, sum(users) AS n FROM assignment_deltas
                                 GROUP BY 1, 2 HAVING sum(users) <> 0),

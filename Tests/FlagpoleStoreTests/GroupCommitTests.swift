@@ -164,8 +164,8 @@ struct AssignmentDeltaTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [20, 30, 50]}]}"#)
-        // Events spread over two hours, written as the store writes them (the triggers keep the
-        // deltas): users join, then move between groups and back.
+        // Events spread over two hours, written as the store writes them (its event writer keeps
+        // the deltas): users join, then move between groups and back.
         let start: Int64 = 1_700_000_000_000
         try await store.write { db in
             var seed = SeededGenerator(seed: 7)

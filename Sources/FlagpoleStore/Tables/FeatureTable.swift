@@ -101,16 +101,7 @@ struct FeatureTable {
         statement.bind(Feature.nameKey(feature.name), at: 4)
         statement.bind(Int64(position), at: 5)
         statement.bind(salt, at: 6)
-        statement.bind(feature.description, at: 7)
-        statement.bind(feature.section, at: 8)
-        statement.bind(feature.development, at: 9)
-        statement.bind(feature.enabled, at: 10)
-        statement.bind(feature.unlocked, at: 11)
-        statement.bind(feature.type.map { JSONValue.object($0).storedText }, at: 12)
-        statement.bind(feature.testVariations?.count, at: 13)
-        statement.bind(feature.testBiases?.count, at: 14)
-        statement.bind(feature.labels?.count, at: 15)
-        statement.bind(feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText, at: 16)
+        Self.bindFields(of: feature, to: statement, from: 7)
         statement.bind(time, at: 17)
         try statement.execute()
         try insertVariations(of: feature, featureID: db.lastInsertedRowID, in: scope)
@@ -123,15 +114,21 @@ struct FeatureTable {
         _ stored: StoredFeature, to feature: Feature, at position: Int, in scope: EnvironmentScope,
         at time: DatabaseValue
     ) throws {
-        let statement = try db.cachedStatement(
+        let statement = try RawStatement(
+            cachedIn: db,
             sql: """
-                UPDATE features SET name = ?, position = ?, description = ?, section = ?, development = ?, enabled = ?,
-                    unlocked = ?, type_json = ?, variation_count = ?, bias_count = ?, label_count = ?,
-                    unknown_json = ?, updated_at = ?, archived_at = NULL
-                WHERE id = ? AND tenant_id = ?
+                UPDATE features SET name = ?1, position = ?2, description = ?3, section = ?4, development = ?5,
+                    enabled = ?6, unlocked = ?7, type_json = ?8, variation_count = ?9, bias_count = ?10,
+                    label_count = ?11, unknown_json = ?12, updated_at = ?13, archived_at = NULL
+                WHERE id = ?14 AND tenant_id = ?15
                 """)
-        try statement.execute(
-            arguments: [feature.name, position] + Self.fieldArguments(of: feature) + [time, stored.id, scope.tenant.id])
+        statement.bind(feature.name, at: 1)
+        statement.bind(Int64(position), at: 2)
+        Self.bindFields(of: feature, to: statement, from: 3)
+        statement.bind(time, at: 13)
+        statement.bind(stored.id, at: 14)
+        statement.bind(scope.tenant.id, at: 15)
+        try statement.execute()
         // Compared as written, byte for byte: a variation respelled (NFC, NFD) is rewritten too.
         let before = stored.feature.jsonObject
         let after = feature.jsonObject
@@ -180,14 +177,20 @@ struct FeatureTable {
         }
     }
 
-    /// The columns from `description` to `unknown_json`, in the order of the statements above.
-    private static func fieldArguments(of feature: Feature) -> StatementArguments {
-        [
-            feature.description, feature.section, feature.development, feature.enabled, feature.unlocked,
-            feature.type.map { JSONValue.object($0).storedText },
-            feature.testVariations?.count, feature.testBiases?.count, feature.labels?.count,
-            feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText,
-        ]
+    /// Binds the columns from `description` to `unknown_json`, in the order of the statements
+    /// above, from parameter `first` on.
+    private static func bindFields(of feature: Feature, to statement: RawStatement, from first: Int32) {
+        statement.bind(feature.description, at: first)
+        statement.bind(feature.section, at: first + 1)
+        statement.bind(feature.development, at: first + 2)
+        statement.bind(feature.enabled, at: first + 3)
+        statement.bind(feature.unlocked, at: first + 4)
+        statement.bind(feature.type.map { JSONValue.object($0).storedText }, at: first + 5)
+        statement.bind(feature.testVariations?.count, at: first + 6)
+        statement.bind(feature.testBiases?.count, at: first + 7)
+        statement.bind(feature.labels?.count, at: first + 8)
+        statement.bind(
+            feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText, at: first + 9)
     }
 
     /// A salt for each of `count` new features: 128 random bits each, fixed for the feature's
