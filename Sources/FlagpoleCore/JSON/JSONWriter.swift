@@ -96,7 +96,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private static func writeString(_ text: String, into output: inout [UInt8]) {
+    public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied whole, rather than byte by byte (an export, or an
         // import's revision and audit rows, writes tens of thousands of them).

@@ -1,0 +1,187 @@
+/// A typed config of an environment: what a SwiftFeatureConfigs app finds under `name` in its
+/// in-memory dictionary, and what an OpenFeature client evaluates as the flag `name`.
+public struct Config: Hashable, Sendable {
+    /// The key apps look the value up by, exactly as written; unique in its environment by
+    /// `Feature.nameKey`, the rule feature names follow.
+    public var name: String
+    public var type: ConfigType
+    /// What every user gets unless the config follows a feature with a value for their variation.
+    public var defaultValue: ConfigValue
+    public var description: String?
+    /// Labels clients filter by (`configs.json?tag=ios`), in order, without repeats.
+    public var tags: [String]
+    /// The feature whose state picks the value: a test's variation, or `Enabled`/`Disabled` of a
+    /// flag, `Unlocked`/`Locked` of an unlock flag (`Evaluation.variation`).
+    public var follows: String?
+    /// The value for each variation of the followed feature; a variation without one gets the
+    /// default.
+    public var values: [Variant]
+
+    /// The value of one variation of the followed feature.
+    public struct Variant: Hashable, Sendable {
+        public var variation: String
+        public var value: ConfigValue
+
+        public init(variation: String, value: ConfigValue) {
+            self.variation = variation
+            self.value = value
+        }
+    }
+
+    public init(
+        name: String, type: ConfigType, defaultValue: ConfigValue, description: String? = nil, tags: [String] = [],
+        follows: String? = nil, values: [Variant] = []
+    ) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.description = description
+        self.tags = tags
+        self.follows = follows
+        self.values = values
+    }
+
+    /// The value for a user the followed feature shows `variation` (`nil`: no user, or the
+    /// feature is gone), and the variation it came from (`nil` for the default).
+    public func value(for variation: String?) -> (value: ConfigValue, variant: String?) {
+        if follows != nil, let variation, let variant = values.first(where: { $0.variation == variation }) {
+            return (variant.value, variant.variation)
+        }
+        return (defaultValue, nil)
+    }
+
+    /// The config as its definition is written in a configs file: `name`, `type`, `description`,
+    /// `tags`, `default`, `follows`, `values`, the optional ones only when set.
+    public var jsonObject: JSONObject {
+        var object: JSONObject = ["name": .string(name), "type": .string(type.rawValue)]
+        if let description { object.append("description", .string(description)) }
+        if !tags.isEmpty { object.append("tags", .array(tags.map(JSONValue.string))) }
+        object.append("default", defaultValue.jsonValue)
+        if let follows {
+            object.append("follows", .string(follows))
+            object.append(
+                "values",
+                .object(JSONObject(values.map { JSONObject.Member(key: $0.variation, value: $0.value.jsonValue) })))
+        }
+        return object
+    }
+
+    /// Whether the two are written alike, byte for byte (see `JSONValue.isIdentical(to:)`).
+    public func isIdentical(to other: Config) -> Bool {
+        type == other.type && jsonObject.isIdentical(to: other.jsonObject) && defaultValue == other.defaultValue
+            && values.map(\.value) == other.values.map(\.value)
+    }
+}
+
+/// An environment's configs in order, with the tags of its features: what a revision keeps
+/// beside its features.json, and the file `flagpole config export` writes.
+public struct ConfigsDocument: Hashable, Sendable {
+    public var configs: [Config]
+    /// The tags given to features in the store, by feature name (a feature's `tags` key in
+    /// features.json counts too: see `tags(of:)`).
+    public var featureTags: [String: [String]]
+
+    public init(configs: [Config] = [], featureTags: [String: [String]] = [:]) {
+        self.configs = configs
+        self.featureTags = featureTags
+    }
+
+    public var isEmpty: Bool { configs.isEmpty && featureTags.isEmpty }
+
+    /// The config named `name`, as apps compare names.
+    public func config(named name: String) -> Config? {
+        let key = Feature.nameKey(name)
+        return configs.first { Feature.nameKey($0.name) == key }
+    }
+
+    /// A feature's tags: those set in the store, then those of a `tags` array in its features.json.
+    public func tags(of feature: Feature) -> [String] {
+        var tags = featureTags[feature.name] ?? []
+        if case .array(let written)? = feature.unknownKeys["tags"] {
+            for case .string(let tag) in written where !tags.contains(tag) { tags.append(tag) }
+        }
+        return tags
+    }
+
+    /// The document as JSON: `{"configs": [...]}`, then `"feature-tags"` when any feature has some.
+    public var jsonValue: JSONValue {
+        var object: JSONObject = ["configs": .array(configs.map { .object($0.jsonObject) })]
+        if !featureTags.isEmpty {
+            object.append(
+                "feature-tags",
+                .object(
+                    JSONObject(
+                        featureTags.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+                            JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
+                        })))
+        }
+        return .object(object)
+    }
+
+    /// The document's bytes as revisions keep them and `flagpole config export` writes them.
+    public func rendered() -> [UInt8] {
+        var output: [UInt8] = []
+        renderPretty(into: &output)
+        return output
+    }
+
+    /// Pretty JSON laid out as `JSONWriter` lays it out, written member by member because
+    /// `JSONValue` numbers have no type: a double must keep its decimal point.
+    private func renderPretty(into output: inout [UInt8]) {
+        output.append(contentsOf: "{\n    \"configs\": [".utf8)
+        for (index, config) in configs.enumerated() {
+            output.append(contentsOf: (index == 0 ? "\n" : ",\n").utf8)
+            Self.write(config, indent: 8, into: &output)
+        }
+        output.append(contentsOf: (configs.isEmpty ? "]" : "\n    ]").utf8)
+        if case .object(let object) = jsonValue, let tags = object["feature-tags"] {
+            output.append(contentsOf: ",\n    \"feature-tags\": ".utf8)
+            var bytes = JSONWriter(style: .pretty).bytes(of: tags)
+            bytes.removeLast()
+            for byte in bytes {
+                output.append(byte)
+                if byte == UInt8(ascii: "\n") { output.append(contentsOf: "    ".utf8) }
+            }
+        }
+        output.append(contentsOf: "\n}\n".utf8)
+    }
+
+    private static func write(_ config: Config, indent: Int, into output: inout [UInt8]) {
+        let pad = String(repeating: " ", count: indent)
+        let inner = pad + "    "
+        output.append(contentsOf: "\(pad){".utf8)
+        var first = true
+        func member(_ key: String, _ write: (inout [UInt8]) -> Void) {
+            output.append(contentsOf: ((first ? "\n" : ",\n") + inner).utf8)
+            first = false
+            JSONWriter.writeString(key, into: &output)
+            output.append(contentsOf: ": ".utf8)
+            write(&output)
+        }
+        member("name") { JSONWriter.writeString(config.name, into: &$0) }
+        member("type") { JSONWriter.writeString(config.type.rawValue, into: &$0) }
+        if let description = config.description {
+            member("description") { JSONWriter.writeString(description, into: &$0) }
+        }
+        if !config.tags.isEmpty {
+            member("tags") {
+                $0.append(contentsOf: JSONWriter(style: .compact).bytes(of: .array(config.tags.map(JSONValue.string))))
+            }
+        }
+        member("default") { config.defaultValue.writeJSON(into: &$0) }
+        if let follows = config.follows {
+            member("follows") { JSONWriter.writeString(follows, into: &$0) }
+            member("values") { output in
+                output.append(UInt8(ascii: "{"))
+                for (index, variant) in config.values.enumerated() {
+                    output.append(contentsOf: ((index == 0 ? "\n" : ",\n") + inner + "    ").utf8)
+                    JSONWriter.writeString(variant.variation, into: &output)
+                    output.append(contentsOf: ": ".utf8)
+                    variant.value.writeJSON(into: &output)
+                }
+                output.append(contentsOf: (config.values.isEmpty ? "}" : "\n" + inner + "}").utf8)
+            }
+        }
+        output.append(contentsOf: "\n\(pad)}".utf8)
+    }
+}

@@ -1,0 +1,53 @@
+/// A problem in a configs file or a config sent to the API: what, where, and how to fix it.
+public struct ConfigIssue: Hashable, Sendable, CustomStringConvertible {
+    public var severity: Severity
+    /// The config concerned, when there is one.
+    public var config: String?
+    /// Where in the document, as a JSON pointer.
+    public var pointer: JSONPointer
+    /// Where in the file; `nil` when the problem has no place in it.
+    public var location: SourceLocation?
+    public var message: String
+    public var fix: String
+
+    public init(
+        _ severity: Severity, config: String?, pointer: JSONPointer, location: SourceLocation?, message: String,
+        fix: String
+    ) {
+        self.severity = severity
+        self.config = config
+        self.pointer = pointer
+        self.location = location
+        self.message = message
+        self.fix = fix
+    }
+
+    /// `line:column: error: message (at /pointer); fix`, as the CLI prints it.
+    public var description: String {
+        let place = location.map { "\($0): " } ?? ""
+        let pointerText = pointer == .root ? "" : " (at \(pointer))"
+        return "\(place)\(severity.rawValue): \(message)\(pointerText); \(fix)"
+    }
+
+    /// The shape the API answers with: `{"severity", "message", "config", "pointer", "line", "column", "fix"}`.
+    public var jsonValue: JSONValue {
+        [
+            "severity": .string(severity.rawValue),
+            "message": .string(message),
+            "config": config.map(JSONValue.string) ?? .null,
+            "pointer": .string(pointer.description),
+            "line": location.map { .number(Double($0.line)) } ?? .null,
+            "column": location.map { .number(Double($0.column)) } ?? .null,
+            "fix": .string(fix),
+        ]
+    }
+}
+
+/// Every configs file, declaration file and config body is refused when it has errors.
+public struct ConfigsRefused: Error, Hashable, Sendable {
+    public var issues: [ConfigIssue]
+
+    public init(_ issues: [ConfigIssue]) {
+        self.issues = issues
+    }
+}

@@ -1,0 +1,179 @@
+/// The type of a config, as apps declare it: SwiftFeatureConfigs' `Bool`, `Int`, `Double` (and
+/// `Float`), `String`, and a JSON object for OpenFeature's object flags.
+public enum ConfigType: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+    case bool
+    case int
+    case double
+    case string
+    case json
+
+    public var description: String { rawValue }
+
+    /// The phrase error messages use: "a boolean", "an integer".
+    public var withArticle: String {
+        switch self {
+        case .bool: "a boolean (true or false)"
+        case .int: "an integer"
+        case .double: "a number"
+        case .string: "a string"
+        case .json: "a JSON object"
+        }
+    }
+}
+
+/// A config's value, always of the config's type.
+///
+/// The type decides how the value is written everywhere it leaves the store: an `int` as a JSON
+/// integer, a `double` always with a decimal point or an exponent (`2.0`: a JSON `2` reads as an
+/// integer, and an app's `as? Double` or an OpenFeature float flag may refuse it).
+public enum ConfigValue: Hashable, Sendable {
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case json(JSONObject)
+
+    /// The integers every client reads exactly: a JSON number is a double in JavaScript and in
+    /// many JSON decoders, so an `int` stays within ±(2^53 − 1).
+    public static let intRange: ClosedRange<Int64> = -9_007_199_254_740_991...9_007_199_254_740_991
+
+    public var type: ConfigType {
+        switch self {
+        case .bool: .bool
+        case .int: .int
+        case .double: .double
+        case .string: .string
+        case .json: .json
+        }
+    }
+
+    /// The value as JSON. An `int` is an integral number (exactly representable: see `intRange`);
+    /// a `double` loses its decimal point here, so write it with `writeJSON(into:)`.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .bool(let value): .bool(value)
+        case .int(let value): .number(Double(value))
+        case .double(let value): .number(value)
+        case .string(let value): .string(value)
+        case .json(let object): .object(object)
+        }
+    }
+
+    /// Reads a JSON value as a value of `type`, or says what is wrong with it.
+    public init(_ value: JSONValue, as type: ConfigType) throws(ConfigValueProblem) {
+        switch (type, value) {
+        case (.bool, .bool(let flag)): self = .bool(flag)
+        case (.int, .number(let number)):
+            guard number.rounded(.towardZero) == number else {
+                throw ConfigValueProblem(
+                    message: "expected an integer, found \(value.summary)",
+                    fix: "write a whole number, or make the config a double")
+            }
+            guard number >= Double(Self.intRange.lowerBound), number <= Double(Self.intRange.upperBound) else {
+                throw ConfigValueProblem(
+                    message: "\(value.summary) is outside the integers every client reads exactly (±(2^53 − 1))",
+                    fix: "use a smaller number, or a string if it is an identifier")
+            }
+            self = .int(Int64(number))
+        case (.double, .number(let number)): self = .double(number)
+        case (.string, .string(let text)):
+            guard !text.utf8.contains(0) else {
+                throw ConfigValueProblem(
+                    message: "the string holds the character U+0000, which the store cannot keep",
+                    fix: "remove the \\u0000 from the string")
+            }
+            self = .string(text)
+        case (.json, .object(let object)): self = .json(object)
+        default:
+            throw ConfigValueProblem(
+                message: "expected \(type.withArticle), found \(value.summary)",
+                fix: Self.fix(for: value, as: type))
+        }
+    }
+
+    /// Reads a value written as text on a command line or in SwiftFeatureConfigs' declaration
+    /// file: `true`, `15`, `12.4`, any text for a string, a JSON object for `json`.
+    public init(text: String, as type: ConfigType) throws(ConfigValueProblem) {
+        switch type {
+        case .bool:
+            switch text {
+            case "true": self = .bool(true)
+            case "false": self = .bool(false)
+            default:
+                throw ConfigValueProblem(
+                    message: "expected true or false, found \"\(text)\"", fix: "write true or false, in lowercase")
+            }
+        case .int:
+            guard let number = Int64(text), Self.intRange.contains(number) else {
+                throw ConfigValueProblem(
+                    message: "expected an integer between -9007199254740991 and 9007199254740991, found \"\(text)\"",
+                    fix: "write a whole number in decimal digits, such as 15")
+            }
+            self = .int(number)
+        case .double:
+            guard let number = Double(text), number.isFinite, !text.contains(where: \.isWhitespace) else {
+                throw ConfigValueProblem(
+                    message: "expected a number, found \"\(text)\"", fix: "write a number such as 12.4 or 1e-3")
+            }
+            self = .double(number)
+        case .string:
+            try self.init(.string(text), as: .string)
+        case .json:
+            let parsed: JSONNode
+            do {
+                parsed = try JSONParser.parse(Array(text.utf8))
+            } catch {
+                throw ConfigValueProblem(message: "the JSON value does not parse: \(error.message)", fix: error.fix)
+            }
+            try self.init(parsed.value, as: .json)
+        }
+    }
+
+    /// The value as a command line writes it: the inverse of `init(text:as:)`.
+    public var text: String {
+        switch self {
+        case .bool(let value): value ? "true" : "false"
+        case .int(let value): String(value)
+        case .double(let value): Self.format(value)
+        case .string(let value): value
+        case .json(let object): JSONWriter(style: .compact).string(of: .object(object))
+        }
+    }
+
+    /// Appends the value's JSON to `output`, a `double` always with a decimal point or exponent.
+    public func writeJSON(into output: inout [UInt8], style: JSONWriter.Style = .compact) {
+        switch self {
+        case .double(let value): output.append(contentsOf: Self.format(value).utf8)
+        case .json(let object):
+            var bytes = JSONWriter(style: style).bytes(of: .object(object))
+            if case .pretty = style { bytes.removeLast() }
+            output.append(contentsOf: bytes)
+        default: output.append(contentsOf: JSONWriter(style: .compact).bytes(of: jsonValue))
+        }
+    }
+
+    /// A double as JSON writes it, never without a decimal point or exponent: `2.0`, `12.4`, `1e+20`.
+    public static func format(_ value: Double) -> String {
+        let text = JSONWriter.format(value)
+        return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
+    }
+
+    private static func fix(for value: JSONValue, as type: ConfigType) -> String {
+        switch (type, value) {
+        case (.int, .string(let text)) where Int64(text) != nil:
+            "write the number without quotes: \(text); apps skip a quoted number for an Int without a word"
+        case (.double, .string(let text)) where Double(text) != nil:
+            "write the number without quotes: \(text)"
+        case (.bool, .string(let text)) where text == "true" || text == "false":
+            "write \(text) without quotes"
+        default:
+            "write \(type.withArticle), or change the config's type"
+        }
+    }
+}
+
+/// Why a value is not one of a config's type.
+public struct ConfigValueProblem: Error, Hashable, Sendable {
+    public var message: String
+    public var fix: String
+}

@@ -1,0 +1,262 @@
+/// Reads a configs file (the shape `ConfigsDocument.rendered()` writes) and single configs sent
+/// to the API, reporting every problem with its place, not only the first.
+public enum ConfigsDecoder {
+    /// The keys of a config definition.
+    static let configKeys: Set<String> = ["name", "type", "description", "tags", "default", "follows", "values"]
+
+    /// Decodes a whole configs file.
+    ///
+    /// - throws: `ConfigsRefused` with every error (and the warnings beside them).
+    public static func decode(_ bytes: [UInt8]) throws(ConfigsRefused) -> (ConfigsDocument, warnings: [ConfigIssue]) {
+        var issues = IssueList(bytes)
+        guard bytes.count <= DocumentDecoder.maximumInputSize else {
+            throw ConfigsRefused([
+                ConfigIssue(
+                    .error, config: nil, pointer: .root, location: nil,
+                    message:
+                        "the file is \(bytes.count) bytes, over the \(DocumentDecoder.maximumInputSize) bytes Flagpole reads",
+                    fix: "check that this is a configs file")
+            ])
+        }
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            issues.error(nil, .root, offset: error.offset, error.message, fix: error.fix)
+            throw ConfigsRefused(issues.all)
+        }
+        guard case .object(let members) = root.content, let configsMember = root.member("configs"),
+            case .array(let nodes) = configsMember.node.content
+        else {
+            issues.error(
+                nil, .root, offset: root.offset, "a configs file is an object with a \"configs\" array",
+                fix: "write {\"configs\": [...]}, as `flagpole config export` does")
+            throw ConfigsRefused(issues.all)
+        }
+        var document = ConfigsDocument()
+        var seen: [String: JSONPointer] = [:]
+        for (index, node) in nodes.enumerated() {
+            let pointer = JSONPointer.root.appending("configs").appending(index)
+            guard let config = decodeConfig(node, at: pointer, issues: &issues) else { continue }
+            let key = Feature.nameKey(config.name)
+            if let first = seen[key] {
+                issues.error(
+                    config.name, pointer.appending("name"), offset: node.member("name")?.node.offset ?? node.offset,
+                    "a config named \"\(config.name)\" already appears at \(first) (apps compare names as Swift strings)",
+                    fix: "rename this config or delete one of the two")
+                continue
+            }
+            seen[key] = pointer
+            document.configs.append(config)
+        }
+        for member in members where member.key != "configs" {
+            let pointer = JSONPointer.root.appending(member.key)
+            guard member.key == "feature-tags" else {
+                issues.error(
+                    nil, pointer, offset: member.keyOffset, "unknown key \"\(member.key)\"",
+                    fix: "a configs file has \"configs\" and \"feature-tags\" only")
+                continue
+            }
+            guard case .object(let features) = member.node.content else {
+                issues.error(
+                    nil, pointer, offset: member.node.offset, "\"feature-tags\" must be an object",
+                    fix: "write {\"Feature name\": [\"ios\"]}")
+                continue
+            }
+            for feature in features {
+                if let tags = decodeTags(feature.node, at: pointer.appending(feature.key), config: nil, issues: &issues)
+                {
+                    document.featureTags[feature.key] = tags
+                }
+            }
+        }
+        if issues.hasErrors { throw ConfigsRefused(issues.all) }
+        return (document, issues.all)
+    }
+
+    /// Decodes one config sent alone, such as an API body.
+    ///
+    /// - throws: `ConfigsRefused`.
+    public static func decodeConfig(_ bytes: [UInt8]) throws(ConfigsRefused) -> Config {
+        var issues = IssueList(bytes)
+        do {
+            let node = try JSONParser.parse(bytes)
+            if let config = decodeConfig(node, at: .root, issues: &issues), !issues.hasErrors { return config }
+        } catch {
+            issues.error(nil, .root, offset: error.offset, error.message, fix: error.fix)
+        }
+        throw ConfigsRefused(issues.all)
+    }
+
+    static func decodeConfig(_ node: JSONNode, at pointer: JSONPointer, issues: inout IssueList) -> Config? {
+        guard case .object(let members) = node.content else {
+            issues.error(
+                nil, pointer, offset: node.offset, "a config must be an object",
+                fix: "write {\"name\": …, \"type\": …, \"default\": …}")
+            return nil
+        }
+        guard case .string(let name)? = node.member("name")?.node.content, !name.isEmpty, !name.utf8.contains(0) else {
+            issues.error(
+                nil, pointer.appending("name"), offset: node.member("name")?.node.offset ?? node.offset,
+                "a config needs a \"name\": a non-empty string without U+0000",
+                fix: "add the key apps look the value up by, such as \"mainViewTitle\"")
+            return nil
+        }
+        let errorsBefore = issues.errorCount
+        for member in members where !configKeys.contains(member.key) {
+            issues.error(
+                name, pointer.appending(member.key), offset: member.keyOffset, "unknown key \"\(member.key)\"",
+                fix: "a config has \(configKeys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")) only")
+        }
+        let typeNode = node.member("type")?.node
+        guard case .string(let typeName)? = typeNode?.content, let type = ConfigType(rawValue: typeName) else {
+            issues.error(
+                name, pointer.appending("type"), offset: typeNode?.offset ?? node.offset,
+                "\"type\" must be one of \(ConfigType.allCases.map(\.rawValue).joined(separator: ", "))",
+                fix: "write \"type\": \"string\" (or bool, int, double, json)")
+            return nil
+        }
+        func value(_ node: JSONNode, at pointer: JSONPointer) -> ConfigValue? {
+            do {
+                return try ConfigValue(node.value, as: type)
+            } catch {
+                issues.error(name, pointer, offset: node.offset, error.message, fix: error.fix)
+                return nil
+            }
+        }
+        var description: String?
+        if let member = node.member("description") {
+            switch member.node.content {
+            case .string(let text) where !text.utf8.contains(0): description = text
+            case .null: break
+            default:
+                issues.error(
+                    name, pointer.appending("description"), offset: member.node.offset,
+                    "\"description\" must be a string", fix: "write a sentence for the team, or leave the key out")
+            }
+        }
+        let tags =
+            node.member("tags").flatMap {
+                decodeTags($0.node, at: pointer.appending("tags"), config: name, issues: &issues)
+            } ?? []
+        guard let defaultNode = node.member("default")?.node else {
+            issues.error(
+                name, pointer.appending("default"), offset: node.offset, "a config needs a \"default\"",
+                fix: "add the value users get when nothing else applies, of type \(type)")
+            return nil
+        }
+        let defaultValue = value(defaultNode, at: pointer.appending("default"))
+        var follows: String?
+        var variants: [Config.Variant] = []
+        let followsNode = node.member("follows")?.node
+        let valuesNode = node.member("values")?.node
+        if let followsNode {
+            guard case .string(let feature) = followsNode.content, !feature.isEmpty else {
+                issues.error(
+                    name, pointer.appending("follows"), offset: followsNode.offset,
+                    "\"follows\" must name a feature", fix: "write the name of a test or flag of this environment")
+                return nil
+            }
+            follows = feature
+            guard case .object(let valueMembers)? = valuesNode?.content else {
+                issues.error(
+                    name, pointer.appending("values"), offset: valuesNode?.offset ?? followsNode.offset,
+                    "a config that follows a feature needs \"values\": an object from variation to value",
+                    fix: "write \"values\": {\"Group A\": …, \"Group B\": …}")
+                return nil
+            }
+            var seenVariations: Set<String> = []
+            for member in valueMembers {
+                let memberPointer = pointer.appending("values").appending(member.key)
+                guard seenVariations.insert(member.key).inserted else {
+                    issues.error(
+                        name, memberPointer, offset: member.keyOffset, "the variation \"\(member.key)\" has two values",
+                        fix: "keep one")
+                    continue
+                }
+                if let variantValue = value(member.node, at: memberPointer) {
+                    variants.append(Config.Variant(variation: member.key, value: variantValue))
+                }
+            }
+        } else if let valuesNode {
+            issues.error(
+                name, pointer.appending("values"), offset: valuesNode.offset,
+                "\"values\" without \"follows\": values are per variation of a feature",
+                fix: "add \"follows\": the feature's name, or remove \"values\"")
+        }
+        guard let defaultValue, issues.errorCount == errorsBefore else { return nil }
+        return Config(
+            name: name, type: type, defaultValue: defaultValue, description: description, tags: tags,
+            follows: follows, values: variants)
+    }
+
+    static func decodeTags(
+        _ node: JSONNode, at pointer: JSONPointer, config: String?, issues: inout IssueList
+    ) -> [String]? {
+        guard case .array(let elements) = node.content else {
+            issues.error(
+                config, pointer, offset: node.offset, "tags must be an array of strings",
+                fix: "write [\"ios\", \"watch\"]")
+            return nil
+        }
+        var tags: [String] = []
+        for (index, element) in elements.enumerated() {
+            guard case .string(let tag) = element.content, Self.isValidTag(tag) else {
+                issues.error(
+                    config, pointer.appending(index), offset: element.offset,
+                    "a tag is a string of 1 to 64 characters, without commas, control characters or spaces at either end",
+                    fix: "write a short label such as \"ios\"")
+                continue
+            }
+            if !tags.contains(tag) { tags.append(tag) }
+        }
+        return tags
+    }
+
+    /// Whether `tag` can be a tag: it must survive a comma-separated `?tag=` and a command line.
+    public static func isValidTag(_ tag: String) -> Bool {
+        !tag.isEmpty && tag.count <= 64 && !tag.contains(",")
+            && !tag.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            && tag.first?.isWhitespace == false && tag.last?.isWhitespace == false
+    }
+}
+
+/// Issues gathered while reading one file, located only once something is wrong.
+struct IssueList {
+    private let bytes: [UInt8]
+    private var pending: [(issue: ConfigIssue, offset: Int?)] = []
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    var errorCount: Int { pending.count { $0.issue.severity == .error } }
+    var hasErrors: Bool { errorCount > 0 }
+
+    mutating func error(_ config: String?, _ pointer: JSONPointer, offset: Int?, _ message: String, fix: String) {
+        add(.error, config, pointer, offset: offset, message, fix: fix)
+    }
+
+    mutating func warning(_ config: String?, _ pointer: JSONPointer, offset: Int?, _ message: String, fix: String) {
+        add(.warning, config, pointer, offset: offset, message, fix: fix)
+    }
+
+    private mutating func add(
+        _ severity: Severity, _ config: String?, _ pointer: JSONPointer, offset: Int?, _ message: String, fix: String
+    ) {
+        pending.append(
+            (ConfigIssue(severity, config: config, pointer: pointer, location: nil, message: message, fix: fix), offset)
+        )
+    }
+
+    /// Every issue with its line and column.
+    var all: [ConfigIssue] {
+        guard !pending.isEmpty else { return [] }
+        let locator = SourceLocator(bytes)
+        return pending.map { entry in
+            var issue = entry.issue
+            issue.location = entry.offset.map { locator.location(of: $0) }
+            return issue
+        }
+    }
+}
