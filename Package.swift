@@ -47,6 +47,7 @@ let package = Package(
                 .embedInCode("0004_sessions.sql"),
                 .embedInCode("0005_identity_and_history.sql"),
                 .embedInCode("0006_deltas_kept_by_the_store.sql"),
+                .embedInCode("0007_configs.sql"),
             ]
         ),
 

@@ -19,6 +19,8 @@ public struct DocumentDiff: Hashable, Sendable {
         public var before: JSONValue?
         /// The value in the new document; `nil` when it is absent.
         public var after: JSONValue?
+        /// The config concerned, for a change of an environment's configs (`ConfigsDiff`).
+        public var config: String? = nil
     }
 
     /// Every change found.
@@ -86,7 +88,7 @@ public struct DocumentDiff: Hashable, Sendable {
         changes.filter { $0.field == nil && $0.kind == kind }.compactMap(\.feature)
     }
 
-    private static func fieldChanges(from old: JSONObject, to new: JSONObject, feature: String?) -> [Change] {
+    static func fieldChanges(from old: JSONObject, to new: JSONObject, feature: String?) -> [Change] {
         // Indexed once: an object may hold tens of thousands of keys, and `JSONObject`'s
         // subscript reads them in order.
         let oldMembers = Dictionary(old.members.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
