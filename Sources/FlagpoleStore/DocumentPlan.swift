@@ -14,16 +14,23 @@ struct DocumentPlan {
     let current: FeaturesDocument
     let latest: RevisionRecord?
     let diff: DocumentDiff
+    /// The configs file the new revision keeps: the latest revision's, or on a rollback the
+    /// one of the revision it goes back to.
+    let configs: Data?
+    /// What that changes in the configs: nothing but on a rollback.
+    let configChanges: [DocumentDiff.Change]
     let warnings: [Diagnostic]
     /// Whether the file renders to the current revision's very bytes.
     let isUnchanged: Bool
 
     /// Compares `document` with the environment's state; `storedFeatures`, when the caller has
-    /// just read them in the same transaction, saves reading them again.
+    /// just read them in the same transaction, saves reading them again. A rollback names the
+    /// revision whose configs it restores in `restoringConfigsOf`.
     init(
         _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument,
         rendering: Rendering,
-        options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil
+        options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil,
+        restoringConfigsOf restored: RevisionRecord? = nil
     ) throws {
         scope = try db.environments.scope(of: path)
         self.document = document
@@ -37,8 +44,16 @@ struct DocumentPlan {
         if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
             throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
         }
+        let configs = restored.map(\.configs) ?? latest?.configs
+        let configChanges =
+            configs == latest?.configs
+            ? []
+            : ConfigsDiff.changes(
+                from: try ConfigsDocument(stored: latest?.configs), to: try ConfigsDocument(stored: configs))
+        self.configs = configs
+        self.configChanges = configChanges
         // Without a revision there is nothing to compare with: the rendering may still be under way.
-        isUnchanged = latest.map { $0.document == Data(rendering.value) } ?? false
+        isUnchanged = latest.map { $0.document == Data(rendering.value) && configChanges.isEmpty } ?? false
         diff = DocumentDiff(from: current, to: document)
         let archived = storedFeatures.filter(\.isArchived).map(\.feature)
         warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current, archived: archived)
@@ -93,7 +108,8 @@ struct DocumentPlan {
         // Last, as the only write that needs the rendered bytes.
         try db.environments.insertRevision(
             number: number, kind: kind, actor: options.actor, message: options.message,
-            document: rendering.value, changes: diff.changes, in: scope, at: now)
+            document: rendering.value, configs: configs.map(Array.init), changes: diff.changes + configChanges,
+            in: scope, at: now)
         let users = db.assignments.writer(in: scope, revision: number, now: now)
         var result = outcome
         var moves: [String: [RecordedMove]] = [:]

@@ -66,7 +66,7 @@ extension FeatureStore {
             }
             return try Self.revise(
                 db, path: path, rendered: Array(record.document), kind: .rollback, options: options,
-                message: "roll back to revision \(number)", focus: nil)
+                message: "roll back to revision \(number)", focus: nil, restoringConfigsOf: record)
         }
     }
 
@@ -134,7 +134,7 @@ extension FeatureStore {
         }
     }
 
-    private func transaction<T: Sendable>(
+    func transaction<T: Sendable>(
         isReadOnly: Bool, _ work: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
         isReadOnly ? try await read(work) : try await write(work)
@@ -146,7 +146,8 @@ extension FeatureStore {
     private static func revise(
         _ db: Database, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions,
         message: String,
-        focus: String?, storedFeatures: [StoredFeature]? = nil, check: ([Diagnostic]) throws -> Void = { _ in }
+        focus: String?, storedFeatures: [StoredFeature]? = nil, restoringConfigsOf restored: RevisionRecord? = nil,
+        check: ([Diagnostic]) throws -> Void = { _ in }
     ) throws -> EditOutcome {
         let decoded = DocumentDecoder.decode(rendered)
         guard let document = decoded.document else {
@@ -158,7 +159,7 @@ extension FeatureStore {
         let plan = try DocumentPlan(
             db, path: path, decoded: decoded, document: document, rendering: Rendering(rendered),
             options: importOptions,
-            storedFeatures: storedFeatures)
+            storedFeatures: storedFeatures, restoringConfigsOf: restored)
         let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
         try check(warnings)
         // A dry run counts who would move; applying counts who did, with the same selection.

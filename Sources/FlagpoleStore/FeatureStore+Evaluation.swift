@@ -48,29 +48,32 @@ extension FeatureStore {
 extension UserDocumentRead {
     /// What the user's app shows for every feature of the plan's document.
     var evaluations: [Evaluation] {
-        plan.features.map { stored in
-            let feature = stored.feature
-            if feature.kind == .unlockFlag {
-                let recorded = state.unlocks[stored.id]
-                let isUnlocked = recorded ?? feature.unlocked ?? false
-                return Evaluation(
-                    feature: feature.name, kind: feature.kind, variation: isUnlocked ? "Unlocked" : "Locked",
-                    reason: .unlock, point: nil, isRecorded: recorded != nil)
-            }
-            if !feature.isEnabled || !feature.isBucketed {
-                return Evaluation(
-                    feature: feature.name, kind: feature.kind, variation: feature.variation(at: 0),
-                    reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
-            }
-            if let assignment = state.assignments[stored.id] {
-                return Evaluation(
-                    feature: feature.name, kind: feature.kind, variation: assignment.variation,
-                    reason: assignment.isOverride ? .override : .bucket, point: assignment.point, isRecorded: true)
-            }
-            let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+        plan.features.map(evaluation(of:))
+    }
+
+    /// What the user's app shows for `stored`, a feature of the plan's document.
+    func evaluation(of stored: StoredFeature) -> Evaluation {
+        let feature = stored.feature
+        if feature.kind == .unlockFlag {
+            let recorded = state.unlocks[stored.id]
+            let isUnlocked = recorded ?? feature.unlocked ?? false
             return Evaluation(
-                feature: feature.name, kind: feature.kind, variation: feature.variation(at: point),
-                reason: .bucket, point: point, isRecorded: false)
+                feature: feature.name, kind: feature.kind, variation: isUnlocked ? "Unlocked" : "Locked",
+                reason: .unlock, point: nil, isRecorded: recorded != nil)
         }
+        if !feature.isEnabled || !feature.isBucketed {
+            return Evaluation(
+                feature: feature.name, kind: feature.kind, variation: feature.variation(at: 0),
+                reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
+        }
+        if let assignment = state.assignments[stored.id] {
+            return Evaluation(
+                feature: feature.name, kind: feature.kind, variation: assignment.variation,
+                reason: assignment.isOverride ? .override : .bucket, point: assignment.point, isRecorded: true)
+        }
+        let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+        return Evaluation(
+            feature: feature.name, kind: feature.kind, variation: feature.variation(at: point),
+            reason: .bucket, point: point, isRecorded: false)
     }
 }

@@ -35,12 +35,31 @@ extension FeatureStore {
         for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty,
         admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> PinnedDocument {
+        try await userGroups(of: user, in: path, admittingNewUser: admittingNewUser).document(style: style)
+    }
+
+    /// One user's configs dictionary (see `UserDocumentRead.configs(tag:)`), recording the user's
+    /// first assignments exactly as their pinned document does: the two always agree.
+    ///
+    /// - throws: as `pinnedDocument(for:in:style:admittingNewUser:)`.
+    public func userConfigs(
+        for user: UserID, in path: EnvironmentPath, tag: String? = nil,
+        admittingNewUser: @escaping @Sendable () -> Bool = { true }
+    ) async throws -> UserConfigs {
+        try await userGroups(of: user, in: path, admittingNewUser: admittingNewUser).configs(tag: tag)
+    }
+
+    /// The user's group in every test of the current revision, the missing ones recorded first
+    /// (see `pinnedDocument(for:in:style:admittingNewUser:)`).
+    public func userGroups(
+        of user: UserID, in path: EnvironmentPath, admittingNewUser: @escaping @Sendable () -> Bool = { true }
+    ) async throws -> UserDocumentRead {
         for _ in 0..<Self.readAttempts {
             let read = try await readUserDocument(for: user, in: path)
-            if let document = try await withCheckedThrowingContinuation({ continuation in
-                finish(read, style: style, admittingNewUser: admittingNewUser) { continuation.resume(with: $0) }
+            if let complete = try await withCheckedThrowingContinuation({ continuation in
+                finish(read, admittingNewUser: admittingNewUser) { continuation.resume(with: $0) }
             }) {
-                return document
+                return complete
             }
         }
         throw StorageError.busy
@@ -72,8 +91,10 @@ extension FeatureStore {
     func currentPlan(in db: Database, head: EnvironmentHead) throws -> PinningPlan {
         if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
         let features = try db.features.storedFeatures(in: head.scope).filter { !$0.isArchived }
+        let configs = try head.revision.flatMap { try db.environments.configs(ofRevision: $0, in: head.scope) }
         let plan = PinningPlan(
-            head: head, document: try db.currentDocument(in: head.scope, features: features), features: features)
+            head: head, document: try db.currentDocument(in: head.scope, features: features), features: features,
+            configs: try ConfigsDocument(stored: configs))
         pinningPlans.keep(plan)
         return plan
     }
@@ -94,30 +115,29 @@ extension FeatureStore {
         }
     }
 
-    /// The pinned document of `read`, recording the first assignments it lacks first (see
+    /// `read` with a group in every test, recording the first assignments it lacks first (see
     /// `pinnedDocument(for:in:style:admittingNewUser:)`), handed to `completion` on the writer's
     /// queue once they are committed, or at once when nothing needs writing. `nil` when a new
     /// revision or a restore overtook the read: read again.
     public func finish(
-        _ read: UserDocumentRead, style: JSONWriter.Style = .pretty, admittingNewUser: @Sendable () -> Bool,
-        completion: @escaping @Sendable (Result<PinnedDocument?, any Error>) -> Void
+        _ read: UserDocumentRead, admittingNewUser: @Sendable () -> Bool,
+        completion: @escaping @Sendable (Result<UserDocumentRead?, any Error>) -> Void
     ) {
         let unrecorded = read.unrecorded
-        guard !unrecorded.isEmpty else { return completion(.success(read.document(style: style))) }
+        guard !unrecorded.isEmpty else { return completion(.success(read)) }
         // A user with no group on record in the environment is new to it: the caller may refuse them.
         if read.state.assignments.isEmpty && !admittingNewUser() {
-            var document = read.document(
-                style: style,
-                adding: unrecorded.reduce(into: [:]) { assignments, test in
+            var unadmitted = read.adding(
+                unrecorded.reduce(into: [:]) { assignments, test in
                     assignments[test.featureID] = test.firstAssignment(of: read.user, revision: read.plan.revision)
                 })
-            document.isRecorded = false
-            return completion(.success(document))
+            unadmitted.isRecorded = false
+            return completion(.success(unadmitted))
         }
         recordFirstAssignments(of: read.user, in: unrecorded, under: read.plan.head) { result in
             completion(
                 Result {
-                    try result.get().map { read.document(style: style, adding: $0) }
+                    try result.get().map { read.adding($0) }
                 }.mapError { ($0 as? DatabaseError).map(StorageError.init) ?? $0 })
         }
     }
@@ -147,25 +167,43 @@ extension FeatureStore {
 }
 
 /// A user's groups and unlock states read under one revision, and that revision's plan: all a
-/// pinned document needs, but the first assignments it may still lack.
+/// pinned document, a configs dictionary or an evaluation needs, but the first assignments it may
+/// still lack.
 public struct UserDocumentRead: Sendable {
     let user: UserID
     let plan: PinningPlan
-    let state: UserState
+    var state: UserState
+    /// `false` when the groups of a user new to the environment are those the store would record,
+    /// but did not (see `pinnedDocument(for:in:style:admittingNewUser:)`).
+    public internal(set) var isRecorded = true
+
+    init(user: UserID, plan: PinningPlan, state: UserState) {
+        self.user = user
+        self.plan = plan
+        self.state = state
+    }
+
+    /// The revision read.
+    public var revision: Int { plan.revision }
 
     /// The tests the user has no group in yet.
     var unrecorded: [PinningPlan.Test] {
         plan.tests.filter { state.assignments[$0.featureID] == nil }
     }
 
-    /// The document, when every group is on record.
-    public func recordedDocument(style: JSONWriter.Style = .pretty) -> PinnedDocument? {
-        unrecorded.isEmpty ? document(style: style) : nil
+    /// Whether the user has a group in every test, so every answer can be given.
+    public var isComplete: Bool { unrecorded.isEmpty }
+
+    /// The read with `added` groups beside the recorded ones.
+    func adding(_ added: [Int64: RecordedAssignment]) -> UserDocumentRead {
+        var read = self
+        read.state.assignments.merge(added) { _, new in new }
+        return read
     }
 
-    /// The document with `added` groups beside the recorded ones, which must cover every test.
-    func document(style: JSONWriter.Style, adding added: [Int64: RecordedAssignment] = [:]) -> PinnedDocument {
-        let assignments = state.assignments.merging(added) { _, new in new }
+    /// The document, which needs a group in every test (`isComplete`).
+    public func document(style: JSONWriter.Style = .pretty) -> PinnedDocument {
+        let assignments = state.assignments
         return PinnedDocument(
             revision: plan.revision, bytes: plan.render(assignments: assignments, unlocks: state.unlocks, style: style),
             assignments: plan.tests.map { test in
@@ -173,8 +211,25 @@ public struct UserDocumentRead: Sendable {
                 return Assignment(
                     user: user, feature: test.name, variation: assignment.variation, point: assignment.point,
                     revision: assignment.revision, isOverride: assignment.isOverride)
-            }, isRecorded: true)
+            }, isRecorded: isRecorded)
     }
+
+    /// The user's configs dictionary, those tagged `tag` only when one is given; needs a group in
+    /// every test the configs follow (`isComplete` is enough).
+    public func configs(tag: String? = nil) -> UserConfigs {
+        let entries = plan.configs(tagged: tag).map { planned in
+            (planned.config.name, planned.value(for: planned.featureIndex.map { evaluation(of: plan.features[$0]) }))
+        }
+        return UserConfigs(revision: plan.revision, bytes: ConfigsDictionary.rendered(entries), isRecorded: isRecorded)
+    }
+}
+
+/// One user's configs dictionary: the flat JSON object SwiftFeatureConfigs' `loadInMemoryFeatures` takes.
+public struct UserConfigs: Hashable, Sendable {
+    public var revision: Int
+    public var bytes: [UInt8]
+    /// See `PinnedDocument.isRecorded`.
+    public var isRecorded: Bool
 }
 
 /// What the store has recorded of one user in one environment.

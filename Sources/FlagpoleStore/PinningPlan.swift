@@ -43,12 +43,16 @@ struct PinningPlan: Sendable {
     let template: PinnedDocumentTemplate?
     /// The index in the document of each unlock flag, by feature id.
     let unlockFlagIndexes: [Int64: Int]
+    /// The revision's configs, each with the feature it follows.
+    let configs: [PlannedConfig]
+    /// The revision's configs and feature tags.
+    let configsDocument: ConfigsDocument
 
     var revision: Int { head.revision ?? 0 }
 
     var hasUnlockFlags: Bool { !unlockFlagIndexes.isEmpty }
 
-    init(head: EnvironmentHead, document: FeaturesDocument, features: [StoredFeature]) {
+    init(head: EnvironmentHead, document: FeaturesDocument, features: [StoredFeature], configs: ConfigsDocument) {
         self.head = head
         self.document = document
         self.features = features
@@ -63,6 +67,26 @@ struct PinningPlan: Sendable {
             uniqueKeysWithValues: features.enumerated().filter { $0.element.feature.kind == .unlockFlag }.map {
                 ($0.element.id, $0.offset)
             })
+        let indexByKey = Dictionary(
+            features.enumerated().map { (Feature.nameKey($0.element.feature.name), $0.offset) },
+            uniquingKeysWith: { first, _ in first })
+        configsDocument = configs
+        self.configs = configs.configs.map { config in
+            let index = config.follows.flatMap { indexByKey[Feature.nameKey($0)] }
+            return PlannedConfig(
+                config: config, featureIndex: index, shared: index.map { features[$0].feature.sharedVariation } ?? nil)
+        }
+    }
+
+    /// The configs tagged `tag`, or all of them.
+    func configs(tagged tag: String?) -> [PlannedConfig] {
+        guard let tag else { return configs }
+        return configs.filter { $0.config.tags.contains(tag) }
+    }
+
+    /// The configs dictionary of a client that names no user: tests give their default.
+    func sharedConfigs(tagged tag: String?) -> [UInt8] {
+        ConfigsDictionary.rendered(configs(tagged: tag).map { ($0.config.name, $0.sharedValue) })
     }
 
     /// The user's document: every test pinned to `assignments` (by feature id, one for every
@@ -84,6 +108,34 @@ struct PinningPlan: Sendable {
             unlocks: Dictionary(
                 uniqueKeysWithValues: unlockedByIndex.map { (document.features[$0.key].name, $0.value) })
         ).rendered(style)
+    }
+}
+
+/// A config of a plan with the feature it follows.
+struct PlannedConfig: Sendable {
+    let config: Config
+    /// The index of the followed feature in the plan's features; `nil` when it follows none, or
+    /// one the document no longer has (it then gives its default).
+    let featureIndex: Int?
+    /// What the followed feature shows every user, when that needs no user (a flag, a disabled test).
+    let shared: String?
+
+    /// The value for a user whose app shows `evaluation` of the followed feature.
+    func value(for evaluation: Evaluation?) -> ConfigValue {
+        config.value(for: evaluation?.variation).value
+    }
+
+    /// The value for a client that names no user.
+    var sharedValue: ConfigValue {
+        config.value(for: shared).value
+    }
+}
+
+extension Feature {
+    /// What the feature shows every user alike, `nil` for a test that splits them.
+    var sharedVariation: String? {
+        if kind == .unlockFlag { return unlocked == true ? "Unlocked" : "Locked" }
+        return isEnabled && isBucketed ? nil : variation(at: 0)
     }
 }
 

@@ -22,7 +22,8 @@ public enum ConfigsDiff {
                 return change
             }
             // A value's type can change while its JSON stays the same (`2` as an int, then a double).
-            if previous.type != config.type, !changes.contains(where: { $0.config == config.name && $0.field == "type" })
+            if previous.type != config.type,
+                !changes.contains(where: { $0.config == config.name && $0.field == "type" })
             {
                 changes.append(
                     DocumentDiff.Change(

@@ -125,8 +125,8 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
         else { return nil }
         Self.userDocuments.increment()
-        if let document = read.recordedDocument() {
-            return .answered(DeliveryRoutes.pinnedAnswer(document, to: request.headerFields))
+        if read.isComplete {
+            return .answered(DeliveryRoutes.pinnedAnswer(read.document(), to: request.headerFields))
         }
         // First assignments to record: answered from this loop once they are committed.
         let client = NewUserLimiter.Client(
@@ -137,7 +137,9 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         delivery.store.finish(
             read, admittingNewUser: { limiter.admit(client) },
             completion: { result in
-                let answer = result.map { $0.map { DeliveryRoutes.pinnedAnswer($0, to: request.headerFields) } }
+                let answer = result.map {
+                    $0.map { DeliveryRoutes.pinnedAnswer($0.document(), to: request.headerFields) }
+                }
                 handler.eventLoop.execute {
                     let (handler, context) = handler.value
                     handler.finishAwaiting(with: (try? answer.get()) ?? nil, context: context)

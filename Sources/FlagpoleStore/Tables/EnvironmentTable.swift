@@ -167,6 +167,14 @@ struct EnvironmentTable {
         return try revisions.order(RevisionRecord.Columns.number.desc).limit(1).fetchOne(db)
     }
 
+    /// The configs file revision `number` keeps, `nil` when it has none.
+    func configs(ofRevision number: Int, in scope: EnvironmentScope) throws -> Data? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT configs FROM revisions WHERE tenant_id = ? AND environment_id = ? AND number = ?"),
+            arguments: [scope.tenant.id, scope.id, number])?[0]
+    }
+
     /// The environment's revisions in brief, newest first.
     func revisionSummaries(in scope: EnvironmentScope) throws -> [RevisionSummary] {
         try Row.fetchAll(
@@ -185,21 +193,22 @@ struct EnvironmentTable {
         }
     }
 
-    /// Records a new revision with its rendered document and one audit row per change.
+    /// Records a new revision with its rendered document and configs (`nil`: none) and one audit
+    /// row per change.
     func insertRevision(
-        number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8],
+        number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8], configs: [UInt8]?,
         changes: [DocumentDiff.Change], in scope: EnvironmentScope, at time: Date
     ) throws {
         let revision = try RevisionRecord(
             tenantID: scope.tenant.id, environmentID: scope.id, number: number, kind: kind.rawValue,
-            actor: actor, message: message, createdAt: time, document: Data(document)
+            actor: actor, message: message, createdAt: time, document: Data(document), configs: configs.map { Data($0) }
         ).inserted(db)
         // An import of a large file writes a row per feature: bound through SQLite's C API.
         let statement = try RawStatement(
             cachedIn: db,
             sql: """
-                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json, config_name)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                 """)
         statement.bind(scope.tenant.id, at: 1)
         statement.bind(revision.id!, at: 2)
@@ -209,6 +218,7 @@ struct EnvironmentTable {
             statement.bind(change.kind.rawValue, at: 5)
             statement.bind(change.before?.storedText, at: 6)
             statement.bind(change.after?.storedText, at: 7)
+            statement.bind(change.config, at: 8)
             try statement.execute()
         }
     }
@@ -308,9 +318,11 @@ struct RevisionRecord: Codable, FetchableRecord, MutablePersistableRecord, Tenan
     var message: String
     var createdAt: Date
     var document: Data
+    /// The configs file of the revision; `nil` when it has neither configs nor feature tags.
+    var configs: Data?
 
     enum CodingKeys: String, CodingKey {
-        case id, number, kind, actor, message, document
+        case id, number, kind, actor, message, document, configs
         case tenantID = "tenant_id"
         case environmentID = "environment_id"
         case createdAt = "created_at"
@@ -338,6 +350,7 @@ struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOw
     var change: String
     var beforeJSON: String?
     var afterJSON: String?
+    var configName: String?
 
     enum CodingKeys: String, CodingKey {
         case id, field, change
@@ -346,6 +359,7 @@ struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOw
         case featureName = "feature_name"
         case beforeJSON = "before_json"
         case afterJSON = "after_json"
+        case configName = "config_name"
     }
 
     enum Columns {

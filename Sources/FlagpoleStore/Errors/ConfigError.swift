@@ -1,0 +1,27 @@
+import FlagpoleCore
+
+/// Why an operation on an environment's configs failed; nothing was written.
+public enum ConfigError: FlagpoleError {
+    case configNotFound(EnvironmentPath, name: String, existing: [String])
+    /// The configs have errors (a value of the wrong type, a feature or variation that doesn't exist).
+    case refused(EnvironmentPath, issues: [ConfigIssue])
+
+    public var description: String {
+        switch self {
+        case .configNotFound(let path, let name, let existing):
+            "\(path) has no config \"\(name)\""
+                + (existing.isEmpty
+                    ? " (it has none yet): create one with `flagpole config set`."
+                    : ". It has \(existing.prefix(10).map { "\"\($0)\"" }.joined(separator: ", "))\(existing.count > 10 ? ", …" : "").")
+        case .refused(let path, let issues):
+            "Configs of \(path) refused: \(issues.filter { $0.severity == .error }.map(\.description).joined(separator: " | ")). Nothing was written."
+        }
+    }
+
+    public var code: String {
+        switch self {
+        case .configNotFound: "not_found"
+        case .refused: "invalid_config"
+        }
+    }
+}

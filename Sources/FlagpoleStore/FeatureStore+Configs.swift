@@ -1,0 +1,179 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+/// An environment's configs and feature tags as of a revision.
+public struct ConfigsSnapshot: Hashable, Sendable {
+    /// The revision they are of; `nil` before the environment's first.
+    public var revision: Int?
+    public var document: ConfigsDocument
+    /// The features of the same revision, which configs follow and tags label.
+    public var features: [Feature]
+}
+
+/// What a change of configs did, or would do on a dry run.
+public struct ConfigsOutcome: Hashable, Sendable {
+    /// The new revision, or the current one when nothing changed.
+    public var revision: Int
+    public var isApplied: Bool
+    public var isUnchanged: Bool
+    /// The audit rows of the change.
+    public var changes: [DocumentDiff.Change]
+}
+
+extension FeatureStore {
+    /// The environment's current configs.
+    ///
+    /// - throws: `TenancyError.environmentNotFound`.
+    public func configs(in path: EnvironmentPath) async throws -> ConfigsSnapshot {
+        try await read { db in
+            let scope = try db.environments.scope(of: path)
+            let latest = try db.environments.revision(nil, in: scope)
+            let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
+            return ConfigsSnapshot(
+                revision: latest?.number, document: try ConfigsDocument(stored: latest?.configs), features: features)
+        }
+    }
+
+    /// Adds `config`, or replaces the config of the same name (as apps compare names) in its place.
+    ///
+    /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
+    public func setConfig(
+        _ config: Config, in path: EnvironmentPath, options: EditOptions
+    ) async throws
+        -> ConfigsOutcome
+    {
+        try await changeConfigs(in: path, options: options, message: "set config \(config.name)") { document in
+            let key = Feature.nameKey(config.name)
+            if let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) {
+                document.configs[index] = config
+            } else {
+                document.configs.append(config)
+            }
+        }
+    }
+
+    /// Removes the config named `name`.
+    ///
+    /// - throws: `ConfigError.configNotFound`, `DocumentError.revisionConflict`.
+    public func deleteConfig(
+        named name: String, in path: EnvironmentPath, options: EditOptions
+    ) async throws
+        -> ConfigsOutcome
+    {
+        try await changeConfigs(in: path, options: options, message: "delete config \(name)") { document in
+            let key = Feature.nameKey(name)
+            guard let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) else {
+                throw ConfigError.configNotFound(path, name: name, existing: document.configs.map(\.name))
+            }
+            document.configs.remove(at: index)
+        }
+    }
+
+    /// Replaces the environment's configs with `imported`'s, in its order; its feature tags
+    /// replace the current ones only when it has some.
+    ///
+    /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
+    public func importConfigs(
+        _ imported: ConfigsDocument, in path: EnvironmentPath, options: EditOptions
+    )
+        async throws -> ConfigsOutcome
+    {
+        try await changeConfigs(in: path, options: options, message: "import configs") { document in
+            document.configs = imported.configs
+            if !imported.featureTags.isEmpty { document.featureTags = imported.featureTags }
+        }
+    }
+
+    /// Sets the tags the store gives a feature (an empty list removes them); tags written in the
+    /// feature's features.json stay as they are.
+    ///
+    /// - throws: `DocumentError.featureNotFound`, `ConfigError.refused`.
+    public func setTags(
+        _ tags: [String], ofFeature name: String, in path: EnvironmentPath, options: EditOptions
+    )
+        async throws -> ConfigsOutcome
+    {
+        if let bad = tags.first(where: { !ConfigsDecoder.isValidTag($0) }) {
+            throw ConfigError.refused(
+                path,
+                issues: [
+                    ConfigIssue(
+                        .error, config: nil, pointer: .root, location: nil, message: "\"\(bad)\" is not a tag",
+                        fix: "a tag is 1 to 64 characters, without commas or spaces at either end")
+                ])
+        }
+        return try await changeConfigs(in: path, options: options, message: "tag \(name)") { document, features in
+            guard let feature = features.first(where: { Feature.nameKey($0.name) == Feature.nameKey(name) }) else {
+                throw DocumentError.featureNotFound(path, name: name)
+            }
+            var unique: [String] = []
+            for tag in tags where !unique.contains(tag) { unique.append(tag) }
+            document.featureTags[feature.name] = unique.isEmpty ? nil : unique
+        }
+    }
+
+    // MARK: The one way to change configs
+
+    private func changeConfigs(
+        in path: EnvironmentPath, options: EditOptions, message: String,
+        change: @escaping @Sendable (inout ConfigsDocument) throws -> Void
+    ) async throws -> ConfigsOutcome {
+        try await changeConfigs(in: path, options: options, message: message) { document, _ in try change(&document) }
+    }
+
+    /// Applies `change` to the current configs and writes the result as a new revision that
+    /// keeps the current features.json, in one transaction; every config is checked against
+    /// the features first.
+    private func changeConfigs(
+        in path: EnvironmentPath, options: EditOptions, message: String,
+        change: @escaping @Sendable (inout ConfigsDocument, [Feature]) throws -> Void
+    ) async throws -> ConfigsOutcome {
+        try await transaction(isReadOnly: options.isDryRun) { db in
+            let scope = try db.environments.scope(of: path)
+            let latest = try db.environments.revision(nil, in: scope)
+            if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
+                throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
+            }
+            let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
+            let current = try ConfigsDocument(stored: latest?.configs)
+            var next = current
+            try change(&next, features)
+            let issues = next.configs.enumerated().flatMap { index, config in
+                config.problems(beside: features, at: JSONPointer.root.appending("configs").appending(index))
+            }
+            if !issues.isEmpty { throw ConfigError.refused(path, issues: issues) }
+            let changes = ConfigsDiff.changes(from: current, to: next)
+            let number = (latest?.number ?? 0) + 1
+            guard !changes.isEmpty else {
+                return ConfigsOutcome(revision: latest?.number ?? 0, isApplied: false, isUnchanged: true, changes: [])
+            }
+            guard !options.isDryRun else {
+                return ConfigsOutcome(revision: number, isApplied: false, isUnchanged: false, changes: changes)
+            }
+            try db.environments.insertRevision(
+                number: number, kind: .edit, actor: options.actor, message: options.message ?? message,
+                document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
+                configs: next.isEmpty ? nil : next.rendered(), changes: changes, in: scope, at: Date())
+            return ConfigsOutcome(revision: number, isApplied: true, isUnchanged: false, changes: changes)
+        }
+    }
+}
+
+extension ConfigsDocument {
+    /// The configs a revision keeps (`nil`: none).
+    ///
+    /// - throws: `StorageError.storage` when they no longer decode, which only a damaged file explains.
+    init(stored: Data?) throws {
+        guard let stored else {
+            self.init()
+            return
+        }
+        do {
+            self = try ConfigsDecoder.decode(Array(stored)).0
+        } catch {
+            throw StorageError.storage(
+                reason: "the configs kept with a revision do not decode: \(error.issues.first?.description ?? "")")
+        }
+    }
+}
