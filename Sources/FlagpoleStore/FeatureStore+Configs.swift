@@ -177,3 +177,22 @@ extension ConfigsDocument {
         }
     }
 }
+
+extension FeatureStore {
+    /// The configs dictionary of the current revision for a client that names no user, those
+    /// tagged `tag` only when one is given: flags give the value of their state, tests their default.
+    ///
+    /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`.
+    public func sharedConfigs(
+        in path: EnvironmentPath, tag: String? = nil
+    ) async throws -> (
+        revision: Int, bytes: [UInt8]
+    ) {
+        let plan = try await read { db in
+            let head = try db.environments.head(of: path)
+            guard head.revision != nil else { throw DocumentError.noRevision(path) }
+            return try currentPlan(in: db, head: head)
+        }
+        return (plan.revision, plan.sharedConfigs(tagged: tag))
+    }
+}

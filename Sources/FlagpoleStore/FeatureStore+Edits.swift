@@ -93,7 +93,12 @@ extension FeatureStore {
             }
             return document
         }
-        return DocumentDiff(from: documents[0], to: documents[1])
+        var diff = DocumentDiff(from: documents[0], to: documents[1])
+        diff.append(
+            contentsOf: ConfigsDiff.changes(
+                from: try ConfigsDocument(stored: revisions[0].configs),
+                to: try ConfigsDocument(stored: revisions[1].configs)))
+        return diff
     }
 
     /// One feature of the current document with what the store keeps beside it.

@@ -81,6 +81,11 @@ public struct DocumentDiff: Hashable, Sendable {
         }
     }
 
+    /// Adds changes found elsewhere, such as those of the configs kept beside the document.
+    public mutating func append(contentsOf more: [Change]) {
+        changes += more
+    }
+
     /// Whether nothing changed.
     public var isEmpty: Bool { changes.isEmpty }
 

@@ -8,6 +8,17 @@ public enum ConfigsDecoder {
     ///
     /// - throws: `ConfigsRefused` with every error (and the warnings beside them).
     public static func decode(_ bytes: [UInt8]) throws(ConfigsRefused) -> (ConfigsDocument, warnings: [ConfigIssue]) {
+        let (document, warnings, _) = try decode(bytes, optionKeys: [])
+        return (document, warnings)
+    }
+
+    /// Decodes a whole configs file whose top level may also hold `optionKeys` (an API body's
+    /// `dryRun`, `message`), returned as they are.
+    public static func decode(
+        _ bytes: [UInt8], optionKeys: Set<String>
+    ) throws(ConfigsRefused) -> (
+        ConfigsDocument, warnings: [ConfigIssue], options: JSONObject
+    ) {
         var issues = IssueList(bytes)
         guard bytes.count <= DocumentDecoder.maximumInputSize else {
             throw ConfigsRefused([
@@ -34,6 +45,7 @@ public enum ConfigsDecoder {
             throw ConfigsRefused(issues.all)
         }
         var document = ConfigsDocument()
+        var options = JSONObject()
         var seen: [String: JSONPointer] = [:]
         for (index, node) in nodes.enumerated() {
             let pointer = JSONPointer.root.appending("configs").appending(index)
@@ -50,6 +62,10 @@ public enum ConfigsDecoder {
             document.configs.append(config)
         }
         for member in members where member.key != "configs" {
+            if optionKeys.contains(member.key) {
+                options.append(member.key, member.node.value)
+                continue
+            }
             let pointer = JSONPointer.root.appending(member.key)
             guard member.key == "feature-tags" else {
                 issues.error(
@@ -71,17 +87,46 @@ public enum ConfigsDecoder {
             }
         }
         if issues.hasErrors { throw ConfigsRefused(issues.all) }
-        return (document, issues.all)
+        return (document, issues.all, options)
     }
 
-    /// Decodes one config sent alone, such as an API body.
+    /// Decodes one config sent alone, such as an API body, named `name` unless it names itself
+    /// (then the same name); `optionKeys` may sit beside its keys and are returned as they are.
     ///
     /// - throws: `ConfigsRefused`.
-    public static func decodeConfig(_ bytes: [UInt8]) throws(ConfigsRefused) -> Config {
+    public static func decodeConfig(
+        _ bytes: [UInt8], name: String, optionKeys: Set<String> = []
+    ) throws(ConfigsRefused)
+        -> (Config, options: JSONObject)
+    {
         var issues = IssueList(bytes)
         do {
-            let node = try JSONParser.parse(bytes)
-            if let config = decodeConfig(node, at: .root, issues: &issues), !issues.hasErrors { return config }
+            var node = try JSONParser.parse(bytes)
+            var options = JSONObject()
+            if case .object(var members) = node.content {
+                for member in members where optionKeys.contains(member.key) {
+                    options.append(member.key, member.node.value)
+                }
+                members.removeAll { optionKeys.contains($0.key) }
+                if let written = node.member("name"), case .string(let writtenName) = written.node.content,
+                    writtenName != name
+                {
+                    issues.error(
+                        name, .root.appending("name"), offset: written.node.offset,
+                        "the body names the config \"\(writtenName)\", the URL \"\(name)\"",
+                        fix: "leave \"name\" out, or make it the URL's")
+                } else if node.member("name") == nil {
+                    members.insert(
+                        JSONNode.Member(
+                            key: "name", keyOffset: node.offset,
+                            node: JSONNode(content: .string(name), offset: node.offset)),
+                        at: 0)
+                }
+                node.content = .object(members)
+            }
+            if let config = decodeConfig(node, at: .root, issues: &issues), !issues.hasErrors {
+                return (config, options)
+            }
         } catch {
             issues.error(nil, .root, offset: error.offset, error.message, fix: error.fix)
         }

@@ -19,6 +19,7 @@ struct AdminAPI: Sendable {
         registerTenants(on: api)
         registerDocuments(on: api)
         registerFeatures(on: api)
+        registerConfigs(on: api)
         registerAssignments(on: api)
     }
 

@@ -41,6 +41,14 @@ struct RenderedDocument: Sendable {
     }
 }
 
+/// The documents delivered at `/t/{tenant}/{env}/…`.
+enum DeliveredDocument: String, Hashable, Sendable {
+    /// `features.json`, for the FeatureFlags library.
+    case features = "features.json"
+    /// `configs.json`, SwiftFeatureConfigs' in-memory dictionary.
+    case configs = "configs.json"
+}
+
 /// Rendered documents and each environment's current revision, shared by every request.
 ///
 /// A revision's bytes never change, so documents are cached by (environment, revision) and
@@ -51,6 +59,7 @@ final class DeliveryCache: Sendable {
     struct Key: Hashable {
         let path: EnvironmentPath
         let revision: Int
+        var kind: DeliveredDocument = .features
     }
 
     private struct State {
@@ -89,11 +98,15 @@ final class DeliveryCache: Sendable {
         state.withLock { $0.documents[key] }
     }
 
-    /// The environment's state and its current revision's document if rendered, in one lookup.
-    func currentDocument(_ path: EnvironmentPath) -> (DeliveryState, RenderedDocument?)? {
+    /// The environment's state and its current revision's document of `kind` if rendered, in one lookup.
+    func currentDocument(
+        _ path: EnvironmentPath, _ kind: DeliveredDocument = .features
+    ) -> (
+        DeliveryState, RenderedDocument?
+    )? {
         state.withLock { state in
             guard let current = state.current[path] else { return nil }
-            return (current, current.revision.flatMap { state.documents[Key(path: path, revision: $0)] })
+            return (current, current.revision.flatMap { state.documents[Key(path: path, revision: $0, kind: kind)] })
         }
     }
 

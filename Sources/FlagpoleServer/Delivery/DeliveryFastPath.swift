@@ -41,6 +41,8 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var current: Current?
     /// Parts of later requests that arrived while an answer was awaited from the store.
     private var held: [HTTPRequestPart] = []
+    /// The document of the request being answered here, for the request counts.
+    private var currentKind = DeliveredDocument.features
 
     private enum Current {
         /// Sent when the request's end arrives.
@@ -99,10 +101,12 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let target = request.path
         else { return nil }
         if !target.utf8.contains(UInt8(ascii: "?")) {
-            guard let path = Self.environmentPath(target), let (state, document) = delivery.cache.currentDocument(path),
+            guard let (path, kind) = Self.delivered(target),
+                let (state, document) = delivery.cache.currentDocument(path, kind),
                 !state.settings.isPrivate, let document
             else { return nil }
             DeliveryRoutes.cacheHits.increment()
+            currentKind = kind
             return .answered(
                 DeliveryRoutes.answer(
                     document, to: request.headerFields,
@@ -119,15 +123,24 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func userAnswer(_ request: HTTPRequest, target: URI, context: ChannelHandlerContext) -> Current? {
         let parameters = target.queryParameters
         guard parameters.count == 1, let text = parameters.get("user"), request.headerFields[.authorization] == nil,
-            let path = Self.environmentPath(target.path), let (state, _) = delivery.cache.currentDocument(path),
+            let (path, kind) = Self.delivered(target.path), let (state, _) = delivery.cache.currentDocument(path),
             !state.settings.isPrivate,
             let user = try? UserID(validating: String(text)),
             let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
         else { return nil }
         Self.userDocuments.increment()
-        if read.isComplete {
-            return .answered(DeliveryRoutes.pinnedAnswer(read.document(), to: request.headerFields))
+        currentKind = kind
+        let headers = request.headerFields
+        @Sendable func answer(_ read: UserDocumentRead) -> Answer {
+            switch kind {
+            case .features: return DeliveryRoutes.pinnedAnswer(read.document(), to: headers)
+            case .configs:
+                let configs = read.configs()
+                return DeliveryRoutes.pinnedAnswer(
+                    revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: headers)
+            }
         }
+        if read.isComplete { return .answered(answer(read)) }
         // First assignments to record: answered from this loop once they are committed.
         let client = NewUserLimiter.Client(
             peer: context.channel.remoteAddress, forwardedFor: request.headerFields[.xForwardedFor],
@@ -170,37 +183,47 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         head.headerFields[.date] = HTTPDate.now
         head.headerFields[.server] = "flagpole"
         head.headerFields[.contentLength] = String(answer.body?.readableBytes ?? 0)
-        Self.counters[head.status.code]?.increment()
+        Self.counters[currentKind]?[head.status.code]?.increment()
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
-    /// The environment of `/t/{tenant}/{env}/features.json` exactly (no query), else `nil`.
-    static func environmentPath(_ path: String) -> EnvironmentPath? {
+    /// The environment and document of `/t/{tenant}/{env}/features.json` or `…/configs.json`
+    /// exactly (no query), else `nil`.
+    static func delivered(_ path: String) -> (EnvironmentPath, DeliveredDocument)? {
         let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1].elementsEqual("t".utf8),
-            parts[4].elementsEqual("features.json".utf8),
+            let file = String(parts[4]), let kind = DeliveredDocument(rawValue: file),
             let tenant = String(parts[2]), let environment = String(parts[3])
         else { return nil }
-        return EnvironmentPath(
-            tenant: TenantSlug(rawValue: tenant), environment: EnvironmentName(rawValue: environment))
+        return (
+            EnvironmentPath(tenant: TenantSlug(rawValue: tenant), environment: EnvironmentName(rawValue: environment)),
+            kind
+        )
     }
 
     /// Users' own documents answered here rather than by the router.
     private static let userDocuments = Counter(label: "flagpole_delivery_user_documents_on_event_loop_total")
 
-    /// The router's request counts for this route, so `/metrics` counts every delivery.
-    private static let counters: [Int: Counter] = Dictionary(
-        uniqueKeysWithValues: [200, 304].map { status in
+    /// The router's request counts for these routes, so `/metrics` counts every delivery.
+    private static let counters: [DeliveredDocument: [Int: Counter]] = Dictionary(
+        uniqueKeysWithValues: [DeliveredDocument.features, .configs].map { kind in
             (
-                status,
-                Counter(
-                    label: "hb.requests",
-                    dimensions: [
-                        ("http.route", "/t/{tenant}/{env}/features.json"), ("http.request.method", "GET"),
-                        ("http.response.status_code", String(status)),
-                    ])
+                kind,
+                Dictionary(
+                    uniqueKeysWithValues: [200, 304].map { status in
+                        (
+                            status,
+                            Counter(
+                                label: "hb.requests",
+                                dimensions: [
+                                    ("http.route", "/t/{tenant}/{env}/\(kind.rawValue)"),
+                                    ("http.request.method", "GET"),
+                                    ("http.response.status_code", String(status)),
+                                ])
+                        )
+                    })
             )
         })
 }

@@ -24,7 +24,7 @@ struct DeliveryRoutes {
     static let pinnedCacheControl = "private, no-store"
 
     static let cacheHits = Counter(label: "flagpole_delivery_cache_hits_total")
-    private static let cacheMisses = Counter(label: "flagpole_delivery_cache_misses_total")
+    static let cacheMisses = Counter(label: "flagpole_delivery_cache_misses_total")
     /// Users new to the store answered without being recorded: their client was over its limit.
     private static let unrecordedNewUsers = Counter(label: "flagpole_delivery_unrecorded_new_users_total")
 
@@ -36,6 +36,51 @@ struct DeliveryRoutes {
             .get("/t/:tenant/:env/features.json") { request, context in
                 try await deliver(request, context: context)
             }
+            .get("/t/:tenant/:env/configs.json") { request, context in
+                try await deliverConfigs(request, context: context)
+            }
+    }
+
+    /// `GET /t/{tenant}/{env}/configs.json`: the configs dictionary of the current revision, by
+    /// the same rules as features.json (ETag, `304`, gzip, `Cache-Control`, a private environment's
+    /// key); `?user=ID` for the user's own, recorded as their pinned features.json is; `?tag=T` for
+    /// the configs tagged `T` only.
+    func deliverConfigs(_ request: Request, context: DeliveryContext) async throws -> Response {
+        let path = context.path
+        let query = Query(request)
+        let tag = try query.tag()
+        if let unknown = query.parameters.first(where: { !["user", "tag"].contains(String($0.key)) }) {
+            throw APIError.invalid(
+                "configs.json takes ?user= and ?tag= only, not ?\(unknown.key)=: it is always of the current revision.")
+        }
+        if let user = try query.user() {
+            let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
+            let limiter = newUsers
+            let configs = try await store.userConfigs(for: user, in: path, tag: tag) {
+                client.map { limiter.admit($0) } ?? true
+            }
+            let (head, body) = Self.pinnedAnswer(
+                revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: request.headers)
+            return Response(
+                status: head.status, headers: head.headerFields,
+                body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+        }
+        let cacheControl = Self.currentCacheControl(context.state, default: defaultCacheControl)
+        if tag == nil, let revision = context.state.revision,
+            let document = cache.document(DeliveryCache.Key(path: path, revision: revision, kind: .configs))
+        {
+            Self.cacheHits.increment()
+            return Self.response(document, to: request, cacheControl: cacheControl)
+        }
+        Self.cacheMisses.increment()
+        let (revision, bytes) = try await store.sharedConfigs(in: path, tag: tag)
+        let document = RenderedDocument(revision: revision, bytes: bytes)
+        if tag == nil {
+            cache.insert(
+                document, for: DeliveryCache.Key(path: path, revision: revision, kind: .configs),
+                generation: context.state.generation)
+        }
+        return Self.response(document, to: request, cacheControl: cacheControl)
     }
 
     func deliver(_ request: Request, context: DeliveryContext) async throws -> Response {
@@ -120,11 +165,18 @@ struct DeliveryRoutes {
     /// The answer to a GET of a user's pinned document, as `answer` gives it for a shared one:
     /// private, with `Flagpole-Recorded`, compressed only for a client that takes gzip.
     static func pinnedAnswer(_ pinned: PinnedDocument, to requestHeaders: HTTPFields) -> (HTTPResponse, ByteBuffer?) {
-        if !pinned.isRecorded { unrecordedNewUsers.increment() }
+        pinnedAnswer(revision: pinned.revision, bytes: pinned.bytes, isRecorded: pinned.isRecorded, to: requestHeaders)
+    }
+
+    /// The answer to a GET of one user's document (features.json or configs.json).
+    static func pinnedAnswer(
+        revision: Int, bytes: [UInt8], isRecorded: Bool, to requestHeaders: HTTPFields
+    ) -> (HTTPResponse, ByteBuffer?) {
+        if !isRecorded { unrecordedNewUsers.increment() }
         let gzip = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false
-        let document = RenderedDocument(revision: pinned.revision, bytes: pinned.bytes, includesGzip: gzip)
+        let document = RenderedDocument(revision: revision, bytes: bytes, includesGzip: gzip)
         var (head, body) = answer(document, to: requestHeaders, cacheControl: pinnedCacheControl)
-        head.headerFields[.recorded] = pinned.isRecorded ? "true" : "false"
+        head.headerFields[.recorded] = isRecorded ? "true" : "false"
         return (head, body)
     }
 

@@ -46,6 +46,18 @@ extension APIError {
                 self.init(.conflict, code: error.code, error.description)
             }
         case let error as DocumentError: self.init(error)
+        case ConfigError.configNotFound(let path, let name, let existing):
+            self.init(
+                .notFound, code: "not_found",
+                ConfigError.configNotFound(path, name: name, existing: existing).description)
+        case ConfigError.refused(let path, let issues):
+            self.init(ConfigsRefused(issues), description: ConfigError.refused(path, issues: issues).description)
+        case let error as ConfigsRefused:
+            self.init(
+                error,
+                description:
+                    "The configs were refused: \(error.issues.filter { $0.severity == .error }.map(\.description).joined(separator: " | ")). Nothing was written."
+            )
         case let error as UserStateError:
             if case .noOverride = error {
                 self.init(.notFound, code: error.code, error.description)
@@ -89,6 +101,13 @@ extension APIError {
                 .internalServerError, code: "internal",
                 "The server failed. Nothing was written; the log has the details under this request id.")
         }
+    }
+
+    /// A `422` with every issue, each with its pointer, line and column.
+    private init(_ refused: ConfigsRefused, description: String) {
+        self.init(
+            .unprocessableContent, code: "invalid_config", description,
+            details: ["issues": .array(refused.issues.map(\.jsonValue))])
     }
 
     private init(_ error: DocumentError) {

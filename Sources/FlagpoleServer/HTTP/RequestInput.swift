@@ -144,6 +144,16 @@ struct Query {
         return text.lowercased()
     }
 
+    /// A tag to filter by (`?tag=ios`).
+    func tag() throws -> String? {
+        guard let text = parameters.get("tag") else { return nil }
+        guard ConfigsDecoder.isValidTag(text) else {
+            throw APIError.invalid(
+                "Query parameter \"tag\" must be a tag: 1 to 64 characters, without commas or spaces at either end.")
+        }
+        return text
+    }
+
     /// A user id from the query: `400` with the rule it breaks when it could not be one (empty,
     /// over 256 bytes, a control character).
     func user(_ key: String = "user") throws -> UserID? {

@@ -43,18 +43,43 @@ extension RevisionSummary {
 }
 
 extension DocumentDiff {
-    /// One object per change: `{"feature", "field", "change", "before", "after"}`.
+    /// One object per change (see `DocumentDiff.Change.jsonValue`).
     public var jsonValue: JSONValue {
-        .array(
-            changes.map { change in
-                [
-                    "feature": change.feature.map(JSONValue.string) ?? .null,
-                    "field": change.field.map(JSONValue.string) ?? .null,
-                    "change": .string(change.kind.rawValue),
-                    "before": change.before ?? .null,
-                    "after": change.after ?? .null,
-                ]
-            })
+        .array(changes.map(\.jsonValue))
+    }
+}
+
+extension DocumentDiff.Change {
+    /// `{"feature", "field", "change", "before", "after"}`, and `"config"` for a change of configs.
+    public var jsonValue: JSONValue {
+        var object: JSONObject = [
+            "feature": feature.map(JSONValue.string) ?? .null,
+            "field": field.map(JSONValue.string) ?? .null,
+            "change": .string(kind.rawValue),
+            "before": before ?? .null,
+            "after": after ?? .null,
+        ]
+        if let config { object.append("config", .string(config)) }
+        return .object(object)
+    }
+}
+
+extension ConfigsOutcome {
+    /// `{"revision", "applied", "unchanged", "dryRun", "changes"}`.
+    public func jsonValue(isDryRun: Bool) -> JSONValue {
+        [
+            "revision": .number(Double(revision)), "applied": .bool(isApplied), "unchanged": .bool(isUnchanged),
+            "dryRun": .bool(isDryRun), "changes": .array(changes.map(\.jsonValue)),
+        ]
+    }
+}
+
+extension ConfigsSnapshot {
+    /// The configs file, with the revision it is of: `{"revision", "configs", "feature-tags"?}`.
+    public var jsonValue: JSONValue {
+        guard case .object(var object) = document.jsonValue else { return .null }
+        object.members.insert(.init(key: "revision", value: revision.map { .number(Double($0)) } ?? .null), at: 0)
+        return .object(object)
     }
 }
 

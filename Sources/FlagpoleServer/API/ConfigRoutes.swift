@@ -1,0 +1,90 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Typed configs and tags: `flagpole config` and `flagpole feature tag`.
+extension AdminAPI {
+    /// What a body may carry beside a config or a configs file.
+    private static let optionKeys: Set<String> = ["dryRun", "message"]
+
+    func registerConfigs(on api: RouterGroup<FlagpoleRequestContext>) {
+        let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
+        let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
+
+        reader.get("configs") { request, context -> Response in
+            .json(try await store.configs(in: context.path).jsonValue)
+        }
+        // The configs file, as `flagpole config import` takes it, with `dryRun` and `message` beside "configs".
+        editor.put("configs") { request, context -> Response in
+            let path = context.path
+            let (document, _, options) = try ConfigsDecoder.decode(
+                try await bytes(of: request), optionKeys: Self.optionKeys)
+            let editOptions = try self.options(options, request, actor: context.actor)
+            let outcome = try await store.importConfigs(document, in: path, options: editOptions)
+            return await respond(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+        }
+        reader.get("configs/:config") { request, context -> Response in
+            let name = try context.decodedParameter("config")
+            let snapshot = try await store.configs(in: context.path)
+            guard let config = snapshot.document.config(named: name) else {
+                throw ConfigError.configNotFound(
+                    context.path, name: name, existing: snapshot.document.configs.map(\.name))
+            }
+            return .json(.object(config.jsonObject))
+        }
+        // The definition as in a configs file ("name" optional), with `dryRun` and `message` beside it.
+        editor.put("configs/:config") { request, context -> Response in
+            let path = context.path
+            let (config, options) = try ConfigsDecoder.decodeConfig(
+                try await bytes(of: request), name: try context.decodedParameter("config"), optionKeys: Self.optionKeys)
+            let editOptions = try self.options(options, request, actor: context.actor)
+            let outcome = try await store.setConfig(config, in: path, options: editOptions)
+            return await respond(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+        }
+        editor.delete("configs/:config") { request, context -> Response in
+            let path = context.path
+            let options = try editOptions(
+                try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
+            let outcome = try await store.deleteConfig(
+                named: try context.decodedParameter("config"), in: path, options: options)
+            return await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+        }
+        editor.put("features/:feature/tags") { request, context -> Response in
+            let path = context.path
+            let body = try await body(request, allowed: Self.optionKeys.union(["tags"]))
+            let options = try editOptions(body, request, actor: context.actor)
+            let outcome = try await store.setTags(
+                try body.strings("tags"), ofFeature: try context.feature(), in: path, options: options)
+            return await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+        }
+    }
+
+    private func bytes(of request: Request) async throws -> [UInt8] {
+        Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
+    }
+
+    /// Edit options from the option keys found beside a config: `dryRun`, `message`, and `If-Match`.
+    private func options(_ options: JSONObject, _ request: Request, actor: String) throws -> EditOptions {
+        let isDryRun: Bool
+        switch options["dryRun"] {
+        case nil, .null: isDryRun = false
+        case .bool(let value): isDryRun = value
+        default: throw APIError.invalid("\"dryRun\" must be true or false.", pointer: "/dryRun")
+        }
+        let message: String?
+        switch options["message"] {
+        case nil, .null: message = nil
+        case .string(let text): message = text
+        default: throw APIError.invalid("\"message\" must be a string.", pointer: "/message")
+        }
+        return EditOptions(
+            isDryRun: isDryRun, message: message, actor: actor, expectedRevision: try request.expectedRevision())
+    }
+
+    private func respond(to outcome: ConfigsOutcome, of path: EnvironmentPath, isDryRun: Bool) async -> Response {
+        if outcome.isApplied { await refreshDelivery(of: path) }
+        return .json(outcome.jsonValue(isDryRun: isDryRun))
+    }
+}

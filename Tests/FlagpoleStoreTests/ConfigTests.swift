@@ -1,0 +1,186 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+import Testing
+
+@testable import FlagpoleStore
+
+@Suite("Typed configs")
+struct ConfigTests {
+    static let features = #"""
+        {"features": [
+            {"name": "Onboarding", "test-variations": ["Group A", "Group B"], "test-biases": [50, 50]},
+            {"name": "Dark mode", "enabled": false},
+            {"name": "Pro", "unlocked": false}
+        ]}
+        """#
+
+    static let options = EditOptions(actor: "test")
+
+    static func config(_ text: String) throws -> Config {
+        let name = try #require(JSONParser.parse(Array(text.utf8)).member("name")).node.value
+        guard case .string(let configName) = name else { throw ConfigsRefused([]) }
+        return try ConfigsDecoder.decodeConfig(Array(text.utf8), name: configName).0
+    }
+
+    static func store() async throws -> FeatureStore {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(features)
+        for text in [
+            #"{"name": "mainViewTitle", "type": "string", "default": "Welcome", "follows": "Onboarding", "values": {"Group A": "Welcome", "Group B": "Hello"}}"#,
+            #"{"name": "numberOfItems", "type": "int", "default": 15, "tags": ["ios"]}"#,
+            #"{"name": "ratio", "type": "double", "default": 2, "follows": "Dark mode", "values": {"Enabled": 0.5}}"#,
+            #"{"name": "proBadge", "type": "bool", "default": false, "follows": "Pro", "values": {"Unlocked": true}}"#,
+            #"{"name": "theme", "type": "json", "default": {"accent": "red", "sizes": [1, 2.5]}, "tags": ["ios", "watch"]}"#,
+        ] {
+            try await store.setConfig(try config(text), in: .acmeProduction, options: options)
+        }
+        return store
+    }
+
+    static func dictionary(_ bytes: [UInt8]) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
+    @Test("A user's dictionary has every value of its type, and the value of the variation their features.json pins")
+    func userDictionary() async throws {
+        let store = try await Self.store()
+        let user = UserID(rawValue: "user-7")
+        let configs = try await store.userConfigs(for: user, in: .acmeProduction)
+        let text = String(decoding: configs.bytes, as: UTF8.self)
+        // Integers as integers, doubles always with a point, booleans as true/false.
+        #expect(text.contains(#""numberOfItems": 15"#))
+        #expect(text.contains(#""ratio": 2.0"#))
+        #expect(text.contains(#""proBadge": false"#))
+        #expect(text.contains(#""theme": {"accent":"red","sizes":[1,2.5]}"#))
+        let pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
+        let group = try #require(pinned.assignments.first { $0.feature == "Onboarding" }).variation
+        #expect(
+            try Self.dictionary(configs.bytes)["mainViewTitle"] as? String == (group == "Group A" ? "Welcome" : "Hello")
+        )
+        // Recorded once, whichever document came first.
+        #expect(try await store.allAssignmentEvents(user: user).count == 1)
+    }
+
+    @Test("An unlock, and enabling a flag, change the value of the configs that follow them")
+    func followsFlagsAndUnlocks() async throws {
+        let store = try await Self.store()
+        let user = UserID(rawValue: "buyer")
+        try await store.setUnlocked(true, feature: "Pro", user: user, source: nil, actor: "test", in: .acmeProduction)
+        _ = try await store.setEnabled(true, feature: "Dark mode", in: .acmeProduction, options: Self.options)
+        let dictionary = try Self.dictionary(try await store.userConfigs(for: user, in: .acmeProduction).bytes)
+        #expect(dictionary["proBadge"] as? Bool == true)
+        #expect(dictionary["ratio"] as? Double == 0.5)
+        let shared = try Self.dictionary(try await store.sharedConfigs(in: .acmeProduction).bytes)
+        #expect(shared["proBadge"] as? Bool == false)
+        #expect(shared["ratio"] as? Double == 0.5)
+        #expect(shared["mainViewTitle"] as? String == "Welcome")
+    }
+
+    @Test("?tag= keeps the configs tagged so, in order")
+    func tags() async throws {
+        let store = try await Self.store()
+        let watch = String(
+            decoding: try await store.sharedConfigs(in: .acmeProduction, tag: "watch").bytes, as: UTF8.self)
+        #expect(watch.hasPrefix("{\n    \"theme\"") && !watch.contains("numberOfItems"))
+        let ios = try Self.dictionary(try await store.sharedConfigs(in: .acmeProduction, tag: "ios").bytes)
+        #expect(Set(ios.keys) == ["numberOfItems", "theme"])
+    }
+
+    @Test("A value of the wrong type, an unknown feature or variation, is refused with its path; nothing is written")
+    func refusals() async throws {
+        let store = try await Self.store()
+        let before = try await store.fingerprint()
+        do {
+            _ = try Self.config(#"{"name": "count", "type": "int", "default": "12"}"#)
+            Issue.record("a quoted integer was accepted")
+        } catch let refused as ConfigsRefused {
+            #expect(refused.issues.first?.pointer.description == "/default")
+            #expect(refused.issues.first?.location == SourceLocation(line: 1, column: 45))
+            #expect(refused.issues.first?.fix.contains("without quotes") == true)
+        }
+        for (text, pointer) in [
+            (#"{"name": "x", "type": "string", "default": "a", "follows": "Nope", "values": {}}"#, "/follows"),
+            (
+                #"{"name": "x", "type": "string", "default": "a", "follows": "Onboarding", "values": {"Group C": "c"}}"#,
+                "/values/Group C"
+            ),
+        ] {
+            await #expect {
+                try await store.setConfig(try Self.config(text), in: .acmeProduction, options: Self.options)
+            } throws: { error in
+                guard case ConfigError.refused(_, let issues) = error else { return false }
+                return issues.map(\.pointer.description) == ["/configs/5" + pointer]
+            }
+        }
+        #expect(try await store.fingerprint() == before)
+    }
+
+    @Test("Each change is a revision with audit rows; a rollback restores features and configs together")
+    func revisionsAndRollback() async throws {
+        let store = try await Self.store()
+        // 1 import + 5 configs
+        #expect(try await store.revisions(of: .acmeProduction).count == 6)
+        let audit = try await store.auditRows(ofRevision: 3)
+        #expect(audit.map(\.configName) == ["numberOfItems"] && audit.map(\.change) == ["added"])
+        _ = try await store.setBiases([10, 90], of: "Onboarding", in: .acmeProduction, options: Self.options)
+        // The feature edit keeps the configs.
+        #expect(try await store.configs(in: .acmeProduction).document.configs.count == 5)
+        let deleted = try await store.deleteConfig(named: "ratio", in: .acmeProduction, options: Self.options)
+        #expect(deleted.revision == 8 && deleted.changes.map(\.kind) == [.removed])
+
+        let back = try await store.rollBack(.acmeProduction, to: 2, options: Self.options)
+        #expect(back.isApplied)
+        let snapshot = try await store.configs(in: .acmeProduction)
+        #expect(snapshot.document.configs.map(\.name) == ["mainViewTitle"])
+        #expect(try await store.feature("Onboarding", in: .acmeProduction).feature.testBiases == [50, 50])
+        let diff = try await store.diff(.acmeProduction, from: 8, to: 9)
+        #expect(Set(diff.changes.compactMap(\.config)) == ["numberOfItems", "proBadge", "theme"])
+    }
+
+    @Test("Setting the same config again writes nothing; names are one name as apps compare them")
+    func unchangedAndIdentity() async throws {
+        let store = try await Self.store()
+        let again = try await store.setConfig(
+            try Self.config(#"{"name": "numberOfItems", "type": "int", "default": 15, "tags": ["ios"]}"#),
+            in: .acmeProduction, options: Self.options)
+        #expect(again.isUnchanged && again.revision == 6)
+        // "Café" in NFC, then in NFD: the same key to the app, so the second replaces the first.
+        try await store.setConfig(
+            try Self.config(#"{"name": "Caf\u00e9", "type": "bool", "default": true}"#), in: .acmeProduction,
+            options: Self.options)
+        try await store.setConfig(
+            try Self.config(#"{"name": "Cafe\u0301", "type": "bool", "default": false}"#), in: .acmeProduction,
+            options: Self.options)
+        let names = try await store.configs(in: .acmeProduction).document.configs.map(\.name)
+        #expect(names.count == 6 && names.last == "Cafe\u{301}")
+    }
+
+    @Test(
+        "One user, one group: configs.json and features.json agree for every user of a 10 000-user sample, recorded once"
+    )
+    func invariantOverASample() async throws {
+        let store = try await Self.store()
+        let users = UserID.numbered(10_000)
+        for (index, user) in users.enumerated() {
+            // Half ask for their configs first, half for their features.json.
+            let configs: UserConfigs
+            let pinned: PinnedDocument
+            if index.isMultiple(of: 2) {
+                configs = try await store.userConfigs(for: user, in: .acmeProduction)
+                pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
+            } else {
+                pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
+                configs = try await store.userConfigs(for: user, in: .acmeProduction)
+            }
+            let group = pinned.assignments.first { $0.feature == "Onboarding" }?.variation
+            let title = try Self.dictionary(configs.bytes)["mainViewTitle"] as? String
+            guard title == (group == "Group A" ? "Welcome" : "Hello") else {
+                Issue.record(
+                    "\(user): features.json pins \(group ?? "nothing"), configs.json says \(title ?? "nothing")")
+                return
+            }
+        }
+        #expect(try await store.allAssignmentEvents().count == users.count)
+    }
+}
