@@ -212,7 +212,9 @@ extension FeatureStore {
     /// most `limit` of the latest.
     ///
     /// - throws: `TenancyError.environmentNotFound`.
-    public func revisionChanges(in path: EnvironmentPath, after revision: Int?, limit: Int = 1000) async throws
+    public func revisionChanges(
+        in path: EnvironmentPath, after revision: Int?, limit: Int = 1000
+    ) async throws
         -> [RevisionChange]
     {
         let records = try await read { db in

@@ -56,7 +56,8 @@ extension FeatureStore {
         needed: @escaping @Sendable (PinningPlan) -> [PinningPlan.Test]
     ) async throws -> UserDocumentRead {
         guard let user = context.user else {
-            return UserDocumentRead(user: UserID(rawValue: ""), plan: try await currentPlan(of: path), state: UserState())
+            return UserDocumentRead(
+                user: UserID(rawValue: ""), plan: try await currentPlan(of: path), state: UserState())
         }
         for _ in 0..<Self.readAttempts {
             let read = try await readUserDocument(for: user, in: path)
@@ -64,7 +65,9 @@ extension FeatureStore {
             guard !unrecorded.isEmpty else { return read }
             if read.state.assignments.isEmpty && !admittingNewUser() { throw FlagRefusal.newUserLimited }
             let recorded = try await withCheckedThrowingContinuation { continuation in
-                recordFirstAssignments(of: user, in: unrecorded, under: read.plan.head) { continuation.resume(with: $0) }
+                recordFirstAssignments(of: user, in: unrecorded, under: read.plan.head) {
+                    continuation.resume(with: $0)
+                }
             }
             if let recorded { return read.adding(recorded) }
         }
@@ -160,7 +163,9 @@ extension UserDocumentRead {
         return evaluation(of: stored)
     }
 
-    private static func flag(_ feature: Feature, _ evaluation: Evaluation, context: FlagContext, revision: Int)
+    private static func flag(
+        _ feature: Feature, _ evaluation: Evaluation, context: FlagContext, revision: Int
+    )
         -> FlagEvaluation
     {
         var variant = evaluation.variation

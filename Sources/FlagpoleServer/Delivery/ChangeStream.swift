@@ -194,7 +194,8 @@ struct ChangeStreamRoutes {
                 if let resumeAfter {
                     // After a restore (another generation), only the current revision is certain.
                     let after = resumeAfter.generation == state.generation ? resumeAfter.revision : last.revision - 1
-                    let missed = try await Self.events(in: path, after: after, generation: state.generation, store: store)
+                    let missed = try await Self.events(
+                        in: path, after: after, generation: state.generation, store: store)
                     if !missed.isEmpty {
                         var buffer = ByteBuffer()
                         for event in missed { buffer.writeImmutableBuffer(event.bytes) }
@@ -226,7 +227,9 @@ struct ChangeStreamRoutes {
     }
 
     /// The events of `path`'s revisions after `revision`.
-    static func events(in path: EnvironmentPath, after revision: Int, generation: Int64, store: FeatureStore)
+    static func events(
+        in path: EnvironmentPath, after revision: Int, generation: Int64, store: FeatureStore
+    )
         async throws -> [ChangeEvent]
     {
         try await store.revisionChanges(in: path, after: revision).map {

@@ -46,9 +46,11 @@ struct OFREPRoutes {
             flag = try await delivery.store.evaluateFlag(
                 key, for: body.context, in: path, admittingNewUser: admission(request, context, isAnonymous))
         } catch let problem as FlagProblem {
-            throw OFREPError(problem == .notFound(key: key) ? .notFound : .badRequest, code: problem.code, key: key, problem.details)
+            throw OFREPError(
+                problem == .notFound(key: key) ? .notFound : .badRequest, code: problem.code, key: key, problem.details)
         } catch DocumentError.noRevision {
-            throw OFREPError(.notFound, code: "FLAG_NOT_FOUND", key: key, "\(path) has no revision yet: it has no flags.")
+            throw OFREPError(
+                .notFound, code: "FLAG_NOT_FOUND", key: key, "\(path) has no revision yet: it has no flags.")
         }
         return Self.json(OFREPJSON.evaluation(flag), headers: [.cacheControl: "private, no-store"])
     }
@@ -94,7 +96,9 @@ struct OFREPRoutes {
     // MARK: Access
 
     /// The environment asked for and whether the request is anonymous; `401`/`403`/`404` as OFREP answers.
-    private func access(_ request: Request, context: FlagpoleRequestContext) async throws -> (
+    private func access(
+        _ request: Request, context: FlagpoleRequestContext
+    ) async throws -> (
         EnvironmentPath, isAnonymous: Bool
     ) {
         let presented = request.headers[.authorization] ?? request.headers[.xAPIKey].map { "Bearer \($0)" }
@@ -105,7 +109,8 @@ struct OFREPRoutes {
             else {
                 throw OFREPError(
                     .unauthorized, code: "GENERAL", key: nil,
-                    "The key is malformed, unknown or revoked. Send a key of the environment's tenant as Authorization: Bearer KEY or X-API-Key: KEY.")
+                    "The key is malformed, unknown or revoked. Send a key of the environment's tenant as Authorization: Bearer KEY or X-API-Key: KEY."
+                )
             }
             identity = found
         }
@@ -134,7 +139,9 @@ struct OFREPRoutes {
     }
 
     /// The limit on new users for an anonymous client, as `?user=` delivery has it.
-    private func admission(_ request: Request, _ context: FlagpoleRequestContext, _ isAnonymous: Bool)
+    private func admission(
+        _ request: Request, _ context: FlagpoleRequestContext, _ isAnonymous: Bool
+    )
         -> @Sendable () -> Bool
     {
         guard isAnonymous else { return { true } }
@@ -193,7 +200,8 @@ struct OFREPRoutes {
     private static func response(to error: OFREPError) -> Response {
         var headers = error.headers
         headers[.contentType] = "application/json"
-        return Response(status: error.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.body)))
+        return Response(
+            status: error.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.body)))
     }
 
     private static func json(_ bytes: [UInt8], headers: HTTPFields) -> Response {

@@ -10,7 +10,9 @@ struct KeyTable {
     /// A key that is not revoked, found by the prefix of a presented secret: its row id, role,
     /// SHA-256, tenant's slug (`nil` for a server key) and the environment it is scoped to, if
     /// any. The caller compares the digests, in constant time.
-    func activeKey(prefix: String) throws -> (
+    func activeKey(
+        prefix: String
+    ) throws -> (
         id: Int64, role: String, digest: Data, tenant: String?, environment: String?
     )? {
         try Row.fetchOne(
