@@ -139,8 +139,12 @@ extension FeatureStore {
             let current = try ConfigsDocument(stored: latest?.configs)
             var next = current
             try change(&next, features)
+            // Only what this change writes is checked: a config an import made stale (its feature
+            // gone) gives its default, and must not block changes to the others.
             let issues = next.configs.enumerated().flatMap { index, config in
-                config.problems(beside: features, at: JSONPointer.root.appending("configs").appending(index))
+                let unchanged = current.config(named: config.name).map { $0.isIdentical(to: config) } ?? false
+                return unchanged
+                    ? [] : config.problems(beside: features, at: JSONPointer.root.appending("configs").appending(index))
             }
             if !issues.isEmpty { throw ConfigError.refused(path, issues: issues) }
             let changes = ConfigsDiff.changes(from: current, to: next)

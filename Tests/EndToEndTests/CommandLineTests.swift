@@ -408,10 +408,11 @@ struct CommandLineTests {
         #expect(first.stdout.contains("New Onboarding  ·  Feature On/Off A/B Test"))
         #expect(first.stdout.contains("\"owner\": \"growth-team@example.com\""))
         #expect(first.stdout.contains("10000 users recorded now, 0 already recorded."))
-        #expect(first.stdout.contains("Dry run: this would be revision 2. Nothing was written."))
+        #expect(first.stdout.contains("\"discountRate\": 2.0"))
+        #expect(first.stdout.contains("Dry run: this would be revision 3. Nothing was written."))
         let second = try cli.run(["demo"])
         #expect(second.status == 0)
-        #expect(second.stdout.contains("identical to revision 1"))
+        #expect(second.stdout.contains("identical to revision 2"))
         #expect(second.stdout.contains("0 users recorded now, 10000 already recorded."))
         // The plan's recorded movers are the same both times: the dry run wrote nothing.
         let movers = { (output: String) in

@@ -133,7 +133,12 @@ struct OFREPRoutes {
                     .unauthorized, code: "GENERAL", key: nil,
                     "\(path) is private: send a key of its tenant as Authorization: Bearer KEY or X-API-Key: KEY.")
             }
-            try identity.authorize(.delivery, on: path)
+            // OFREP has no "looks like an unknown environment": a key that is not for it is refused.
+            guard identity.reaches(path), identity.permits(.delivery, on: path.tenant) else {
+                throw OFREPError(
+                    .forbidden, code: "GENERAL", key: nil,
+                    "This key is not for \(path): use a key of tenant \(path.tenant) (a delivery key scoped to another environment won't do).")
+            }
         }
         return (path, identity == nil)
     }
@@ -186,7 +191,9 @@ struct OFREPRoutes {
             error.headers[.retryAfter] = String(Int(max(1, (1 / delivery.newUsers.limit.rate).rounded(.up))))
             return Self.response(to: error)
         } catch let error as TenancyError {
-            return Self.response(to: OFREPError(.notFound, code: "GENERAL", key: key, error.description))
+            // The spec's single-flag 404 is a flag not found, which is what a provider makes of any 404.
+            return Self.response(
+                to: OFREPError(.notFound, code: key == nil ? "GENERAL" : "FLAG_NOT_FOUND", key: key, error.description))
         } catch let error as APIError {
             return Self.response(to: OFREPError(error.status, code: "GENERAL", key: key, error.message))
         } catch {

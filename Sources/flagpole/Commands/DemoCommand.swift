@@ -43,8 +43,11 @@ struct DemoCommand: AsyncParsableCommand {
         section("4. The export, ready for CDN upload")
         Console.out(bytes: try await store.revision(of: path).document)
 
+        section("5. Typed configs, as SwiftFeatureConfigs apps load them: configs.json for everyone")
+        Console.out(bytes: try await store.sharedConfigs(in: path).bytes)
+
         section(
-            "5. A phased roll-out of \"\(Self.rollout)\": \(Self.demoUsers.count) users recorded, then 10 % → 20 % planned"
+            "6. A phased roll-out of \"\(Self.rollout)\": \(Self.demoUsers.count) users recorded, then 10 % → 20 % planned"
         )
         let assigned = try await store.assign(Self.demoUsers, to: Self.rollout, in: path)
         Console.out("\(assigned.recorded) users recorded now, \(assigned.known) already recorded.")
@@ -58,6 +61,8 @@ struct DemoCommand: AsyncParsableCommand {
             flagpole bias set "\(Self.rollout)" 20 80 --tenant \(path.tenant)
             flagpole assignments --tenant \(path.tenant) --limit 10
             flagpole export --tenant \(path.tenant) --user demo-user-7
+            flagpole config export --tenant \(path.tenant) --format dictionary --user demo-user-7
+            flagpole evaluate --tenant \(path.tenant) --user demo-user-7
             flagpole feature list --tenant \(path.tenant)
             flagpole revisions --tenant \(path.tenant)
             flagpole export --all --dir ./cdn
