@@ -115,7 +115,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [
-                .embedInCode("Resources/example-features.json")
+                .embedInCode("Resources/example-features.json"),
+                .embedInCode("Resources/example-configs.json"),
             ]
         ),
 

@@ -10,3 +10,17 @@ ALTER TABLE revisions ADD COLUMN configs BLOB;
 -- The config an audit row is about, for a revision that changes configs (feature_name is then
 -- NULL, unless the row is about a feature's tags).
 ALTER TABLE audit ADD COLUMN config_name TEXT;
+
+-- A delivery key can be scoped to one environment of its tenant: what an OpenFeature provider
+-- configured with a bare host presents, so that the key alone says which environment it reads.
+-- NULL: every environment of the tenant (every key until now).
+ALTER TABLE api_keys ADD COLUMN environment_id INTEGER REFERENCES environments(id) ON DELETE CASCADE
+    CHECK (environment_id IS NULL OR role = 'delivery');
+
+-- Secrets the server signs with, made once per database, so that what it signs (the tokens of
+-- change-stream URLs) stays valid across restarts and, later, across instances.
+CREATE TABLE server_secrets (
+    name TEXT PRIMARY KEY,
+    secret BLOB NOT NULL CHECK (length(secret) = 32),
+    created_at INTEGER NOT NULL
+);

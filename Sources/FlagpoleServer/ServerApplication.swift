@@ -73,7 +73,9 @@ public enum ServerApplication {
             server: .http1(configuration: .init(additionalChannelHandlers: [DeliveryFastPath(delivery: delivery)])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
-            services: [poller],
+            services: [
+                poller, ChangeBroadcasterService(broadcaster: delivery.cache.changes, store: store, logger: logger),
+            ],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }
@@ -99,6 +101,9 @@ public enum ServerApplication {
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         delivery.register(on: router)
+        let tokens = StreamTokens(store: store)
+        OFREPRoutes(delivery: delivery, tokens: tokens).register(on: router)
+        ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(store: store, cache: cache, maxBodySize: configuration.maxBodySize).register(
             on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)

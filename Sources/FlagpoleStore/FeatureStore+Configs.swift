@@ -196,3 +196,35 @@ extension FeatureStore {
         return (plan.revision, plan.sharedConfigs(tagged: tag))
     }
 }
+
+/// A revision as a change stream announces it.
+public struct RevisionChange: Hashable, Sendable {
+    public var revision: Int
+    public var createdAt: Date
+    /// The revision's features.json, as delivered.
+    public var features: [UInt8]
+    /// Its configs.json for a client that names no user, as delivered.
+    public var configs: [UInt8]
+}
+
+extension FeatureStore {
+    /// The environment's revisions after `revision` (all of them when `nil`), oldest first, at
+    /// most `limit` of the latest.
+    ///
+    /// - throws: `TenancyError.environmentNotFound`.
+    public func revisionChanges(
+        in path: EnvironmentPath, after revision: Int?, limit: Int = 1000
+    ) async throws
+        -> [RevisionChange]
+    {
+        let records = try await read { db in
+            try db.environments.revisions(after: revision ?? 0, limit: limit, in: try db.environments.scope(of: path))
+        }
+        return try records.map { record in
+            let features = DocumentDecoder.decode(Array(record.document)).document?.features ?? []
+            return RevisionChange(
+                revision: record.number, createdAt: record.createdAt, features: Array(record.document),
+                configs: try ConfigsDocument(stored: record.configs).sharedDictionary(beside: features))
+        }
+    }
+}

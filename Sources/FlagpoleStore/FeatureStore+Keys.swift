@@ -7,28 +7,37 @@ extension FeatureStore {
     /// Makes a key for `owner` with `role` and returns its secret, which is never stored: the
     /// store keeps its SHA-256 and its first characters (`APIKeyInfo.prefix`).
     ///
-    /// - throws: `TenancyError.tenantNotFound`, `KeyError.invalidKeyRole` (a server key must
-    ///   be `serverAdmin` and a tenant key must not).
-    public func createKey(for owner: KeyOwner, role: KeyRole, name: String = "") async throws -> CreatedKey {
+    /// - parameter environment: scopes a delivery key to one environment of its tenant.
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`,
+    ///   `KeyError.invalidKeyRole` (a server key must be `serverAdmin` and a tenant key must not),
+    ///   `KeyError.scopedKeyNotDelivery`.
+    public func createKey(
+        for owner: KeyOwner, role: KeyRole, name: String = "", environment: EnvironmentName? = nil
+    ) async throws -> CreatedKey {
         guard (owner == .server) == (role == .serverAdmin) else { throw KeyError.invalidKeyRole(role, owner: owner) }
+        if environment != nil && role != .delivery { throw KeyError.scopedKeyNotDelivery(role) }
         return try await write { db in
-            let tenantID: Int64? =
-                switch owner {
-                case .server: nil
-                case .tenant(let slug): try db.tenants.scope(of: slug).id
+            var tenantID: Int64?
+            var environmentID: Int64?
+            if case .tenant(let slug) = owner {
+                tenantID = try db.tenants.scope(of: slug).id
+                environmentID = try environment.map {
+                    try db.environments.scope(of: EnvironmentPath(tenant: slug, environment: $0)).id
                 }
+            }
             let now = Date()
             // A prefix is 32 random bits: a clash is rare, and the UNIQUE index makes it harmless.
             while true {
                 let secret = APIKeySecret.generate()
                 if try db.keys.hasKey(prefix: secret.prefix) { continue }
                 try db.keys.insert(
-                    tenantID: tenantID, role: role, prefix: secret.prefix, digest: secret.digest, name: name,
-                    createdAt: now)
+                    tenantID: tenantID, environmentID: environmentID, role: role, prefix: secret.prefix,
+                    digest: secret.digest, name: name, createdAt: now)
                 return CreatedKey(
                     secret: secret.value,
                     info: APIKeyInfo(
-                        prefix: secret.prefix, owner: owner, role: role, name: name, createdAt: now, revokedAt: nil))
+                        prefix: secret.prefix, owner: owner, role: role, name: name, createdAt: now, revokedAt: nil,
+                        environment: environment))
             }
         }
     }
@@ -122,8 +131,9 @@ extension Database {
     func identity(of presented: APIKeySecret) throws -> (keyID: Int64, identity: KeyIdentity)? {
         guard let key = try keys.activeKey(prefix: presented.prefix),
             ConstantTime.isEqual(key.digest, presented.digest),
-            let identity = KeyIdentity(prefix: presented.prefix, role: key.role, tenant: key.tenant)
+            var identity = KeyIdentity(prefix: presented.prefix, role: key.role, tenant: key.tenant)
         else { return nil }
+        identity.environment = key.environment.map(EnvironmentName.init(rawValue:))
         return (key.id, identity)
     }
 
@@ -134,6 +144,16 @@ extension Database {
         switch owner {
         case .server: try keys.keys(of: owner, tenantID: nil)
         case .tenant(let slug): try keys.keys(of: owner, tenantID: tenants.scope(of: slug).id)
+        }
+    }
+}
+
+extension FeatureStore {
+    /// The database's secret named `name` (32 random bytes, made on first use), for what the
+    /// server signs; the same for every process and every restart on this database.
+    public func secret(named name: String) async throws -> [UInt8] {
+        try await write { db in
+            try db.keys.secret(named: name, makingIt: (0..<32).map { _ in UInt8.random(in: 0...255) }, now: Date())
         }
     }
 }

@@ -73,8 +73,7 @@ struct PinningPlan: Sendable {
         configsDocument = configs
         self.configs = configs.configs.map { config in
             let index = config.follows.flatMap { indexByKey[Feature.nameKey($0)] }
-            return PlannedConfig(
-                config: config, featureIndex: index, shared: index.map { features[$0].feature.sharedVariation } ?? nil)
+            return PlannedConfig(config: config, featureIndex: index)
         }
     }
 
@@ -86,7 +85,7 @@ struct PinningPlan: Sendable {
 
     /// The configs dictionary of a client that names no user: tests give their default.
     func sharedConfigs(tagged tag: String?) -> [UInt8] {
-        ConfigsDictionary.rendered(configs(tagged: tag).map { ($0.config.name, $0.sharedValue) })
+        configsDocument.sharedDictionary(beside: document.features, tagged: tag)
     }
 
     /// The user's document: every test pinned to `assignments` (by feature id, one for every
@@ -117,26 +116,12 @@ struct PlannedConfig: Sendable {
     /// The index of the followed feature in the plan's features; `nil` when it follows none, or
     /// one the document no longer has (it then gives its default).
     let featureIndex: Int?
-    /// What the followed feature shows every user, when that needs no user (a flag, a disabled test).
-    let shared: String?
 
     /// The value for a user whose app shows `evaluation` of the followed feature.
     func value(for evaluation: Evaluation?) -> ConfigValue {
         config.value(for: evaluation?.variation).value
     }
 
-    /// The value for a client that names no user.
-    var sharedValue: ConfigValue {
-        config.value(for: shared).value
-    }
-}
-
-extension Feature {
-    /// What the feature shows every user alike, `nil` for a test that splits them.
-    var sharedVariation: String? {
-        if kind == .unlockFlag { return unlocked == true ? "Unlocked" : "Locked" }
-        return isEnabled && isBucketed ? nil : variation(at: 0)
-    }
 }
 
 /// A user's group in one test, as recorded (or about to be).

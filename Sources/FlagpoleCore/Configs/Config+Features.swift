@@ -10,6 +10,28 @@ extension Feature {
     }
 }
 
+extension Feature {
+    /// What the feature shows every user alike (`Evaluation.variation`), `nil` for a test that
+    /// splits them.
+    public var sharedVariation: String? {
+        if kind == .unlockFlag { return unlocked == true ? "Unlocked" : "Locked" }
+        return isEnabled && isBucketed ? nil : variation(at: 0)
+    }
+}
+
+extension ConfigsDocument {
+    /// The configs dictionary of a client that names no user, beside `features` (the same
+    /// revision's): flags give the value of their state, tests their default.
+    public func sharedDictionary(beside features: [Feature], tagged tag: String? = nil) -> [UInt8] {
+        let byKey = Dictionary(features.map { (Feature.nameKey($0.name), $0) }, uniquingKeysWith: { first, _ in first })
+        return ConfigsDictionary.rendered(
+            configs.filter { tag.map($0.tags.contains) ?? true }.map { config in
+                let feature = config.follows.flatMap { byKey[Feature.nameKey($0)] }
+                return (config.name, config.value(for: feature?.sharedVariation).value)
+            })
+    }
+}
+
 extension Config {
     /// What is wrong with the config beside `features`, the current document's: a followed
     /// feature must exist, and each value must be for one of its variations.

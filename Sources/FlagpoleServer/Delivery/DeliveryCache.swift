@@ -71,23 +71,29 @@ final class DeliveryCache: Sendable {
         /// Keeps `reading` unless the state held is more recent: reads that finish out of
         /// order (a poll and a refresh after a write) never take delivery back in time. A reading
         /// of a later generation (a restore) drops everything held: its revisions may be older,
-        /// or hold other documents under the same numbers.
-        mutating func merge(_ reading: DeliveryState, of path: EnvironmentPath) {
-            if reading.generation < generation { return }
+        /// or hold other documents under the same numbers. Returns whether the reading brings
+        /// a revision (or a generation) other than the one held.
+        mutating func merge(_ reading: DeliveryState, of path: EnvironmentPath) -> Bool {
+            if reading.generation < generation { return false }
             if reading.generation > generation {
                 self = State(generation: reading.generation)
             }
-            if let held = current[path], !reading.isAtLeastAsRecent(as: held) { return }
+            let held = current[path]
+            if let held, !reading.isAtLeastAsRecent(as: held) { return false }
             current[path] = reading
+            return held?.revision != reading.revision || held?.generation != reading.generation
         }
     }
 
     private let state = Mutex(State())
     /// Past revisions kept beside the current ones; current documents are never evicted.
     let pastRevisionLimit: Int
+    /// Told of every new revision the cache takes, for the change streams.
+    let changes: ChangeBroadcaster
 
-    init(pastRevisionLimit: Int = 64) {
+    init(pastRevisionLimit: Int = 64, changes: ChangeBroadcaster = ChangeBroadcaster()) {
         self.pastRevisionLimit = pastRevisionLimit
+        self.changes = changes
     }
 
     func current(_ path: EnvironmentPath) -> DeliveryState? {
@@ -112,7 +118,7 @@ final class DeliveryCache: Sendable {
 
     /// Takes a reading of one environment's state, unless a more recent one is held.
     func setCurrent(_ delivery: DeliveryState, of path: EnvironmentPath) {
-        state.withLock { $0.merge(delivery, of: path) }
+        if state.withLock({ $0.merge(delivery, of: path) }) { changes.notice(delivery, of: path) }
     }
 
     /// Reads `path`'s state after a write, so its deliveries serve the new revision at once.
@@ -124,9 +130,8 @@ final class DeliveryCache: Sendable {
 
     /// Takes a reading of every environment's state, keeping any more recent one held.
     func setCurrent(_ states: [EnvironmentPath: DeliveryState]) {
-        state.withLock { state in
-            for (path, reading) in states { state.merge(reading, of: path) }
-        }
+        let changed = state.withLock { state in states.filter { state.merge($0.value, of: $0.key) } }
+        for (path, reading) in changed { changes.notice(reading, of: path) }
     }
 
     /// Keeps `document` of `generation`, unless a restore has made that generation stale.

@@ -261,7 +261,7 @@ struct DeliveryAccessMiddleware: RouterMiddleware {
             let state = try await delivery.currentState(of: path)
             if state.settings.isPrivate {
                 // Only a private environment needs a key: a public one never looks at it.
-                try await PresentedKey.of(request, in: delivery.store).identity().authorize(.delivery, on: path.tenant)
+                try await PresentedKey.of(request, in: delivery.store).identity().authorize(.delivery, on: path)
             }
             context.deliveryAccess = DeliveryAccess(path: path, state: state)
         } catch TenancyError.tenantNotFound, TenancyError.environmentNotFound {

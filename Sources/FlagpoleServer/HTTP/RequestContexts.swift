@@ -174,6 +174,13 @@ extension KeyIdentity {
         guard sees(tenant) else { throw TenancyError.tenantNotFound(tenant) }
         guard permits(role, on: tenant) else { throw APIError.forbidden(needs: role.rawValue) }
     }
+
+    /// `authorize(_:on:)` for the environment at `path`: a key scoped to another environment of
+    /// the tenant gets the `404` of an unknown environment, as another tenant's key does.
+    func authorize(_ role: KeyRole, on path: EnvironmentPath) throws {
+        try authorize(role, on: path.tenant)
+        guard reaches(path) else { throw TenancyError.environmentNotFound(path, existing: []) }
+    }
 }
 
 // MARK: The path

@@ -35,6 +35,8 @@ public struct APIKeyInfo: Hashable, Sendable {
     public var name: String
     public var createdAt: Date
     public var revokedAt: Date?
+    /// The one environment a delivery key is scoped to; `nil`: every environment of its tenant.
+    public var environment: EnvironmentName? = nil
 }
 
 /// A key just made: the only time its secret exists outside the caller's hands.
@@ -48,6 +50,14 @@ public struct KeyIdentity: Hashable, Sendable {
     public var prefix: String
     public var owner: KeyOwner
     public var role: KeyRole
+    /// The one environment a delivery key is scoped to; `nil`: every environment of its tenant.
+    public var environment: EnvironmentName? = nil
+
+    /// Whether the key may reach the environment at `path` at all (its tenant's, and the one
+    /// it is scoped to if it is); what it may do there is `permits(_:on:)`'s to say.
+    public func reaches(_ path: EnvironmentPath) -> Bool {
+        sees(path.tenant) && (environment == nil || environment == path.environment)
+    }
 
     /// Whether this key may act on `tenant` with at least `role`. Delivery keys only fetch.
     public func permits(_ role: KeyRole, on tenant: TenantSlug) -> Bool {

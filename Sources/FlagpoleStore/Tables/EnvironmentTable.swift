@@ -175,6 +175,13 @@ struct EnvironmentTable {
             arguments: [scope.tenant.id, scope.id, number])?[0]
     }
 
+    /// The environment's revisions numbered above `number`, oldest first: the latest `limit`.
+    func revisions(after number: Int, limit: Int, in scope: EnvironmentScope) throws -> [RevisionRecord] {
+        try RevisionRecord.owned(by: scope.tenant)
+            .filter(RevisionRecord.Columns.environmentID == scope.id && RevisionRecord.Columns.number > number)
+            .order(RevisionRecord.Columns.number.desc).limit(limit).fetchAll(db).reversed()
+    }
+
     /// The environment's revisions in brief, newest first.
     func revisionSummaries(in scope: EnvironmentScope) throws -> [RevisionSummary] {
         try Row.fetchAll(

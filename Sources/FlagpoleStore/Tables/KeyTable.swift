@@ -8,16 +8,21 @@ struct KeyTable {
     let db: Database
 
     /// A key that is not revoked, found by the prefix of a presented secret: its row id, role,
-    /// SHA-256 and tenant's slug (`nil` for a server key). The caller compares the digests, in
-    /// constant time.
-    func activeKey(prefix: String) throws -> (id: Int64, role: String, digest: Data, tenant: String?)? {
+    /// SHA-256, tenant's slug (`nil` for a server key) and the environment it is scoped to, if
+    /// any. The caller compares the digests, in constant time.
+    func activeKey(
+        prefix: String
+    ) throws -> (
+        id: Int64, role: String, digest: Data, tenant: String?, environment: String?
+    )? {
         try Row.fetchOne(
             db.cachedStatement(
                 sql: """
-                    SELECT k.id, k.role, k.sha256, t.slug FROM api_keys k LEFT JOIN tenants t ON t.id = k.tenant_id
+                    SELECT k.id, k.role, k.sha256, t.slug, e.name FROM api_keys k
+                    LEFT JOIN tenants t ON t.id = k.tenant_id LEFT JOIN environments e ON e.id = k.environment_id
                     WHERE k.prefix = ? AND k.revoked_at IS NULL
                     """), arguments: [prefix]
-        ).map { ($0[0], $0[1], $0[2], $0[3]) }
+        ).map { ($0[0], $0[1], $0[2], $0[3], $0[4]) }
     }
 
     /// Whether any key, revoked or not, has `prefix`.
@@ -26,11 +31,16 @@ struct KeyTable {
     }
 
     /// Stores a key by its prefix and digest: the secret itself is never stored.
-    func insert(tenantID: Int64?, role: KeyRole, prefix: String, digest: [UInt8], name: String, createdAt: Date) throws
-    {
+    func insert(
+        tenantID: Int64?, environmentID: Int64?, role: KeyRole, prefix: String, digest: [UInt8], name: String,
+        createdAt: Date
+    ) throws {
         try db.execute(
-            sql: "INSERT INTO api_keys (tenant_id, role, prefix, sha256, name, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [tenantID, role.rawValue, prefix, Data(digest), name, createdAt.unixMilliseconds])
+            sql: """
+                INSERT INTO api_keys (tenant_id, environment_id, role, prefix, sha256, name, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [tenantID, environmentID, role.rawValue, prefix, Data(digest), name, createdAt.unixMilliseconds])
     }
 
     /// The keys of `owner` (whose tenant is `tenantID`, `nil` for the server), revoked ones
@@ -39,7 +49,11 @@ struct KeyTable {
         let rows: [Row] =
             if let tenantID {
                 try Row.fetchAll(
-                    db, sql: "SELECT * FROM api_keys WHERE tenant_id = ? ORDER BY id", arguments: [tenantID])
+                    db,
+                    sql: """
+                        SELECT k.*, e.name AS environment FROM api_keys k LEFT JOIN environments e ON e.id = k.environment_id
+                        WHERE k.tenant_id = ? ORDER BY k.id
+                        """, arguments: [tenantID])
             } else {
                 try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE tenant_id IS NULL ORDER BY id")
             }
@@ -47,7 +61,8 @@ struct KeyTable {
             APIKeyInfo(
                 prefix: row["prefix"], owner: owner, role: KeyRole(rawValue: row["role"]) ?? .reader, name: row["name"],
                 createdAt: Date(unixMilliseconds: row["created_at"]),
-                revokedAt: (row["revoked_at"] as Int64?).map(Date.init(unixMilliseconds:)))
+                revokedAt: (row["revoked_at"] as Int64?).map(Date.init(unixMilliseconds:)),
+                environment: (row["environment"] as String?).map(EnvironmentName.init(rawValue:)))
         }
     }
 
@@ -84,6 +99,17 @@ struct KeyTable {
     /// Ends the session whose token has `digest`.
     func closeSession(digest: [UInt8]) throws {
         try db.execute(sql: "DELETE FROM sessions WHERE sha256 = ?", arguments: [Data(digest)])
+    }
+
+    // MARK: Secrets
+
+    /// The server's secret named `name`, made with `random` the first time it is asked for.
+    func secret(named name: String, makingIt random: @autoclosure () -> [UInt8], now: Date) throws -> [UInt8] {
+        try db.execute(
+            sql: "INSERT INTO server_secrets (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+            arguments: [name, Data(random()), now.unixMilliseconds])
+        let secret = try Data.fetchOne(db, sql: "SELECT secret FROM server_secrets WHERE name = ?", arguments: [name])!
+        return Array(secret)
     }
 
     /// Ends every session: a restored file brings back no sign-in.

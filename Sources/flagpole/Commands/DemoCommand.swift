@@ -65,14 +65,22 @@ struct DemoCommand: AsyncParsableCommand {
             """)
     }
 
-    /// Creates the tenant if needed and imports the example file: a no-op the second time.
+    /// Creates the tenant (and the environment) if needed and imports the example file and its
+    /// configs: a no-op the second time.
     static func importExample(into store: FeatureStore, path: EnvironmentPath) async throws -> ImportOutcome {
         if try await !store.tenants().contains(where: { $0.slug == path.tenant }) {
             try await store.createTenant(path.tenant, name: "Demo App")
         }
-        return try await store.importDocument(
+        if try await !store.environments(of: path.tenant).contains(where: { $0.path == path }) {
+            try await store.createEnvironment(path)
+        }
+        let outcome = try await store.importDocument(
             PackageResources.example_features_json, into: path,
             options: ImportOptions(message: "demo import", actor: Actor.current))
+        let (configs, _) = try ConfigsDecoder.decode(PackageResources.example_configs_json)
+        try await store.importConfigs(
+            configs, in: path, options: EditOptions(message: "demo configs", actor: Actor.current))
+        return outcome
     }
 
     /// The example file's on/off A/B test, at 10 % for the new onboarding.

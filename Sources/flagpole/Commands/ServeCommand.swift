@@ -106,6 +106,10 @@ struct ServeCommand: AsyncParsableCommand {
         let path = EnvironmentPath(tenant: TenantSlug(rawValue: "demo"), environment: .production)
         _ = try await DemoCommand.importExample(into: store, path: path)
         _ = try await store.assign(DemoCommand.demoUsers, to: DemoCommand.rollout, in: path)
+        // The same data in a private environment, which takes a key.
+        let staging = EnvironmentPath(tenant: path.tenant, environment: EnvironmentName(rawValue: "staging"))
+        _ = try await DemoCommand.importExample(into: store, path: staging)
+        try await store.updateDelivery(of: staging) { $0.isPrivate = true }
         let key = try await store.createKey(for: .tenant(path.tenant), role: .admin, name: "serve --demo").secret
         return { base in
             """
@@ -115,6 +119,9 @@ struct ServeCommand: AsyncParsableCommand {
             Try:
               curl -i \(base)/t/demo/production/features.json
               curl -i '\(base)/t/demo/production/features.json?user=demo-user-7'
+              curl -i '\(base)/t/demo/production/configs.json?user=demo-user-7'
+              curl -d '{"context": {"targetingKey": "demo-user-7"}}' \(base)/t/demo/production/ofrep/v1/evaluate/flags
+              curl -N \(base)/t/demo/production/changes
               curl -H 'Authorization: Bearer \(key)' \(base)/api/v1/tenants/demo/environments/production/features
               curl -H 'Authorization: Bearer \(key)' -d '{"biases": [20, 80], "dryRun": true}' \\
                    '\(base)/api/v1/tenants/demo/environments/production/features/New%20Onboarding/biases'

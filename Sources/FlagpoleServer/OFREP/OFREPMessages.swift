@@ -1,0 +1,126 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import NIOCore
+
+/// What an OFREP request asks for: the evaluation context of its body.
+struct OFREPRequest {
+    let context: FlagContext
+    /// The context as sent, compact: a bulk ETag covers it, so one user never gets a `304` for
+    /// another's flags.
+    let contextBytes: [UInt8]
+
+    /// Reads `{"context": {"targetingKey": "…", "development": true, …}}`.
+    ///
+    /// - throws: `OFREPError` `PARSE_ERROR` or `INVALID_CONTEXT`, for `key` when a single flag.
+    init(_ bytes: [UInt8], key: String?) throws {
+        let node: JSONNode
+        do {
+            node = try JSONParser.parse(bytes)
+        } catch {
+            let location = SourceLocator(bytes).location(of: error.offset)
+            throw OFREPError(
+                .badRequest, code: "PARSE_ERROR", key: key,
+                "The body is not JSON at line \(location.line), column \(location.column): \(error.message)")
+        }
+        guard case .object = node.content, let member = node.member("context") else {
+            throw OFREPError(
+                .badRequest, code: "INVALID_CONTEXT", key: key,
+                #"The body must be {"context": {"targetingKey": "USER ID", …}}."#)
+        }
+        guard case .object(let context) = member.node.value else {
+            throw OFREPError(.badRequest, code: "INVALID_CONTEXT", key: key, "\"context\" must be an object.")
+        }
+        var user: UserID?
+        switch context["targetingKey"] {
+        case nil, .null: break
+        case .string(let text) where text.isEmpty: break
+        case .string(let text):
+            do {
+                user = try UserID(validating: text)
+            } catch {
+                throw OFREPError(.badRequest, code: "INVALID_CONTEXT", key: key, "context.targetingKey: \(error)")
+            }
+        default:
+            throw OFREPError(
+                .badRequest, code: "INVALID_CONTEXT", key: key, "context.targetingKey must be a string: the user's id.")
+        }
+        self.context = FlagContext(user: user, isDevelopment: context["development"] == .bool(true))
+        contextBytes = JSONWriter(style: .compact).bytes(of: .object(context))
+    }
+}
+
+/// An OFREP error answer: `{"key"?, "errorCode", "errorDetails"}` with its status.
+struct OFREPError: Error {
+    let status: HTTPResponse.Status
+    let code: String
+    let key: String?
+    let details: String
+    var headers: HTTPFields = [:]
+
+    init(_ status: HTTPResponse.Status, code: String, key: String?, _ details: String) {
+        self.status = status
+        self.code = code
+        self.key = key
+        self.details = details
+    }
+
+    var body: [UInt8] {
+        var object = JSONObject()
+        if let key { object.append("key", .string(key)) }
+        object.append("errorCode", .string(code))
+        object.append("errorDetails", .string(details))
+        return JSONWriter(style: .compact).bytes(of: .object(object))
+    }
+}
+
+/// The JSON of OFREP answers, written by hand where a value's type must show: a double keeps
+/// its decimal point (`2.0`), which `JSONValue` would drop.
+enum OFREPJSON {
+    static func evaluation(_ flag: FlagEvaluation, into output: inout [UInt8]) {
+        output.append(contentsOf: #"{"key":"#.utf8)
+        JSONWriter.writeString(flag.key, into: &output)
+        output.append(contentsOf: #","value":"#.utf8)
+        flag.value.writeJSON(into: &output)
+        output.append(contentsOf: #","reason":""#.utf8)
+        output.append(contentsOf: flag.reason.rawValue.utf8)
+        output.append(contentsOf: #"","variant":"#.utf8)
+        JSONWriter.writeString(flag.variant, into: &output)
+        output.append(contentsOf: #","metadata":{"revision":"#.utf8)
+        output.append(contentsOf: String(flag.revision).utf8)
+        output.append(contentsOf: #","kind":"#.utf8)
+        JSONWriter.writeString(flag.kind, into: &output)
+        if let label = flag.label {
+            output.append(contentsOf: #","label":"#.utf8)
+            JSONWriter.writeString(label, into: &output)
+        }
+        output.append(contentsOf: "}}".utf8)
+    }
+
+    static func evaluation(_ flag: FlagEvaluation) -> [UInt8] {
+        var output: [UInt8] = []
+        evaluation(flag, into: &output)
+        return output
+    }
+
+    /// `{"flags": [...], "metadata": {"revision": N}, "eventStreams": [...]}`.
+    static func bulk(_ evaluations: FlagEvaluations, changesURI: String) -> [UInt8] {
+        var output: [UInt8] = Array(#"{"flags":["#.utf8)
+        for (index, result) in evaluations.flags.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            switch result {
+            case .success(let flag): evaluation(flag, into: &output)
+            case .failure(let problem):
+                output.append(
+                    contentsOf: OFREPError(.ok, code: problem.code, key: problem.key, problem.details).body)
+            }
+        }
+        output.append(contentsOf: #"],"metadata":{"revision":"#.utf8)
+        output.append(contentsOf: String(evaluations.revision).utf8)
+        output.append(contentsOf: #"},"eventStreams":[{"type":"sse","endpoint":{"requestUri":"#.utf8)
+        JSONWriter.writeString(changesURI, into: &output)
+        output.append(contentsOf: #"},"inactivityDelaySec":120}]}"#.utf8)
+        return output
+    }
+}
