@@ -183,17 +183,8 @@ extension FeatureStore {
     /// tagged `tag` only when one is given: flags give the value of their state, tests their default.
     ///
     /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`.
-    public func sharedConfigs(
-        in path: EnvironmentPath, tag: String? = nil
-    ) async throws -> (
-        revision: Int, bytes: [UInt8]
-    ) {
-        let plan = try await read { db in
-            let head = try db.environments.head(of: path)
-            guard head.revision != nil else { throw DocumentError.noRevision(path) }
-            return try currentPlan(in: db, head: head)
-        }
-        return (plan.revision, plan.sharedConfigs(tagged: tag))
+    public func sharedConfigs(in path: EnvironmentPath, tag: String? = nil) async throws -> UserConfigs {
+        try await currentPlan(of: path).sharedConfigs(tagged: tag)
     }
 }
 
@@ -224,7 +215,8 @@ extension FeatureStore {
             let features = DocumentDecoder.decode(Array(record.document)).document?.features ?? []
             return RevisionChange(
                 revision: record.number, createdAt: record.createdAt, features: Array(record.document),
-                configs: try ConfigsDocument(stored: record.configs).sharedDictionary(beside: features))
+                configs: ConfigsDictionary.rendered(
+                    try ConfigsDocument(stored: record.configs).sharedEntries(beside: features)))
         }
     }
 }

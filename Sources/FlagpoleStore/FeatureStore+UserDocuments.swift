@@ -217,19 +217,28 @@ public struct UserDocumentRead: Sendable {
     /// The user's configs dictionary, those tagged `tag` only when one is given; needs a group in
     /// every test the configs follow (`isComplete` is enough).
     public func configs(tag: String? = nil) -> UserConfigs {
-        let entries = plan.configs(tagged: tag).map { planned in
-            (planned.config.name, planned.value(for: planned.featureIndex.map { evaluation(of: plan.features[$0]) }))
-        }
-        return UserConfigs(revision: plan.revision, bytes: ConfigsDictionary.rendered(entries), isRecorded: isRecorded)
+        UserConfigs(
+            revision: plan.revision,
+            entries: plan.configs(tagged: tag).map { planned in
+                (
+                    planned.config.name,
+                    planned.value(for: planned.featureIndex.map { evaluation(of: plan.features[$0]) })
+                )
+            }, isRecorded: isRecorded)
     }
 }
 
-/// One user's configs dictionary: the flat JSON object SwiftFeatureConfigs' `loadInMemoryFeatures` takes.
-public struct UserConfigs: Hashable, Sendable {
+/// One user's configs dictionary (or a client's that names no user): what SwiftFeatureConfigs'
+/// `loadInMemoryFeatures` takes.
+public struct UserConfigs: Sendable {
     public var revision: Int
-    public var bytes: [UInt8]
-    /// See `PinnedDocument.isRecorded`.
+    /// Each config's value, in the configs' order.
+    public var entries: [(key: String, value: ConfigValue)]
+    /// See `PinnedDocument.isRecorded`; `true` when no user is named.
     public var isRecorded: Bool
+
+    /// The dictionary as JSON, the body of configs.json.
+    public var bytes: [UInt8] { ConfigsDictionary.rendered(entries) }
 }
 
 /// What the store has recorded of one user in one environment.

@@ -84,8 +84,10 @@ struct PinningPlan: Sendable {
     }
 
     /// The configs dictionary of a client that names no user: tests give their default.
-    func sharedConfigs(tagged tag: String?) -> [UInt8] {
-        configsDocument.sharedDictionary(beside: document.features, tagged: tag)
+    func sharedConfigs(tagged tag: String?) -> UserConfigs {
+        UserConfigs(
+            revision: revision, entries: configsDocument.sharedEntries(beside: document.features, tagged: tag),
+            isRecorded: true)
     }
 
     /// The user's document: every test pinned to `assignments` (by feature id, one for every

@@ -19,6 +19,8 @@ struct Flagpole: AsyncParsableCommand {
             TenantCommand.self,
             EnvCommand.self,
             FeatureCommand.self,
+            ConfigCommand.self,
+            EvaluateCommand.self,
             BiasCommand.self,
             RolloutCommand.self,
             AssignCommand.self,

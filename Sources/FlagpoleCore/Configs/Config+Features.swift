@@ -22,13 +22,16 @@ extension Feature {
 extension ConfigsDocument {
     /// The configs dictionary of a client that names no user, beside `features` (the same
     /// revision's): flags give the value of their state, tests their default.
-    public func sharedDictionary(beside features: [Feature], tagged tag: String? = nil) -> [UInt8] {
+    public func sharedEntries(
+        beside features: [Feature], tagged tag: String? = nil
+    ) -> [(
+        key: String, value: ConfigValue
+    )] {
         let byKey = Dictionary(features.map { (Feature.nameKey($0.name), $0) }, uniquingKeysWith: { first, _ in first })
-        return ConfigsDictionary.rendered(
-            configs.filter { tag.map($0.tags.contains) ?? true }.map { config in
-                let feature = config.follows.flatMap { byKey[Feature.nameKey($0)] }
-                return (config.name, config.value(for: feature?.sharedVariation).value)
-            })
+        return configs.filter { tag.map($0.tags.contains) ?? true }.map { config in
+            let feature = config.follows.flatMap { byKey[Feature.nameKey($0)] }
+            return (config.name, config.value(for: feature?.sharedVariation).value)
+        }
     }
 }
 

@@ -73,8 +73,9 @@ struct DeliveryRoutes {
             return Self.response(document, to: request, cacheControl: cacheControl)
         }
         Self.cacheMisses.increment()
-        let (revision, bytes) = try await store.sharedConfigs(in: path, tag: tag)
-        let document = RenderedDocument(revision: revision, bytes: bytes)
+        let configs = try await store.sharedConfigs(in: path, tag: tag)
+        let revision = configs.revision
+        let document = RenderedDocument(revision: revision, bytes: configs.bytes)
         if tag == nil {
             cache.insert(
                 document, for: DeliveryCache.Key(path: path, revision: revision, kind: .configs),

@@ -73,34 +73,17 @@ struct OFREPError: Error {
         object.append("errorDetails", .string(details))
         return JSONWriter(style: .compact).bytes(of: .object(object))
     }
+
+    init(_ status: HTTPResponse.Status, _ problem: FlagProblem) {
+        self.init(status, code: problem.code, key: problem.key, problem.details)
+    }
 }
 
-/// The JSON of OFREP answers, written by hand where a value's type must show: a double keeps
-/// its decimal point (`2.0`), which `JSONValue` would drop.
+/// The JSON of OFREP answers (see `FlagEvaluation.writeJSON(into:)`).
 enum OFREPJSON {
-    static func evaluation(_ flag: FlagEvaluation, into output: inout [UInt8]) {
-        output.append(contentsOf: #"{"key":"#.utf8)
-        JSONWriter.writeString(flag.key, into: &output)
-        output.append(contentsOf: #","value":"#.utf8)
-        flag.value.writeJSON(into: &output)
-        output.append(contentsOf: #","reason":""#.utf8)
-        output.append(contentsOf: flag.reason.rawValue.utf8)
-        output.append(contentsOf: #"","variant":"#.utf8)
-        JSONWriter.writeString(flag.variant, into: &output)
-        output.append(contentsOf: #","metadata":{"revision":"#.utf8)
-        output.append(contentsOf: String(flag.revision).utf8)
-        output.append(contentsOf: #","kind":"#.utf8)
-        JSONWriter.writeString(flag.kind, into: &output)
-        if let label = flag.label {
-            output.append(contentsOf: #","label":"#.utf8)
-            JSONWriter.writeString(label, into: &output)
-        }
-        output.append(contentsOf: "}}".utf8)
-    }
-
     static func evaluation(_ flag: FlagEvaluation) -> [UInt8] {
         var output: [UInt8] = []
-        evaluation(flag, into: &output)
+        flag.writeJSON(into: &output)
         return output
     }
 
@@ -110,10 +93,9 @@ enum OFREPJSON {
         for (index, result) in evaluations.flags.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             switch result {
-            case .success(let flag): evaluation(flag, into: &output)
+            case .success(let flag): flag.writeJSON(into: &output)
             case .failure(let problem):
-                output.append(
-                    contentsOf: OFREPError(.ok, code: problem.code, key: problem.key, problem.details).body)
+                output.append(contentsOf: JSONWriter(style: .compact).bytes(of: problem.jsonValue))
             }
         }
         output.append(contentsOf: #"],"metadata":{"revision":"#.utf8)

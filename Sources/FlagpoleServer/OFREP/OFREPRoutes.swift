@@ -47,7 +47,7 @@ struct OFREPRoutes {
                 key, for: body.context, in: path, admittingNewUser: admission(request, context, isAnonymous))
         } catch let problem as FlagProblem {
             throw OFREPError(
-                problem == .notFound(key: key) ? .notFound : .badRequest, code: problem.code, key: key, problem.details)
+                problem == .notFound(key: key) ? .notFound : .badRequest, problem)
         } catch DocumentError.noRevision {
             throw OFREPError(
                 .notFound, code: "FLAG_NOT_FOUND", key: key, "\(path) has no revision yet: it has no flags.")

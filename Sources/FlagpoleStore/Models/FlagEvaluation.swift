@@ -71,3 +71,35 @@ public struct FlagEvaluations: Hashable, Sendable {
         self.flags = flags
     }
 }
+
+extension FlagEvaluation {
+    /// The evaluation as OFREP answers it: `{"key", "value", "reason", "variant", "metadata":
+    /// {"revision", "kind", "label"?}}`, compact. Written by hand because a value's type must
+    /// show: a double keeps its decimal point (`2.0`), which `JSONValue` would drop.
+    public func writeJSON(into output: inout [UInt8]) {
+        output.append(contentsOf: #"{"key":"#.utf8)
+        JSONWriter.writeString(key, into: &output)
+        output.append(contentsOf: #","value":"#.utf8)
+        value.writeJSON(into: &output)
+        output.append(contentsOf: #","reason":""#.utf8)
+        output.append(contentsOf: reason.rawValue.utf8)
+        output.append(contentsOf: #"","variant":"#.utf8)
+        JSONWriter.writeString(variant, into: &output)
+        output.append(contentsOf: #","metadata":{"revision":"#.utf8)
+        output.append(contentsOf: String(revision).utf8)
+        output.append(contentsOf: #","kind":"#.utf8)
+        JSONWriter.writeString(kind, into: &output)
+        if let label {
+            output.append(contentsOf: #","label":"#.utf8)
+            JSONWriter.writeString(label, into: &output)
+        }
+        output.append(contentsOf: "}}".utf8)
+    }
+}
+
+extension FlagProblem {
+    /// `{"key", "errorCode", "errorDetails"}`, as OFREP answers a flag without a value.
+    public var jsonValue: JSONValue {
+        ["key": .string(key), "errorCode": .string(code), "errorDetails": .string(details)]
+    }
+}

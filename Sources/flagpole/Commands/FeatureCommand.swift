@@ -2,12 +2,39 @@ import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
 
-/// `flagpole feature list|show|enable|disable`.
+/// `flagpole feature list|show|enable|disable|tag`.
 struct FeatureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feature",
         abstract: "Inspect an environment's features, and switch them on or off.",
-        subcommands: [List.self, Show.self, Enable.self, Disable.self])
+        subcommands: [List.self, Show.self, Enable.self, Disable.self, Tag.self])
+
+    struct Tag: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a feature's tags (none: remove them), as a new revision; features.json is left as it is.",
+            discussion: """
+                Tags select what a client asks for: configs.json?tag=ios, OFREP bulk evaluation ?tag=ios, \
+                `flagpole evaluate --tag ios`. A "tags" array written in the feature's features.json counts too.
+                """)
+
+        @Argument(help: "The feature's name.")
+        var name: String
+
+        @Argument(help: "The tags, such as ios watch.")
+        var tags: [String] = []
+
+        @OptionGroup var environment: EnvironmentOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var revision: RevisionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let outcome = try await store.setTags(
+                tags, ofFeature: name, in: try environment.path(), options: revision.options())
+            ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

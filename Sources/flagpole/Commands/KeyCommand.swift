@@ -41,6 +41,12 @@ struct KeyCommand: ParsableCommand {
         @Option(help: "A note to recognise the key by, such as \"ci\".")
         var name = ""
 
+        @Option(
+            help: ArgumentHelp(
+                "Scope a delivery key to one environment: an OpenFeature provider given only the host then reads this environment.",
+                valueName: "name"))
+        var env: String?
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var output: OutputOptions
 
@@ -53,13 +59,20 @@ struct KeyCommand: ParsableCommand {
                 guard let role, let parsed = KeyRole(rawValue: role), parsed != .serverAdmin else {
                     throw ValidationError("Pass --role admin, editor, reader or delivery.")
                 }
+                if let env {
+                    guard parsed == .delivery else {
+                        throw ValidationError("Only a delivery key is scoped to one environment: pass --role delivery.")
+                    }
+                    _ = try EnvironmentOptions.path(tenant: owner.tenant ?? "", environment: env)
+                }
             }
         }
 
         func run() async throws {
             let keyOwner = try owner.owner()
             let keyRole = keyOwner == .server ? KeyRole.serverAdmin : KeyRole(rawValue: role ?? "")!
-            let created = try await database.openStore().createKey(for: keyOwner, role: keyRole, name: name)
+            let created = try await database.openStore().createKey(
+                for: keyOwner, role: keyRole, name: name, environment: env.map(EnvironmentName.init(rawValue:)))
             if output.json {
                 var object = created.info.jsonObject
                 object.append("key", .string(created.secret))

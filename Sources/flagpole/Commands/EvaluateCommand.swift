@@ -1,0 +1,87 @@
+import ArgumentParser
+import FlagpoleCore
+import FlagpoleStore
+
+/// `flagpole evaluate`: every flag (or one) as an OpenFeature client receives it over OFREP.
+struct EvaluateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evaluate",
+        abstract: "Evaluate the environment's features and configs for a user, as OpenFeature clients receive them.",
+        discussion: """
+            The same evaluation as OFREP: a value, the variant it comes from, the reason and the revision. A user's \
+            first assignments are recorded, as by their app's first fetch, so the answer stays theirs.
+            """)
+
+    @OptionGroup var environment: EnvironmentOptions
+
+    @Option(help: ArgumentHelp("The user's id (OpenFeature's targetingKey).", valueName: "id"))
+    var user: String?
+
+    @Option(help: ArgumentHelp("Only this feature or config.", valueName: "key"))
+    var flag: String?
+
+    @Option(help: ArgumentHelp("Only the flags tagged so.", valueName: "tag"))
+    var tag: String?
+
+    @Flag(help: "As a debug build: development flags are on.")
+    var development = false
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        _ = try user.map(UserOptions.id)
+        if flag != nil && tag != nil { throw ValidationError("--tag filters all flags: drop it with --flag.") }
+    }
+
+    func run() async throws {
+        let path = try environment.path()
+        let store = try database.openStore(user == nil ? .readOnly : .readWrite)
+        let context = FlagContext(user: try user.map(UserOptions.id), isDevelopment: development)
+        if let flag {
+            do {
+                let evaluation = try await store.evaluateFlag(flag, for: context, in: path)
+                if output.json {
+                    var bytes: [UInt8] = []
+                    evaluation.writeJSON(into: &bytes)
+                    Console.out(bytes: bytes + [UInt8(ascii: "\n")])
+                } else {
+                    Console.out(Self.table([.success(evaluation)]))
+                }
+            } catch let problem as FlagProblem {
+                if output.json { Console.json(problem.jsonValue) }
+                throw CommandFailure("\(problem.code): \(problem.details)")
+            }
+            return
+        }
+        let evaluations = try await store.evaluateFlags(for: context, tag: tag, in: path)
+        if output.json {
+            var bytes = Array(#"{"flags":["#.utf8)
+            for (index, result) in evaluations.flags.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                switch result {
+                case .success(let evaluation): evaluation.writeJSON(into: &bytes)
+                case .failure(let problem): bytes += JSONWriter(style: .compact).bytes(of: problem.jsonValue)
+                }
+            }
+            bytes += Array(#"],"metadata":{"revision":\#(evaluations.revision)}}"#.utf8) + [UInt8(ascii: "\n")]
+            Console.out(bytes: bytes)
+        } else {
+            Console.out("revision \(evaluations.revision)\(user.map { "  ·  user \($0)" } ?? "  ·  no user")")
+            Console.out(Self.table(evaluations.flags))
+        }
+    }
+
+    private static func table(_ flags: [Result<FlagEvaluation, FlagProblem>]) -> String {
+        var table = TextTable("FLAG", "VALUE", "VARIANT", "REASON", "KIND")
+        for result in flags {
+            switch result {
+            case .success(let flag):
+                table.append(flag.key, ConfigCommand.shown(flag.value), flag.variant, flag.reason.rawValue, flag.kind)
+            case .failure(let problem):
+                table.append(problem.key, "-", "-", problem.code, "")
+            }
+        }
+        return table.text
+    }
+}
