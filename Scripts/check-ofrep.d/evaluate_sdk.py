@@ -144,7 +144,7 @@ class Part:
         )
         if ofrep_first:
             pinned, configs, revision = fetch_pinned(pinned_client, env, user)
-        where = f"{domain} ({env}), user {user!r}"
+        where = f"{domain}{'' if domain == env else f' ({env})'}, user {user!r}"
         for name, flag_type, context, details in answers:
             expected = expected_answer(name, pinned, context)
             check_details(details, name, flag_type, expected, revision, where + (f", context {context}" if context else ""))

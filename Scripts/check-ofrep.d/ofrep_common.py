@@ -380,6 +380,8 @@ class EventStream:
         self.comments = []  # (seconds since opened, text)
         self.skipped = []
         self.body = b""
+        self.ending = None  # why the stream ended, when it did
+        self._closing = False
         if self.status == 200:
             self._socket.settimeout(None)
             threading.Thread(target=self._read, daemon=True).start()
@@ -423,18 +425,19 @@ class EventStream:
                         event_type = value
                     elif field == "id" and "\0" not in value:
                         last_id = value
-        except (OSError, http.client.HTTPException, ValueError):
-            pass
+            self.ending = "the server closed it"
+        except Exception as error:  # noqa: BLE001 - closing from the other thread ends a read anyhow
+            self.ending = "closed by the check" if self._closing else f"reading failed: {error!r}"
         self.events.put(_END)
 
     def next_event(self, timeout, waiting_for):
         try:
             event = self.events.get(timeout=timeout)
         except queue.Empty:
-            raise CheckFailed(f"{self.where}: no event within {timeout} s while waiting for {waiting_for}; before it: {self.skipped!r}")
+            raise CheckFailed(f"{self.where}: no event within {timeout:.0f} s while waiting for {waiting_for}; before it: {self.skipped!r}")
         if event is _END:
             self.events.put(_END)
-            raise CheckFailed(f"{self.where}: the stream ended while waiting for {waiting_for}; before it: {self.skipped!r}")
+            raise CheckFailed(f"{self.where}: the stream ended ({self.ending}) while waiting for {waiting_for}; before it: {self.skipped!r}")
         return event
 
     def wait_for(self, predicate, timeout, waiting_for):
@@ -447,6 +450,7 @@ class EventStream:
             self.skipped.append(event)
 
     def close(self):
+        self._closing = True
         try:
             self._socket.shutdown(2)
         except (OSError, AttributeError):

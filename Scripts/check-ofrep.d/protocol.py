@@ -2,14 +2,17 @@
 (the Python provider only calls single evaluation).
 
     python3 protocol.py before-restart --origin URL --key fp_… --delivery-key fp_… --binary PATH --db FILE --state FILE
-    python3 protocol.py after-restart  --origin URL --key fp_… --binary PATH --db FILE --state FILE
+    python3 protocol.py after-restart  --origin URL --key fp_… --delivery-key fp_… --binary PATH --db FILE --state FILE
 
-before-restart: single evaluation on the wire (errors, escaped keys, 405, keys and the host
-root), then bulk evaluation: one item per flag, a strong ETag, 304 on If-None-Match, no 304
-across users or contexts, event streams, errors; the ETags are saved in --state.
-after-restart (the same database, a new process): the saved ETags again, then the change
-stream: an event per CLI write with Flagpole's revision, resuming with Last-Event-ID, the
-heartbeat, and `?tag=` filtering.
+before-restart: single evaluation on the wire (errors, escaped keys, 405, keys of the private
+environment and at the host root), then bulk evaluation: one item per flag,
+a strong ETag, 304 on If-None-Match, no 304 across users or contexts, event streams, errors; the
+answers and ETags are saved in --state.
+after-restart (the same database, a new process): the saved answers and ETags again, then the
+change stream: an event per write (CLI and admin API) with Flagpole's revision, resuming with
+Last-Event-ID, the heartbeat; `?tag=` filtering; last, the 429 of the limit on new users, with
+integer Retry-After, as the Python provider reads it; and keys of another tenant or scoped to
+another environment refused on the private environment.
 """
 
 import argparse
@@ -80,8 +83,8 @@ def strong_etag(exchange):
     return etag
 
 
-def cli(options, *arguments):
-    command = [options.binary, *arguments, "--tenant", "demo", "--db", options.db]
+def cli(options, *arguments, tenant="demo"):
+    command = [options.binary, *arguments, *(["--tenant", tenant] if tenant else []), "--db", options.db]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise CheckFailed(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
@@ -129,6 +132,12 @@ class Part:
         for user in ["demo-user-7", "ofrep-protocol-user-1"]:
             pinned, _, revision = fetch_pinned(client, PUBLIC_ENV, user)
             self.single_answers(client, PUBLIC_ENV, user, pinned, revision, f"production, user {user!r}")
+
+        # Attributes of every JSON type beside the targetingKey are the provider's to send.
+        attributes = {"email": "a@example.com", "age": 42, "ratio": 0.5, "beta": False, "tags": ["a", 1], "address": {"country": "CA"}, "none": None}
+        exchange = client.post(single_path(PUBLIC_ENV, "Example A/B Test"), context_of("demo-user-7", **attributes)).expect_status(200)
+        pinned, _, revision = fetch_pinned(client, PUBLIC_ENV, "demo-user-7")
+        self.success(exchange, exchange.json(), "Example A/B Test", pinned, revision, "with attributes of every JSON type")
 
         # Escaped keys: a slash inside a key, and non-ASCII bytes, are one path segment.
         exchange = client.post(single_path(PUBLIC_ENV, "Example A/B Test"), context_of("demo-user-7")).expect_status(200)
@@ -218,6 +227,21 @@ class Part:
         exchange = self.private.post(single_path(None, "Example Feature Flag"), context_of("demo-user-7"))
         exchange.expect(400 <= exchange.status < 500, "expected a 4xx: an admin key is not scoped to one environment")
         self.count("keys", len(ALL_FLAGS) + 5)
+
+    def isolation(self):
+        """Keys read only what they are for: a key of another tenant reads none of demo's private
+        environments, and a delivery key scoped to production not staging. Run last, so that a
+        failure here hides no other check."""
+        anonymous = Client(self.options.origin, PLAIN)
+        cli(self.options, "tenant", "create", "ofrep-other", tenant=False)
+        created = cli(self.options, "key", "create", "--role", "admin", tenant="ofrep-other")
+        other = re.search(r"fp_[0-9a-f]{48}", created)
+        expect(other, f"`flagpole key create --tenant ofrep-other` printed no key: {created}")
+        for headers in [{"Authorization": f"Bearer {other.group()}"}, {"Authorization": f"Bearer {self.options.delivery_key}"}]:
+            for path in [single_path(PRIVATE_ENV, "Example Feature Flag"), bulk_path(PRIVATE_ENV)]:
+                exchange = anonymous.post(path, context_of("demo-user-7"), headers=headers)
+                exchange.expect(exchange.status in (401, 403), "expected 401 or 403: the key is not for demo/staging")
+                self.count("isolation")
 
     # -----------------------------------------------------------------------------------------
     # Bulk evaluation and ETags
@@ -321,7 +345,9 @@ class Part:
 
     def save(self):
         """The bulk answers and ETags of each context, production's and one of the private
-        environment's (whose answer carries a signed stream token), for after the restart."""
+        environment's (whose answer carries a stream token signed per 12-hour window: a run that
+        straddles 00:00 or 12:00 UTC between the two stages would see a new one), for after the
+        restart."""
         saved = []
         for env, context in [(PUBLIC_ENV, context) for context in self.CONTEXTS] + [(PRIVATE_ENV, context_of("demo-user-7"))]:
             client = self.public if env == PUBLIC_ENV else self.private
@@ -467,19 +493,79 @@ class Part:
         self.count("tags", 4)
 
 
+class RateLimit:
+    """An anonymous client may have only so many users new to the store recorded (`serve
+    --new-user-rate`, `--new-user-burst`; 10 a second, 100 at once by default): past it, an
+    evaluation that would record one answers 429 with `Retry-After` in integer seconds, which
+    the Python provider parses (it can't parse the spec's ISO 8601 example) and then honours.
+    Run last: it leaves this client without new users for a moment."""
+
+    LIMIT = 400  # requests in a row without a 429 before the check gives up
+
+    def __init__(self, options):
+        self.options = options
+        self.client = Client(options.origin, PLAIN)
+        self.users = 0
+
+    def new_user(self):
+        self.users += 1
+        return f"ofrep-rate-limited-{self.users}"
+
+    def flood(self, path):
+        for _ in range(self.LIMIT):
+            exchange = self.client.post(path, context_of(self.new_user()))
+            if exchange.status == 429:
+                retry_after = exchange.header("Retry-After") or ""
+                exchange.expect(re.fullmatch(r"[0-9]+", retry_after), f"expected Retry-After in integer seconds, got {retry_after!r}")
+                return exchange
+            exchange.expect_status(200)
+        raise CheckFailed(f"POST {path}: no 429 after {self.LIMIT} users new to the store from one anonymous client in a row")
+
+    def check(self):
+        from openfeature import api
+        from openfeature.contrib.provider.ofrep import OFREPProvider
+        from openfeature.evaluation_context import EvaluationContext
+        from openfeature.exception import ErrorCode
+
+        self.flood(single_path(PUBLIC_ENV, "Example MVT Test"))
+        self.flood(bulk_path(PUBLIC_ENV))
+        provider = OFREPProvider(f"{self.options.origin}{env_base(PUBLIC_ENV)}")
+        api.set_provider(provider, domain="rate-limited")
+        client = api.get_client(domain="rate-limited")
+        for _ in range(5):
+            retry_after = int(self.flood(single_path(PUBLIC_ENV, "Example MVT Test")).header("Retry-After"))
+            details = client.get_string_details("Example MVT Test", "default", EvaluationContext(targeting_key=self.new_user()))
+            if details.error_code is None:
+                continue  # the client's allowance refilled between the two requests: again
+            expect(
+                details.error_code == ErrorCode.GENERAL and details.error_message == f"Rate limited, retry after: {retry_after}"
+                and provider.retry_after is not None,
+                f"expected the provider to read the 429's Retry-After ({retry_after}), got {details.error_code} "
+                f"{details.error_message!r}, retry_after {provider.retry_after!r}",
+            )
+            if retry_after == 0:
+                return
+            details = client.get_string_details("Example MVT Test", "default", EvaluationContext(targeting_key="demo-user-7"))
+            expect(
+                details.error_code == ErrorCode.GENERAL and (details.error_message or "").startswith("OFREP evaluation paused"),
+                f"expected the provider to pause until Retry-After passed, got {details.error_code} {details.error_message!r}",
+            )
+            return
+        raise CheckFailed("the provider never met the 429 the requests before it got (five tries)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("stage", choices=["before-restart", "after-restart"])
     parser.add_argument("--origin", required=True)
     parser.add_argument("--key", required=True)
-    parser.add_argument("--delivery-key")
+    parser.add_argument("--delivery-key", required=True, help="a delivery key scoped to demo/production")
     parser.add_argument("--binary", required=True)
     parser.add_argument("--db", required=True)
     parser.add_argument("--state", required=True)
     options = parser.parse_args()
     part = Part(options)
     if options.stage == "before-restart":
-        expect(options.delivery_key, "--delivery-key is needed before the restart")
         part.single()
         part.keys()
         part.bulk()
@@ -497,6 +583,7 @@ def main():
     resumed = part.changes()
     part.tags(resumed)
     resumed.close()
+    RateLimit(options).check()
     wait = heartbeat.opened + HEARTBEAT + 2 - time.monotonic()
     if wait > 0:
         time.sleep(wait)
@@ -508,8 +595,11 @@ def main():
     c = part.counts
     print(
         f"check-ofrep: after a restart: {c['restart']} bulk ETags unchanged; change stream: {c['events']} events "
-        f"(CLI and admin API writes) with Flagpole's revision, resumed with Last-Event-ID, heartbeat; ?tag= filters"
+        f"(CLI and admin API writes) with Flagpole's revision, resumed with Last-Event-ID, heartbeat; ?tag= filters; 429 with integer Retry-After, "
+        f"single and bulk, honoured by the provider"
     )
+    part.isolation()
+    print(f"check-ofrep: isolation: {part.counts['isolation']} requests to demo/staging with keys for elsewhere refused")
 
 
 if __name__ == "__main__":
