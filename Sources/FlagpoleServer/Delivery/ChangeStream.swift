@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// One event of a change stream: a revision, as OFREP's `refetchEvaluation` with Flagpole's own
@@ -75,8 +76,8 @@ final class ChangeBroadcaster: Sendable {
         notices.yield((path, state))
     }
 
-    /// Opens a stream on `path`; it ends when the returned stream is dropped.
-    func subscribe(_ path: EnvironmentPath) -> AsyncStream<Message> {
+    /// Opens a stream on `path`; it ends when the returned stream is dropped or finished.
+    func subscribe(_ path: EnvironmentPath) -> (AsyncStream<Message>, AsyncStream<Message>.Continuation) {
         let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: .unbounded)
         let id = streams.withLock { streams in
             streams.nextID += 1
@@ -89,12 +90,17 @@ final class ChangeBroadcaster: Sendable {
                 if streams.byPath[path]?.isEmpty == true { streams.byPath[path] = nil }
             }
         }
-        return stream
+        return (stream, continuation)
     }
 
     /// Turns notices into events, one at a time so every stream hears revisions in order, and
-    /// beats the heart; until the task is cancelled.
+    /// beats the heart; until the task is cancelled, when every stream ends (a server shutting
+    /// down waits for its open responses).
     func run(store: FeatureStore, logger: Logger) async {
+        defer {
+            let open = streams.withLock { $0.byPath.values.flatMap(\.values) }
+            for continuation in open { continuation.finish() }
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 while !Task.isCancelled {
@@ -183,7 +189,7 @@ struct ChangeStreamRoutes {
         }
         let resumeAfter = request.headers[.lastEventID].flatMap(Self.revision(ofEventID:))
         // Subscribe before reading what was missed, so nothing falls between the two.
-        let messages = broadcaster.subscribe(path)
+        let (messages, subscription) = broadcaster.subscribe(path)
         let store = delivery.store
         return Response(
             status: .ok,
@@ -203,24 +209,29 @@ struct ChangeStreamRoutes {
                         last.revision = missed.last!.change.revision
                     }
                 }
-                for await message in messages {
-                    switch message {
-                    case .heartbeat:
-                        try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                    case .events(let buffer, let first, let lastRevision, let generation):
-                        if generation != last.generation || first == last.revision + 1 {
-                            try await writer.write(buffer)
-                            last = (generation, lastRevision)
-                        } else if lastRevision > last.revision {
-                            // Revisions this stream has not had fall outside the events: read them.
-                            let missed = try await Self.events(
-                                in: path, after: last.revision, generation: generation, store: store)
-                            var buffer = ByteBuffer()
-                            for event in missed { buffer.writeImmutableBuffer(event.bytes) }
-                            try await writer.write(buffer)
-                            last = (generation, missed.last?.change.revision ?? last.revision)
+                // A server shutting down waits for its open responses: end this one then.
+                try await withGracefulShutdownHandler {
+                    for await message in messages {
+                        switch message {
+                        case .heartbeat:
+                            try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                        case .events(let buffer, let first, let lastRevision, let generation):
+                            if generation != last.generation || first == last.revision + 1 {
+                                try await writer.write(buffer)
+                                last = (generation, lastRevision)
+                            } else if lastRevision > last.revision {
+                                // Revisions this stream has not had fall outside the events: read them.
+                                let missed = try await Self.events(
+                                    in: path, after: last.revision, generation: generation, store: store)
+                                var buffer = ByteBuffer()
+                                for event in missed { buffer.writeImmutableBuffer(event.bytes) }
+                                try await writer.write(buffer)
+                                last = (generation, missed.last?.change.revision ?? last.revision)
+                            }
                         }
                     }
+                } onGracefulShutdown: {
+                    subscription.finish()
                 }
                 try await writer.finish(nil)
             })
