@@ -150,12 +150,10 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         delivery.store.finish(
             read, admittingNewUser: { limiter.admit(client) },
             completion: { result in
-                let answer = result.map {
-                    $0.map { DeliveryRoutes.pinnedAnswer($0.document(), to: request.headerFields) }
-                }
+                let reply = result.map { $0.map(answer) }
                 handler.eventLoop.execute {
                     let (handler, context) = handler.value
-                    handler.finishAwaiting(with: (try? answer.get()) ?? nil, context: context)
+                    handler.finishAwaiting(with: (try? reply.get()) ?? nil, context: context)
                 }
             })
         return .awaiting(request, hasEnded: false)
