@@ -43,6 +43,12 @@ struct IsolationMatrixTests {
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/stats": .reader,
         "GET /api/v1/tenants/{tenant}/environments/{env}/unlocks": .reader,
         "GET /api/v1/tenants/{tenant}/environments/{env}/evaluate": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/configs": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/configs": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/tags": .editor,
     ]
 
     /// The routes of the real router that act on one tenant.
@@ -72,6 +78,8 @@ struct IsolationMatrixTests {
             .replacingOccurrences(of: "{feature}", with: segment(feature))
             .replacingOccurrences(of: "{user}", with: "user-1")
             .replacingOccurrences(of: "{prefix}", with: keyPrefix)
+            .replacingOccurrences(of: "{config}", with: "mainViewTitle")
+            .replacingOccurrences(of: "{key}", with: segment(TestServer.abTest))
             + (template.hasSuffix("/diff") ? "?from=1&to=1" : template.hasSuffix("/evaluate") ? "?user=user-1" : "")
     }
 
@@ -128,11 +136,17 @@ struct IsolationMatrixTests {
         #expect(before.count == 1)
     }
 
-    /// The routes anyone may call: delivery (a private environment's key is checked by its
-    /// middleware), operations, signing in and the dashboard's assets. Every other route must be
-    /// registered under an authenticated context.
+    /// The routes anyone may call: delivery, OFREP under an environment and its change stream
+    /// (a private environment's key, or the stream's token, is checked before anything is read),
+    /// operations, signing in and the dashboard's assets. Every other route must be registered
+    /// under an authenticated context, or be OFREP at the host's root, which needs a key scoped
+    /// to one environment.
     static let publicRoutes: Set<String> = [
         "GET /t/{tenant}/{env}/features.json",
+        "GET /t/{tenant}/{env}/configs.json",
+        "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags/{key}",
+        "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags",
+        "GET /t/{tenant}/{env}/changes",
         "GET /healthz",
         "GET /metrics",
         "GET /login",
@@ -170,6 +184,14 @@ struct IsolationMatrixTests {
                     let delivery = try await client.send(
                         route.method, uri, key: server.key("acme", .delivery), body: "{}")
                     #expect(delivery.status == .forbidden, "\(name) with a delivery key: \(delivery.status)")
+                } else if route.template.hasPrefix("/ofrep/") {
+                    // OFREP at the root answers in OFREP's shape: the environment is the key's.
+                    #expect(anonymous.status == .unauthorized, "\(name) without a key: \(anonymous.status)")
+                    #expect(try anonymous.json["errorCode"] == .string("GENERAL"), "\(name)")
+                    let unscoped = try await client.send(
+                        route.method, uri, key: server.key("acme", .delivery), body: "{}")
+                    #expect(
+                        unscoped.status == .forbidden, "\(name) with a key of no one environment: \(unscoped.status)")
                 } else {
                     #expect(anonymous.status == .seeOther, "\(name) without a session: \(anonymous.status)")
                     #expect(

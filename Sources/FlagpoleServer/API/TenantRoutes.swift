@@ -68,13 +68,16 @@ extension AdminAPI {
         }
         tenantAdmin.post("tenants/:tenant/keys") { request, context -> Response in
             let slug = context.tenant
-            let body = try await body(request, allowed: ["role", "name"])
+            let body = try await body(request, allowed: ["role", "name", "environment"])
             let roleName = try body.requiredString("role")
             guard let role = KeyRole(rawValue: roleName), role != .serverAdmin else {
                 throw APIError.invalid(
                     "\"role\" must be admin, editor, reader or delivery, not \"\(roleName)\".", pointer: "/role")
             }
-            let created = try await store.createKey(for: .tenant(slug), role: role, name: try body.string("name") ?? "")
+            // A delivery key may be scoped to one environment of the tenant (OFREP at the host's root needs one).
+            let environment = try body.string("environment").map { try EnvironmentName(validating: $0) }
+            let created = try await store.createKey(
+                for: .tenant(slug), role: role, name: try body.string("name") ?? "", environment: environment)
             var object = created.info.jsonObject
             object.append("key", .string(created.secret))
             return .json(.object(object), status: .created)

@@ -258,7 +258,8 @@ extension Evaluation {
 extension APIKeyInfo {
     public var jsonValue: JSONValue { .object(jsonObject) }
 
-    /// Never the secret: only the prefix that recognises the key.
+    /// Never the secret: only the prefix that recognises the key; `environment` is the one a
+    /// delivery key is scoped to, or null.
     public var jsonObject: JSONObject {
         let tenant: JSONValue =
             switch owner {
@@ -272,6 +273,7 @@ extension APIKeyInfo {
             "name": .string(name),
             "createdAt": .string(createdAt.iso8601),
             "revokedAt": revokedAt.map { .string($0.iso8601) } ?? .null,
+            "environment": environment.map { .string($0.rawValue) } ?? .null,
         ]
     }
 }
