@@ -86,6 +86,8 @@ let package = Package(
             // The dashboard's templates and assets, compiled in like the migrations.
             resources: [
                 .embedInCode("Dashboard/Templates/bar.mustache"),
+                .embedInCode("Dashboard/Templates/config.mustache"),
+                .embedInCode("Dashboard/Templates/configs.mustache"),
                 .embedInCode("Dashboard/Templates/dashboard.css"),
                 .embedInCode("Dashboard/Templates/dashboard.js"),
                 .embedInCode("Dashboard/Templates/diagnostics.mustache"),
@@ -101,6 +103,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/signin.mustache"),
                 .embedInCode("Dashboard/Templates/timeline.mustache"),
                 .embedInCode("Dashboard/Templates/user.mustache"),
+                .embedInCode("Dashboard/Templates/value.mustache"),
             ]
         ),
         .executableTarget(

@@ -109,6 +109,7 @@ def main():
     arguments = parser.parse_args()
     environment = "/tenants/demo/production"
     feature = environment + "/features/New%20Onboarding"
+    configs = environment + "/configs"
 
     check = Check(arguments.base, arguments.screenshots)
     driver = check.driver
@@ -121,7 +122,7 @@ def main():
 
         check.page("overview", environment, ["nav.env a[aria-current=page]", "li.card.feature", "svg.bar rect", "button.switch[aria-pressed]"], phone=True)
 
-        check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner"], phone=True)
+        check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner", "input#feature-tags"], phone=True)
         # The live plan: typing a bias shows who would move, without a page load.
         bias = driver.find_element(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")
         bias.clear()
@@ -133,12 +134,13 @@ def main():
             # refused with 422, by design: the plan shown is of the finished numbers.
             check.checked("feature-plan", ["#plan .summary", "#plan svg.bar", "#bias-form button[value=apply]"], expected_status=422)
             check.click("#bias-form button[value=apply]")
-            check.wait_for("the applied notice", lambda: "Applied as revision 2" in driver.page_source)
+            # Revision 1 is the demo's features.json, 2 its configs.
+            check.wait_for("the applied notice", lambda: "Applied as revision 3" in driver.page_source)
             check.checked("feature-applied", ["p.notice"])
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
         check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
-        check.page("revisions-diff", environment + "/revisions?from=2&to=1", ["table.diff tbody tr", "form button.primary"])
+        check.page("revisions-diff", environment + "/revisions?from=3&to=2", ["table.diff tbody tr", "form button.primary"])
 
         check.page("import", environment + "/import", ["textarea#source", "input#file[type=file]"])
         driver.execute_script("document.getElementById('source').value = arguments[0]", '{\n  "features": [\n    {"name": "Broken", "test-biases": [50, "fifty"]}\n  ]\n}\n')
@@ -147,6 +149,55 @@ def main():
         check.checked("import-diagnostics", ["ul.diagnostics li.error", "ol.source li.flagged .note"], phone=True, expected_status=422)
 
         check.page("export", environment + "/export", ["dl.facts", "a[download]"], phone=True)
+
+        # Tags set on a feature's page filter the overview.
+        check.page("feature-tags", feature, ["input#feature-tags"])
+        tags = driver.find_element(By.ID, "feature-tags")
+        tags.clear()
+        tags.send_keys("ios, onboarding")
+        check.click("form[action$='/tags'] button[type=submit]")
+        check.wait_for("the saved tags", lambda: "Applied as revision" in driver.page_source)
+        check.page("overview-tagged", environment + "?tag=onboarding", ["nav.tags a.label[aria-current=page]", "li.card.feature p.tags a.label"], phone=True)
+
+        check.page("configs", configs, ["table.configs tbody tr", "nav.tags a.label", "input#new-name", "select#new-type"], phone=True)
+        check.page("configs-tagged", configs + "?tag=watch", ["table.configs tbody tr", "nav.tags a.label[aria-current=page]"])
+        check.page("config-string", configs + "/mainViewTitle", ["input#default[type=text]", "select#follows", "fieldset.values input[name='values[]']", "dl.facts"], phone=True)
+        check.page("config-int", configs + "/numberOfItemsToDisplay", ["input#default[type=number][step='1']", "input#tags"])
+        check.page("config-double", configs + "/discountRate", ["input#default[type=number][step=any]"])
+        check.page("config-bool", configs + "/someFeatureEnabled", ["input#default[type=checkbox][role=switch]"])
+        check.page("config-json", configs + "/theme", ["textarea#default[data-json]", "#default-check"], phone=True)
+        # The JSON editor checks as it is typed: the error shows, and the form won't send, until it parses.
+        area = driver.find_element(By.ID, "default")
+        area.clear()
+        area.send_keys('{"accent": ')
+        if check.wait_for("the JSON editor's error", lambda: driver.find_element(By.ID, "default-check").text.strip() != ""):
+            if driver.execute_script("return document.getElementById('config-form').checkValidity()"):
+                check.fail("config-json: the form would send JSON that does not parse")
+            check.checked("config-json-invalid", ["textarea#default[aria-invalid=true]", "#default-check"])
+        area.send_keys('"green", "cornerRadius": 8}')
+        check.wait_for("the JSON editor to accept the object", lambda: driver.find_element(By.ID, "default-check").text.strip() == "")
+        check.click("#config-form button[type=submit]")
+        check.wait_for("the saved JSON config", lambda: "Applied as revision" in driver.page_source)
+        check.checked("config-json-saved", ["p.notice", "dl.facts code"])
+
+        # A new config through the create form, then deleted after confirming.
+        check.page("config-new-form", configs, ["input#new-name"])
+        driver.find_element(By.ID, "new-name").send_keys("checkout limit/ü")
+        driver.find_element(By.CSS_SELECTOR, "select#new-type option[value=int]").click()
+        check.click("section.card form button[type=submit]")
+        check.wait_for("the new config's editor", lambda: "/configs/checkout%20limit%2F%C3%BC" in driver.current_url)
+        check.checked("config-new", ["input#default[type=number]", "input[name=new][type=hidden]"])
+        number = driver.find_element(By.ID, "default")
+        number.clear()
+        number.send_keys("5")
+        check.click("#config-form button[type=submit]")
+        check.wait_for("the created config", lambda: "Applied as revision" in driver.page_source)
+        check.click("form button[value=preview]")
+        check.wait_for("the delete confirmation", lambda: driver.find_elements(By.CSS_SELECTOR, "button.danger"))
+        check.checked("config-delete-confirm", ["section.confirm button.danger"])
+        check.click("section.confirm button.danger")
+        check.wait_for("the configs after deleting", lambda: driver.current_url.split("?")[0].endswith("/configs"))
+        check.checked("config-deleted", ["p.notice"])
 
         check.click("header form button[type=submit]")
         check.wait_for("the sign-in page after signing out", lambda: "/login" in driver.current_url)
@@ -160,9 +211,12 @@ def main():
         plain.page("nojs-signin", "/login?next=" + environment, ["form input#key"])
         plain.driver.find_element(By.ID, "key").send_keys(arguments.key)
         plain.click("form button[type=submit]")
-        plain.wait_for("the overview without JavaScript", lambda: plain.driver.current_url.endswith(environment))
+        # The sign-in page's own URL ends with its `next`: wait for the overview itself.
+        plain.wait_for("the overview without JavaScript", lambda: plain.driver.current_url == arguments.base + environment)
         plain.checked("nojs-overview", ["li.card.feature", "svg.bar rect"])
         plain.page("nojs-feature", feature, ["#bias-form button[value=preview]", "figure.timeline svg rect"])
+        plain.page("nojs-configs", configs, ["table.configs tbody tr"])
+        plain.page("nojs-config", configs + "/theme", ["textarea#default[data-json]", "#config-form button[type=submit]"])
     finally:
         plain.driver.quit()
 

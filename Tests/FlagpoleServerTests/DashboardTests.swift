@@ -13,10 +13,14 @@ import Testing
 struct DashboardTests {
     static let base = "/tenants/acme/production"
     static let abTest = "\(base)/features/\(segment(TestServer.abTest))"
+    /// A config name that needs encoding: a space, a slash, a non-ASCII letter.
+    static let title = "welcome / title é"
+    static let configs = "\(base)/configs"
+    static let titlePage = "\(configs)/\(segment(title))"
     static let pages = [
-        "/", base, abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions",
+        "/", base, "\(base)?tag=ios", abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions",
         "\(base)/revisions?from=1&to=1",
-        "\(base)/import", "\(base)/export", "\(base)/export/features.json",
+        "\(base)/import", "\(base)/export", "\(base)/export/features.json", configs, "\(configs)?tag=ios", titlePage,
     ]
 
     /// Every form, with fields that would change the store if the form were accepted.
@@ -27,7 +31,30 @@ struct DashboardTests {
         ("\(base)/users/qa-1/overrides", ["feature": TestServer.abTest, "variation": "Group B"]),
         ("\(base)/revisions/rollback", ["to": "1"]),
         ("\(base)/import", ["source": #"{"features": []}"#, "action": "apply"]),
+        ("\(abTest)/tags", ["tags": "ios", "revision": "1"]),
+        ("\(configs)/items", ["type": "int", "new": "true", "default": "16", "revision": "1"]),
+        ("\(configs)/items/delete", ["action": "apply", "revision": "1"]),
     ]
+
+    /// Configs of every kind beside the fixture's features: one that follows the A/B test, with
+    /// a name that needs encoding; the test tagged `ios`. Revision 2.
+    static func addConfigs(to server: TestServer) async throws {
+        let file = #"""
+            {"configs": [
+                {"name": "welcome / title é", "type": "string", "tags": ["ios"], "default": "Welcome",
+                 "follows": "Example A/B Test", "values": {"Group B": "Hello"}},
+                {"name": "items", "type": "int", "tags": ["watch"], "default": 15},
+                {"name": "theme", "type": "json", "description": "Colours", "default": {"accent": "blue"}}
+            ],
+            "feature-tags": {"Example A/B Test": ["ios"]}}
+            """#
+        _ = try await server.store.importConfigs(
+            try ConfigsDecoder.decode(Array(file.utf8)).0, in: TestServer.acme, options: EditOptions(actor: "test"))
+    }
+
+    static func config(_ name: String, in server: TestServer) async throws -> Config? {
+        try await server.store.configs(in: TestServer.acme).document.config(named: name)
+    }
 
     @Test("Signed out, every page sends the browser to sign in and back, and every form changes nothing")
     func signedOut() async throws {
@@ -115,12 +142,13 @@ struct DashboardTests {
     @Test("Every page renders for an editor, with its content and the headers that keep it out of caches and frames")
     func everyPageRenders() async throws {
         let server = try await TestServer()
+        try await Self.addConfigs(to: server)
         _ = try await server.store.assign([UserID(rawValue: "qa-1")], to: TestServer.abTest, in: TestServer.acme)
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let expected: [String: [String]] = [
-                "/": ["acme", #"href="/tenants/acme/production""#, "revision 1"],
+                "/": ["acme", #"href="/tenants/acme/production""#, "revision 2"],
                 Self.base: [
                     "Example MVT Test", "MVT Test", "Remote Config",
                     #"aria-label="Users per variation: Group A 70 %, Group B 20 %, Group C 10 %""#, "Disable",
@@ -135,6 +163,16 @@ struct DashboardTests {
                 "\(Self.base)/revisions?from=1&to=1": ["The two revisions have the same content."],
                 "\(Self.base)/import": [#"enctype="multipart/form-data""#, #"<textarea id="source""#],
                 "\(Self.base)/export": ["/t/acme/production/features.json", "ETag", "Public"],
+                Self.configs: [
+                    #"href="\#(Self.titlePage)""#, "<code>&quot;Welcome&quot;</code>", "<code>15</code>", "json",
+                    "New config", #"href="\#(Self.configs)?tag=watch""#,
+                ],
+                "\(Self.configs)?tag=ios": ["Configs tagged <strong>ios</strong>"],
+                Self.titlePage: [
+                    #"<input type="text" id="default" name="default" value="Welcome""#, "Group A", "Group B",
+                    #"value="Hello""#, "Delete…",
+                ],
+                "\(Self.base)?tag=ios": ["Features tagged <strong>ios</strong>", TestServer.abTest],
             ]
             for page in Self.pages {
                 let response = try await browser.get(page)
@@ -484,4 +522,348 @@ struct DashboardTests {
             #expect(page.contains("&lt;img src=x onerror=alert(1)&gt;"))
         }
     }
+
+    @Test("A reader sees the configs and each config, filtered by tag, without the forms; creating is for editors")
+    func readersSeeConfigs() async throws {
+        let server = try await TestServer()
+        try await Self.addConfigs(to: server)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            let list = try await browser.get(Self.configs)
+            #expect(list.status == .ok)
+            #expect(list.text.contains(#"<a href="\#(Self.titlePage)">welcome / title é</a>"#))
+            #expect(list.text.contains(#"<a href="\#(Self.abTest)">Example A/B Test</a>"#))
+            #expect(list.text.contains("<td><code>{&quot;accent&quot;:&quot;blue&quot;}</code></td>"))
+            #expect(!list.text.contains("New config"))
+            #expect(list.text.contains(#"aria-current="page">Configs</a>"#))
+            let page = try await browser.get(Self.titlePage)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("<dt>Group B</dt><dd><code>&quot;Hello&quot;</code></dd>"))
+            #expect(!page.text.contains("<form method=\"post\" action=\"\(Self.titlePage)"))
+            #expect(try await browser.get("\(Self.configs)/nothing").status == .notFound)
+            #expect(try await browser.get("\(Self.configs)/nothing?type=int").status == .notFound)
+            #expect(try await browser.get("\(Self.base)/new-config?name=x&type=int").status == .forbidden)
+            let csrf = DashboardBrowser.csrf(in: page)
+            let save = try await browser.post(
+                Self.titlePage, ["csrf": csrf, "type": "string", "default": "Hi", "revision": "2"])
+            #expect(save.status == .forbidden)
+            let delete = try await browser.post(
+                "\(Self.titlePage)/delete", ["csrf": csrf, "action": "apply", "revision": "2"])
+            #expect(delete.status == .forbidden)
+
+            let watch = try await browser.get("\(Self.configs)?tag=watch").text
+            #expect(watch.contains(">items</a>") && !watch.contains(">theme</a>") && !watch.contains(">welcome"))
+            #expect(
+                watch.contains(#"<a class="label" href="\#(Self.configs)?tag=watch" aria-current="page">watch</a>"#))
+            #expect(try await browser.get("\(Self.configs)?tag=none").text.contains("No config is tagged none."))
+        }
+        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+    }
+
+    @Test(
+        "An editor creates a config of each type through the typed editor; the store has it typed, as a revision",
+        arguments: [
+            TypedInput(name: "enabled", type: "bool", text: "true", expected: .bool(true), input: #"role="switch""#),
+            TypedInput(name: "limit", type: "int", text: "12", expected: .int(12), input: #"type="number" step="1""#),
+            TypedInput(
+                name: "rate", type: "double", text: "2", expected: .double(2), input: #"type="number" step="any""#),
+            TypedInput(
+                name: "greeting", type: "string", text: "Hello,\r\nworld", expected: .string("Hello,\nworld"),
+                input: #"type="text""#),
+            TypedInput(
+                name: "theme", type: "json", text: #"{"accent": "red"}"#, expected: .json(["accent": .string("red")]),
+                input: "data-json"),
+        ])
+    func createEachType(_ typed: TypedInput) async throws {
+        let (name, type, expected, input) = (typed.name, typed.type, typed.expected, typed.input)
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let started = try await browser.get("\(Self.base)/new-config?name=\(name)&type=\(type)")
+            #expect(started.status == .seeOther)
+            let editorURL = try #require(started.headers[.location])
+            #expect(editorURL == "\(Self.configs)/\(name)?type=\(type)")
+            let editor = try await browser.get(editorURL)
+            #expect(editor.status == .ok)
+            #expect(editor.text.contains(input), "\(type)")
+            #expect(editor.text.contains(#"<input type="hidden" name="new" value="true">"#))
+            var pairs: [(key: String, value: String)] = [
+                ("csrf", DashboardBrowser.csrf(in: editor)), ("revision", "1"), ("type", type), ("new", "true"),
+                ("follows", ""), ("followed", ""), ("description", "made in a test"), ("tags", "ios, beta,, "),
+            ]
+            pairs.append(("default", typed.text))
+            let saved = try await browser.post("\(Self.configs)/\(name)", pairs: pairs)
+            #expect(saved.status == .seeOther, "\(saved.text)")
+            #expect(saved.headers[.location] == "\(Self.configs)/\(name)?notice=applied&revision=2")
+            #expect(try await browser.get(saved.headers[.location]!).text.contains("Applied as revision 2."))
+            // Delivery serves it at once, in its type: a double keeps its decimal point.
+            let delivered = try await client.send(.get, "/t/acme/production/configs.json")
+            #expect(try delivered.json[name] == expected.jsonValue, "\(delivered.text)")
+            if type == "double" { #expect(delivered.text.contains(#""rate": 2.0"#)) }
+        }
+        let config = try #require(try await Self.config(name, in: server))
+        #expect(config.defaultValue == expected)
+        #expect(config.type.rawValue == type)
+        #expect(config.tags == ["ios", "beta"] && config.description == "made in a test")
+        let revision = try #require(try await server.store.revisions(of: TestServer.acme).first { $0.number == 2 })
+        #expect(revision.changeCount > 0 && revision.actor.contains("key"))
+    }
+
+    @Test("An unchecked switch saves false; values per variation are typed, a blank one is none")
+    func switchAndVariations() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let editor = try await browser.get("\(Self.configs)/flag?type=bool")
+            let csrf = DashboardBrowser.csrf(in: editor)
+            let created = try await browser.post(
+                "\(Self.configs)/flag",
+                ["csrf": csrf, "revision": "1", "type": "bool", "new": "true", "default": "true"])
+            #expect(created.status == .seeOther)
+            // Following the test: its variations become rows (after a save, without JavaScript).
+            let followed = try await browser.post(
+                "\(Self.configs)/flag",
+                ["csrf": csrf, "revision": "2", "type": "bool", "default": "true", "follows": TestServer.abTest])
+            #expect(followed.status == .seeOther)
+            let page = try await browser.get("\(Self.configs)/flag").text
+            #expect(page.contains(#"<input type="hidden" name="variations[]" value="Group A">"#))
+            #expect(page.contains(#"<option value="" selected>(the default)</option>"#))
+            let saved = try await browser.post(
+                "\(Self.configs)/flag",
+                pairs: [
+                    ("csrf", csrf), ("revision", "3"), ("type", "bool"), ("follows", TestServer.abTest),
+                    ("followed", TestServer.abTest), ("variations[]", "Group A"), ("values[]", "false"),
+                    ("variations[]", "Group B"), ("values[]", ""), ("variations[]", "Enabled"), ("values[]", ""),
+                    ("variations[]", "Disabled"), ("values[]", ""),
+                ])
+            #expect(saved.status == .seeOther)
+        }
+        let config = try #require(try await Self.config("flag", in: server))
+        #expect(config.defaultValue == .bool(false))
+        #expect(config.follows == TestServer.abTest)
+        #expect(config.values == [Config.Variant(variation: "Group A", value: .bool(false))])
+    }
+
+    @Test(
+        "A value that is not of the type comes back with its issue beside the field, as typed, and writes nothing",
+        arguments: [
+            WrongInput(type: "int", text: "12x", message: "expected an integer", kept: #"value="12x""#),
+            WrongInput(type: "json", text: "{", message: "the JSON value does not parse", kept: "\n{</textarea>"),
+            WrongInput(type: "json", text: "[1]", message: "expected a JSON object", kept: "\n[1]</textarea>"),
+            WrongInput(type: "double", text: "two", message: "expected a number", kept: #"value="two""#),
+        ])
+    func wrongValuesAreRefused(_ wrong: WrongInput) async throws {
+        let (type, text, message, kept) = (wrong.type, wrong.text, wrong.message, wrong.kept)
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get("\(Self.configs)/value?type=\(type)"))
+            let refused = try await browser.post(
+                "\(Self.configs)/value",
+                ["csrf": csrf, "revision": "1", "type": type, "new": "true", "default": text, "tags": "kept"])
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.contains("Refused: nothing was written"))
+            #expect(refused.text.contains(message), "\(refused.text)")
+            #expect(refused.text.contains("<code>/default</code>"))
+            #expect(refused.text.contains(#"<span id="default-issues" class="field-issue">"#))
+            #expect(refused.text.contains(kept), "\(type) \(text)")
+            #expect(refused.text.contains(#"name="tags" value="kept""#))
+            #expect(refused.text.contains(#"<input type="hidden" name="new" value="true">"#))
+        }
+        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await Self.config("value", in: server) == nil)
+    }
+
+    @Test("What the store refuses (a variation the feature lacks, a bad tag) is shown with its pointer in the config")
+    func storeRefusalsAreShown() async throws {
+        let server = try await TestServer()
+        try await Self.addConfigs(to: server)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.titlePage))
+            let refused = try await browser.post(
+                Self.titlePage,
+                pairs: [
+                    ("csrf", csrf), ("revision", "2"), ("type", "string"), ("default", "Welcome"),
+                    ("follows", TestServer.abTest), ("followed", TestServer.abTest),
+                    ("variations[]", "Group Z"), ("values[]", "Hey"),
+                    ("tags", "ios, \(String(repeating: "x", count: 65))"),
+                ])
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.contains("is not a tag"))
+            #expect(refused.text.contains("<code>/tags/1</code>"))
+            let variation = try await browser.post(
+                Self.titlePage,
+                pairs: [
+                    ("csrf", csrf), ("revision", "2"), ("type", "string"), ("default", "Welcome"),
+                    ("follows", TestServer.abTest), ("followed", TestServer.abTest),
+                    ("variations[]", "Group Z"), ("values[]", "Hey"),
+                ])
+            #expect(variation.status == .unprocessableContent)
+            #expect(variation.text.contains("has no variation &quot;Group Z&quot;"))
+            #expect(variation.text.contains("<code>/values/Group Z</code>"))
+            #expect(variation.text.contains(#"value="Hey""#))
+            #expect(variation.text.contains("not a variation of Example A/B Test"))
+        }
+        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+    }
+
+    @Test("What the store could not keep (U+0000 in a name or a description) is refused before it reaches it")
+    func unkeepableTextIsRefused() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get("\(Self.configs)/x?type=int"))
+            let description = try await browser.post(
+                "\(Self.configs)/x",
+                ["csrf": csrf, "revision": "1", "type": "int", "new": "true", "default": "1", "description": "a\u{0}b"])
+            #expect(description.status == .unprocessableContent)
+            #expect(description.text.contains("<code>/description</code>"))
+            let name = try await browser.post(
+                "\(Self.configs)/a%00b", ["csrf": csrf, "revision": "1", "type": "int", "new": "true", "default": "1"])
+            #expect(name.status == .unprocessableContent)
+            #expect(name.text.contains("<code>/name</code>"))
+        }
+        #expect(try await server.store.configs(in: TestServer.acme).document.configs.isEmpty)
+        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+    }
+
+    @Test("A stale config form is a conflict: the input is kept, the saved config shown, nothing written")
+    func staleConfigFormConflicts() async throws {
+        let server = try await TestServer()
+        try await Self.addConfigs(to: server)
+        _ = try await server.store.setEnabled(
+            false, feature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get("\(Self.configs)/items"))
+            let stale = try await browser.post(
+                "\(Self.configs)/items", ["csrf": csrf, "revision": "2", "type": "int", "default": "99"])
+            #expect(stale.status == .conflict)
+            #expect(stale.text.contains("someone changed it since you read it"))
+            #expect(stale.text.contains(#"value="99""#))
+            #expect(stale.text.contains("<dt>Default</dt><dd><code>15</code></dd>"))
+            #expect(stale.text.contains(#"<input type="hidden" name="revision" value="3">"#))
+            // A new config's page, sent after someone made a config of that name: nothing is replaced.
+            let made = try await browser.post(
+                "\(Self.configs)/theme", ["csrf": csrf, "revision": "3", "type": "int", "new": "true", "default": "1"])
+            #expect(made.status == .conflict)
+            #expect(made.text.contains("was made since this page was loaded"))
+            #expect(!made.text.contains(#"name="new""#))
+            let deleteStale = try await browser.post(
+                "\(Self.configs)/items/delete", ["csrf": csrf, "action": "apply", "revision": "2"])
+            #expect(deleteStale.status == .conflict)
+        }
+        #expect(try await server.store.revision(of: TestServer.acme).number == 3)
+        #expect(try await Self.config("items", in: server)?.defaultValue == .int(15))
+    }
+
+    @Test("Deleting asks first and writes nothing; confirmed, it deletes as a revision")
+    func deleteAsksFirst() async throws {
+        let server = try await TestServer()
+        try await Self.addConfigs(to: server)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let page = try await browser.get(Self.titlePage)
+            let csrf = DashboardBrowser.csrf(in: page)
+            let asked = try await browser.post(
+                "\(Self.titlePage)/delete", ["csrf": csrf, "action": "preview", "revision": "2"])
+            #expect(asked.status == .ok)
+            #expect(asked.text.contains("Delete welcome / title é?"))
+            #expect(asked.text.contains("Deleting makes revision 3"))
+            #expect(asked.text.contains(#"<button type="submit" name="action" value="apply" class="danger">"#))
+            #expect(try await Self.config(Self.title, in: server) != nil)
+            let deleted = try await browser.post(
+                "\(Self.titlePage)/delete", ["csrf": csrf, "action": "apply", "revision": "2"])
+            #expect(deleted.headers[.location] == "\(Self.configs)?notice=applied&revision=3")
+            #expect(try await browser.get("\(Self.titlePage)/delete").status != .ok)
+            #expect(try await browser.get(Self.titlePage).status == .notFound)
+        }
+        #expect(try await Self.config(Self.title, in: server) == nil)
+        #expect(try await server.store.revision(of: TestServer.acme).number == 3)
+    }
+
+    @Test("Creating a config whose name exists opens it; a name is required")
+    func newConfigNames() async throws {
+        let server = try await TestServer()
+        try await Self.addConfigs(to: server)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let existing = try await browser.get(
+                "\(Self.base)/new-config?name=\(EnvironmentURLs.queryValue(Self.title))&type=int")
+            #expect(existing.headers[.location] == "\(Self.titlePage)?notice=config-exists")
+            let empty = try await browser.get("\(Self.base)/new-config?name=&type=int")
+            #expect(empty.status == .unprocessableContent)
+            #expect(empty.text.contains("A config needs a name"))
+            // A GET form sends a space as `+`.
+            let spaced = try await browser.get("\(Self.base)/new-config?name=max+items%2B1&type=int")
+            #expect(spaced.headers[.location] == "\(Self.configs)/max%20items+1?type=int")
+            let dots = try await browser.get("\(Self.base)/new-config?name=..&type=int")
+            #expect(dots.headers[.location] == "\(Self.configs)/%2E%2E?type=int")
+            #expect(try await browser.get(dots.headers[.location]!).status == .ok)
+        }
+    }
+
+    @Test("The overview filters features by tag; the feature page sets the tags the store gives it")
+    func featureTags() async throws {
+        let server = try await TestServer()
+        try await Self.addConfigs(to: server)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let tagged = try await browser.get("\(Self.base)?tag=ios").text
+            #expect(tagged.contains(">\(TestServer.abTest)</a>") && !tagged.contains(">Example MVT Test</a>"))
+            #expect(tagged.contains(#"<a class="label" href="\#(Self.base)?tag=ios" aria-current="page">ios</a>"#))
+            let feature = try await browser.get(Self.abTest)
+            #expect(feature.text.contains(#"name="tags" value="ios""#))
+            #expect(feature.text.contains(#"Configs that follow it: <a href="\#(Self.titlePage)">"#))
+            let csrf = DashboardBrowser.csrf(in: feature)
+            let set = try await browser.post(
+                "\(Self.abTest)/tags", ["csrf": csrf, "tags": "beta, ios", "revision": "2"])
+            #expect(set.headers[.location] == "\(Self.abTest)?notice=applied&revision=3")
+            let beta = try await browser.get("\(Self.base)?tag=beta").text
+            #expect(beta.contains(">\(TestServer.abTest)</a>"))
+            #expect(try await browser.get("\(Self.base)?tag=nothing").text.contains("No feature is tagged nothing."))
+            let bad = try await browser.post(
+                "\(Self.abTest)/tags", ["csrf": csrf, "tags": String(repeating: "x", count: 65), "revision": "3"])
+            #expect(bad.status == .unprocessableContent)
+            #expect(bad.text.contains("is not a tag"))
+            #expect(bad.text.contains(#"value="\#(String(repeating: "x", count: 65))""#))
+            let stale = try await browser.post("\(Self.abTest)/tags", ["csrf": csrf, "tags": "", "revision": "2"])
+            #expect(stale.status == .conflict)
+        }
+        let document = try await server.store.configs(in: TestServer.acme).document
+        #expect(document.featureTags[TestServer.abTest] == ["beta", "ios"])
+    }
+}
+
+/// A value typed into a new config's editor, and what the store must then hold.
+struct TypedInput: Sendable, CustomTestStringConvertible {
+    var name: String
+    var type: String
+    var text: String
+    var expected: ConfigValue
+    /// What the editor's input for the type looks like.
+    var input: String
+
+    var testDescription: String { type }
+}
+
+/// A value that is not of its config's type, the issue it gets, and how the page keeps it.
+struct WrongInput: Sendable, CustomTestStringConvertible {
+    var type: String
+    var text: String
+    var message: String
+    var kept: String
+
+    var testDescription: String { "\(type) \(text)" }
 }

@@ -4,8 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// One feature: its state, the bias editor with its plan, roll-out, the distribution of its
-/// users over time and its recent assignment events.
+/// One feature: its state, its tags and the configs that follow it, the bias editor with its
+/// plan, roll-out, the distribution of its users over time and its recent assignment events.
 extension Dashboard {
     /// Columns of the distribution chart.
     static let chartSamples = 12
@@ -73,6 +73,26 @@ extension Dashboard {
             }
             return try await featureResponse(name, in: path, session: session, edit: edit)
         }
+
+        /// POST …/tags: sets the tags the store gives the feature (comma-separated; empty removes
+        /// them), unless another revision came after the page.
+        editor.post(RouterPath(feature + "/tags")) { request, context -> Response in
+            let path = context.path
+            let session = context.session
+            let form = try await form(TagsForm.self, of: request, session: session)
+            let name = try context.feature()
+            var edit = PendingEdit(tags: form.tags)
+            do {
+                let outcome = try await store.setTags(
+                    ConfigDraft.tags(form.tags), ofFeature: name, in: path,
+                    options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+                if outcome.isApplied { await refreshDelivery(of: path) }
+                return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
+            } catch {
+                edit.error = try Self.userError(error)
+            }
+            return try await featureResponse(name, in: path, session: session, edit: edit)
+        }
     }
 
     private func editOptions(
@@ -113,12 +133,23 @@ extension Dashboard {
         let current = try await currentRevision(of: path)
         let warnings =
             current.map { DocumentDecoder.decode($0.document).diagnostics.filter { $0.feature == name } } ?? []
+        let configs = try await store.configs(in: path).document
+        var card = FeatureCard(feature, url: urls.feature(name), warnings: warnings)
+        card.tags = TagLink.links(configs.tags(of: feature), to: urls.overview, current: nil)
+        // Only the tags the store gives can be edited here; those of features.json stay as written.
+        let storeTags = configs.featureTags[feature.name] ?? []
+        let fileTags = configs.tags(of: feature).filter { !storeTags.contains($0) }
+        let followers = configs.configs.filter { config in
+            config.follows.map { Feature.nameKey($0) == Feature.nameKey(feature.name) } ?? false
+        }
         var page = FeaturePage(
             chrome: try await chrome(session, at: .overview, of: path),
-            card: FeatureCard(feature, url: urls.feature(name), warnings: warnings),
-            revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
+            card: card, revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
             canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
-            error: edit.error?.message)
+            error: edit.error?.message, tagsText: edit.tags ?? storeTags.joined(separator: ", "),
+            fileTags: fileTags.isEmpty ? nil : fileTags.joined(separator: ", "),
+            followers: followers.map { FeaturePage.Link(name: $0.name, url: urls.config($0.name)) },
+            hasFollowers: !followers.isEmpty)
         if feature.isBucketed {
             let values = edit.biases ?? feature.editableBiases
             page.biases = FeaturePage.BiasEditor(
@@ -156,6 +187,8 @@ struct PendingEdit: Sendable {
     var biasPlan: EditOutcome?
     var winner: String?
     var rolloutPlan: EditOutcome?
+    /// The tags as typed, comma-separated.
+    var tags: String?
     var error: PageError?
 }
 
@@ -168,6 +201,13 @@ struct BiasForm: DashboardForm {
     var force: Bool?
 }
 
+struct TagsForm: DashboardForm {
+    var csrf: String
+    /// Comma-separated.
+    var tags: String
+    var revision: Int?
+}
+
 struct RolloutForm: DashboardForm {
     var csrf: String
     var variation: String
@@ -176,6 +216,11 @@ struct RolloutForm: DashboardForm {
 }
 
 struct FeaturePage: Sendable {
+    struct Link: Sendable {
+        var name: String
+        var url: String
+    }
+
     struct BiasInput: Sendable {
         var variation: String
         var value: String
@@ -200,6 +245,13 @@ struct FeaturePage: Sendable {
     var canEdit: Bool
     var csrf: String
     var error: String?
+    /// The tags the store gives the feature, comma-separated, for the tag editor.
+    var tagsText: String
+    /// Tags written in features.json, which the editor can't remove.
+    var fileTags: String?
+    /// The configs that follow the feature.
+    var followers: [Link]
+    var hasFollowers: Bool
     var biases: BiasEditor?
     var rollout: RolloutEditor?
     var timeline: AssignmentChart?

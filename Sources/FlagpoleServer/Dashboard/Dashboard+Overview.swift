@@ -2,13 +2,13 @@ import FlagpoleCore
 import FlagpoleStore
 import Hummingbird
 
-/// An environment's features at a glance, and the enabled switch.
+/// An environment's features at a glance, filtered by tag, and the enabled switch.
 extension Dashboard {
     func registerOverview(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
-        /// GET /tenants/{tenant}/{env}: every feature by section, with its kind, state, biases,
-        /// labels and warnings.
+        /// GET /tenants/{tenant}/{env}[?tag=T]: every feature (or those tagged `T`) by section, with
+        /// its kind, state, biases, labels, tags and warnings.
         reader.get("tenants/:tenant/:env") { request, context -> Response in
             let path = context.path
             let session = context.session
@@ -16,9 +16,15 @@ extension Dashboard {
             let decoded = current.map { DocumentDecoder.decode($0.document) }
             let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
             let urls = EnvironmentURLs(path)
+            let configs = try await store.configs(in: path).document
+            let tag = request.uri.queryParameters["tag"].flatMap { $0.isEmpty ? nil : String($0) }
+            let features = decoded?.document?.features ?? []
             var sections: [OverviewPage.Section] = []
-            for feature in decoded?.document?.features ?? [] {
-                let card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
+            for feature in features {
+                let tags = configs.tags(of: feature)
+                if let tag, !tags.contains(tag) { continue }
+                var card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
+                card.tags = TagLink.links(tags, to: urls.overview, current: tag)
                 let name = feature.section ?? "No section"
                 if let index = sections.firstIndex(where: { $0.name == name }) {
                     sections[index].features.append(card)
@@ -26,11 +32,14 @@ extension Dashboard {
                     sections.append(OverviewPage.Section(index: sections.count, name: name, features: [card]))
                 }
             }
+            let tags = TagLink.links(
+                TagLink.union(features.map(configs.tags(of:))), to: urls.overview, current: tag)
             let page = OverviewPage(
                 chrome: try await chrome(session, at: .overview, of: path, notice: Notice(request)?.text),
-                path: path.description, revision: current?.number, importURL: urls.importing,
+                path: path.description, url: urls.overview, revision: current?.number, importURL: urls.importing,
                 canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
-                documentWarnings: DiagnosticList(warnings[nil] ?? []), sections: sections)
+                documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: tag, tags: tags, hasTags: !tags.isEmpty,
+                total: features.count, sections: sections)
             return .html(templates.render(page, as: "overview"))
         }
 
@@ -77,11 +86,18 @@ struct OverviewPage: Sendable {
 
     var chrome: Chrome
     var path: String
+    var url: String
     var revision: Int?
     var importURL: String
     var canEdit: Bool
     var csrf: String
     var documentWarnings: DiagnosticList
+    /// The tag the list is filtered by.
+    var tag: String?
+    /// Every feature's tags, as filters.
+    var tags: [TagLink]
+    var hasTags: Bool
+    var total: Int
     var sections: [Section]
 }
 
@@ -96,6 +112,11 @@ struct FeatureCard: Sendable {
     var bar: BiasBar?
     var labels: [String]
     var hasLabels: Bool
+    /// Its tags, each a link to the features tagged so (`ConfigsDocument.tags(of:)`).
+    var tags: [TagLink] = [] {
+        didSet { hasTags = !tags.isEmpty }
+    }
+    var hasTags = false
     var warnings: DiagnosticList
 
     init(_ feature: Feature, url: String, warnings: [Diagnostic]) {

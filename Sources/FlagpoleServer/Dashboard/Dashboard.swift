@@ -10,7 +10,8 @@ import NIOCore
 /// admin API and the command line. It signs in with an API key, keeps a session cookie, and
 /// every form carries the session's CSRF token.
 ///
-/// Pages work without JavaScript; the one script only makes the bias plan live.
+/// Pages work without JavaScript; the one script only makes the bias plan live and checks JSON
+/// config values as they are typed.
 struct Dashboard: Sendable {
     let store: FeatureStore
     let cache: DeliveryCache
@@ -27,6 +28,7 @@ struct Dashboard: Sendable {
         registerSignIn(on: pages, signedIn: signedIn)
         registerOverview(on: signedIn)
         registerFeature(on: signedIn)
+        registerConfigs(on: signedIn)
         registerUser(on: signedIn)
         registerRevisions(on: signedIn)
         registerImport(on: signedIn)

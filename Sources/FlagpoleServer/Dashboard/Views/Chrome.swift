@@ -22,6 +22,7 @@ struct Chrome: Sendable {
 /// The pages of one environment.
 enum EnvironmentPage: String, CaseIterable, Sendable {
     case overview = "Features"
+    case configs = "Configs"
     case users = "Users"
     case revisions = "Revisions"
     case importing = "Import"
@@ -30,6 +31,7 @@ enum EnvironmentPage: String, CaseIterable, Sendable {
     func url(_ urls: EnvironmentURLs) -> String {
         switch self {
         case .overview: urls.overview
+        case .configs: urls.configs
         case .users: urls.users
         case .revisions: urls.revisions
         case .importing: urls.importing

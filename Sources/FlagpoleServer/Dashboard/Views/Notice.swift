@@ -9,6 +9,7 @@ struct Notice: Sendable {
         case applied, unchanged
         case overrideSet = "override-set"
         case overrideCleared = "override-cleared"
+        case configExists = "config-exists"
     }
 
     var kind: Kind
@@ -20,6 +21,10 @@ struct Notice: Sendable {
     }
 
     init(_ outcome: EditOutcome) {
+        self.init(outcome.isApplied ? .applied : .unchanged, revision: outcome.revision)
+    }
+
+    init(_ outcome: ConfigsOutcome) {
         self.init(outcome.isApplied ? .applied : .unchanged, revision: outcome.revision)
     }
 
@@ -36,6 +41,7 @@ struct Notice: Sendable {
         case .unchanged: "Nothing to change: the current revision already has this content."
         case .overrideSet: "The QA override is set: the user's app gets this variation from its next fetch."
         case .overrideCleared: "The QA override is cleared: the user is back in the group of their point."
+        case .configExists: "A config of that name exists already: here it is."
         }
     }
 
