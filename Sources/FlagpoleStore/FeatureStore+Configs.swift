@@ -43,14 +43,17 @@ extension FeatureStore {
     ) async throws
         -> ConfigsOutcome
     {
-        try await changeConfigs(in: path, options: options, message: "set config \(config.name)") { document in
-            let key = Feature.nameKey(config.name)
-            if let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) {
-                document.configs[index] = config
-            } else {
-                document.configs.append(config)
-            }
-        }
+        // Issues point into the one config, as its writer sent it.
+        try await changeConfigs(
+            in: path, options: options, message: "set config \(config.name)", pointer: { _ in .root },
+            change: { document, _ in
+                let key = Feature.nameKey(config.name)
+                if let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) {
+                    document.configs[index] = config
+                } else {
+                    document.configs.append(config)
+                }
+            })
     }
 
     /// Removes the config named `name`.
@@ -119,14 +122,22 @@ extension FeatureStore {
         in path: EnvironmentPath, options: EditOptions, message: String,
         change: @escaping @Sendable (inout ConfigsDocument) throws -> Void
     ) async throws -> ConfigsOutcome {
-        try await changeConfigs(in: path, options: options, message: message) { document, _ in try change(&document) }
+        try await changeConfigs(in: path, options: options, message: message, pointer: Self.filePointer) {
+            document, _ in try change(&document)
+        }
+    }
+
+    /// Where the config at `index` is in a configs file.
+    private static let filePointer: @Sendable (Int) -> JSONPointer = {
+        JSONPointer.root.appending("configs").appending($0)
     }
 
     /// Applies `change` to the current configs and writes the result as a new revision that
-    /// keeps the current features.json, in one transaction; every config is checked against
-    /// the features first.
+    /// keeps the current features.json, in one transaction; every config it writes is checked,
+    /// itself and against the features, first.
     private func changeConfigs(
         in path: EnvironmentPath, options: EditOptions, message: String,
+        pointer: @escaping @Sendable (Int) -> JSONPointer = filePointer,
         change: @escaping @Sendable (inout ConfigsDocument, [Feature]) throws -> Void
     ) async throws -> ConfigsOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
@@ -141,10 +152,19 @@ extension FeatureStore {
             try change(&next, features)
             // Only what this change writes is checked: a config an import made stale (its feature
             // gone) gives its default, and must not block changes to the others.
-            let issues = next.configs.enumerated().flatMap { index, config in
+            var issues = next.configs.enumerated().flatMap { index, config in
                 let unchanged = current.config(named: config.name).map { $0.isIdentical(to: config) } ?? false
                 return unchanged
-                    ? [] : config.problems(beside: features, at: JSONPointer.root.appending("configs").appending(index))
+                    ? [] : config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
+            }
+            var names: Set<String> = []
+            for (index, config) in next.configs.enumerated() where !names.insert(Feature.nameKey(config.name)).inserted
+            {
+                issues.append(
+                    ConfigIssue(
+                        .error, config: config.name, pointer: pointer(index).appending("name"), location: nil,
+                        message: "two configs are named \"\(config.name)\" (apps compare names as Swift strings)",
+                        fix: "rename one"))
             }
             if !issues.isEmpty { throw ConfigError.refused(path, issues: issues) }
             let changes = ConfigsDiff.changes(from: current, to: next)
@@ -222,7 +242,8 @@ extension FeatureStore {
             // revision's are already decoded in its plan, and a large features.json takes a while.
             let features =
                 !configs.configs.contains { $0.follows != nil }
-                ? [] : plan?.revision == record.number && plan?.head.scope.path == path
+                ? []
+                : plan?.revision == record.number && plan?.head.scope.path == path
                     ? plan!.document.features : DocumentDecoder.decode(Array(record.document)).document?.features ?? []
             return RevisionChange(
                 revision: record.number, createdAt: record.createdAt, features: Array(record.document),

@@ -59,18 +59,20 @@ struct ChangeStreamTests {
 
         var cliWrite: Date?
         var seenCLIWrite: Date?
-        let events = try Self.watch(stream, in: cli, until: { $0.count >= 101 }) {
-            for index in 1...100 {
-                let response = try Curl.run([
-                    "-X", "PUT", "-H", "Authorization: Bearer \(key)", "--data",
-                    #"{"type": "int", "default": \#(index)}"#,
-                    "\(server.baseURL)/api/v1/tenants/acme/environments/production/configs/counter",
-                ])
-                try #require(response.status == 200)
-            }
-            cliWrite = Date()
-            try #require(cli.run(["config", "delete", "counter", "--tenant", "acme"]).status == 0)
-        }
+        let events = try Self.watch(
+            stream, in: cli, until: { $0.count >= 101 },
+            while: {
+                for index in 1...100 {
+                    let response = try Curl.run([
+                        "-X", "PUT", "-H", "Authorization: Bearer \(key)", "--data",
+                        #"{"type": "int", "default": \#(index)}"#,
+                        "\(server.baseURL)/api/v1/tenants/acme/environments/production/configs/counter",
+                    ])
+                    try #require(response.status == 200)
+                }
+                cliWrite = Date()
+                try #require(cli.run(["config", "delete", "counter", "--tenant", "acme"]).status == 0)
+            })
         seenCLIWrite = Date()
         #expect(events.map(\.revision) == Array(2...102), "one event per revision, in order")
         #expect(

@@ -220,7 +220,8 @@ struct OFREPTests {
                 try await client.send(
                     .post, "\(Self.base)/count", headers: [.xAPIKey: server.key("acme", .reader)], body: body
                 ).status == .ok)
-            #expect(try await client.send(.post, "\(Self.base)/count", key: stagingKey, body: body).status == .forbidden)
+            #expect(
+                try await client.send(.post, "\(Self.base)/count", key: stagingKey, body: body).status == .forbidden)
             // The root: only a key scoped to one environment says which.
             #expect(
                 try await client.send(.post, "/ofrep/v1/evaluate/flags/count", key: scoped, body: body).status == .ok)

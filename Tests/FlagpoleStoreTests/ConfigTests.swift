@@ -110,10 +110,33 @@ struct ConfigTests {
                 try await store.setConfig(try Self.config(text), in: .acmeProduction, options: Self.options)
             } throws: { error in
                 guard case ConfigError.refused(_, let issues) = error else { return false }
-                return issues.map(\.pointer.description) == ["/configs/5" + pointer]
+                return issues.map(\.pointer.description) == [pointer]
             }
         }
         #expect(try await store.fingerprint() == before)
+    }
+
+    @Test("A config built in code is checked as a file's is: a bad one is refused, and the others stay readable")
+    func configsBuiltInCode() async throws {
+        let store = try await Self.store()
+        let before = try await store.fingerprint()
+        for (config, pointer) in [
+            (Config(name: "", type: .bool, defaultValue: .bool(true)), "/name"),
+            (Config(name: "n", type: .int, defaultValue: .string("x")), "/default"),
+            (Config(name: "n", type: .int, defaultValue: .int(1 << 60)), "/default"),
+            (Config(name: "n", type: .string, defaultValue: .string("a\u{0}b")), "/default"),
+            (Config(name: "n", type: .bool, defaultValue: .bool(true), tags: ["a,b"]), "/tags/0"),
+            (Config(name: "n", type: .bool, defaultValue: .bool(true), description: "\u{0}"), "/description"),
+        ] {
+            await #expect {
+                try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+            } throws: { error in
+                guard case ConfigError.refused(_, let issues) = error else { return false }
+                return issues.map(\.pointer.description) == [pointer]
+            }
+        }
+        #expect(try await store.fingerprint() == before)
+        #expect(try await store.configs(in: .acmeProduction).document.configs.count == 5)
     }
 
     @Test("Each change is a revision with audit rows; a rollback restores features and configs together")

@@ -58,3 +58,53 @@ extension Config {
         }
     }
 }
+
+extension Config {
+    /// What is wrong with the config itself, whoever built it: what `ConfigsDecoder` refuses in a
+    /// file, checked again for a config made in code, so no write can store one that the
+    /// store could not read back.
+    public func problems(at pointer: JSONPointer = .root) -> [ConfigIssue] {
+        var issues: [ConfigIssue] = []
+        func issue(_ path: JSONPointer, _ message: String, _ fix: String) {
+            issues.append(ConfigIssue(.error, config: name, pointer: path, location: nil, message: message, fix: fix))
+        }
+        if name.isEmpty || name.utf8.contains(0) {
+            issue(pointer.appending("name"), "a config's name is a non-empty string without U+0000", "name it")
+        }
+        if description?.utf8.contains(0) == true {
+            issue(pointer.appending("description"), "the description holds U+0000", "remove the \\u0000")
+        }
+        for (index, tag) in tags.enumerated() where !ConfigsDecoder.isValidTag(tag) {
+            issue(
+                pointer.appending("tags").appending(index), "\"\(tag)\" is not a tag",
+                "a tag is 1 to 64 characters, without commas or spaces at either end")
+        }
+        func check(_ value: ConfigValue, at path: JSONPointer) {
+            do {
+                // Through JSON, as a file would bring it: the same type, range and text rules.
+                guard value.type == type else { throw ConfigValueProblem(message: "", fix: "") }
+                _ = try ConfigValue(value.jsonValue, as: type)
+            } catch {
+                issue(
+                    path, "expected \(type.withArticle), found \(value.jsonValue.summary)",
+                    "write a value of the config's type")
+            }
+        }
+        check(defaultValue, at: pointer.appending("default"))
+        if follows == nil && !values.isEmpty {
+            issue(
+                pointer.appending("values"), "values without a feature to follow",
+                "add \"follows\", or remove the values")
+        }
+        var variations: Set<String> = []
+        for variant in values {
+            check(variant.value, at: pointer.appending("values").appending(variant.variation))
+            if !variations.insert(variant.variation).inserted {
+                issue(
+                    pointer.appending("values").appending(variant.variation), "the variation has two values", "keep one"
+                )
+            }
+        }
+        return issues
+    }
+}

@@ -137,7 +137,8 @@ struct OFREPRoutes {
             guard identity.reaches(path), identity.permits(.delivery, on: path.tenant) else {
                 throw OFREPError(
                     .forbidden, code: "GENERAL", key: nil,
-                    "This key is not for \(path): use a key of tenant \(path.tenant) (a delivery key scoped to another environment won't do).")
+                    "This key is not for \(path): use a key of tenant \(path.tenant) (a delivery key scoped to another environment won't do)."
+                )
             }
         }
         return (path, identity == nil)

@@ -16,7 +16,8 @@ struct ConfigIssueList: Sendable {
 
     init(_ issues: [ConfigIssue] = []) {
         self.issues = issues.filter { $0.severity == .error }.map {
-            let pointer = Self.withinConfig($0.pointer)
+            // The store points into the one config it was given (`/default`).
+            let pointer = $0.pointer.description
             return Item(message: $0.message, pointer: pointer.isEmpty ? nil : pointer, fix: $0.fix)
         }
         hasIssues = !self.issues.isEmpty
@@ -30,15 +31,5 @@ struct ConfigIssueList: Sendable {
             "\($0.message); \($0.fix)."
         }
         return messages.isEmpty ? nil : messages.joined(separator: " ")
-    }
-
-    /// `pointer` within the config: the store points at the config in the environment's whole
-    /// configs file (`/configs/3/default`), the editor at its own fields (`/default`).
-    static func withinConfig(_ pointer: JSONPointer) -> String {
-        let parts = pointer.description.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count >= 3, parts[0].isEmpty, parts[1] == "configs", parts[2].allSatisfy(\.isNumber) else {
-            return pointer.description
-        }
-        return parts.count == 4 ? "/" + parts[3] : ""
     }
 }
