@@ -17,7 +17,7 @@ struct SQLHomeTests {
         "assignments": "AssignmentTable.swift", "assignment_events": "AssignmentTable.swift",
         "assignment_deltas": "AssignmentTable.swift",
         "unlocks": "UnlockTable.swift", "unlock_events": "UnlockTable.swift",
-        "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift",
+        "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift", "server_secrets": "KeyTable.swift",
     ]
 
     /// The migrator runs the numbered SQL files and migration 0005's data step (the names' NFC

@@ -2,8 +2,8 @@ import FlagpoleCore
 import Foundation
 import GRDB
 
-/// The one home of every statement on `api_keys` and `sessions`: the API's keys and the
-/// dashboard's sign-ins made with them.
+/// The one home of every statement on `api_keys`, `sessions` and `server_secrets`: the API's
+/// keys, the dashboard's sign-ins made with them, and what the server signs with.
 struct KeyTable {
     let db: Database
 
