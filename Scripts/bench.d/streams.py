@@ -5,7 +5,8 @@ Opens COUNT connections to URL (GET, text/event-stream) and waits until each has
 head; reads the server's resident memory (VmRSS of PID) before and after; then makes one write
 with WRITE_COMMAND (a shell command) and times until every stream has received an event
 (`id: ` line). Prints one JSON object: streams, rss_before_kib, rss_after_kib, kib_per_stream,
-first_event_ms, last_event_ms.
+write_ms (the write command's own time, which the events' times include), first_event_ms,
+last_event_ms.
 
 usage: python3 streams.py URL COUNT PID WRITE_COMMAND
 """
@@ -57,7 +58,9 @@ async def main():
     after = rss_kib()
     started = time.monotonic()
     waits = [asyncio.create_task(wait_for_event(reader, started)) for reader, _ in streams]
-    subprocess.run(write_command, shell=True, check=True, stdout=subprocess.DEVNULL)
+    # The write runs in a thread: the streams must be read while it is under way.
+    await asyncio.to_thread(subprocess.run, write_command, shell=True, check=True, stdout=subprocess.DEVNULL)
+    written = time.monotonic() - started
     latencies = await asyncio.wait_for(asyncio.gather(*waits), timeout=120)
     for _, writer in streams:
         writer.close()
@@ -66,6 +69,7 @@ async def main():
         "rss_before_kib": before,
         "rss_after_kib": after,
         "kib_per_stream": round((after - before) / count, 1),
+        "write_ms": round(written * 1000, 1),
         "first_event_ms": round(min(latencies) * 1000, 1),
         "last_event_ms": round(max(latencies) * 1000, 1),
     }))
