@@ -180,27 +180,33 @@ struct ConfigTests {
     }
 
     @Test(
-        "One user, one group: configs.json and features.json agree for every user of a 10 000-user sample, recorded once"
+        "One user, one group: features.json, configs.json and OFREP agree for every user of a 10 000-user sample, recorded once"
     )
     func invariantOverASample() async throws {
         let store = try await Self.store()
         let users = UserID.numbered(10_000)
         for (index, user) in users.enumerated() {
-            // Half ask for their configs first, half for their features.json.
-            let configs: UserConfigs
-            let pinned: PinnedDocument
-            if index.isMultiple(of: 2) {
-                configs = try await store.userConfigs(for: user, in: .acmeProduction)
-                pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
-            } else {
-                pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
-                configs = try await store.userConfigs(for: user, in: .acmeProduction)
+            // Each user asks in one of three orders: configs, features.json, OFREP first.
+            var configs: UserConfigs?
+            var pinned: PinnedDocument?
+            var flags: FlagEvaluations?
+            for step in [0, 1, 2].map({ ($0 + index) % 3 }) {
+                switch step {
+                case 0: configs = try await store.userConfigs(for: user, in: .acmeProduction)
+                case 1: pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
+                default: flags = try await store.evaluateFlags(for: FlagContext(user: user), in: .acmeProduction)
+                }
             }
-            let group = pinned.assignments.first { $0.feature == "Onboarding" }?.variation
-            let title = try Self.dictionary(configs.bytes)["mainViewTitle"] as? String
-            guard title == (group == "Group A" ? "Welcome" : "Hello") else {
+            let group = pinned?.assignments.first { $0.feature == "Onboarding" }?.variation
+            let title = try Self.dictionary(configs!.bytes)["mainViewTitle"] as? String
+            let byKey = Dictionary(
+                uniqueKeysWithValues: flags!.flags.compactMap { try? $0.get() }.map { ($0.key, $0) })
+            guard title == (group == "Group A" ? "Welcome" : "Hello"), byKey["Onboarding"]?.variant == group,
+                byKey["mainViewTitle"]?.value == .string(title ?? ""), byKey.count == 3 + 5
+            else {
                 Issue.record(
-                    "\(user): features.json pins \(group ?? "nothing"), configs.json says \(title ?? "nothing")")
+                    "\(user): features.json pins \(group ?? "nothing"), configs.json says \(title ?? "nothing"), OFREP \(byKey["Onboarding"]?.variant ?? "nothing")"
+                )
                 return
             }
         }
