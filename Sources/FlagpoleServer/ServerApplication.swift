@@ -98,6 +98,8 @@ public enum ServerApplication {
         // Middlewares first: the router wraps each route as it is added, and unmatched paths too.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware(level: configuration.accessLogLevel))
+        // Before the error middleware: a browser's preflight is answered, not refused as a method.
+        router.add(middleware: OpenFeatureCORS())
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         delivery.register(on: router)

@@ -321,3 +321,27 @@ extension FeatureStore {
         try await feature(name, in: TestServer.acme).recordedUsers
     }
 }
+
+@Suite("OFREP from a browser")
+struct OFREPBrowserTests {
+    @Test("A preflight from any origin is answered; answers expose their ETag; the admin API stays same-origin")
+    func cors() async throws {
+        let server = try await OFREPTests.server()
+        try await server.test { client in
+            let preflight = try await client.send(
+                .options, OFREPTests.base,
+                headers: [.origin: "https://app.example", .accessControlRequestMethod: "POST"])
+            #expect(preflight.status == .noContent)
+            #expect(preflight.headers[.accessControlAllowOrigin] == "*")
+            #expect(preflight.headers[.accessControlAllowHeaders]?.contains("x-api-key") == true)
+            let bulk = try await client.send(
+                .post, OFREPTests.base, headers: [.origin: "https://app.example"], body: OFREPTests.context("u"))
+            #expect(bulk.headers[.accessControlAllowOrigin] == "*")
+            #expect(bulk.headers[.accessControlExposeHeaders]?.contains("ETag") == true)
+            let admin = try await client.send(
+                .options, "/api/v1/tenants",
+                headers: [.origin: "https://app.example", .accessControlRequestMethod: "GET"])
+            #expect(admin.status == .methodNotAllowed && admin.headers[.accessControlAllowOrigin] == nil)
+        }
+    }
+}
