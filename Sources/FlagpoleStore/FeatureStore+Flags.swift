@@ -56,6 +56,7 @@ extension FeatureStore {
         needed: @escaping @Sendable (PinningPlan) -> [PinningPlan.Test]
     ) async throws -> UserDocumentRead {
         guard let user = context.user else {
+            // Nobody's state: `flag(at:for:)` evaluates only what needs no user for such a context.
             return UserDocumentRead(
                 user: UserID(rawValue: ""), plan: try await currentPlan(of: path), state: UserState())
         }
