@@ -31,8 +31,7 @@ extension FeatureStore {
             guard let index = plan.flagIndex(of: keyForm) else { return [] }
             return plan.tests(of: index)
         }
-        guard let index = read.plan.flagIndex(of: keyForm) else { throw FlagProblem.notFound(key: key) }
-        return try read.flag(at: index, for: context).get()
+        return try read.flag(key, for: context)!.get()
     }
 
     /// Every flag (those tagged `tag`, when one is given) for `context`; a user's first
@@ -44,9 +43,7 @@ extension FeatureStore {
         admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> FlagEvaluations {
         let read = try await flagRead(for: context, in: path, admittingNewUser: admittingNewUser) { $0.tests }
-        return FlagEvaluations(
-            revision: read.plan.revision,
-            flags: read.plan.flagIndexes(tagged: tag).map { read.flag(at: $0, for: context) })
+        return read.flags(for: context, tagged: tag)!
     }
 
     /// The user's read under the current revision with a group in each test `needed` names,
@@ -131,6 +128,24 @@ enum FlagIndex: Hashable {
 }
 
 extension UserDocumentRead {
+    /// The flag named `key` for `context`, which names this read's user (or none); `nil` when
+    /// the user has no group on record in the test it needs (a write is due first).
+    public func flag(_ key: String, for context: FlagContext) -> Result<FlagEvaluation, FlagProblem>? {
+        guard let index = plan.flagIndex(of: Feature.nameKey(key)) else { return .failure(.notFound(key: key)) }
+        if context.user != nil && plan.tests(of: index).contains(where: { state.assignments[$0.featureID] == nil }) {
+            return nil
+        }
+        return flag(at: index, for: context)
+    }
+
+    /// Every flag (those tagged `tag`, when one is given) for `context`; `nil` when the user
+    /// lacks a group on record in some test (a write is due first).
+    public func flags(for context: FlagContext, tagged tag: String?) -> FlagEvaluations? {
+        guard context.user == nil || isComplete else { return nil }
+        return FlagEvaluations(
+            revision: plan.revision, flags: plan.flagIndexes(tagged: tag).map { flag(at: $0, for: context) })
+    }
+
     /// The flag at `index` for `context`, which names this read's user (or none).
     func flag(at index: FlagIndex, for context: FlagContext) -> Result<FlagEvaluation, FlagProblem> {
         switch index {

@@ -41,10 +41,12 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var current: Current?
     /// Parts of later requests that arrived while an answer was awaited from the store.
     private var held: [HTTPRequestPart] = []
-    /// The document of the request being answered here, for the request counts.
-    private var currentKind = DeliveredDocument.features
+    /// The route of the request being answered here, for the request counts.
+    private var currentRoute = Route.features
 
     private enum Current {
+        /// An OFREP evaluation whose body is arriving.
+        case collecting(HTTPRequest, OFREPTarget, body: ByteBuffer)
         /// Sent when the request's end arrives.
         case answered(Answer)
         /// Awaiting the store's commit; `hasEnded` once the request's end has arrived.
@@ -60,6 +62,26 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func read(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        if case .collecting(let request, let target, var body) = current {
+            switch part {
+            case .body(let chunk) where body.readableBytes + chunk.readableBytes <= OFREPRoutes.maxBodySize:
+                body.writeImmutableBuffer(chunk)
+                current = .collecting(request, target, body: body)
+            case .end:
+                current = nil
+                if let answer = ofrepAnswer(request, target, body: body) {
+                    send(answer, context: context)
+                } else {
+                    handOver(request, body: body, ended: true, context: context)
+                }
+            default:
+                // A body too large for an evaluation: the router says so.
+                current = nil
+                handOver(request, body: body, ended: false, context: context)
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+            return
+        }
         if case .awaiting(let request, let hasEnded) = current {
             switch part {
             case .body where !hasEnded: return
@@ -95,6 +117,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Answers
 
     private func answer(_ request: HTTPRequest, context: ChannelHandlerContext) -> Current? {
+        if request.method == .post { return ofrepRequest(request) }
         // Closing or upgrading the connection is the router's business.
         guard request.method == .get,
             request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
@@ -106,7 +129,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 !state.settings.isPrivate, let document
             else { return nil }
             DeliveryRoutes.cacheHits.increment()
-            currentKind = kind
+            currentRoute = kind == .features ? .features : .configs
             return .answered(
                 DeliveryRoutes.answer(
                     document, to: request.headerFields,
@@ -129,7 +152,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
         else { return nil }
         Self.userDocuments.increment()
-        currentKind = kind
+        currentRoute = kind == .features ? .features : .configs
         let headers = request.headerFields
         @Sendable func answer(_ read: UserDocumentRead) -> Answer {
             switch kind {
@@ -181,10 +204,52 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         head.headerFields[.date] = HTTPDate.now
         head.headerFields[.server] = "flagpole"
         head.headerFields[.contentLength] = String(answer.body?.readableBytes ?? 0)
-        Self.counters[currentKind]?[head.status.code]?.increment()
+        Self.counters[currentRoute]?[head.status.code]?.increment()
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    // MARK: OFREP
+
+    /// An OFREP evaluation of a public environment without a key, a query or an `Origin` (CORS
+    /// is the router's), whose body is small enough: collected here, then answered when the user
+    /// has their groups on record.
+    private func ofrepRequest(_ request: HTTPRequest) -> Current? {
+        guard request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
+            request.headerFields[.authorization] == nil, request.headerFields[.xAPIKey] == nil,
+            request.headerFields[.origin] == nil,
+            let length = request.headerFields[.contentLength].flatMap(Int.init), length <= OFREPRoutes.maxBodySize,
+            let path = request.path, let target = OFREPTarget(path),
+            let (state, _) = delivery.cache.currentDocument(target.path), !state.settings.isPrivate
+        else { return nil }
+        currentRoute = target.key == nil ? .ofrepBulk : .ofrepSingle
+        return .collecting(request, target, body: ByteBuffer())
+    }
+
+    /// The answer when one read of the store gives it (the router's, byte for byte); `nil` for
+    /// anything else (a bad body, no user, a group to record first): the router answers.
+    private func ofrepAnswer(_ request: HTTPRequest, _ target: OFREPTarget, body: ByteBuffer) -> Answer? {
+        guard let evaluation = try? OFREPRequest(Array(body.readableBytesView), key: target.key),
+            let user = evaluation.context.user,
+            let read = try? delivery.store.readUserDocumentNow(for: user, in: target.path)
+        else { return nil }
+        if let key = target.key {
+            guard case .success(let flag)? = read.flag(key, for: evaluation.context) else { return nil }
+            return OFREPRoutes.answer(flag)
+        }
+        guard let flags = read.flags(for: evaluation.context, tagged: nil) else { return nil }
+        return OFREPRoutes.bulkAnswer(
+            flags, changesURI: OFREPRoutes.changesURI(of: target.path), request: evaluation, tag: nil,
+            ifNoneMatch: request.headerFields[.ifNoneMatch])
+    }
+
+    /// Passes a request read so far to the router, as if it had never stopped here.
+    private func handOver(_ request: HTTPRequest, body: ByteBuffer, ended: Bool, context: ChannelHandlerContext) {
+        routed += 1
+        context.fireChannelRead(wrapInboundOut(.head(request)))
+        if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+        if ended { context.fireChannelRead(wrapInboundOut(.end(nil))) }
     }
 
     /// The environment and document of `/t/{tenant}/{env}/features.json` or `…/configs.json`
@@ -204,11 +269,19 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// Users' own documents answered here rather than by the router.
     private static let userDocuments = Counter(label: "flagpole_delivery_user_documents_on_event_loop_total")
 
+    /// The routes answered here, as the router's request metrics name them.
+    enum Route: String, CaseIterable {
+        case features = "/t/{tenant}/{env}/features.json"
+        case configs = "/t/{tenant}/{env}/configs.json"
+        case ofrepSingle = "/t/{tenant}/{env}/ofrep/v1/evaluate/flags/{key}"
+        case ofrepBulk = "/t/{tenant}/{env}/ofrep/v1/evaluate/flags"
+    }
+
     /// The router's request counts for these routes, so `/metrics` counts every delivery.
-    private static let counters: [DeliveredDocument: [Int: Counter]] = Dictionary(
-        uniqueKeysWithValues: [DeliveredDocument.features, .configs].map { kind in
+    private static let counters: [Route: [Int: Counter]] = Dictionary(
+        uniqueKeysWithValues: Route.allCases.map { route in
             (
-                kind,
+                route,
                 Dictionary(
                     uniqueKeysWithValues: [200, 304].map { status in
                         (
@@ -216,8 +289,8 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                             Counter(
                                 label: "hb.requests",
                                 dimensions: [
-                                    ("http.route", "/t/{tenant}/{env}/\(kind.rawValue)"),
-                                    ("http.request.method", "GET"),
+                                    ("http.route", route.rawValue),
+                                    ("http.request.method", route == .features || route == .configs ? "GET" : "POST"),
                                     ("http.response.status_code", String(status)),
                                 ])
                         )

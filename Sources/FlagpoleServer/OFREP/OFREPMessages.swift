@@ -106,3 +106,28 @@ enum OFREPJSON {
         return output
     }
 }
+
+/// The environment (and flag) of an OFREP path, `/t/{tenant}/{env}/ofrep/v1/evaluate/flags[/{key}]`,
+/// for the event loop's fast path.
+struct OFREPTarget {
+    let path: EnvironmentPath
+    /// The percent-decoded key of a single evaluation; `nil` for bulk.
+    let key: String?
+
+    init?(_ path: String) {
+        guard !path.contains("?") else { return nil }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 8 || parts.count == 9, parts[0].isEmpty, parts[1] == "t", parts[4] == "ofrep",
+            parts[5] == "v1", parts[6] == "evaluate", parts[7] == "flags",
+            let tenant = try? TenantSlug(validating: String(parts[2])),
+            let environment = try? EnvironmentName(validating: String(parts[3]))
+        else { return nil }
+        self.path = EnvironmentPath(tenant: tenant, environment: environment)
+        if parts.count == 9 {
+            guard let key = parts[8].removingPercentEncoding, !key.isEmpty else { return nil }
+            self.key = key
+        } else {
+            key = nil
+        }
+    }
+}

@@ -52,7 +52,7 @@ struct OFREPRoutes {
             throw OFREPError(
                 .notFound, code: "FLAG_NOT_FOUND", key: key, "\(path) has no revision yet: it has no flags.")
         }
-        return Self.json(OFREPJSON.evaluation(flag), headers: [.cacheControl: "private, no-store"])
+        return Self.response(Self.answer(flag))
     }
 
     private func evaluateAll(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
@@ -68,29 +68,56 @@ struct OFREPRoutes {
         } catch DocumentError.noRevision {
             evaluations = FlagEvaluations(revision: 0, flags: [])
         }
-        var changes = "/t/\(path.tenant.rawValue)/\(path.environment.rawValue)/changes"
+        var changes = Self.changesURI(of: path)
         if try await delivery.currentState(of: path).settings.isPrivate {
             changes += "?token=\(try await tokens.token(for: path))"
         }
-        let bytes = OFREPJSON.bulk(evaluations, changesURI: changes)
-        // Over the answer and the context: equal answers for two users still get two ETags.
+        return Self.response(
+            Self.bulkAnswer(
+                evaluations, changesURI: changes, request: body, tag: tag, ifNoneMatch: request.headers[.ifNoneMatch]))
+    }
+
+    // MARK: Answers, shared with the event loop's fast path
+
+    /// The answer to a single evaluation.
+    static func answer(_ flag: FlagEvaluation) -> (HTTPResponse, ByteBuffer?) {
+        (
+            HTTPResponse(
+                status: .ok, headerFields: [.contentType: "application/json", .cacheControl: "private, no-store"]),
+            ByteBuffer(bytes: OFREPJSON.evaluation(flag))
+        )
+    }
+
+    /// The answer to a bulk evaluation: every flag, with a strong ETag over the answer, the
+    /// context and the tag (equal answers for two users still get two ETags); `304` when
+    /// `ifNoneMatch` names it.
+    static func bulkAnswer(
+        _ evaluations: FlagEvaluations, changesURI: String, request: OFREPRequest, tag: String?, ifNoneMatch: String?
+    ) -> (HTTPResponse, ByteBuffer?) {
+        let bytes = OFREPJSON.bulk(evaluations, changesURI: changesURI)
         var hasher = SHA256()
         hasher.update(data: bytes)
         hasher.update(data: [0])
-        hasher.update(data: body.contextBytes)
+        hasher.update(data: request.contextBytes)
         hasher.update(data: Array((tag ?? "").utf8))
         let etag = "\"\(Hex.encode(hasher.finalize()).prefix(32))\""
         var headers: HTTPFields = [.eTag: etag, .cacheControl: "private, no-cache"]
         headers[.revision] = String(evaluations.revision)
-        if let tags = request.headers[.ifNoneMatch],
-            tags.split(separator: ",").contains(where: {
+        if let ifNoneMatch,
+            ifNoneMatch.split(separator: ",").contains(where: {
                 let tag = $0.trimmingCharacters(in: .whitespaces)
                 return tag == etag || tag == "W/" + etag || tag == "*"
             })
         {
-            return Response(status: .notModified, headers: headers)
+            return (HTTPResponse(status: .notModified, headerFields: headers), nil)
         }
-        return Self.json(bytes, headers: headers)
+        headers[.contentType] = "application/json"
+        return (HTTPResponse(status: .ok, headerFields: headers), ByteBuffer(bytes: bytes))
+    }
+
+    /// The change stream's request URI, for a public environment.
+    static func changesURI(of path: EnvironmentPath) -> String {
+        "/t/\(path.tenant.rawValue)/\(path.environment.rawValue)/changes"
     }
 
     // MARK: Access
@@ -212,10 +239,10 @@ struct OFREPRoutes {
             status: error.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.body)))
     }
 
-    private static func json(_ bytes: [UInt8], headers: HTTPFields) -> Response {
-        var headers = headers
-        headers[.contentType] = "application/json"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    private static func response(_ answer: (head: HTTPResponse, body: ByteBuffer?)) -> Response {
+        Response(
+            status: answer.head.status, headers: answer.head.headerFields,
+            body: answer.body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
     }
 }
 
