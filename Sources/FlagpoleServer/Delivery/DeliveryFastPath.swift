@@ -9,9 +9,11 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// Answers `GET /t/{tenant}/{env}/features.json` of a public environment, on the connection's
-/// event loop, before the request reaches the router: the shared document from memory, and a
-/// user's own (`?user=ID`) from one read of the store on this thread.
+/// Answers `GET /t/{tenant}/{env}/features.json` and `…/configs.json` of a public environment, on
+/// the connection's event loop, before the request reaches the router: the shared document from
+/// memory, and a user's own (`?user=ID`) from one read of the store on this thread; and OFREP's
+/// `POST`s for users whose groups are on record (`OFREPRoutes.answer`, `bulkAnswer`), their small
+/// body collected here first.
 ///
 /// Apps poll these URLs (and CDNs revalidate them) far more than anything else. Through the
 /// router each request becomes a task that hops between threads, which costs several times
