@@ -46,14 +46,7 @@ extension FeatureStore {
         // Issues point into the one config, as its writer sent it.
         try await changeConfigs(
             in: path, options: options, message: "set config \(config.name)", pointer: { _ in .root },
-            change: { document, _ in
-                let key = Feature.nameKey(config.name)
-                if let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) {
-                    document.configs[index] = config
-                } else {
-                    document.configs.append(config)
-                }
-            })
+            change: { document, _ in document.set(config) })
     }
 
     /// Removes the config named `name`.
@@ -65,8 +58,7 @@ extension FeatureStore {
         -> ConfigsOutcome
     {
         try await changeConfigs(in: path, options: options, message: "delete config \(name)") { document in
-            let key = Feature.nameKey(name)
-            guard let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) else {
+            guard let index = document.index(of: name) else {
                 throw ConfigError.configNotFound(path, name: name, existing: document.configs.map(\.name))
             }
             document.configs.remove(at: index)

@@ -90,8 +90,18 @@ public struct ConfigsDocument: Hashable, Sendable {
 
     /// The config named `name`, as apps compare names.
     public func config(named name: String) -> Config? {
+        index(of: name).map { configs[$0] }
+    }
+
+    /// Where the config named `name` is, as apps compare names.
+    public func index(of name: String) -> Int? {
         let key = Feature.nameKey(name)
-        return configs.first { Feature.nameKey($0.name) == key }
+        return configs.firstIndex { Feature.nameKey($0.name) == key }
+    }
+
+    /// Replaces the config of `config`'s name in its place, or adds it at the end.
+    public mutating func set(_ config: Config) {
+        if let index = index(of: config.name) { configs[index] = config } else { configs.append(config) }
     }
 
     /// A feature's tags: those set in the store, then those of a `tags` array in its features.json.

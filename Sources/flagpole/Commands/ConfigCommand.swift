@@ -245,14 +245,7 @@ struct ConfigCommand: ParsableCommand {
                     }
                     let snapshot = try await store.configs(in: path)
                     var document = snapshot.document
-                    for config in declarations.configs {
-                        let key = Feature.nameKey(config.name)
-                        if let index = document.configs.firstIndex(where: { Feature.nameKey($0.name) == key }) {
-                            document.configs[index] = config
-                        } else {
-                            document.configs.append(config)
-                        }
-                    }
+                    for config in declarations.configs { document.set(config) }
                     outcome = try await store.importConfigs(
                         document, in: path,
                         options: revision.options(
