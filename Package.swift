@@ -30,6 +30,9 @@ let package = Package(
         // The dashboard: HTML templates, and the import page's file upload (multipart/form-data).
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        // Publishing to object storage: S3's REST API over HTTP/1.1 and TLS (there is no AWS SDK for
+        // Swift among the packages Flagpole builds with; requests are signed in FlagpolePublish/S3).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The contract of features.json: parse, validate, render. Foundation only.
@@ -48,6 +51,7 @@ let package = Package(
                 .embedInCode("0005_identity_and_history.sql"),
                 .embedInCode("0006_deltas_kept_by_the_store.sql"),
                 .embedInCode("0007_configs.sql"),
+                .embedInCode("0008_publish_log.sql"),
             ]
         ),
 
@@ -63,11 +67,27 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // The documents as they leave Flagpole: delivery artifacts (bytes, SHA-256, gzip), the CDN
+        // tree on disk, and publishing to S3-compatible object storage with its purge hook.
+        .target(
+            name: "FlagpolePublish",
+            dependencies: [
+                "FlagpoleCore",
+                "FlagpoleStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "FlagpoleServer",
             dependencies: [
                 "FlagpoleCore",
                 "FlagpoleStore",
+                "FlagpolePublish",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -111,6 +131,7 @@ let package = Package(
             dependencies: [
                 "FlagpoleCore",
                 "FlagpoleStore",
+                "FlagpolePublish",
                 "FlagpoleServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -140,9 +161,16 @@ let package = Package(
         .testTarget(
             name: "FlagpoleServerTests",
             dependencies: [
-                "FlagpoleServer", "FlagpoleStore", "FlagpoleCore",
+                "FlagpoleServer", "FlagpolePublish", "FlagpoleStore", "FlagpoleCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "FlagpolePublishTests",
+            dependencies: [
+                "FlagpolePublish", "FlagpoleStore", "FlagpoleCore",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -24,5 +24,7 @@ public enum SchemaMigrations {
             identifier: "0006_deltas_kept_by_the_store",
             sql: String(decoding: PackageResources._006_deltas_kept_by_the_store_sql, as: UTF8.self)),
         Migration(identifier: "0007_configs", sql: String(decoding: PackageResources._007_configs_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0008_publish_log", sql: String(decoding: PackageResources._008_publish_log_sql, as: UTF8.self)),
     ]
 }

@@ -227,19 +227,24 @@ extension FeatureStore {
         let records = try await read { db in
             try db.environments.revisions(after: revision ?? 0, limit: limit, in: try db.environments.scope(of: path))
         }
-        let plan = pinningPlans.plan(for: path)
         return try records.map { record in
-            let configs = try ConfigsDocument(stored: record.configs)
-            // The features decide only the values of configs that follow one; the current
-            // revision's are already decoded in its plan, and a large features.json takes a while.
-            let features =
-                !configs.configs.contains { $0.follows != nil }
-                ? []
-                : plan?.revision == record.number && plan?.head.scope.path == path
-                    ? plan!.document.features : DocumentDecoder.decode(Array(record.document)).document?.features ?? []
-            return RevisionChange(
+            RevisionChange(
                 revision: record.number, createdAt: record.createdAt, features: Array(record.document),
-                configs: ConfigsDictionary.rendered(configs.sharedEntries(beside: features)))
+                configs: try sharedConfigs(of: record, in: path))
         }
+    }
+
+    /// The configs.json a revision delivers to a client that names no user.
+    func sharedConfigs(of record: RevisionRecord, in path: EnvironmentPath) throws -> [UInt8] {
+        let configs = try ConfigsDocument(stored: record.configs)
+        // The features decide only the values of configs that follow one; the current
+        // revision's are already decoded in its plan, and a large features.json takes a while.
+        let plan = pinningPlans.plan(for: path)
+        let features =
+            !configs.configs.contains { $0.follows != nil }
+            ? []
+            : plan?.revision == record.number && plan?.head.scope.path == path
+                ? plan!.document.features : DocumentDecoder.decode(Array(record.document)).document?.features ?? []
+        return ConfigsDictionary.rendered(configs.sharedEntries(beside: features))
     }
 }

@@ -21,21 +21,29 @@ extension FeatureStore {
         }
     }
 
-    /// The current revision of every environment of every tenant that has one, by tenant
-    /// then environment, read in one transaction so the set is consistent.
-    public func currentRevisions() async throws -> [Revision] {
-        try await read { db in
-            var revisions: [Revision] = []
+    /// The current revision of every environment that has one (of `paths` only, when given), with
+    /// what a CDN serves of it, by tenant then environment, read in one transaction.
+    public func publishedRevisions(of paths: Set<EnvironmentPath>? = nil) async throws -> [PublishedRevision] {
+        let found = try await read { db in
+            var found: [(RevisionRecord, EnvironmentPath, DeliverySettings)] = []
             for tenant in try db.tenants.all() {
                 let tenantScope = TenantScope(id: tenant.id!, slug: TenantSlug(rawValue: tenant.slug))
                 for environment in try db.environments.all(of: tenantScope) {
                     let scope = EnvironmentScope(environment, of: tenantScope)
-                    if let record = try db.environments.revision(nil, in: scope) {
-                        revisions.append(Revision(record, of: scope.path))
-                    }
+                    guard paths?.contains(scope.path) ?? true,
+                        let record = try db.environments.revision(nil, in: scope)
+                    else { continue }
+                    let settings = DeliverySettings(
+                        isPrivate: environment.isPrivate, cacheControl: environment.cacheControl)
+                    found.append((record, scope.path, settings))
                 }
             }
-            return revisions
+            return found
+        }
+        return try found.map { record, path, settings in
+            PublishedRevision(
+                path: path, number: record.number, createdAt: record.createdAt, features: Array(record.document),
+                configs: try sharedConfigs(of: record, in: path), settings: settings)
         }
     }
 

@@ -1,5 +1,6 @@
 import CompressNIO
 import FlagpoleCore
+import FlagpolePublish
 import FlagpoleStore
 import Foundation
 import HTTPTypes

@@ -18,6 +18,7 @@ struct SQLHomeTests {
         "assignment_deltas": "AssignmentTable.swift",
         "unlocks": "UnlockTable.swift", "unlock_events": "UnlockTable.swift",
         "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift", "server_secrets": "KeyTable.swift",
+        "publish_log": "PublishTable.swift",
     ]
 
     /// The migrator runs the numbered SQL files and migration 0005's data step (the names' NFC

@@ -1,3 +1,4 @@
+import FlagpolePublish
 import FlagpoleStore
 import Hummingbird
 import NIOCore

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpolePublish
 import FlagpoleStore
 import Foundation
 import HTTPTypes

@@ -47,6 +47,29 @@ public struct Revision: Hashable, Sendable {
     }
 }
 
+/// A revision as a CDN serves it: its features.json and its configs.json for a client that names
+/// no user, with the environment's delivery settings.
+public struct PublishedRevision: Hashable, Sendable {
+    public var path: EnvironmentPath
+    public var number: Int
+    public var createdAt: Date
+    public var features: [UInt8]
+    public var configs: [UInt8]
+    public var settings: DeliverySettings
+
+    public init(
+        path: EnvironmentPath, number: Int, createdAt: Date, features: [UInt8], configs: [UInt8],
+        settings: DeliverySettings = DeliverySettings()
+    ) {
+        self.path = path
+        self.number = number
+        self.createdAt = createdAt
+        self.features = features
+        self.configs = configs
+        self.settings = settings
+    }
+}
+
 /// The current state of an environment.
 public struct EnvironmentSnapshot: Hashable, Sendable {
     public var path: EnvironmentPath

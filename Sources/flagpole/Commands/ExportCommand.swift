@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlagpoleCore
+import FlagpolePublish
 import FlagpoleServer
 import FlagpoleStore
 import Foundation
@@ -113,7 +114,7 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     private func exportTree(_ store: FeatureStore) async throws {
-        let revisions = try await store.currentRevisions()
+        let revisions = try await store.publishedRevisions()
         let directory = URL(fileURLWithPath: dir!)
         let entries = try CDNTree(directory: directory).publish(revisions)
         let published = Set(revisions.map(\.path))

@@ -3,7 +3,7 @@ import FlagpoleStore
 import Foundation
 import Testing
 
-@testable import FlagpoleServer
+@testable import FlagpolePublish
 
 @Suite("Publishing the CDN tree")
 struct CDNTreeTests {
@@ -14,10 +14,10 @@ struct CDNTreeTests {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     }
 
-    func revision(_ tenant: String, _ number: Int, _ text: String) -> Revision {
-        Revision(
+    func revision(_ tenant: String, _ number: Int, _ text: String) -> PublishedRevision {
+        PublishedRevision(
             path: EnvironmentPath(tenant: TenantSlug(rawValue: tenant), environment: .production),
-            number: number, createdAt: Date(), document: Array(text.utf8))
+            number: number, createdAt: Date(), features: Array(text.utf8), configs: Array("{}\n".utf8))
     }
 
     @Test("SHA-256 matches the published test vector")
@@ -39,7 +39,7 @@ struct CDNTreeTests {
         #expect(first.count < artifact.bytes.count)
     }
 
-    @Test("The tree holds each document, its gzip and a manifest; publishing again replaces it whole")
+    @Test("The tree holds each document, its gzip, its configs, a copy per revision and a manifest; publishing again replaces it whole")
     func publishAndReplace() throws {
         let directory = root.appendingPathComponent("cdn")
         let tree = CDNTree(directory: directory)
@@ -53,8 +53,15 @@ struct CDNTreeTests {
 
         // A tenant gone from the second publication is gone from the tree: it is replaced, not merged.
         let entries = try tree.publish([revision("acme", 2, "{\"features\": [{\"name\": \"a\"}]}\n")])
-        #expect(entries.map(\.path) == ["acme/production/features.json", "acme/production/features.json.gz"])
-        #expect(entries.map(\.revision) == [2, 2])
+        #expect(
+            entries.map(\.path) == [
+                "acme/production/configs.json", "acme/production/features.json", "acme/production/features.json.gz",
+                "acme/production/revisions/2/configs.json", "acme/production/revisions/2/features.json",
+                "acme/production/revisions/2/features.json.gz",
+            ])
+        #expect(entries.allSatisfy { $0.revision == 2 })
+        #expect(entries.filter { $0.path.contains("/revisions/") }.allSatisfy { $0.cacheControl == CacheControl.immutable })
+        #expect(entries.filter { !$0.path.contains("/revisions/") }.allSatisfy { $0.cacheControl == CacheControl.standard })
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("globex").path))
         let manifest = try String(contentsOf: directory.appendingPathComponent("manifest.json"), encoding: .utf8)
         #expect(
@@ -70,6 +77,6 @@ struct CDNTreeTests {
     func fileInTheWay() throws {
         let path = root.appendingPathComponent("cdn")
         try Data("x".utf8).write(to: path)
-        #expect(throws: ServerError.self) { try CDNTree(directory: path).publish([]) }
+        #expect(throws: PublishError.self) { try CDNTree(directory: path).publish([]) }
     }
 }

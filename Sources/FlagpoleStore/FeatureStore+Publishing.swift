@@ -1,0 +1,22 @@
+import Foundation
+import GRDB
+
+extension FeatureStore {
+    /// Adds one publish's entries to the publish log, in one transaction. Entries of
+    /// environments deleted since the publish began are dropped.
+    public func recordPublishes(_ entries: [PublishLogEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        try await write { db in
+            for entry in entries {
+                guard let scope = try? db.environments.scope(of: entry.environment) else { continue }
+                try db.publishes.insert(entry, in: scope)
+            }
+        }
+    }
+
+    /// Where each target stands for each environment it published (for `target` only, when
+    /// given), by target, tenant and environment.
+    public func publishStatus(target: String? = nil) async throws -> [PublishStatus] {
+        try await read { db in try db.publishes.status(target: target) }
+    }
+}
