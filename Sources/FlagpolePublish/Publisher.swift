@@ -120,7 +120,6 @@ public final class Publisher: Sendable {
     ) async -> PublishReport {
         var report = PublishReport(target: settings.target, dryRun: dryRun, startedAt: Date())
         report.revisions = Dictionary(revisions.map { ($0.path, $0.number) }, uniquingKeysWith: { $1 })
-        defer { report.finishedAt = Date() }
         do {
             let configuration = try AWSConfiguration.resolve(
                 profile: settings.profile, region: settings.region, endpoint: settings.endpoint, environment: environment)
@@ -133,6 +132,7 @@ public final class Publisher: Sendable {
         } catch {
             report.error = error as? PublishError ?? .badTarget("\(error)")
         }
+        report.finishedAt = Date()
         return report
     }
 

@@ -16,6 +16,7 @@ struct Flagpole: AsyncParsableCommand {
             ValidateCommand.self,
             ImportCommand.self,
             ExportCommand.self,
+            PublishCommand.self,
             TenantCommand.self,
             EnvCommand.self,
             FeatureCommand.self,
