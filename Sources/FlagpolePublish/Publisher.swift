@@ -35,6 +35,8 @@ public struct PublishScope: Sendable, Hashable {
     public var environment: EnvironmentName?
     /// The private environments to publish too; any other private one is skipped.
     public var includePrivate: Set<EnvironmentPath>
+    /// Only these environments, when not `nil` (the server publishes those that changed).
+    public var only: Set<EnvironmentPath>?
 
     public init(tenant: TenantSlug? = nil, environment: EnvironmentName? = nil, includePrivate: Set<EnvironmentPath> = []) {
         self.tenant = tenant
@@ -44,6 +46,7 @@ public struct PublishScope: Sendable, Hashable {
 
     func covers(_ path: EnvironmentPath) -> Bool {
         (tenant == nil || tenant == path.tenant) && (environment == nil || environment == path.environment)
+            && (only?.contains(path) ?? true)
     }
 }
 
@@ -83,7 +86,7 @@ public final class Publisher: Sendable {
         let started = Date()
         let revisions: [PublishedRevision]
         do {
-            revisions = try await store.publishedRevisions().filter { scope.covers($0.path) }
+            revisions = try await store.publishedRevisions(of: scope.only).filter { scope.covers($0.path) }
         } catch {
             var report = PublishReport(target: settings.target, dryRun: dryRun, startedAt: started)
             report.error = .storage(

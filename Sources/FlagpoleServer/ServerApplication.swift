@@ -1,3 +1,4 @@
+import FlagpolePublish
 import FlagpoleStore
 import Hummingbird
 import Logging
@@ -25,14 +26,18 @@ public struct ServerConfiguration: Sendable {
     /// than the connection's peer.
     public var trustsProxy: Bool
 
-    public static let standardCacheControl = "public, max-age=30, stale-while-revalidate=3600, stale-if-error=86400"
+    public static let standardCacheControl = CacheControl.standard
+    /// `serve --publish-to`: every new revision to a bucket.
+    public var publishing: ServerPublishing?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
         defaultCacheControl: String = standardCacheControl, pollInterval: Duration = .milliseconds(250),
         accessLogLevel: Logger.Level = .info, newUsersPerSecond: Double = NewUserLimiter.Limit.standard.rate,
-        newUserBurst: Int = NewUserLimiter.Limit.standard.burst, trustsProxy: Bool = false
+        newUserBurst: Int = NewUserLimiter.Limit.standard.burst, trustsProxy: Bool = false,
+        publishing: ServerPublishing? = nil
     ) {
+        self.publishing = publishing
         self.host = host
         self.port = port
         self.maxBodySize = maxBodySize
@@ -75,7 +80,13 @@ public enum ServerApplication {
                 address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
             services: [
                 poller, ChangeBroadcasterService(broadcaster: delivery.cache.changes, store: store, logger: logger),
-            ],
+            ]
+                + (configuration.publishing.map {
+                    [
+                        PublishService(
+                            publishing: $0, store: store, changes: delivery.cache.changes.watch(), logger: logger)
+                    ]
+                } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }

@@ -54,6 +54,8 @@ final class ChangeBroadcaster: Sendable {
 
     private struct Streams {
         var byPath: [EnvironmentPath: [UInt64: AsyncStream<Message>.Continuation]] = [:]
+        /// Those told of every environment's changes (the publisher), not of their events.
+        var watchers: [AsyncStream<EnvironmentPath>.Continuation] = []
         var nextID: UInt64 = 0
         /// What each environment's streams were last told.
         var announced: [EnvironmentPath: (generation: Int64, revision: Int)] = [:]
@@ -75,6 +77,15 @@ final class ChangeBroadcaster: Sendable {
     /// `path` is now at `state`: its streams hear of every revision since the last they heard of.
     func notice(_ state: DeliveryState, of path: EnvironmentPath) {
         notices.yield((path, state))
+        for watcher in streams.withLock({ $0.watchers }) { watcher.yield(path) }
+    }
+
+    /// Every environment that has a new revision or new delivery settings from now on, until
+    /// the broadcaster stops.
+    func watch() -> AsyncStream<EnvironmentPath> {
+        let (stream, continuation) = AsyncStream.makeStream(of: EnvironmentPath.self, bufferingPolicy: .unbounded)
+        streams.withLock { $0.watchers.append(continuation) }
+        return stream
     }
 
     /// Opens a stream on `path`; it ends when the returned stream is dropped or finished.
@@ -101,6 +112,7 @@ final class ChangeBroadcaster: Sendable {
         defer {
             let open = streams.withLock { $0.byPath.values.flatMap(\.values) }
             for continuation in open { continuation.finish() }
+            for watcher in streams.withLock({ $0.watchers }) { watcher.finish() }
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {

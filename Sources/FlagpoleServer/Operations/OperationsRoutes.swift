@@ -21,12 +21,46 @@ struct OperationsRoutes {
             }
             return .json(["status": .string("ok")])
         }
-        router.get("metrics") { _, _ -> Response in
+        router.get("metrics") { _, context -> Response in
+            do {
+                try await exportPublishStatus()
+            } catch {
+                context.logger.warning("Could not read the publish log for /metrics", metadata: ["error": "\(error)"])
+            }
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+
+    /// The publish log as gauges, read at each scrape, the same as the dashboard shows: for each
+    /// target and environment, the revision in the bucket, how far behind it is, whether the last
+    /// publish failed, and when the last one succeeded.
+    private func exportPublishStatus() async throws {
+        for status in try await store.publishStatus() {
+            let labels = [
+                ("target", status.last.target), ("tenant", status.last.environment.tenant.rawValue),
+                ("environment", status.last.environment.environment.rawValue),
+            ]
+            var behind = 0
+            if case .behind(let count) = status.state { behind = count }
+            registry.makeGauge(
+                name: "flagpole_publish_revision", labels: labels,
+                help: "The revision the last successful publish left in the bucket (0: none)."
+            ).set(Double(status.publishedRevision ?? 0))
+            registry.makeGauge(
+                name: "flagpole_publish_behind_revisions", labels: labels,
+                help: "How many revisions the bucket is behind the environment's current one."
+            ).set(Double(behind))
+            registry.makeGauge(
+                name: "flagpole_publish_failing", labels: labels, help: "1 when the last publish failed, else 0."
+            ).set(status.last.outcome == .failed ? 1.0 : 0.0)
+            registry.makeGauge(
+                name: "flagpole_publish_last_success_timestamp_seconds", labels: labels,
+                help: "When the last successful publish finished (Unix time; 0: never)."
+            ).set(status.publishedAt?.timeIntervalSince1970 ?? 0)
         }
     }
 }

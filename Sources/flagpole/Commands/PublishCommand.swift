@@ -61,13 +61,7 @@ struct PublishCommand: AsyncParsableCommand {
         }
 
         private func scope() throws -> PublishScope {
-            let included = try includePrivate.map { text -> EnvironmentPath in
-                let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-                guard parts.count == 2 else {
-                    throw ValidationError("--include-private takes tenant/env, such as acme/staging, not \(text).")
-                }
-                return try EnvironmentOptions.path(tenant: String(parts[0]), environment: String(parts[1]))
-            }
+            let included = try PublishOptions.environments(includePrivate, option: "--include-private")
             return PublishScope(
                 tenant: try tenant.map(TenantOptions.slug),
                 environment: try env.map { try EnvironmentOptions.path(tenant: tenant ?? "x", environment: $0).environment },

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlagpoleCore
+import FlagpolePublish
 import FlagpoleServer
 import FlagpoleStore
 import Hummingbird
@@ -58,9 +59,31 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Load the example data first (as `flagpole demo` does) and print URLs to try, with a new admin key.")
     var demo = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Publish every environment to this bucket at start, then each new revision (see `flagpole publish --help` for the options it shares).",
+            valueName: "s3-url"))
+    var publishTo: String?
+
+    @Option(
+        help: ArgumentHelp("A private environment to publish too (tenant/env; repeatable).", valueName: "tenant/env"))
+    var publishPrivate: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait after a change for more before publishing, in milliseconds.", valueName: "ms"))
+    var publishDelay = 1000
+
+    @OptionGroup(title: "Publishing (with --publish-to)") var publishing: PublishOptions
+
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
+        if let publishTo {
+            do { _ = try S3Target(parsing: publishTo) } catch { throw ValidationError(error.description) }
+        }
+        guard publishDelay >= 0 else { throw ValidationError("--publish-delay must be 0 or more.") }
+        _ = try PublishOptions.environments(publishPrivate, option: "--publish-private")
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError(
                 "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -89,7 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, maxBodySize: maxBodySize, defaultCacheControl: cacheControl,
             pollInterval: .milliseconds(pollInterval), accessLogLevel: .info, newUsersPerSecond: newUserRate,
             newUserBurst: newUserBurst,
-            trustsProxy: trustProxy)
+            trustsProxy: trustProxy, publishing: try publishingSettings())
         let application = ServerApplication.make(
             store: store, configuration: configuration, registry: registry, logger: logger
         ) { port in
@@ -99,6 +122,15 @@ struct ServeCommand: AsyncParsableCommand {
             if !text.isEmpty { Console.out(text) }
         }
         try await application.runService()
+    }
+
+    private func publishingSettings() throws -> ServerPublishing? {
+        guard let publishTo else { return nil }
+        return ServerPublishing(
+            settings: try publishing.settings(to: try S3Target(parsing: publishTo)),
+            scope: PublishScope(
+                includePrivate: Set(try PublishOptions.environments(publishPrivate, option: "--publish-private"))),
+            delay: .milliseconds(publishDelay))
     }
 
     /// Loads the example data and makes an admin key; returns the text to print once the port is known.

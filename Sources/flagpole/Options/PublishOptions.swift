@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlagpolePublish
+import FlagpoleStore
 import Foundation
 
 /// How to reach a bucket and what to tell a CDN: shared by `publish` and `serve --publish-to`.
@@ -64,6 +65,17 @@ struct PublishOptions: ParsableArguments {
         }
         if let purgeURL, !(purgeURL.hasPrefix("http://") || purgeURL.hasPrefix("https://")) {
             throw ValidationError("--purge-url must be an http:// or https:// URL, not \(purgeURL).")
+        }
+    }
+
+    /// `tenant/env` arguments of `option`, validated.
+    static func environments(_ texts: [String], option: String) throws -> [EnvironmentPath] {
+        try texts.map { text in
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2 else {
+                throw ValidationError("\(option) takes tenant/env, such as acme/staging, not \(text).")
+            }
+            return try EnvironmentOptions.path(tenant: String(parts[0]), environment: String(parts[1]))
         }
     }
 
