@@ -34,16 +34,19 @@ struct SigV4Signer: Sendable {
     let region: String
     var service = "s3"
 
-    /// Headers that proxies may add or change, which botocore leaves out of the signature too.
-    private static let unsigned: Set<String> = ["expect", "transfer-encoding", "user-agent", "x-amzn-trace-id"]
+    /// Headers that proxies may add, drop or change (hop-by-hop ones among them), which botocore
+    /// leaves out of the signature too.
+    private static let unsigned: Set<String> = [
+        "connection", "expect", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+        "transfer-encoding", "upgrade", "user-agent", "x-amzn-trace-id",
+    ]
 
     func sign(_ request: Request, at date: Date) -> Signature {
         let time = Self.timestamp(date)
         let day = String(time.prefix(8))
-        var added: [(name: String, value: String)] = [
-            ("X-Amz-Date", time), ("X-Amz-Content-SHA256", request.payloadSHA256),
-        ]
+        var added: [(name: String, value: String)] = [("X-Amz-Date", time)]
         if let token = credentials.sessionToken { added.append(("X-Amz-Security-Token", token)) }
+        added.append(("X-Amz-Content-SHA256", request.payloadSHA256))
 
         // Lowercased names, values with their runs of whitespace folded, repeated names joined by commas.
         var signed: [String: [String]] = [:]

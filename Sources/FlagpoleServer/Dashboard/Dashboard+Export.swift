@@ -29,6 +29,7 @@ extension Dashboard {
                     ? "Private: fetching needs a key of \(path.tenant) (a delivery key is enough)."
                     : "Public: anyone with the URL can fetch it."
             }
+            page.publishes = try await store.publishStatus().filter { $0.last.environment == path }.map(PublishRow.init)
             return .html(templates.render(page, as: "export"))
         }
 
@@ -58,4 +59,31 @@ struct ExportPage: Sendable {
     var deliveryURL = ""
     var cacheControl = ""
     var access = ""
+    /// Where this environment is published (`flagpole publish`, `serve --publish-to`).
+    var publishes: [PublishRow] = []
+    var hasPublishes: Bool { !publishes.isEmpty }
+}
+
+/// One bucket's state for an environment, from the publish log.
+struct PublishRow: Sendable {
+    var target: String
+    var published: String
+    var state: String
+    var isFailing: Bool
+    var lastAttempt: String
+    var purge: String?
+
+    init(_ status: PublishStatus) {
+        target = status.last.target
+        published =
+            status.publishedRevision.map { "revision \($0), \(status.publishedAt!.formatted(.iso8601))" } ?? "never"
+        switch status.state {
+        case .upToDate: state = "Up to date"
+        case .behind(let count): state = "Behind by \(count) revision\(count == 1 ? "" : "s")"
+        case .failing(let error): state = "Failing: \(error)"
+        }
+        if case .failing = status.state { isFailing = true } else { isFailing = false }
+        lastAttempt = status.last.finishedAt.formatted(.iso8601)
+        purge = status.last.purge.map { $0 == .sent ? "sent" : "failed: \(status.last.purgeError ?? "")" }
+    }
 }

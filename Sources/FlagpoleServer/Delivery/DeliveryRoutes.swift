@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpolePublish
 import FlagpoleStore
 import HTTPTypes
 import Hummingbird
@@ -18,8 +19,6 @@ struct DeliveryRoutes {
     /// Whether the client's address is the last of `X-Forwarded-For` rather than the peer's.
     let trustsProxy: Bool
 
-    /// A revision named with its content hash never changes: caches may keep it for good.
-    static let immutableCacheControl = "public, max-age=31536000, immutable"
     /// A pinned document is one user's: no shared cache may keep it.
     static let pinnedCacheControl = "private, no-store"
 
@@ -118,8 +117,7 @@ struct DeliveryRoutes {
                     """)
             }
             // A shared cache must never keep a private document, however old.
-            cacheControl =
-                state.settings.isPrivate ? "private, max-age=31536000, immutable" : Self.immutableCacheControl
+            cacheControl = CacheControl.revision(state.settings)
         }
         var response = Self.response(document, to: request, cacheControl: cacheControl)
         if requested != nil {
@@ -218,7 +216,7 @@ struct DeliveryRoutes {
 
     /// `Cache-Control` of the current revision of an environment in `state`.
     static func currentCacheControl(_ state: DeliveryState, default defaultCacheControl: String) -> String {
-        state.settings.cacheControl ?? (state.settings.isPrivate ? "private, max-age=30" : defaultCacheControl)
+        CacheControl.current(state.settings, default: defaultCacheControl)
     }
 
     /// Whether an `Accept-Encoding` value admits gzip (`gzip`, or `*`, with a non-zero q).
