@@ -9,7 +9,7 @@ import Foundation
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write an environment's features.json, or every environment's as a CDN upload tree.",
+        abstract: "Write an environment's features.json, or every environment's documents as a CDN upload tree.",
         discussion: """
             flagpole export --tenant SLUG [--env NAME] [--revision N] [--output FILE] [--compact]
             flagpole export --tenant SLUG [--env NAME] --user ID [--output FILE] [--compact]
@@ -17,6 +17,8 @@ struct ExportCommand: AsyncParsableCommand {
             With --user, the user's own document: every test carries test-variation-assignment (the user's \
             point, so a fresh install lands in the recorded group), every unlock flag the user's unlock state; \
             first assignments are recorded. Shared exports never carry test-variation-assignment.
+            With --all, each environment's features.json, features.json.gz, configs.json and their \
+            revisions/N/ copies, and a manifest.json, as `flagpole publish` puts them in a bucket.
             Two exports of the same revision are byte-identical. --output and --dir are written beside \
             and renamed into place, so readers never see half a file or half a tree.
             """)

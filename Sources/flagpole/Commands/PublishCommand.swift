@@ -64,12 +64,15 @@ struct PublishCommand: AsyncParsableCommand {
             let included = try PublishOptions.environments(includePrivate, option: "--include-private")
             return PublishScope(
                 tenant: try tenant.map(TenantOptions.slug),
-                environment: try env.map { try EnvironmentOptions.path(tenant: tenant ?? "x", environment: $0).environment },
+                environment: try env.map { name in
+                    do { return try EnvironmentName(validating: name) } catch { throw ValidationError(error.description) }
+                },
                 includePrivate: Set(included))
         }
 
         func run() async throws {
-            let store = try database.openStore()
+            // A dry run writes nothing, not even to the publish log.
+            let store = try database.openStore(dryRun ? .readOnly : .readWrite)
             let scope = try scope()
             if let tenant = scope.tenant, let environment = scope.environment {
                 // A named environment that doesn't exist, or is private and not included, is an error, not a no-op.
