@@ -65,7 +65,7 @@ struct PublishCommand: AsyncParsableCommand {
             return PublishScope(
                 tenant: try tenant.map(TenantOptions.slug),
                 environment: try env.map { name in
-                    do { return try EnvironmentName(validating: name) } catch { throw ValidationError(error.description) }
+                    do { return try EnvironmentName(validating: name) } catch { throw ValidationError("\(error)") }
                 },
                 includePrivate: Set(included))
         }
