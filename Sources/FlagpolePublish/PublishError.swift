@@ -14,6 +14,8 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     case storage(S3Failure)
     /// A revision's copy already in the bucket holds other bytes.
     case immutableConflict(key: String, target: String)
+    /// The database could not be read.
+    case database(String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,8 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
             "The bucket's \(Manifest.name) was not written by Flagpole: \(why). Publish to a prefix of its own (s3://BUCKET/PREFIX)."
         case .storage(let failure):
             failure.description
+        case .database(let why):
+            "Cannot read the environments to publish from the database: \(why)"
         case .immutableConflict(let key, let target):
             """
             \(target)/\(key) already holds other bytes. A revision's copy is never replaced: this \

@@ -89,10 +89,7 @@ public final class Publisher: Sendable {
             revisions = try await store.publishedRevisions(of: scope.only).filter { scope.covers($0.path) }
         } catch {
             var report = PublishReport(target: settings.target, dryRun: dryRun, startedAt: started)
-            report.error = .storage(
-                S3Failure(
-                    method: "READ", object: "the database", status: nil, code: "storage", message: "\(error)",
-                    attempts: 1, hint: ""))
+            report.error = .database("\(error)")
             return report
         }
         var chosen: [PublishedRevision] = []

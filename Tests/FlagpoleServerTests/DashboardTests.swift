@@ -201,6 +201,43 @@ struct DashboardTests {
         }
     }
 
+    @Test("The export page and /metrics show where the environment is published, from the publish log")
+    func publishStatus() async throws {
+        let server = try await TestServer()
+        let revision = try await server.store.revision(of: TestServer.acme).number
+        let started = Date(timeIntervalSince1970: 1_795_000_000)
+        try await server.store.recordPublishes([
+            PublishLogEntry(
+                target: "s3://flags/ok", environment: TestServer.acme, revision: revision, outcome: .published,
+                objectsWritten: 6, purge: .sent, startedAt: started, finishedAt: started),
+            PublishLogEntry(
+                target: "s3://flags/old", environment: TestServer.acme, revision: revision - 1, outcome: .published,
+                objectsWritten: 6, startedAt: started, finishedAt: started),
+            PublishLogEntry(
+                target: "s3://flags/down", environment: TestServer.acme, revision: revision, outcome: .failed,
+                objectsWritten: 0, error: "PUT s3://flags/down/manifest.json failed: 503 SlowDown", startedAt: started,
+                finishedAt: started),
+        ])
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            let page = try await browser.get("\(Self.base)/export").text
+            for text in [
+                "Published to object storage", "<code>s3://flags/ok</code>", "Up to date", "Behind by 1 revision",
+                "Failing: PUT s3://flags/down/manifest.json failed: 503 SlowDown", "revision \(revision), 2026-11-18T11:06:40Z",
+            ] {
+                #expect(page.contains(text), "the export page lacks \(text)")
+            }
+            let metrics = try await client.send(.get, "/metrics").text
+            let labels = #"target="s3://flags/old",tenant="acme",environment="production""#
+            #expect(metrics.contains("flagpole_publish_behind_revisions{\(labels)} 1.0"))
+            #expect(metrics.contains("flagpole_publish_revision{\(labels)} \(revision - 1).0"))
+            #expect(
+                metrics.contains(
+                    #"flagpole_publish_failing{target="s3://flags/down",tenant="acme",environment="production"} 1.0"#))
+        }
+    }
+
     @Test("A form without the session's CSRF token is refused with 403 and changes nothing")
     func forgedFormsAreRefused() async throws {
         let server = try await TestServer()

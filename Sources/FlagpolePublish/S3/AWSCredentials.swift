@@ -94,9 +94,11 @@ struct ProfileFile {
     /// (`[sso-session …]`, `[services …]`) are not profiles.
     static func read(_ path: String, isConfig: Bool) throws(PublishError) -> [String: Profile] {
         guard FileManager.default.fileExists(atPath: path) else { return [:] }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard FileManager.default.isReadableFile(atPath: path) else {
             throw .noCredentials("Cannot read \(path): check its permissions.")
         }
+        // `/dev/null` (a way to say "no file") reads as empty, not as an error.
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
         return parse(String(decoding: data, as: UTF8.self), isConfig: isConfig)
     }
 

@@ -60,8 +60,9 @@ struct ExportPage: Sendable {
     var cacheControl = ""
     var access = ""
     /// Where this environment is published (`flagpole publish`, `serve --publish-to`).
-    var publishes: [PublishRow] = []
-    var hasPublishes: Bool { !publishes.isEmpty }
+    var publishes: [PublishRow] = [] { didSet { hasPublishes = !publishes.isEmpty } }
+    /// Stored: the templates read a value's stored properties only.
+    var hasPublishes = false
 }
 
 /// One bucket's state for an environment, from the publish log.

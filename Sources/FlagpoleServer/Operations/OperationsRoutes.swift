@@ -46,21 +46,21 @@ struct OperationsRoutes {
             ]
             var behind = 0
             if case .behind(let count) = status.state { behind = count }
-            registry.makeGauge(
-                name: "flagpole_publish_revision", labels: labels,
-                help: "The revision the last successful publish left in the bucket (0: none)."
-            ).set(Double(status.publishedRevision ?? 0))
-            registry.makeGauge(
-                name: "flagpole_publish_behind_revisions", labels: labels,
-                help: "How many revisions the bucket is behind the environment's current one."
-            ).set(Double(behind))
-            registry.makeGauge(
-                name: "flagpole_publish_failing", labels: labels, help: "1 when the last publish failed, else 0."
-            ).set(status.last.outcome == .failed ? 1.0 : 0.0)
-            registry.makeGauge(
-                name: "flagpole_publish_last_success_timestamp_seconds", labels: labels,
-                help: "When the last successful publish finished (Unix time; 0: never)."
-            ).set(status.publishedAt?.timeIntervalSince1970 ?? 0)
+            gauge("revision", "", "The revision the last successful publish left in the bucket (0: none).", labels)
+                .set(Double(status.publishedRevision ?? 0))
+            gauge("behind", "revisions", "How many revisions the bucket is behind the environment's current one.", labels)
+                .set(Double(behind))
+            gauge("failing", "", "1 when the last publish failed, else 0.", labels)
+                .set(status.last.outcome == .failed ? 1.0 : 0.0)
+            gauge("last_success_timestamp", "seconds", "When the last successful publish finished (Unix time; 0: never).", labels)
+                .set(status.publishedAt?.timeIntervalSince1970 ?? 0)
         }
+    }
+
+    private func gauge(_ name: String, _ unit: String, _ help: String, _ labels: [(String, String)]) -> Gauge {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "flagpole", subsystem: "publish", metricName: name, unitName: unit, helpText: help),
+            labels: labels)
     }
 }
