@@ -27,6 +27,9 @@ Faults:
 - clear_faults() removes both; reset() also forgets the requests seen.
 
 `exchanges` lists (method, target, outcome) with outcome the status answered or "dropped";
+`sent` lists every request seen, in the order they came, as a dict: method, target, headers
+([(name, value)] as received), body (bytes as on the wire) and outcome (as in `exchanges`;
+None while the request is still in flight);
 `forwarded` and `connections_accepted` count requests sent upstream and client connections.
 Standard library only.
 """
@@ -146,6 +149,7 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._requests = []
         self._exchanges = []
+        self._sent = []
         self._rules = []
         self._drop_limit = None
         self._forwarded = 0
@@ -197,6 +201,12 @@ class FaultProxy:
             return list(self._exchanges)
 
     @property
+    def sent(self):
+        """Every request seen, in order: {"method", "target", "headers", "body", "outcome"}."""
+        with self._lock:
+            return list(self._sent)
+
+    @property
     def connections_accepted(self):
         """How many client connections were served since the last reset (keep-alive: few)."""
         with self._lock:
@@ -228,6 +238,7 @@ class FaultProxy:
         with self._lock:
             self._requests = []
             self._exchanges = []
+            self._sent = []
             self._forwarded_total = 0
             self._accepted = 0
 
@@ -246,32 +257,35 @@ class FaultProxy:
         with self._lock:
             return self._drop_limit is not None and self._forwarded >= self._drop_limit
 
-    def _decide(self, method, target):
-        """Under the lock: 'drop', a rule to answer with, or 'forward' (then counted)."""
+    def _decide(self, method, target, headers=(), body=b""):
+        """Under the lock: ('drop' | a rule to answer with | 'forward' (then counted), the record)."""
         with self._lock:
             self._requests.append((method, target))
+            record = {"method": method, "target": target, "headers": list(headers), "body": body, "outcome": None}
+            self._sent.append(record)
             if self._drop_limit is not None and self._forwarded >= self._drop_limit:
-                return "drop"
+                return "drop", record
             for rule in self._rules:
                 if rule.remaining != 0 and rule.pattern.search(target):
                     if rule.remaining is not None:
                         rule.remaining -= 1
-                    return rule
+                    return rule, record
             self._forwarded += 1
             self._forwarded_total += 1
-            return "forward"
+            return "forward", record
 
-    def _record(self, method, target, outcome):
+    def _record(self, record, outcome):
         with self._lock:
-            self._exchanges.append((method, target, outcome))
+            record["outcome"] = outcome
+            self._exchanges.append((record["method"], record["target"], outcome))
 
     def _handle(self, handler):
         method, target = handler.command, handler.path
         body = handler.read_body()
-        decision = self._decide(method, target)
+        decision, record = self._decide(method, target, handler.headers.items(), body)
         if decision == "drop":
             handler.close_connection = True
-            self._record(method, target, "dropped")
+            self._record(record, "dropped")
             return
         if isinstance(decision, _Rule):
             xml = (
@@ -280,17 +294,17 @@ class FaultProxy:
                 f"<RequestId>FAULTPROXY</RequestId></Error>"
             ).encode()
             length = "0" if method == "HEAD" else str(len(xml))
-            self._record(method, target, decision.status)  # before answering: the client may look at once
+            self._record(record, decision.status)  # before answering: the client may look at once
             handler.answer(decision.status, [("Content-Type", "application/xml"), ("Content-Length", length)], xml)
             return
         try:
             status, reason, headers, answer_body = self._forward(handler, body)
         except (OSError, http.client.HTTPException) as error:
             message = f"fault_proxy: upstream {self.upstream[0]}:{self.upstream[1]} failed: {error!r}\n".encode()
-            self._record(method, target, 502)
+            self._record(record, 502)
             handler.answer(502, [("Content-Type", "text/plain"), ("Content-Length", str(len(message)))], message)
             return
-        self._record(method, target, status)
+        self._record(record, status)
         handler.answer(status, headers, answer_body, reason)
 
     def _forward(self, handler, body):

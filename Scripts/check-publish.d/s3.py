@@ -5,6 +5,7 @@
     s3 = client(endpoint)                    # path-style, us-east-1, testing/testing
     s3.create_bucket(Bucket="flagpole")
     access, secret = signed_credentials(endpoint)   # from here on moto checks every signature
+    stop_checking_signatures(endpoint); check_signatures(endpoint)   # off, and on again
     ...
     server.stop()
 
@@ -183,6 +184,12 @@ def signed_credentials(endpoint, user="flagpole-publish"):
     key = iam.create_access_key(UserName=user)["AccessKey"]
     _reset_auth(endpoint, 0)
     return key["AccessKeyId"], key["SecretAccessKey"]
+
+
+def check_signatures(endpoint):
+    """Turns moto's signature checks on (again) for every request from now on: use the pair
+    signed_credentials() made, which works whether checks are on or off."""
+    _reset_auth(endpoint, 0)
 
 
 def stop_checking_signatures(endpoint):

@@ -17,6 +17,13 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The database could not be read.
     case database(String)
 
+    /// Whether running the same publish again can complete it: the failure was S3's or the
+    /// network's, not a setting or a conflict that stays until someone changes it.
+    public var isWorthRetrying: Bool {
+        if case .storage(let failure) = self { return failure.isTransient }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .cannotWrite(let path, let reason):
@@ -64,6 +71,7 @@ public struct S3Failure: Error, Sendable, CustomStringConvertible, Equatable {
     public var description: String {
         let answer = status.map { "\($0) \(code)" } ?? code
         let tries = attempts > 1 ? " (after \(attempts) attempts)" : ""
-        return "\(method) \(object) failed\(tries): \(answer): \(message) \(hint)"
+        let sentence = message.last.map { ".!?".contains($0) } == true ? message : "\(message)."
+        return "\(method) \(object) failed\(tries): \(answer): \(sentence) \(hint)"
     }
 }

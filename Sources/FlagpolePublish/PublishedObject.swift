@@ -19,11 +19,14 @@ public struct PublishedObject: Sendable, Hashable {
     public var contentEncoding: String?
     /// A revision's copy: written once, never replaced.
     public var isImmutable: Bool
+    /// Of a private environment: never given a public ACL.
+    public var isPrivate: Bool
 
     public static let contentType = "application/json; charset=utf-8"
 
     /// The six objects of `revision`: its immutable copies first, then the current documents.
-    public static func objects(of revision: PublishedRevision, defaultCacheControl: String) throws -> [PublishedObject] {
+    public static func objects(of revision: PublishedRevision, defaultCacheControl: String) throws -> [PublishedObject]
+    {
         let features = DeliveryArtifact(bytes: revision.features)
         let gzip = DeliveryArtifact(bytes: try features.gzipped())
         let configs = DeliveryArtifact(bytes: revision.configs)
@@ -40,7 +43,8 @@ public struct PublishedObject: Sendable, Hashable {
                     PublishedObject(
                         key: "\(base)/\(name)", environment: revision.path, revision: revision.number,
                         bytes: artifact.bytes, sha256: artifact.sha256, cacheControl: cacheControl,
-                        contentEncoding: encoding, isImmutable: isImmutable))
+                        contentEncoding: encoding, isImmutable: isImmutable,
+                        isPrivate: revision.settings.isPrivate))
             }
         }
         return objects

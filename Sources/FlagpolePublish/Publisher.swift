@@ -38,7 +38,9 @@ public struct PublishScope: Sendable, Hashable {
     /// Only these environments, when not `nil` (the server publishes those that changed).
     public var only: Set<EnvironmentPath>?
 
-    public init(tenant: TenantSlug? = nil, environment: EnvironmentName? = nil, includePrivate: Set<EnvironmentPath> = []) {
+    public init(
+        tenant: TenantSlug? = nil, environment: EnvironmentName? = nil, includePrivate: Set<EnvironmentPath> = []
+    ) {
         self.tenant = tenant
         self.environment = environment
         self.includePrivate = includePrivate
@@ -122,7 +124,8 @@ public final class Publisher: Sendable {
         report.revisions = Dictionary(revisions.map { ($0.path, $0.number) }, uniquingKeysWith: { $1 })
         do {
             let configuration = try AWSConfiguration.resolve(
-                profile: settings.profile, region: settings.region, endpoint: settings.endpoint, environment: environment)
+                profile: settings.profile, region: settings.region, endpoint: settings.endpoint,
+                environment: environment)
             let client = try S3Client(
                 target: settings.target, configuration: configuration, addressing: settings.addressing, http: http,
                 retries: settings.retries)
@@ -166,7 +169,8 @@ public final class Publisher: Sendable {
                 } else if known!.cacheControl != object.cacheControl {
                     "Cache-Control changed"
                 } else { nil }
-            report.items.append(PublishReport.Item(object: object, key: settings.target.key(object.key), reason: reason))
+            report.items.append(
+                PublishReport.Item(object: object, key: settings.target.key(object.key), reason: reason))
             if reason != nil { toSend.append(object) }
         }
         let manifestChanges = previous?.bytes != next.bytes
@@ -217,7 +221,8 @@ public final class Publisher: Sendable {
                     let key = settings.target.key(object.key)
                     return purge.publicBaseURL.map { "\($0)/\(SigV4Signer.encodePath(key))" }
                         ?? client.endpoint.url(
-                            bucket: settings.target.bucket, path: client.endpoint.path(bucket: settings.target.bucket, key: key))
+                            bucket: settings.target.bucket,
+                            path: client.endpoint.path(bucket: settings.target.bucket, key: key))
                 }
                 let body = PurgeHook.body(
                     for: path, revision: objects[0].revision, urls: urls.sorted(), target: settings.target, at: time)
@@ -234,7 +239,7 @@ public final class Publisher: Sendable {
         ]
         if let encoding = object.contentEncoding { headers.append(("Content-Encoding", encoding)) }
         // A private environment's objects never get a public ACL, whatever the settings say.
-        if settings.publicRead, !object.cacheControl.hasPrefix("private") { headers.append(("x-amz-acl", "public-read")) }
+        if settings.publicRead, !object.isPrivate { headers.append(("x-amz-acl", "public-read")) }
         return headers
     }
 

@@ -206,7 +206,9 @@ struct CommandLineTests {
         #expect(try Data(contentsOf: output) == Data(try cli.run(["export", "--tenant", "acme"]).stdoutBytes))
     }
 
-    @Test("export --all --dir writes the CDN tree with gzip and a manifest, and keeps unchanged files' bytes and times")
+    @Test(
+        "export --all --dir writes the CDN tree (documents, gzip, configs, revision copies) and a manifest, and keeps unchanged files' bytes and times"
+    )
     func exportCDNTree() throws {
         try cli.run(["tenant", "create", "acme"])
         try cli.run(["tenant", "create", "globex"])
@@ -223,11 +225,13 @@ struct CommandLineTests {
             try JSONSerialization.jsonObject(with: Data(contentsOf: tree.appendingPathComponent("manifest.json")))
                 as? [String: Any])
         let files = try #require(manifest["files"] as? [[String: Any]])
+        let objects = [
+            "configs.json", "features.json", "features.json.gz", "revisions/1/configs.json",
+            "revisions/1/features.json", "revisions/1/features.json.gz",
+        ]
         #expect(
-            files.map { $0["path"] as? String } == [
-                "acme/production/features.json", "acme/production/features.json.gz",
-                "globex/production/features.json", "globex/production/features.json.gz",
-            ])
+            files.map { $0["path"] as? String }
+                == ["acme", "globex"].flatMap { tenant in objects.map { "\(tenant)/production/\($0)" } })
         for file in files {
             let data = try Data(contentsOf: tree.appendingPathComponent(file["path"] as! String))
             #expect(file["size"] as? Int == data.count)
@@ -236,6 +240,10 @@ struct CommandLineTests {
         }
         let json = try Data(contentsOf: tree.appendingPathComponent("acme/production/features.json"))
         #expect(json == Data(try cli.run(["export", "--tenant", "acme"]).stdoutBytes))
+        #expect(try Data(contentsOf: tree.appendingPathComponent("acme/production/revisions/1/features.json")) == json)
+        #expect(
+            try Data(contentsOf: tree.appendingPathComponent("acme/production/configs.json"))
+                == Data(try cli.run(["config", "export", "--format", "dictionary", "--tenant", "acme"]).stdoutBytes))
         #expect(try gunzip(tree.appendingPathComponent("acme/production/features.json.gz")) == json)
 
         // Publishing again after a change in globex only: acme's files keep their bytes and times.

@@ -39,7 +39,9 @@ struct CDNTreeTests {
         #expect(first.count < artifact.bytes.count)
     }
 
-    @Test("The tree holds each document, its gzip, its configs, a copy per revision and a manifest; publishing again replaces it whole")
+    @Test(
+        "The tree holds each document, its gzip, its configs, a copy per revision and a manifest; publishing again replaces it whole"
+    )
     func publishAndReplace() throws {
         let directory = root.appendingPathComponent("cdn")
         let tree = CDNTree(directory: directory)
@@ -60,8 +62,10 @@ struct CDNTreeTests {
                 "acme/production/revisions/2/features.json.gz",
             ])
         #expect(entries.allSatisfy { $0.revision == 2 })
-        #expect(entries.filter { $0.path.contains("/revisions/") }.allSatisfy { $0.cacheControl == CacheControl.immutable })
-        #expect(entries.filter { !$0.path.contains("/revisions/") }.allSatisfy { $0.cacheControl == CacheControl.standard })
+        #expect(
+            entries.filter { $0.path.contains("/revisions/") }.allSatisfy { $0.cacheControl == CacheControl.immutable })
+        #expect(
+            entries.filter { !$0.path.contains("/revisions/") }.allSatisfy { $0.cacheControl == CacheControl.standard })
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("globex").path))
         let manifest = try String(contentsOf: directory.appendingPathComponent("manifest.json"), encoding: .utf8)
         #expect(

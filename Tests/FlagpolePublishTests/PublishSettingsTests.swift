@@ -12,7 +12,8 @@ struct PublishSettingsTests {
 
     init() throws {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-aws-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home.appendingPathComponent(".aws"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent(".aws"), withIntermediateDirectories: true)
     }
 
     func write(_ text: String, to name: String) throws {
@@ -33,7 +34,8 @@ struct PublishSettingsTests {
 
     @Test("Path-style for custom endpoints, virtual-hosted for AWS unless the bucket has a dot")
     func endpoints() throws {
-        let local = try S3Endpoint(endpoint: "http://127.0.0.1:9000", region: "us-east-1", bucket: "b1x", addressing: .auto)
+        let local = try S3Endpoint(
+            endpoint: "http://127.0.0.1:9000", region: "us-east-1", bucket: "b1x", addressing: .auto)
         #expect(local.hostHeader(bucket: "b1x") == "127.0.0.1:9000")
         #expect(local.path(bucket: "b1x", key: "a b/ü") == "/b1x/a%20b/%C3%BC")
         let aws = try S3Endpoint(endpoint: nil, region: "eu-west-1", bucket: "b1x", addressing: .auto)
@@ -104,7 +106,8 @@ struct PublishSettingsTests {
             environment: base.merging(["AWS_PROFILE": "staging", "AWS_ENDPOINT_URL": "http://env:2"]) { $1 })
         #expect(overridden.region == "sa-east-1" && overridden.endpoint == "http://other:1")
         let fromEnvironmentURL = try AWSConfiguration.resolve(
-            environment: base.merging(["AWS_ENDPOINT_URL": "http://env:2", "AWS_ENDPOINT_URL_S3": "http://s3:3"]) { $1 })
+            environment: base.merging(["AWS_ENDPOINT_URL": "http://env:2", "AWS_ENDPOINT_URL_S3": "http://s3:3"]) { $1 }
+        )
         #expect(fromEnvironmentURL.endpoint == "http://s3:3")
 
         // Other files, by the environment.
@@ -128,7 +131,14 @@ struct PublishSettingsTests {
 
         let credentials = AWSCredentials(
             accessKeyID: "AKIAVISIBLE", secretAccessKey: "very-secret", sessionToken: "token-secret", source: "test")
-        for text in ["\(credentials)", String(reflecting: credentials), { var s = ""; dump(credentials, to: &s); return s }()] {
+        for text in [
+            "\(credentials)", String(reflecting: credentials),
+            {
+                var s = ""
+                dump(credentials, to: &s)
+                return s
+            }(),
+        ] {
             #expect(!text.contains("very-secret") && !text.contains("token-secret"), "\(text)")
         }
     }

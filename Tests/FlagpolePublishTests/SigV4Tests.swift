@@ -81,7 +81,8 @@ struct SigV4Tests {
         #expect(Set(cases.map(\.method)).isSuperset(of: ["GET", "PUT", "HEAD"]))
     }
 
-    @Test("Every case signs to botocore's canonical request, string to sign and Authorization", arguments: fixture.cases)
+    @Test(
+        "Every case signs to botocore's canonical request, string to sign and Authorization", arguments: fixture.cases)
     func signsAsBotocore(_ test: Case) {
         let body = [UInt8](Data(base64Encoded: test.bodyBase64)!)
         let (host, path, query) = Self.parts(of: test.url)

@@ -224,7 +224,8 @@ struct DashboardTests {
             let page = try await browser.get("\(Self.base)/export").text
             for text in [
                 "Published to object storage", "<code>s3://flags/ok</code>", "Up to date", "Behind by 1 revision",
-                "Failing: PUT s3://flags/down/manifest.json failed: 503 SlowDown", "revision \(revision), 2026-11-18T11:06:40Z",
+                "Failing: PUT s3://flags/down/manifest.json failed: 503 SlowDown",
+                "revision \(revision), 2026-11-18T11:06:40Z",
             ] {
                 #expect(page.contains(text), "the export page lacks \(text)")
             }

@@ -12,7 +12,8 @@ struct PublishLogTests {
     ) -> PublishLogEntry {
         PublishLogEntry(
             target: target, environment: .acmeProduction, revision: revision, outcome: outcome,
-            objectsWritten: outcome == .published ? 6 : 0, error: error, startedAt: Date(timeIntervalSince1970: seconds),
+            objectsWritten: outcome == .published ? 6 : 0, error: error,
+            startedAt: Date(timeIntervalSince1970: seconds),
             finishedAt: Date(timeIntervalSince1970: seconds + 1))
     }
 

@@ -52,7 +52,9 @@ public struct AWSConfiguration: Sendable {
         let fromConfigFile = try ProfileFile.read(configFile, isConfig: true)[profileName]
 
         let credentials: AWSCredentials
-        if explicitProfile == nil, let id = variable("AWS_ACCESS_KEY_ID"), let secret = variable("AWS_SECRET_ACCESS_KEY") {
+        if explicitProfile == nil, let id = variable("AWS_ACCESS_KEY_ID"),
+            let secret = variable("AWS_SECRET_ACCESS_KEY")
+        {
             credentials = AWSCredentials(
                 accessKeyID: id, secretAccessKey: secret, sessionToken: variable("AWS_SESSION_TOKEN"),
                 source: "the environment (AWS_ACCESS_KEY_ID)")
@@ -62,10 +64,12 @@ public struct AWSConfiguration: Sendable {
             credentials = found
         } else if explicitProfile != nil || variable("AWS_PROFILE") != nil {
             throw .noCredentials(
-                "The profile \(profileName) has no aws_access_key_id and aws_secret_access_key in \(credentialsFile) or \(configFile).")
+                "The profile \(profileName) has no aws_access_key_id and aws_secret_access_key in \(credentialsFile) or \(configFile)."
+            )
         } else {
             throw .noCredentials(
-                "No AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add a [default] profile to \(credentialsFile) (or name one with --profile or AWS_PROFILE).")
+                "No AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add a [default] profile to \(credentialsFile) (or name one with --profile or AWS_PROFILE)."
+            )
         }
         let region =
             explicitRegion ?? variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION")

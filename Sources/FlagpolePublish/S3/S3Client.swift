@@ -52,7 +52,10 @@ final class S3Client: Sendable {
     private let credentialSource: String
     private let sent = Mutex<[String: Int]>([:])
 
-    init(target: S3Target, configuration: AWSConfiguration, addressing: S3Addressing, http: HTTPClient, retries: RetryPolicy)
+    init(
+        target: S3Target, configuration: AWSConfiguration, addressing: S3Addressing, http: HTTPClient,
+        retries: RetryPolicy
+    )
         throws(PublishError)
     {
         self.target = target
@@ -69,7 +72,9 @@ final class S3Client: Sendable {
     var requestCounts: [String: Int] { sent.withLock { $0 } }
 
     /// Writes an object. With `ifAbsent`, only when no object has the key: `false` when one has.
-    func put(_ key: String, bytes: [UInt8], headers: [(name: String, value: String)], ifAbsent: Bool = false)
+    func put(
+        _ key: String, bytes: [UInt8], headers: [(name: String, value: String)], ifAbsent: Bool = false
+    )
         async throws(PublishError) -> Bool
     {
         var headers = headers
@@ -106,7 +111,8 @@ final class S3Client: Sendable {
             attempt += 1
             var failure: S3Failure
             do {
-                let response = try await sendOnce(method, path: path, headers: headers, body: body, sha256: payloadSHA256)
+                let response = try await sendOnce(
+                    method, path: path, headers: headers, body: body, sha256: payloadSHA256)
                 let code = Self.errorCode(in: response.body)
                 if (200..<300).contains(response.status)
                     || (accepting.contains(response.status) && code != "NoSuchBucket")
@@ -156,9 +162,11 @@ final class S3Client: Sendable {
     private func hint(for failure: S3Failure) -> String {
         switch failure.code {
         case "NoSuchBucket":
-            return "Create the bucket \(target.bucket) at \(endpoint.origin) (aws s3 mb s3://\(target.bucket)), or check --to and --endpoint."
+            return
+                "Create the bucket \(target.bucket) at \(endpoint.origin) (aws s3 mb s3://\(target.bucket)), or check --to and --endpoint."
         case "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken":
-            return "Check the \(credentialSource), and that they may s3:GetObject and s3:PutObject in \(target)."
+            return
+                "Check the credentials (read from \(credentialSource)), and that they may s3:GetObject and s3:PutObject in \(target)."
         case "PermanentRedirect", "AuthorizationHeaderMalformed", "IllegalLocationConstraintException":
             return "The bucket is in another region: set --region or AWS_REGION to it."
         case "AccessControlListNotSupported":
@@ -179,7 +187,8 @@ final class S3Client: Sendable {
     private static func element(_ name: String, in body: [UInt8]) -> String? {
         guard !body.isEmpty, body.count < 64 * 1024 else { return nil }
         let text = String(decoding: body, as: UTF8.self)
-        guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex)
+        guard let start = text.range(of: "<\(name)>"),
+            let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex)
         else { return nil }
         return String(text[start.upperBound..<end.lowerBound])
             .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")

@@ -19,7 +19,8 @@ public struct S3Target: Sendable, Hashable, CustomStringConvertible {
             bucket.last!.isLetter || bucket.last!.isNumber
         else {
             throw .badTarget(
-                "\(bucket.isEmpty ? "The bucket's name is missing" : "\"\(bucket)\" is not a bucket name") in \(text): S3 bucket names have 3 to 63 lowercase letters, digits, dots and hyphens.")
+                "\(bucket.isEmpty ? "The bucket's name is missing" : "\"\(bucket)\" is not a bucket name") in \(text): S3 bucket names have 3 to 63 lowercase letters, digits, dots and hyphens."
+            )
         }
         self.bucket = bucket
         self.prefix = rest.dropFirst(bucket.count).split(separator: "/").joined(separator: "/")
@@ -57,7 +58,8 @@ struct S3Endpoint: Sendable {
                 url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil
             else {
                 throw .badTarget(
-                    "The endpoint \(endpoint) is not a server's URL: write it as http(s)://HOST[:PORT], with no path (--endpoint or AWS_ENDPOINT_URL).")
+                    "The endpoint \(endpoint) is not a server's URL: write it as http(s)://HOST[:PORT], with no path (--endpoint or AWS_ENDPOINT_URL)."
+                )
             }
             (self.scheme, self.host, self.port) = (scheme, host, url.port)
             pathStyle = addressing != .virtual

@@ -99,7 +99,8 @@ struct SigV4Signer: Sendable {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         func two(_ value: Int?) -> String { value! < 10 ? "0\(value!)" : "\(value!)" }
-        return "\(parts.year!)\(two(parts.month))\(two(parts.day))T\(two(parts.hour))\(two(parts.minute))\(two(parts.second))Z"
+        return
+            "\(parts.year!)\(two(parts.month))\(two(parts.day))T\(two(parts.hour))\(two(parts.minute))\(two(parts.second))Z"
     }
 
     /// Encodes an object key for a path: every byte but `A-Z a-z 0-9 - _ . ~` and `/` as `%XX`.

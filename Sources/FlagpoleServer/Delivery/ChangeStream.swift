@@ -74,9 +74,19 @@ final class ChangeBroadcaster: Sendable {
     /// How many streams are open.
     var count: Int { streams.withLock { $0.byPath.values.reduce(0) { $0 + $1.count } } }
 
-    /// `path` is now at `state`: its streams hear of every revision since the last they heard of.
-    func notice(_ state: DeliveryState, of path: EnvironmentPath) {
-        notices.yield((path, state))
+    /// What a new reading of an environment changed.
+    enum Change: Sendable {
+        /// A new revision (or a restore's new generation): streams and watchers hear of it.
+        case revision
+        /// Only the delivery settings (`Cache-Control`, private): watchers alone hear of it,
+        /// since it changes no evaluation.
+        case settings
+    }
+
+    /// `path` is now at `state`: after a new revision its streams hear of every revision since
+    /// the last they heard of; watchers hear of any change.
+    func notice(_ change: Change, _ state: DeliveryState, of path: EnvironmentPath) {
+        if case .revision = change { notices.yield((path, state)) }
         for watcher in streams.withLock({ $0.watchers }) { watcher.yield(path) }
     }
 

@@ -72,17 +72,18 @@ final class DeliveryCache: Sendable {
         /// Keeps `reading` unless the state held is more recent: reads that finish out of
         /// order (a poll and a refresh after a write) never take delivery back in time. A reading
         /// of a later generation (a restore) drops everything held: its revisions may be older,
-        /// or hold other documents under the same numbers. Returns whether the reading brings
-        /// a revision (or a generation) other than the one held.
-        mutating func merge(_ reading: DeliveryState, of path: EnvironmentPath) -> Bool {
-            if reading.generation < generation { return false }
+        /// or hold other documents under the same numbers. Returns what the reading changes:
+        /// the revision (or the generation), only the delivery settings, or nothing.
+        mutating func merge(_ reading: DeliveryState, of path: EnvironmentPath) -> ChangeBroadcaster.Change? {
+            if reading.generation < generation { return nil }
             if reading.generation > generation {
                 self = State(generation: reading.generation)
             }
             let held = current[path]
-            if let held, !reading.isAtLeastAsRecent(as: held) { return false }
+            if let held, !reading.isAtLeastAsRecent(as: held) { return nil }
             current[path] = reading
-            return held?.revision != reading.revision || held?.generation != reading.generation
+            if held?.revision != reading.revision || held?.generation != reading.generation { return .revision }
+            return held?.settingsVersion != reading.settingsVersion ? .settings : nil
         }
     }
 
@@ -119,7 +120,9 @@ final class DeliveryCache: Sendable {
 
     /// Takes a reading of one environment's state, unless a more recent one is held.
     func setCurrent(_ delivery: DeliveryState, of path: EnvironmentPath) {
-        if state.withLock({ $0.merge(delivery, of: path) }) { changes.notice(delivery, of: path) }
+        if let change = state.withLock({ $0.merge(delivery, of: path) }) {
+            changes.notice(change, delivery, of: path)
+        }
     }
 
     /// Reads `path`'s state after a write, so its deliveries serve the new revision at once.
@@ -131,8 +134,10 @@ final class DeliveryCache: Sendable {
 
     /// Takes a reading of every environment's state, keeping any more recent one held.
     func setCurrent(_ states: [EnvironmentPath: DeliveryState]) {
-        let changed = state.withLock { state in states.filter { state.merge($0.value, of: $0.key) } }
-        for (path, reading) in changed { changes.notice(reading, of: path) }
+        let changed = state.withLock { state in
+            states.compactMap { path, reading in state.merge(reading, of: path).map { (path, reading, $0) } }
+        }
+        for (path, reading, change) in changed { changes.notice(change, reading, of: path) }
     }
 
     /// Keeps `document` of `generation`, unless a restore has made that generation stale.

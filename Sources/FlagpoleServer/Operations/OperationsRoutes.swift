@@ -48,12 +48,17 @@ struct OperationsRoutes {
             if case .behind(let count) = status.state { behind = count }
             gauge("revision", "", "The revision the last successful publish left in the bucket (0: none).", labels)
                 .set(Double(status.publishedRevision ?? 0))
-            gauge("behind", "revisions", "How many revisions the bucket is behind the environment's current one.", labels)
-                .set(Double(behind))
+            gauge(
+                "behind", "revisions", "How many revisions the bucket is behind the environment's current one.", labels
+            )
+            .set(Double(behind))
             gauge("failing", "", "1 when the last publish failed, else 0.", labels)
                 .set(status.last.outcome == .failed ? 1.0 : 0.0)
-            gauge("last_success_timestamp", "seconds", "When the last successful publish finished (Unix time; 0: never).", labels)
-                .set(status.publishedAt?.timeIntervalSince1970 ?? 0)
+            gauge(
+                "last_success_timestamp", "seconds", "When the last successful publish finished (Unix time; 0: never).",
+                labels
+            )
+            .set(status.publishedAt?.timeIntervalSince1970 ?? 0)
         }
     }
 

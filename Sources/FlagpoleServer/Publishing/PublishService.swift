@@ -100,7 +100,10 @@ private final class PendingEnvironments: Sendable {
     /// Adds back what a failed publish covered.
     func add(_ failed: Set<EnvironmentPath>?) {
         paths.withLock { paths in
-            guard let failed else { paths = nil; return }
+            guard let failed else {
+                paths = nil
+                return
+            }
             paths?.formUnion(failed)
         }
     }

@@ -49,11 +49,13 @@ struct PublishTable {
                 ORDER BY p.target, t.slug, e.name
                 """, arguments: [target])
         return rows.map { row in
-            let path = EnvironmentPath(tenant: TenantSlug(rawValue: row[1]), environment: EnvironmentName(rawValue: row[2]))
+            let path = EnvironmentPath(
+                tenant: TenantSlug(rawValue: row[1]), environment: EnvironmentName(rawValue: row[2]))
             let last = PublishLogEntry(
                 target: row[0], environment: path, revision: row[3], outcome: PublishOutcome(rawValue: row[4])!,
                 objectsWritten: row[5], error: row[6], purge: (row[7] as String?).flatMap(PurgeOutcome.init),
-                purgeError: row[8], startedAt: Date(unixMilliseconds: row[9]), finishedAt: Date(unixMilliseconds: row[10]))
+                purgeError: row[8], startedAt: Date(unixMilliseconds: row[9]),
+                finishedAt: Date(unixMilliseconds: row[10]))
             return PublishStatus(
                 last: last, currentRevision: row[11], publishedRevision: row[12],
                 publishedAt: (row[13] as Int64?).map(Date.init(unixMilliseconds:)))

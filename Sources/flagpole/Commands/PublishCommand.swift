@@ -80,7 +80,8 @@ struct PublishCommand: AsyncParsableCommand {
                 let state = try await store.deliveryState(of: path)
                 if state.settings.isPrivate, !scope.includePrivate.contains(path) {
                     throw CommandFailure(
-                        "\(path) is private: publish it with --include-private \(path), behind a CDN that checks a key (docs/PUBLISHING.md).")
+                        "\(path) is private: publish it with --include-private \(path), behind a CDN that checks a key (docs/PUBLISHING.md)."
+                    )
                 }
             }
             let publisher = Publisher(settings: try publishing.settings(to: try target()))
@@ -97,7 +98,8 @@ struct PublishCommand: AsyncParsableCommand {
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show each bucket's last published revision per environment, and whether it is behind or failing.")
+            abstract: "Show each bucket's last published revision per environment, and whether it is behind or failing."
+        )
 
         @Option(help: ArgumentHelp("Only this target: s3://BUCKET[/PREFIX].", valueName: "s3-url"))
         var to: String?
@@ -119,7 +121,9 @@ struct PublishCommand: AsyncParsableCommand {
                 return
             }
             guard !statuses.isEmpty else {
-                Console.out("Nothing published\(target.map { " to \($0)" } ?? "") yet. Publish with `flagpole publish --to s3://BUCKET`.")
+                Console.out(
+                    "Nothing published\(target.map { " to \($0)" } ?? "") yet. Publish with `flagpole publish --to s3://BUCKET`."
+                )
                 return
             }
             PublishOutput.print(statuses)

@@ -11,7 +11,8 @@ struct PublishOptions: ParsableArguments {
             valueName: "url"))
     var endpoint: String?
 
-    @Option(help: ArgumentHelp("The bucket's region (default: AWS_REGION, the profile's, us-east-1).", valueName: "region"))
+    @Option(
+        help: ArgumentHelp("The bucket's region (default: AWS_REGION, the profile's, us-east-1).", valueName: "region"))
     var region: String?
 
     @Option(help: ArgumentHelp("The profile of ~/.aws/credentials and ~/.aws/config to use.", valueName: "name"))
@@ -29,7 +30,8 @@ struct PublishOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Requests in flight at once.", valueName: "n"))
     var concurrency = 16
 
-    @Option(help: ArgumentHelp("Times a request is sent again after a network error, a timeout or a 5xx.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp("Times a request is sent again after a network error, a timeout or a 5xx.", valueName: "n"))
     var retries = RetryPolicy.standard.attempts - 1
 
     @Option(help: ArgumentHelp("Seconds one request may take.", valueName: "seconds"))
@@ -100,7 +102,8 @@ struct PublishOptions: ParsableArguments {
         let secret: String
         if let purgeSecretFile {
             guard let data = FileManager.default.contents(atPath: purgeSecretFile) else {
-                throw CommandFailure("Cannot read the purge secret from \(purgeSecretFile): check that it exists and is readable.")
+                throw CommandFailure(
+                    "Cannot read the purge secret from \(purgeSecretFile): check that it exists and is readable.")
             }
             secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
@@ -108,7 +111,8 @@ struct PublishOptions: ParsableArguments {
         }
         guard secret.utf8.count >= 16 else {
             throw CommandFailure(
-                "The purge hook needs a shared secret of at least 16 characters: set FLAGPOLE_PURGE_SECRET or --purge-secret-file (`openssl rand -hex 32` makes one).")
+                "The purge hook needs a shared secret of at least 16 characters: set FLAGPOLE_PURGE_SECRET or --purge-secret-file (`openssl rand -hex 32` makes one)."
+            )
         }
         return Array(secret.utf8)
     }

@@ -6,7 +6,7 @@ import Foundation
 /// How `flagpole publish` and `publish status` print what they did or found.
 enum PublishOutput {
     static func print(_ report: PublishReport) {
-        let where_ = "\(report.target)\(report.endpoint.isEmpty ? "" : " at \(report.endpoint)")"
+        let destination = "\(report.target)\(report.endpoint.isEmpty ? "" : " at \(report.endpoint)")"
         for path in report.skippedPrivate {
             Console.error("skipped \(path): private (publish it with --include-private \(path))")
         }
@@ -16,31 +16,43 @@ enum PublishOutput {
             for item in sending { Console.out("would upload  \(item.key)  (\(item.reason!))") }
             if report.manifestPending { Console.out("would upload  \(report.target.key(Manifest.name))  (last)") }
         } else {
-            for item in sending where written.contains(item.key) { Console.out("uploaded  \(item.key)  (\(item.reason!))") }
+            for item in sending where written.contains(item.key) {
+                Console.out("uploaded  \(item.key)  (\(item.reason!))")
+            }
         }
         let unchanged = report.items.count - sending.count
         let environments = report.revisions.count
         let summary =
             "\(environments) environment\(environments == 1 ? "" : "s"), \(report.items.count) objects (\(unchanged) already in the bucket)"
-        let requests = report.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let requests = report.requests.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+            separator: ", ")
         let timing = String(format: "%.2f s", report.finishedAt.timeIntervalSince(report.startedAt))
         if let error = report.error {
-            Console.error("Publish to \(where_) failed: \(error)")
-            let objects = report.written.filter { $0 != report.target.key(Manifest.name) }
+            Console.error("Publish to \(destination) failed: \(error)")
+            let manifest = report.target.key(Manifest.name)
+            let objects = report.written.filter { $0 != manifest }
             if objects.isEmpty {
-                Console.error("Nothing was written.")
+                Console.error("No object was written.")
             } else {
                 Console.error("Written before the failure (\(objects.count)), which the manifest does not name yet:")
                 for key in objects { Console.error("  \(key)") }
             }
-            Console.error("The bucket's manifest.json is left as it was; run the same publish again to complete it.")
+            if report.written.contains(manifest) {
+                Console.error(
+                    "\(manifest) was rewritten without the documents this publish was replacing: it names only complete objects."
+                )
+            } else {
+                Console.error("\(manifest) is left as it was: it names only complete objects.")
+            }
+            if error.isWorthRetrying { Console.error("Run the same publish again to complete it.") }
         } else if report.dryRun {
-            Console.out("Dry run for \(where_): \(summary); \(sending.count) to upload. Nothing was written.")
+            Console.out("Dry run for \(destination): \(summary); \(sending.count) to upload. Nothing was written.")
         } else if report.written.isEmpty {
-            Console.out("\(where_) is up to date: \(summary). Nothing written (\(requests), \(timing)).")
+            Console.out("\(destination) is up to date: \(summary). Nothing written (\(requests), \(timing)).")
         } else {
             Console.out(
-                "Published to \(where_): \(summary); wrote \(report.written.count) objects, manifest.json last (\(requests), \(timing)).")
+                "Published to \(destination): \(summary); wrote \(report.written.count) objects, manifest.json last (\(requests), \(timing))."
+            )
         }
         for (path, failure) in report.purges.sorted(by: { $0.key.description < $1.key.description }) {
             if let failure {
@@ -72,7 +84,8 @@ enum PublishOutput {
                 "environment": .string(item.object.environment.environment.rawValue),
                 "revision": .number(Double(item.object.revision)), "sha256": .string(item.object.sha256),
                 "size": .number(Double(item.object.bytes.count)),
-                "action": .string(item.reason == nil ? "unchanged" : written.contains(item.key) ? "uploaded" : "upload"),
+                "action": .string(
+                    item.reason == nil ? "unchanged" : written.contains(item.key) ? "uploaded" : "upload"),
                 "reason": item.reason.map(JSONValue.string) ?? .null,
             ]
         }
@@ -102,7 +115,10 @@ enum PublishOutput {
                     status.publishedRevision.map { "revision \($0) at \(status.publishedAt!.formatted(.iso8601))" }
                     ?? "never"
                 table.rows.append(
-                    ["  \(status.last.environment)", published, describe(status.state, current: status.currentRevision)])
+                    [
+                        "  \(status.last.environment)", published,
+                        describe(status.state, current: status.currentRevision),
+                    ])
             }
             Console.out(table.text)
         }
