@@ -534,17 +534,23 @@ def part_credentials(context):
         for when, environment, arguments, code, source in cases:
             for json_report in (False, True):
                 proxy.reset()
-                run = fp.publish(to, proxy.url, *arguments, environment=environment, json_report=json_report)
+                # A 403 is sent again (new keys take a moment to spread in IAM): once here.
+                run = fp.publish(to, proxy.url, *arguments, "--retries", "1", environment=environment,
+                                 json_report=json_report)
                 expect_code(run, 1, when)
                 message = run.report["error"] if json_report else run.err
                 expect(code in message, f"{when}: the error should name {code}: {run.describe()}")
                 expect(source in message, f"{when}: the error should name the credentials' source ({source}): {run.describe()}")
                 check_no_secrets([run.out, run.err], [wrong_secret, context.secret, wrong_key, context.access], when)
-                expect_equal([r["method"] for r in proxy.sent], ["GET"], f"{when}: requests (the manifest's GET, refused)")
+                expect_equal([r["method"] for r in proxy.sent], ["GET", "GET"],
+                             f"{when}: requests (the manifest's GET, refused, sent once more)")
+                expect("after 2 attempts" in message, f"{when}: the error should say it tried twice: {run.describe()}")
+                expect("Run the same publish again" not in message,
+                       f"{when}: running again can't help wrong credentials, and the output says it would: {run.describe()}")
                 expect_equal(bucket.keys(), [], f"{when}: objects in the bucket")
         status_text = fp.run("publish", "status").out + fp.run("publish", "status", "--json").out
         check_no_secrets([status_text], [wrong_secret, context.secret, wrong_key, context.access], "publish status after 5c")
-        print("  5c: wrong secret, unknown key, wrong profile: exit 1, the S3 code and the source named, no key or secret printed")
+        print("  5c: wrong secret, unknown key, wrong profile: exit 1 after one more try, the S3 code and the source named, no key or secret printed")
 
         # 6: a profile's credentials, env key variables unset; then a wrong pair in them, ignored for --profile.
         write_credentials(credentials_file, "ci", context.access, context.secret)

@@ -62,11 +62,15 @@ public struct S3Failure: Error, Sendable, CustomStringConvertible, Equatable {
     public var attempts: Int
     public var hint: String
 
-    /// Worth sending again: no answer, S3 busy or failing, or a request it timed out.
+    /// Worth sending again later: no answer, S3 busy or failing, or a request it timed out.
     public var isTransient: Bool {
         guard let status else { return true }
         return status >= 500 || status == 429 || code == "RequestTimeout" || code == "SlowDown"
     }
+
+    /// Sent again within the run: what is transient, and a `403`, which new or rotated keys
+    /// get for a few seconds while IAM spreads them (and a clock a little off, while it syncs).
+    var isRetried: Bool { isTransient || status == 403 }
 
     public var description: String {
         let answer = status.map { "\($0) \(code)" } ?? code

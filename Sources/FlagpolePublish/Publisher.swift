@@ -133,7 +133,7 @@ public final class Publisher: Sendable {
             defer { report.requests = client.requestCounts }
             try await run(revisions, with: client, dryRun: dryRun, into: &report)
         } catch {
-            report.error = error as? PublishError ?? .badTarget("\(error)")
+            report.error = error
         }
         report.finishedAt = Date()
         return report

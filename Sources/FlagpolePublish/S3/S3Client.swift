@@ -128,7 +128,7 @@ final class S3Client: Sendable {
                     method: method.rawValue, object: name(of: key), status: nil, code: "no answer",
                     message: Self.describe(error), attempts: attempt, hint: "")
             }
-            guard failure.isTransient, attempt < retries.attempts, !Task.isCancelled else {
+            guard failure.isRetried, attempt < retries.attempts, !Task.isCancelled else {
                 failure.hint = hint(for: failure)
                 throw .storage(failure)
             }
