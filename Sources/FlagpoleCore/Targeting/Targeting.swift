@@ -1,0 +1,286 @@
+import Foundation
+
+/// A user attribute's value as a client sends it: a JSON scalar. Query parameters
+/// (`attr.KEY=VALUE`) arrive as strings; a clause compares a string with a number or a boolean
+/// by reading the string as one (`"5"` equals `5`, `"true"` equals `true`).
+public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+
+    public var description: String {
+        switch self {
+        case .string(let text): text
+        case .number(let number): JSONWriter.format(number)
+        case .bool(let value): value ? "true" : "false"
+        }
+    }
+
+    /// The value as a number: a number, or a string that is one.
+    var number: Double? {
+        switch self {
+        case .number(let number): number
+        case .string(let text): Double(text).flatMap { $0.isFinite ? $0 : nil }
+        case .bool: nil
+        }
+    }
+
+    /// The value as an app version: a string (or a number, `5.2`) that reads as one.
+    var version: AppVersion? {
+        switch self {
+        case .string(let text): AppVersion(text)
+        case .number(let number): number >= 0 ? AppVersion(description) : nil
+        case .bool: nil
+        }
+    }
+
+    /// The value as a time: an ISO 8601 string, or a number of seconds since 1970.
+    var time: Date? {
+        switch self {
+        case .string(let text): text.utf8.count <= 40 ? TimeText.date(from: text) : nil
+        case .number(let seconds): Date(timeIntervalSince1970: seconds)
+        case .bool: nil
+        }
+    }
+
+    /// Whether an attribute with this value equals `expected`, a clause's value.
+    func equals(_ expected: AttributeValue) -> Bool {
+        switch (self, expected) {
+        case (.string(let a), .string(let b)): return a == b
+        case (.number(let a), .number(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.string, .number), (.number, .string):
+            guard let a = number, let b = expected.number else { return false }
+            return a == b
+        case (.string(let a), .bool(let b)): return a == (b ? "true" : "false")
+        case (.bool(let a), .string(let b)): return b == (a ? "true" : "false")
+        default: return false
+        }
+    }
+}
+
+/// What a client says of the user an evaluation is for: the id, and attributes beside it.
+public struct EvaluationContext: Sendable {
+    public var user: UserID
+    public var attributes: [String: AttributeValue]
+
+    /// The attribute that names the user id itself, so a rule can list ids without a segment.
+    public static let userAttribute = "user"
+
+    public init(user: UserID, attributes: [String: AttributeValue] = [:]) {
+        self.user = user
+        self.attributes = attributes
+    }
+
+    public subscript(attribute: String) -> AttributeValue? {
+        attribute == Self.userAttribute ? .string(user.rawValue) : attributes[attribute]
+    }
+}
+
+/// How a clause compares an attribute with its values.
+public enum ClauseOperator: String, Hashable, Sendable, CaseIterable {
+    case equals, notEquals, `in`, notIn
+    case startsWith, endsWith, contains
+    case lessThan, lessThanOrEqual, greaterThan, greaterThanOrEqual
+    case versionLessThan, versionLessThanOrEqual, versionEquals, versionGreaterThanOrEqual, versionGreaterThan
+    case before, after
+    case inSegment, notInSegment
+
+    /// What the clause's values must be, which is also how the attribute is read.
+    public enum Operand: String, Sendable {
+        case any, text, number, version, time, segment
+    }
+
+    public var operand: Operand {
+        switch self {
+        case .equals, .notEquals, .in, .notIn: .any
+        case .startsWith, .endsWith, .contains: .text
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual: .number
+        case .versionLessThan, .versionLessThanOrEqual, .versionEquals, .versionGreaterThanOrEqual, .versionGreaterThan:
+            .version
+        case .before, .after: .time
+        case .inSegment, .notInSegment: .segment
+        }
+    }
+
+    /// Whether the operator takes one value (an order) rather than a list to match any of.
+    public var takesOneValue: Bool {
+        switch operand {
+        case .number, .version, .time: true
+        case .any: self == .equals || self == .notEquals
+        case .text, .segment: false
+        }
+    }
+}
+
+/// One condition of a rule: an attribute, an operator and the values it compares with.
+/// Segment clauses name segments and no attribute.
+public struct Clause: Hashable, Sendable {
+    /// `nil` for `inSegment` and `notInSegment`.
+    public var attribute: String?
+    public var op: ClauseOperator
+    public var values: [AttributeValue]
+
+    public init(attribute: String?, op: ClauseOperator, values: [AttributeValue]) {
+        self.attribute = attribute
+        self.op = op
+        self.values = values
+    }
+
+    /// Whether the clause holds for `context`. An attribute the context lacks, or holds in a
+    /// form the operator can't read (`"abc"` for `lessThan`), makes every clause on it false,
+    /// the negative ones (`notEquals`, `notIn`) included: "not in Germany" says nothing of a user
+    /// whose country is unknown.
+    public func matches(_ context: EvaluationContext, segments: SegmentLookup) -> Bool {
+        if op.operand == .segment {
+            let member = values.contains { value in
+                guard case .string(let name) = value else { return false }
+                return segments.segment(named: name)?.contains(context) ?? false
+            }
+            return op == .inSegment ? member : !member
+        }
+        guard let attribute, let value = context[attribute] else { return false }
+        switch op {
+        case .equals, .in: return values.contains { value.equals($0) }
+        case .notEquals, .notIn: return !values.contains { value.equals($0) }
+        case .startsWith: return values.contains { value.description.hasPrefix($0.description) }
+        case .endsWith: return values.contains { value.description.hasSuffix($0.description) }
+        case .contains: return values.contains { value.description.contains($0.description) }
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard let number = value.number, let bound = values.first?.number else { return false }
+            return Self.holds(op, number < bound ? -1 : number == bound ? 0 : 1)
+        case .versionLessThan, .versionLessThanOrEqual, .versionEquals, .versionGreaterThanOrEqual,
+            .versionGreaterThan:
+            guard let version = value.version, let bound = values.first?.version else { return false }
+            return Self.holds(op, version.compare(to: bound))
+        case .before, .after:
+            guard let time = value.time, let bound = values.first?.time else { return false }
+            return op == .before ? time < bound : time > bound
+        case .inSegment, .notInSegment:
+            return false
+        }
+    }
+
+    /// Whether an order (`-1`, `0`, `1`) satisfies an ordering operator.
+    private static func holds(_ op: ClauseOperator, _ order: Int) -> Bool {
+        switch op {
+        case .lessThan, .versionLessThan: order < 0
+        case .lessThanOrEqual, .versionLessThanOrEqual: order <= 0
+        case .versionEquals: order == 0
+        case .greaterThanOrEqual, .versionGreaterThanOrEqual: order >= 0
+        case .greaterThan, .versionGreaterThan: order > 0
+        default: false
+        }
+    }
+}
+
+/// A named set of users of an environment, reusable by many rules: listed ids, and/or those
+/// every one of its clauses matches.
+public struct Segment: Hashable, Sendable {
+    public var name: String
+    public var description: String?
+    public var users: Set<UserID>
+    /// ANDed; empty: only the listed users are members. Never segment clauses (no recursion).
+    public var clauses: [Clause]
+
+    /// The most users a segment may list.
+    public static let maximumUsers = 100_000
+
+    public init(name: String, description: String? = nil, users: Set<UserID> = [], clauses: [Clause] = []) {
+        self.name = name
+        self.description = description
+        self.users = users
+        self.clauses = clauses
+    }
+
+    public func contains(_ context: EvaluationContext) -> Bool {
+        if users.contains(context.user) { return true }
+        return !clauses.isEmpty && clauses.allSatisfy { $0.matches(context, segments: .none) }
+    }
+}
+
+/// Finds segments by name, for segment clauses.
+public struct SegmentLookup: Sendable {
+    private let byName: [String: Segment]
+
+    public init(_ segments: [Segment]) {
+        byName = Dictionary(segments.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// No segments: what a segment's own clauses see.
+    public static let none = SegmentLookup([])
+
+    public func segment(named name: String) -> Segment? { byName[name] }
+}
+
+/// What a rule serves when it matches.
+public enum RuleServe: Hashable, Sendable {
+    /// One variation of the feature.
+    case variation(String)
+    /// A split of its own: each variation owns a share of the points, in order, bucketed by the
+    /// feature's point, so a user keeps their place as shares grow.
+    case split([WeightedVariation])
+    /// A config's value (rules of a config).
+    case value(ConfigValue)
+
+    public struct WeightedVariation: Hashable, Sendable {
+        public var variation: String
+        /// Percent; a split's weights sum to 100.
+        public var weight: Double
+
+        public init(variation: String, weight: Double) {
+            self.variation = variation
+            self.weight = weight
+        }
+    }
+}
+
+/// A rule of a feature or config: its clauses, ANDed, and what it serves. Rules are ordered; the
+/// first that matches decides.
+public struct TargetingRule: Hashable, Sendable {
+    /// Stable and unique among the feature's (or config's) rules: what history and OFREP's
+    /// metadata name.
+    public var id: String
+    public var description: String?
+    public var clauses: [Clause]
+    public var serve: RuleServe
+
+    public init(id: String, description: String? = nil, clauses: [Clause], serve: RuleServe) {
+        self.id = id
+        self.description = description
+        self.clauses = clauses
+        self.serve = serve
+    }
+
+    public func matches(_ context: EvaluationContext, segments: SegmentLookup) -> Bool {
+        clauses.allSatisfy { $0.matches(context, segments: segments) }
+    }
+}
+
+/// The outcome of a list of rules for one user.
+public struct RuleMatch: Hashable, Sendable {
+    /// The position of the rule that matched, from 0.
+    public var index: Int
+    public var rule: TargetingRule
+    /// For a variation or a split, the variation the user gets; `nil` for a config value.
+    public var variation: String?
+}
+
+extension Array where Element == TargetingRule {
+    /// The first rule that matches `context`, and the variation it gives a user at `point` (the
+    /// feature's point of the user, in [0, 100)).
+    public func firstMatch(_ context: EvaluationContext, point: Double, segments: SegmentLookup) -> RuleMatch? {
+        for (index, rule) in enumerated() where rule.matches(context, segments: segments) {
+            switch rule.serve {
+            case .variation(let name):
+                return RuleMatch(index: index, rule: rule, variation: name)
+            case .split(let shares):
+                let ranges = VariationRanges(names: shares.map(\.variation), biases: shares.map(\.weight))
+                return RuleMatch(index: index, rule: rule, variation: ranges.variation(at: point))
+            case .value:
+                return RuleMatch(index: index, rule: rule, variation: nil)
+            }
+        }
+        return nil
+    }
+}

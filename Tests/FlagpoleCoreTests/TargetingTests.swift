@@ -1,0 +1,395 @@
+import FlagpoleTestSupport
+import Foundation
+import Testing
+
+@testable import FlagpoleCore
+
+@Suite("Targeting: app versions, clauses, rules and segments")
+struct TargetingTests {
+    static func version(_ text: String) -> AppVersion { AppVersion(text)! }
+
+    @Test(
+        "App versions compare as apps write them",
+        arguments: [
+            ("5.2", "5.2.0", 0), ("5.2.1", "5.2", 1), ("5.10", "5.9", 1), ("v5.2", "5.2", 0), ("5", "5.0.0.0", 0),
+            ("5.2.1 (123)", "5.2.1 (124)", -1), ("5.2.1 (123)", "5.2.1", 0), ("5.2.1", "5.2.1 (1)", -1),
+            ("5.2.1+7", "5.2.1 (7)", 0), ("5.2.0-beta.2", "5.2.0", -1), ("5.2.0-beta.2", "5.2.0-beta.10", -1),
+            ("5.2.0-alpha", "5.2.0-beta", -1), ("5.2.0-beta", "5.2.0-beta.1", -1), ("5.2.0-1", "5.2.0-alpha", -1),
+            ("6.0-rc.1", "5.9.9", 1), (" 5.2 ", "5.2", 0),
+        ])
+    func versionOrder(_ a: String, _ b: String, _ order: Int) {
+        #expect(Self.version(a).compare(to: Self.version(b)) == order, "\(a) vs \(b)")
+        // Builds count only against a version that names one, so the reverse is not always the opposite.
+        if (AppVersion(a)!.build == nil) == (AppVersion(b)!.build == nil) {
+            #expect(Self.version(b).compare(to: Self.version(a)) == -order, "\(b) vs \(a)")
+        }
+    }
+
+    @Test(
+        "Text that is not a version is refused, and bounded",
+        arguments: [
+            "", "abc", "5..2", "5.2.x", ".5", "5.", "-5", "5.2 (abc)", "5.2-", "5.2-be ta", "1.2.3.4.5.6.7.8.9",
+            "9999999999", String(repeating: "1.", count: 40) + "1", "5,2",
+        ])
+    func notVersions(_ text: String) {
+        #expect(AppVersion(text) == nil, "\(text)")
+    }
+
+    static let context = EvaluationContext(
+        user: UserID(rawValue: "user-1"),
+        attributes: [
+            "country": .string("DE"), "age": .number(34), "ageText": .string("34"), "beta": .bool(true),
+            "betaText": .string("true"), "appVersion": .string("5.2.1 (40)"), "numericVersion": .number(5.2),
+            "installed": .string("2026-03-01T10:00:00Z"), "installedSeconds": .number(1_772_359_200),
+            "email": .string("ana@example.com"),
+        ])
+
+    static func clause(_ attribute: String?, _ op: ClauseOperator, _ values: AttributeValue...) -> Clause {
+        Clause(attribute: attribute, op: op, values: values)
+    }
+
+    static let segments = SegmentLookup([
+        Segment(name: "staff", users: [UserID(rawValue: "user-1")]),
+        Segment(name: "germany", clauses: [clause("country", .equals, .string("DE"))]),
+        Segment(name: "nobody"),
+    ])
+
+    @Test(
+        "Each operator on each kind of attribute, missing ones and unreadable ones false",
+        arguments: [
+            (clause("country", .equals, .string("DE")), true), (clause("country", .equals, .string("de")), false),
+            (clause("age", .equals, .number(34)), true), (clause("ageText", .equals, .number(34)), true),
+            (clause("age", .equals, .string("34")), true), (clause("beta", .equals, .bool(true)), true),
+            (clause("betaText", .equals, .bool(true)), true), (clause("beta", .equals, .string("true")), true),
+            (clause("beta", .equals, .number(1)), false), (clause("missing", .equals, .string("x")), false),
+            (clause("country", .notEquals, .string("FR")), true), (clause("missing", .notEquals, .string("FR")), false),
+            (clause("country", .in, .string("AT"), .string("DE")), true),
+            (clause("country", .notIn, .string("AT"), .string("DE")), false),
+            (clause("missing", .notIn, .string("AT")), false), (clause("user", .in, .string("user-1")), true),
+            (clause("email", .endsWith, .string("@example.com")), true),
+            (clause("email", .startsWith, .string("bob"), .string("ana")), true),
+            (clause("email", .contains, .string("EXAMPLE")), false), (clause("age", .startsWith, .string("3")), true),
+            (clause("age", .greaterThan, .number(18)), true), (clause("ageText", .lessThanOrEqual, .number(34)), true),
+            (clause("age", .lessThan, .number(34)), false), (clause("country", .greaterThan, .number(1)), false),
+            (clause("beta", .greaterThanOrEqual, .number(0)), false),
+            (clause("appVersion", .versionGreaterThanOrEqual, .string("5.2")), true),
+            (clause("appVersion", .versionEquals, .string("5.2.1")), true),
+            (clause("appVersion", .versionLessThan, .string("5.2.1 (41)")), true),
+            (clause("appVersion", .versionGreaterThan, .string("5.2.1")), false),
+            (clause("numericVersion", .versionEquals, .string("5.2.0")), true),
+            (clause("country", .versionLessThan, .string("9")), false),
+            (clause("installed", .after, .string("2026-01-01")), true),
+            (clause("installed", .before, .string("2026-03-01T09:00:00Z")), false),
+            (clause("installedSeconds", .after, .string("2026-02-28T23:00:00Z")), true),
+            (clause("country", .before, .string("2030-01-01")), false),
+            (clause(nil, .inSegment, .string("staff")), true), (clause(nil, .inSegment, .string("germany")), true),
+            (clause(nil, .inSegment, .string("nobody"), .string("unknown")), false),
+            (clause(nil, .notInSegment, .string("nobody")), true),
+            (clause(nil, .notInSegment, .string("staff")), false),
+        ])
+    func operators(_ clause: Clause, _ expected: Bool) {
+        #expect(clause.matches(Self.context, segments: Self.segments) == expected, "\(clause)")
+    }
+
+    @Test("The first rule that matches decides; a split buckets by the feature's point")
+    func firstMatch() {
+        let rules = [
+            TargetingRule(
+                id: "france", clauses: [Self.clause("country", .equals, .string("FR"))], serve: .variation("A")),
+            TargetingRule(
+                id: "germany-adults",
+                clauses: [
+                    Self.clause("country", .equals, .string("DE")), Self.clause("age", .greaterThan, .number(18)),
+                ],
+                serve: .split([.init(variation: "A", weight: 20), .init(variation: "B", weight: 80)])),
+            TargetingRule(id: "everyone", clauses: [], serve: .variation("A")),
+        ]
+        let low = rules.firstMatch(Self.context, point: 19.99, segments: .none)
+        #expect(low?.rule.id == "germany-adults" && low?.index == 1 && low?.variation == "A")
+        #expect(rules.firstMatch(Self.context, point: 20, segments: .none)?.variation == "B")
+        var child = Self.context
+        child.attributes["age"] = .number(12)
+        #expect(rules.firstMatch(child, point: 50, segments: .none)?.rule.id == "everyone")
+        #expect(Array(rules.prefix(2)).firstMatch(child, point: 50, segments: .none) == nil)
+    }
+
+    // MARK: Decoding and validation
+
+    static func rulesError(_ text: String, config: ConfigType? = nil) -> [ConfigIssue] {
+        do {
+            _ = try TargetingDecoder.decodeRules(Array(text.utf8), configType: config)
+            return []
+        } catch {
+            return error.issues
+        }
+    }
+
+    @Test(
+        "Bad rules are refused with what, where and how to fix it",
+        arguments: [
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "like", "values": ["x"]}], "serve": {"variation": "A"}}]}"#,
+                "unknown operator the string \"like\"", "/rules/0/clauses/0/operator"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "lessThan", "values": ["abc"]}], "serve": {"variation": "A"}}]}"#,
+                "lessThan can't compare with the string \"abc\"", "/rules/0/clauses/0/values/0"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "versionEquals", "values": ["5.x"]}], "serve": {"variation": "A"}}]}"#,
+                "versionEquals can't compare", "/rules/0/clauses/0/values/0"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "before", "values": ["tomorrow"]}], "serve": {"variation": "A"}}]}"#,
+                "before can't compare", "/rules/0/clauses/0/values/0"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "startsWith", "values": [5]}], "serve": {"variation": "A"}}]}"#,
+                "startsWith can't compare with the number 5", "/rules/0/clauses/0/values/0"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "equals", "values": ["x", "y"]}], "serve": {"variation": "A"}}]}"#,
+                "equals compares with one value, not 2", "/rules/0/clauses/0/values"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "in", "values": []}], "serve": {"variation": "A"}}]}"#,
+                "in needs \"values\": a non-empty array", "/rules/0/clauses/0/values"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"operator": "in", "values": ["x"]}], "serve": {"variation": "A"}}]}"#,
+                "in needs an \"attribute\"", "/rules/0/clauses/0/attribute"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "inSegment", "values": ["s"]}], "serve": {"variation": "A"}}]}"#,
+                "inSegment takes segment names", "/rules/0/clauses/0/attribute"
+            ),
+            (
+                #"{"rules": [{"id": "r", "clause": [], "serve": {"variation": "A"}}]}"#, "unknown key \"clause\"",
+                "/rules/0/clause"
+            ),
+            (
+                #"{"rules": [{"id": "r", "serve": {"variation": "A"}}, {"id": "r", "serve": {"variation": "B"}}]}"#,
+                "the id \"r\" is already the rule's at /rules/0", "/rules/1/id"
+            ),
+            (
+                #"{"rules": [{"id": "r", "serve": {"split": [{"variation": "A", "weight": 30}, {"variation": "B", "weight": 30}]}}]}"#,
+                "the weights sum to 60, not 100", "/rules/0/serve/split"
+            ),
+            (#"{"rules": [{"id": "r", "serve": {"value": 3}}]}"#, "a feature's rule serves", "/rules/0/serve/value"),
+            (#"{"rules": [{"id": "bad id!", "serve": {"variation": "A"}}]}"#, "a rule needs an \"id\"", "/rules/0/id"),
+            (#"{"rules": [{"id": "r"}]}"#, "a rule needs \"serve\"", "/rules/0/serve"),
+            (#"{"rules": {}}"#, "rules are an object with a \"rules\" array", ""),
+        ])
+    func refusedRules(_ text: String, _ message: String, _ pointer: String) throws {
+        let issues = Self.rulesError(text)
+        let issue = try #require(issues.first { $0.message.contains(message) }, "\(issues)")
+        #expect(issue.pointer.description == pointer)
+        #expect(issue.location != nil, "every refusal has its line and column")
+        #expect(!issue.fix.isEmpty)
+    }
+
+    @Test("A config's rules serve values of its type, checked as its default is")
+    func configRules() throws {
+        let (rules, _) = try TargetingDecoder.decodeRules(
+            Array(
+                #"{"rules": [{"id": "de", "clauses": [{"attribute": "country", "operator": "in", "values": ["DE"]}], "serve": {"value": 20}}]}"#
+                    .utf8),
+            configType: .int)
+        #expect(rules.first?.serve == .value(.int(20)))
+        #expect(!Self.rulesError(#"{"rules": [{"id": "de", "serve": {"value": "20"}}]}"#, config: .int).isEmpty)
+        #expect(!Self.rulesError(#"{"rules": [{"id": "de", "serve": {"variation": "A"}}]}"#, config: .int).isEmpty)
+    }
+
+    @Test("Validation: unknown variations and segments are errors; rules that can never match, warnings")
+    func validation() throws {
+        let text = #"""
+            {"rules": [
+              {"id": "to-c", "serve": {"variation": "C"}},
+              {"id": "in-ghost", "clauses": [{"operator": "inSegment", "values": ["ghosts"]}], "serve": {"variation": "A"}},
+              {"id": "two-countries", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]},
+                  {"attribute": "country", "operator": "in", "values": ["FR", "AT"]}], "serve": {"variation": "A"}},
+              {"id": "after-all", "serve": {"variation": "B"}}
+            ]}
+            """#
+        let (rules, _) = try TargetingDecoder.decodeRules(Array(text.utf8))
+        let problems = rules.problems(variations: ["A", "B"], segments: ["staff"])
+        let byRule = Dictionary(grouping: problems, by: { $0.config ?? "" })
+        #expect(byRule["to-c"]?.first?.message == "the feature has no variation \"C\"")
+        #expect(byRule["in-ghost"]?.contains { $0.severity == .error && $0.message.contains("\"ghosts\"") } == true)
+        #expect(byRule["two-countries"]?.first?.severity == .warning)
+        #expect(byRule["after-all"]?.first?.message.contains("the rule \"to-c\" before it matches everyone") == true)
+    }
+
+    @Test(
+        "Contradictions are found",
+        arguments: [
+            ([clause("age", .greaterThan, .number(40)), clause("age", .lessThan, .number(30))], true),
+            ([clause("age", .greaterThanOrEqual, .number(30)), clause("age", .lessThanOrEqual, .number(30))], false),
+            (
+                [clause("v", .versionGreaterThanOrEqual, .string("6")), clause("v", .versionLessThan, .string("5.9"))],
+                true
+            ),
+            (
+                [clause("v", .versionGreaterThanOrEqual, .string("5")), clause("v", .versionLessThan, .string("6"))],
+                false
+            ),
+            ([clause("t", .after, .string("2026-06-01")), clause("t", .before, .string("2026-01-01"))], true),
+            ([clause("c", .equals, .string("DE")), clause("c", .notIn, .string("DE"), .string("AT"))], true),
+            ([clause(nil, .inSegment, .string("s")), clause(nil, .notInSegment, .string("s"))], true),
+            ([clause("c", .in, .string("DE"), .string("AT")), clause("c", .in, .string("AT"))], false),
+        ])
+    func contradictions(_ clauses: [Clause], _ impossible: Bool) {
+        #expect((clauses.contradiction != nil) == impossible, "\(clauses)")
+    }
+
+    @Test("A segment lists users and/or clauses; bad ones are refused")
+    func segments() throws {
+        let (segment, _) = try TargetingDecoder.decodeSegment(
+            Array(
+                #"{"name": "beta-testers", "users": ["u1", "u2", "u1"], "clauses": [{"attribute": "email", "operator": "endsWith", "values": ["@corp.com"]}]}"#
+                    .utf8))
+        #expect(segment.users.count == 2 && segment.clauses.count == 1)
+        #expect(segment.contains(EvaluationContext(user: UserID(rawValue: "u2"))))
+        #expect(
+            segment.contains(
+                EvaluationContext(user: UserID(rawValue: "x"), attributes: ["email": .string("a@corp.com")])))
+        #expect(!segment.contains(EvaluationContext(user: UserID(rawValue: "x"))))
+        for bad in [
+            #"{"name": "s", "clauses": [{"operator": "inSegment", "values": ["t"]}]}"#,
+            #"{"name": "s", "users": [""]}"#, #"{"name": "a b"}"#, #"{"name": "s", "members": []}"#,
+        ] {
+            #expect(throws: ConfigsRefused.self, "\(bad)") { try TargetingDecoder.decodeSegment(Array(bad.utf8)) }
+        }
+        let many =
+            "{\"name\": \"s\", \"users\": [" + (0...Segment.maximumUsers).map { "\"u\($0)\"" }.joined(separator: ",")
+            + "]}"
+        #expect {
+            try TargetingDecoder.decodeSegment(Array(many.utf8))
+        } throws: { error in
+            (error as? ConfigsRefused)?.issues.first?.message.contains("over the 100000") == true
+        }
+    }
+
+    // MARK: Against a reference
+
+    /// A second reading of the rules, written from the issue's words rather than from the code:
+    /// what `firstMatch` answers must agree with it for any context and rules.
+    enum Reference {
+        static func text(_ value: AttributeValue) -> String {
+            switch value {
+            case .string(let s): s
+            case .bool(let b): b ? "true" : "false"
+            case .number(let n): n == n.rounded() && abs(n) < 1e15 ? String(Int(n)) : String(n)
+            }
+        }
+
+        static func number(_ value: AttributeValue) -> Double? {
+            switch value {
+            case .number(let n): n
+            case .string(let s): Double(s).flatMap { $0.isFinite ? $0 : nil }
+            case .bool: nil
+            }
+        }
+
+        /// "A clause compares a string with a number or a boolean by reading the string as one."
+        static func same(_ a: AttributeValue, _ b: AttributeValue) -> Bool {
+            switch (a, b) {
+            case (.string(let x), .string(let y)): return x == y
+            case (.number(let x), .number(let y)): return x == y
+            case (.bool(let x), .bool(let y)): return x == y
+            case (.string(let s), .number(let n)), (.number(let n), .string(let s)): return Double(s) == n
+            case (.string(let s), .bool(let f)), (.bool(let f), .string(let s)): return s == String(f)
+            default: return false
+            }
+        }
+
+        static func holds(_ clause: Clause, _ context: EvaluationContext, _ segments: [String: Segment]) -> Bool {
+            if clause.op == .inSegment || clause.op == .notInSegment {
+                let member = clause.values.contains { name in
+                    guard let segment = segments[text(name)] else { return false }
+                    return segment.users.contains(context.user)
+                        || (!segment.clauses.isEmpty && segment.clauses.allSatisfy { holds($0, context, [:]) })
+                }
+                return clause.op == .inSegment ? member : !member
+            }
+            let value =
+                clause.attribute == "user" ? .string(context.user.rawValue) : context.attributes[clause.attribute!]
+            guard let value else { return false }
+            switch clause.op {
+            case .equals, .in: return clause.values.contains { same(value, $0) }
+            case .notEquals, .notIn: return !clause.values.contains { same(value, $0) }
+            case .startsWith: return clause.values.contains { text(value).hasPrefix(text($0)) }
+            case .endsWith: return clause.values.contains { text(value).hasSuffix(text($0)) }
+            case .contains: return clause.values.contains { text(value).contains(text($0)) }
+            case .lessThan: return number(value).map { $0 < number(clause.values[0])! } ?? false
+            case .lessThanOrEqual: return number(value).map { $0 <= number(clause.values[0])! } ?? false
+            case .greaterThan: return number(value).map { $0 > number(clause.values[0])! } ?? false
+            case .greaterThanOrEqual: return number(value).map { $0 >= number(clause.values[0])! } ?? false
+            default: return false  // versions and times: covered by the table tests above
+            }
+        }
+
+        static func first(
+            _ rules: [TargetingRule], _ context: EvaluationContext, _ segments: [String: Segment]
+        ) -> String? {
+            rules.first { rule in rule.clauses.allSatisfy { holds($0, context, segments) } }?.id
+        }
+    }
+
+    @Test("firstMatch agrees with the reference for 3 000 generated contexts and rule lists")
+    func agreesWithReference() {
+        var random = SeededGenerator(
+            seed: UInt64(ProcessInfo.processInfo.environment["FLAGPOLE_TARGETING_SEED"] ?? "") ?? 16)
+        let attributes = ["country", "age", "plan", "beta"]
+        let pool: [AttributeValue] = [
+            .string("DE"), .string("FR"), .string("34"), .string("true"), .number(34), .number(18), .number(0),
+            .bool(true), .bool(false), .string("pro"), .string("pr"), .string(""),
+        ]
+        let operators: [ClauseOperator] = [
+            .equals, .notEquals, .in, .notIn, .startsWith, .endsWith, .contains, .lessThan, .lessThanOrEqual,
+            .greaterThan, .greaterThanOrEqual, .inSegment, .notInSegment,
+        ]
+        func clause() -> Clause {
+            let op = operators.randomElement(using: &random)!
+            switch op.operand {
+            case .segment:
+                return Clause(
+                    attribute: nil, op: op,
+                    values: [.string(["staff", "germany", "ghost"].randomElement(using: &random)!)])
+            case .number:
+                return Clause(
+                    attribute: attributes.randomElement(using: &random)!, op: op,
+                    values: [.number([0, 18, 34, 50].randomElement(using: &random)!)])
+            case .text:
+                return Clause(
+                    attribute: attributes.randomElement(using: &random)!, op: op,
+                    values: [.string(["D", "E", "pro", "3", "t"].randomElement(using: &random)!)])
+            default:
+                let count = op.takesOneValue ? 1 : Int.random(in: 1...3, using: &random)
+                return Clause(
+                    attribute: attributes.randomElement(using: &random)!, op: op,
+                    values: (0..<count).map { _ in pool.randomElement(using: &random)! })
+            }
+        }
+        let segments = [
+            "staff": Segment(name: "staff", users: [UserID(rawValue: "u1"), UserID(rawValue: "u3")]),
+            "germany": Segment(
+                name: "germany", clauses: [Clause(attribute: "country", op: .equals, values: [.string("DE")])]),
+        ]
+        let lookup = SegmentLookup(Array(segments.values))
+        for round in 0..<3_000 {
+            var context = EvaluationContext(user: UserID(rawValue: "u\(Int.random(in: 0..<5, using: &random))"))
+            for attribute in attributes where Bool.random(using: &random) {
+                context.attributes[attribute] = pool.randomElement(using: &random)!
+            }
+            let rules = (0..<Int.random(in: 1...4, using: &random)).map { index in
+                TargetingRule(
+                    id: "r\(index)", clauses: (0..<Int.random(in: 0...3, using: &random)).map { _ in clause() },
+                    serve: .variation("A"))
+            }
+            let found = rules.firstMatch(context, point: 50, segments: lookup)?.rule.id
+            #expect(found == Reference.first(rules, context, segments), "round \(round): \(context) \(rules)")
+            if found != Reference.first(rules, context, segments) { return }
+        }
+    }
+}
