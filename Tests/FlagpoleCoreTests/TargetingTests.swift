@@ -65,7 +65,7 @@ struct TargetingTests {
             (clause("country", .notEquals, .string("FR")), true), (clause("missing", .notEquals, .string("FR")), false),
             (clause("country", .in, .string("AT"), .string("DE")), true),
             (clause("country", .notIn, .string("AT"), .string("DE")), false),
-            (clause("missing", .notIn, .string("AT")), false), (clause("user", .in, .string("user-1")), true),
+            (clause("missing", .notIn, .string("AT")), false), (clause("targetingKey", .in, .string("user-1")), true),
             (clause("email", .endsWith, .string("@example.com")), true),
             (clause("email", .startsWith, .string("bob"), .string("ana")), true),
             (clause("email", .contains, .string("EXAMPLE")), false), (clause("age", .startsWith, .string("3")), true),
@@ -313,7 +313,8 @@ struct TargetingTests {
                 return clause.op == .inSegment ? member : !member
             }
             let value =
-                clause.attribute == "user" ? .string(context.user.rawValue) : context.attributes[clause.attribute!]
+                clause.attribute == "targetingKey"
+                ? .string(context.user.rawValue) : context.attributes[clause.attribute!]
             guard let value else { return false }
             switch clause.op {
             case .equals, .in: return clause.values.contains { same(value, $0) }
@@ -390,6 +391,65 @@ struct TargetingTests {
             let found = rules.firstMatch(context, point: 50, segments: lookup)?.rule.id
             #expect(found == Reference.first(rules, context, segments), "round \(round): \(context) \(rules)")
             if found != Reference.first(rules, context, segments) { return }
+        }
+    }
+}
+
+@Suite("The attributes a client sends")
+struct UserAttributesTests {
+    static func object(_ text: String) throws -> JSONObject {
+        guard case .object(let object) = try JSONParser.parse(Array(text.utf8)).value else {
+            Issue.record("\(text) is not a JSON object")
+            return JSONObject()
+        }
+        return object
+    }
+
+    @Test("OFREP's context: every scalar but targetingKey, nulls dropped, nested values refused by name")
+    func fromContext() throws {
+        let context = try Self.object(
+            #"{"targetingKey": "u1", "country": "DE", "age": 34, "beta": true, "nothing": null}"#)
+        let attributes = try UserAttributes(context: context)
+        #expect(attributes.values == ["country": .string("DE"), "age": .number(34), "beta": .bool(true)])
+        #expect(String(decoding: attributes.canonicalBytes, as: UTF8.self) == #"{"age":34,"beta":true,"country":"DE"}"#)
+        let nested = try Self.object(#"{"device": {"model": "x"}}"#)
+        #expect(throws: UserAttributes.Refusal.notScalar(key: "device", found: "an object")) {
+            try UserAttributes(context: nested)
+        }
+    }
+
+    @Test("Query parameters attr.KEY=VALUE are strings; other parameters are left alone")
+    func fromQuery() throws {
+        let attributes = try UserAttributes(query: [
+            ("user", "u1"), ("attr.country", "DE"), ("attr.appVersion", "5.2.1 (40)"), ("attr.country", "AT"),
+        ])
+        #expect(attributes.values == ["country": .string("AT"), "appVersion": .string("5.2.1 (40)")])
+    }
+
+    @Test("The same attributes in any order give the same bytes and fingerprint; others, another")
+    func canonical() throws {
+        let a = try UserAttributes(["b": .number(1), "a": .string("x")])
+        let b = try UserAttributes(["a": .string("x"), "b": .number(1)])
+        #expect(a.canonicalBytes == b.canonicalBytes && a.fingerprint == b.fingerprint)
+        #expect(try UserAttributes(["a": .string("x"), "b": .number(2)]).fingerprint != a.fingerprint)
+        #expect(UserAttributes.empty.fingerprint == (try UserAttributes([:])).fingerprint)
+    }
+
+    @Test("Bounds: keys, bytes, names")
+    func bounds() throws {
+        let limits = UserAttributes.Limits(keys: 3, bytes: 40)
+        #expect(throws: UserAttributes.Refusal.tooManyKeys(count: 4, limit: 3)) {
+            try UserAttributes(
+                ["a": .bool(true), "b": .bool(true), "c": .bool(true), "d": .bool(true)], limits: limits)
+        }
+        #expect {
+            try UserAttributes(["a": .string(String(repeating: "x", count: 50))], limits: limits)
+        } throws: { error in
+            if case UserAttributes.Refusal.tooLarge(let bytes, 40) = error { return bytes > 40 }
+            return false
+        }
+        for key in ["", "targetingKey", "a\u{7}b", String(repeating: "k", count: 129)] {
+            #expect(throws: UserAttributes.Refusal.badKey(key)) { try UserAttributes([key: .bool(true)]) }
         }
     }
 }

@@ -64,8 +64,9 @@ public struct EvaluationContext: Sendable {
     public var user: UserID
     public var attributes: [String: AttributeValue]
 
-    /// The attribute that names the user id itself, so a rule can list ids without a segment.
-    public static let userAttribute = "user"
+    /// The attribute that names the user id itself, as OFREP names it, so a rule can list ids
+    /// without a segment. A context can't carry an attribute of that name.
+    public static let userAttribute = "targetingKey"
 
     public init(user: UserID, attributes: [String: AttributeValue] = [:]) {
         self.user = user

@@ -281,7 +281,7 @@ public enum TargetingDecoder {
             else {
                 issues.error(
                     subject, pointer.appending("attribute"), offset: attributeNode?.offset ?? node.offset,
-                    "\(op.rawValue) needs an \"attribute\": the name of a context attribute (\"user\" for the user id)",
+                    "\(op.rawValue) needs an \"attribute\": the name of a context attribute (\"targetingKey\" for the user id)",
                     fix: "write \"attribute\": \"country\", say")
                 return nil
             }

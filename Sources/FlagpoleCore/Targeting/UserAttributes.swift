@@ -1,0 +1,127 @@
+/// The attributes a client sends beside a user id, checked and in one canonical form: what rules
+/// read, what the store keeps as the user's last attributes, and what it compares by hash to
+/// write them only when they change.
+///
+/// They come from OFREP's `context` (every key but `targetingKey`), from `flagpole evaluate
+/// --attr KEY=VALUE`, and from the `attr.KEY=VALUE` query parameters of `features.json?user=` and
+/// `configs.json?user=` (strings: a clause reads `"5"` as a number where it compares numbers).
+public struct UserAttributes: Hashable, Sendable {
+    /// By key.
+    public let values: [String: AttributeValue]
+    /// `{"key": value, …}` with keys in code-point order, compact: the same attributes always
+    /// give the same bytes.
+    public let canonicalBytes: [UInt8]
+
+    /// How many attributes, and how many bytes of them, one user may have kept.
+    public struct Limits: Hashable, Sendable {
+        public var keys: Int
+        public var bytes: Int
+
+        public static let standard = Limits(keys: 50, bytes: 4_096)
+
+        public init(keys: Int, bytes: Int) {
+            self.keys = keys
+            self.bytes = bytes
+        }
+    }
+
+    /// Why attributes were refused.
+    public enum Refusal: Error, Hashable, Sendable, CustomStringConvertible {
+        /// A key that is empty, too long, has control characters, or is `targetingKey`.
+        case badKey(String)
+        /// A value that is not a string, a number or a boolean.
+        case notScalar(key: String, found: String)
+        case tooManyKeys(count: Int, limit: Int)
+        case tooLarge(bytes: Int, limit: Int)
+
+        public var description: String {
+            switch self {
+            case .badKey(let key):
+                key == EvaluationContext.userAttribute
+                    ? "\"\(key)\" is the user id, not an attribute: send the id as the user and leave it out of the attributes"
+                    : "the attribute name \"\(key.prefix(40))\" is not allowed: 1 to 128 bytes without control characters"
+            case .notScalar(let key, let found):
+                "the attribute \"\(key)\" is \(found): attributes are strings, numbers or booleans (write a nested value as \"\(key).field\")"
+            case .tooManyKeys(let count, let limit):
+                "\(count) attributes, over the \(limit) a user may have"
+            case .tooLarge(let bytes, let limit):
+                "the attributes take \(bytes) bytes, over the \(limit) a user may have"
+            }
+        }
+    }
+
+    public static let empty = UserAttributes(checked: [:])
+
+    /// Checks `values` against the rules and `limits`.
+    public init(_ values: [String: AttributeValue], limits: Limits = .standard) throws(Refusal) {
+        for key in values.keys where !Self.isValidKey(key) { throw .badKey(key) }
+        guard values.count <= limits.keys else { throw .tooManyKeys(count: values.count, limit: limits.keys) }
+        self.init(checked: values)
+        guard canonicalBytes.count <= limits.bytes else {
+            throw .tooLarge(bytes: canonicalBytes.count, limit: limits.bytes)
+        }
+    }
+
+    private init(checked values: [String: AttributeValue]) {
+        self.values = values
+        let members = values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { key, value in
+            JSONObject.Member(key: key, value: value.jsonValue)
+        }
+        canonicalBytes = JSONWriter(style: .compact).bytes(of: .object(JSONObject(members)))
+    }
+
+    /// Reads an OFREP evaluation context: every member but `targetingKey`.
+    public init(context: JSONObject, limits: Limits = .standard) throws(Refusal) {
+        var values: [String: AttributeValue] = [:]
+        for member in context.members where member.key != EvaluationContext.userAttribute {
+            switch member.value {
+            case .string(let text): values[member.key] = .string(text)
+            case .number(let number): values[member.key] = .number(number)
+            case .bool(let flag): values[member.key] = .bool(flag)
+            case .null: continue
+            case .array, .object: throw .notScalar(key: member.key, found: member.value.summary)
+            }
+        }
+        try self.init(values, limits: limits)
+    }
+
+    /// Reads the `attr.KEY=VALUE` pairs of a query (already percent-decoded); other pairs are
+    /// the caller's. A key given twice keeps its last value.
+    public init(query: [(key: String, value: String)], limits: Limits = .standard) throws(Refusal) {
+        var values: [String: AttributeValue] = [:]
+        for (key, value) in query where key.hasPrefix(Self.queryPrefix) {
+            values[String(key.dropFirst(Self.queryPrefix.count))] = .string(value)
+        }
+        try self.init(values, limits: limits)
+    }
+
+    /// The prefix of a query parameter that carries an attribute.
+    public static let queryPrefix = "attr."
+
+    /// 64 bits of the canonical bytes' hash (FNV-1a): equal attributes, equal hashes, across
+    /// processes and releases, so the store can skip writing attributes it already keeps.
+    public var fingerprint: Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in canonicalBytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    static func isValidKey(_ key: String) -> Bool {
+        (1...128).contains(key.utf8.count) && key != EvaluationContext.userAttribute
+            && !key.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+}
+
+extension AttributeValue {
+    /// As JSON writes it.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .string(let text): .string(text)
+        case .number(let number): .number(number)
+        case .bool(let flag): .bool(flag)
+        }
+    }
+}
