@@ -348,6 +348,14 @@ struct AdminAPITests {
                 .post, "\(Self.environment)/import", key: editor, body: String(repeating: " ", count: 4096))
             #expect(large.status == .contentTooLarge)
             #expect(large.errorCode == "too_large")
+            // The same for a configs file: not JSON is 400 with its place, over the limit 413.
+            let brokenConfigs = try await client.send(
+                .put, "\(Self.environment)/configs", key: editor, body: "{\"configs\": [,]}")
+            #expect(brokenConfigs.status == .badRequest && brokenConfigs.errorCode == "malformed")
+            #expect(try brokenConfigs.json["error"]?["details"]?["column"]?.number == 14)
+            let largeConfigs = try await client.send(
+                .put, "\(Self.environment)/configs/big", key: editor, body: String(repeating: " ", count: 4096))
+            #expect(largeConfigs.status == .contentTooLarge && largeConfigs.errorCode == "too_large")
             let badIfMatch = try await client.send(
                 .post, "\(Self.abTest)/disable", key: editor, headers: [.ifMatch: "W/\"x\""])
             #expect(badIfMatch.status == .badRequest)

@@ -187,6 +187,21 @@ struct DashboardTests {
         }
     }
 
+    @Test("The user lookup reads its query as the form sends it: a space as +, a plus as %2B")
+    func userLookupDecodesTheForm() async throws {
+        let server = try await TestServer()
+        for id in ["qa 2", "qa+3"] {
+            _ = try await server.store.assign(
+                [UserID(rawValue: id)], to: TestServer.abTest, in: TestServer.acme)
+        }
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            #expect(try await browser.get("\(Self.base)/users?user=qa+2").text.contains("User <code>qa 2</code>"))
+            #expect(try await browser.get("\(Self.base)/users?user=qa%2B3").text.contains("User <code>qa+3</code>"))
+        }
+    }
+
     @Test("The export page shows the ETag delivery sends")
     func exportShowsTheDeliveredETag() async throws {
         let server = try await TestServer()

@@ -234,6 +234,10 @@ struct OFREPTests {
             let bulk = try await client.send(.post, Self.base, key: server.key("acme", .delivery), body: body).json
             let uri = try #require(bulk["eventStreams"]?[0]?["endpoint"]?["requestUri"]?.string)
             #expect(uri.hasPrefix("/t/acme/production/changes?token="))
+            // A forged token is refused as a missing key is, with the same code.
+            let refused = try await client.send(.get, "/t/acme/production/changes?token=forged")
+            #expect(refused.status == .unauthorized)
+            #expect(try refused.json["error"]?["code"]?.string == "unauthenticated")
         }
     }
 

@@ -61,8 +61,11 @@ extension AdminAPI {
         }
     }
 
+    /// The body, checked to be JSON (`400` otherwise) before the configs decoder reads it.
     private func bytes(of request: Request) async throws -> [UInt8] {
-        Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
+        let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
+        _ = try JSONBody.parse(bytes)
+        return bytes
     }
 
     /// Edit options from the option keys found beside a config: `dryRun`, `message`, and `If-Match`.

@@ -19,7 +19,9 @@ extension Dashboard {
                 chrome: try await chrome(session, at: .users, of: path, notice: Notice(request)?.text),
                 lookupURL: EnvironmentURLs(path).users, canEdit: session.identity.permits(.editor, on: path.tenant),
                 csrf: session.csrfToken)
-            guard let text = request.uri.queryParameters["user"].map(String.init), !text.isEmpty else {
+            // Decoded as the form that sends it encodes it: a space as `+`, a plus as `%2B`.
+            let lookup = try? URLEncodedFormDecoder().decode(UserLookup.self, from: request.uri.query ?? "")
+            guard let text = lookup?.user, !text.isEmpty else {
                 return .html(templates.render(page, as: "user"))
             }
             page.user = text
@@ -125,4 +127,9 @@ struct UserPage: Sendable {
     var unlocks: [Unlock] = []
     var events: [EventRow] = []
     var hasEvents = false
+}
+
+/// The lookup form's query: `?user=ID`.
+private struct UserLookup: Decodable {
+    var user: String?
 }

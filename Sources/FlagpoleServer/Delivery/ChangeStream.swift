@@ -202,7 +202,7 @@ struct ChangeStreamRoutes {
             if let token = Query(request).string("token") {
                 guard try await tokens.isValid(token, for: path) else {
                     throw APIError(
-                        .unauthorized, code: "unauthorized",
+                        .unauthorized, code: "unauthenticated",
                         "The stream's token has expired or is not this environment's: evaluate the flags again (POST …/ofrep/v1/evaluate/flags) for a new URL."
                     )
                 }

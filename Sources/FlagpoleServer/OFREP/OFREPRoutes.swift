@@ -4,6 +4,7 @@ import FlagpoleStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// The OpenFeature Remote Evaluation Protocol (OFREP 0.3.0): every feature and config of an
@@ -24,12 +25,12 @@ struct OFREPRoutes {
     func register(on router: Router<FlagpoleRequestContext>) {
         for prefix in ["/t/:tenant/:env/ofrep/v1", "/ofrep/v1"] {
             router.post("\(prefix)/evaluate/flags/:key") { request, context in
-                await answering(key: try? context.decodedParameter("key")) {
+                await answering(key: try? context.decodedParameter("key"), logger: context.logger) {
                     try await evaluateOne(request, context: context)
                 }
             }
             router.post("\(prefix)/evaluate/flags") { request, context in
-                await answering(key: nil) { try await evaluateAll(request, context: context) }
+                await answering(key: nil, logger: context.logger) { try await evaluateAll(request, context: context) }
             }
         }
     }
@@ -207,7 +208,7 @@ struct OFREPRoutes {
     }
 
     /// Runs `work`, answering every failure the way OFREP shapes it.
-    private func answering(key: String?, _ work: () async throws -> Response) async -> Response {
+    private func answering(key: String?, logger: Logger, _ work: () async throws -> Response) async -> Response {
         do {
             return try await work()
         } catch let error as OFREPError {
@@ -224,7 +225,15 @@ struct OFREPRoutes {
                 to: OFREPError(.notFound, code: key == nil ? "GENERAL" : "FLAG_NOT_FOUND", key: key, error.description))
         } catch let error as APIError {
             return Self.response(to: OFREPError(error.status, code: "GENERAL", key: key, error.message))
+        } catch StorageError.busy {
+            // Another writer held the database past the busy timeout: the client may try again.
+            var error = OFREPError(
+                .serviceUnavailable, code: "GENERAL", key: key,
+                "The database is busy with another write; nothing was recorded. Try again in a second.")
+            error.headers[.retryAfter] = "1"
+            return Self.response(to: error)
         } catch {
+            logger.error("OFREP evaluation failed", metadata: ["error": "\(error)"])
             return Self.response(
                 to: OFREPError(
                     .internalServerError, code: "GENERAL", key: nil,
