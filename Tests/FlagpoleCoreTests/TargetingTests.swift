@@ -453,3 +453,59 @@ struct UserAttributesTests {
         }
     }
 }
+
+@Suite("The targeting document a revision keeps")
+struct TargetingDocumentTests {
+    static let rules: [TargetingRule] = [
+        TargetingRule(
+            id: "beta", description: "Beta testers see B",
+            clauses: [Clause(attribute: nil, op: .inSegment, values: [.string("beta-testers")])],
+            serve: .variation("B")),
+        TargetingRule(
+            id: "de-5.2",
+            clauses: [
+                Clause(attribute: "country", op: .in, values: [.string("DE"), .string("AT")]),
+                Clause(attribute: "appVersion", op: .versionGreaterThanOrEqual, values: [.string("5.2")]),
+                Clause(attribute: "age", op: .greaterThan, values: [.number(17.5)]),
+            ],
+            serve: .split([.init(variation: "A", weight: 20), .init(variation: "B", weight: 80)])),
+    ]
+
+    @Test("Rendered and read back whole, byte-stable whatever the order things were added in")
+    func roundTrip() throws {
+        let segment = SegmentDefinition(
+            name: "beta-testers", description: "QA and friends",
+            clauses: [Clause(attribute: "email", op: .endsWith, values: [.string("@corp.com")])],
+            users: SegmentUsers(sha256: String(repeating: "ab", count: 32), count: 2))
+        let document = TargetingDocument(
+            featureRules: ["Checkout": Self.rules, "Empty": []],
+            segments: ["beta-testers": segment, "staff": SegmentDefinition(name: "staff")])
+        #expect(document.featureRules.keys.sorted() == ["Checkout"], "a feature without rules is left out")
+        let bytes = document.rendered()
+        #expect(try TargetingDocument(stored: bytes) == document)
+        let reordered = TargetingDocument(
+            featureRules: ["Checkout": Self.rules],
+            segments: ["staff": SegmentDefinition(name: "staff"), "beta-testers": segment])
+        #expect(reordered.rendered() == bytes)
+        #expect(try TargetingDocument(stored: nil).isEmpty && (try TargetingDocument(stored: []).isEmpty))
+    }
+
+    @Test("Rules and segments as the API gives them read back as they were")
+    func apiForms() throws {
+        let body = JSONWriter().bytes(of: ["rules": .array(Self.rules.map(\.jsonValue))])
+        #expect(try TargetingDecoder.decodeRules(body).rules == Self.rules)
+        let segment = Segment(
+            name: "staff", description: "Employees", users: [UserID(rawValue: "b"), UserID(rawValue: "a")],
+            clauses: [Clause(attribute: "plan", op: .equals, values: [.string("pro")])])
+        #expect(try TargetingDecoder.decodeSegment(JSONWriter().bytes(of: segment.jsonValue)).segment == segment)
+    }
+
+    @Test("A list of users has one form, whatever the order, and reads back")
+    func userLists() {
+        let users: Set<UserID> = [UserID(rawValue: "zoë"), UserID(rawValue: "a b"), UserID(rawValue: "Z")]
+        let bytes = SegmentUsers.listBytes(users)
+        #expect(String(decoding: bytes, as: UTF8.self) == "Z\na b\nzoë\n")
+        #expect(SegmentUsers.users(inList: bytes) == users)
+        #expect(SegmentUsers.listBytes([]) == [] && SegmentUsers.users(inList: []).isEmpty)
+    }
+}

@@ -135,6 +135,54 @@ public enum TargetingDecoder {
         return (Segment(name: name, description: description, users: users, clauses: clauses), options)
     }
 
+    /// Reads a revision's targeting document (`TargetingDocument.rendered()`).
+    static func decodeDocument(_ bytes: [UInt8]) throws(ConfigsRefused) -> TargetingDocument {
+        var issues = IssueList(bytes)
+        let root = try parse(bytes, issues: &issues)
+        var document = TargetingDocument()
+        if case .object(let features)? = root.member("features")?.node.content {
+            for feature in features {
+                let pointer = JSONPointer.root.appending("features").appending(feature.key)
+                guard case .array(let nodes) = feature.node.content else {
+                    issues.error(nil, pointer, offset: feature.node.offset, "a feature's rules are an array", fix: "")
+                    continue
+                }
+                document.featureRules[feature.key] = nodes.enumerated().compactMap { index, node in
+                    decodeRule(node, at: pointer.appending(index), configType: nil, issues: &issues)
+                }
+            }
+        }
+        if case .array(let nodes)? = root.member("segments")?.node.content {
+            for (index, node) in nodes.enumerated() {
+                let pointer = JSONPointer.root.appending("segments").appending(index)
+                guard case .string(let name)? = node.member("name")?.node.content else {
+                    issues.error(nil, pointer, offset: node.offset, "a segment needs a name", fix: "")
+                    continue
+                }
+                var definition = SegmentDefinition(name: name)
+                if case .string(let description)? = node.member("description")?.node.content {
+                    definition.description = description
+                }
+                definition.clauses =
+                    decodeClauses(node, at: pointer, subject: name, allowSegments: false, issues: &issues) ?? []
+                if let users = node.member("users")?.node {
+                    guard case .string(let sha256)? = users.member("sha256")?.node.content,
+                        case .number(let count)? = users.member("count")?.node.content
+                    else {
+                        issues.error(
+                            name, pointer.appending("users"), offset: users.offset, "a list needs its sha256 and count",
+                            fix: "")
+                        continue
+                    }
+                    definition.users = SegmentUsers(sha256: sha256, count: Int(count))
+                }
+                document.segments[name] = definition
+            }
+        }
+        guard !issues.hasErrors else { throw ConfigsRefused(issues.all) }
+        return document
+    }
+
     /// Ids of rules and names of segments: what URLs, flags and metadata carry as they are.
     public static func isValidIdentifier(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count)
