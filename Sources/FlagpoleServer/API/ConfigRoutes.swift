@@ -64,6 +64,10 @@ extension AdminAPI {
     /// The body, checked to be JSON (`400` otherwise) before the configs decoder reads it.
     private func bytes(of request: Request) async throws -> [UInt8] {
         let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
+        guard !bytes.isEmpty else {
+            throw APIError.malformed(
+                "The body is empty: send a configs file ({\"configs\": [...]}), or for one config its definition ({\"type\": …, \"default\": …}).")
+        }
         _ = try JSONBody.parse(bytes)
         return bytes
     }
