@@ -66,7 +66,8 @@ extension AdminAPI {
         let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
         guard !bytes.isEmpty else {
             throw APIError.malformed(
-                "The body is empty: send a configs file ({\"configs\": [...]}), or for one config its definition ({\"type\": …, \"default\": …}).")
+                "The body is empty: send a configs file ({\"configs\": [...]}), or for one config its definition ({\"type\": …, \"default\": …})."
+            )
         }
         _ = try JSONBody.parse(bytes)
         return bytes
