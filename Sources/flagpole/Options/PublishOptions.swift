@@ -31,7 +31,8 @@ struct PublishOptions: ParsableArguments {
     var concurrency = 16
 
     @Option(
-        help: ArgumentHelp("Times a request is sent again after a network error, a timeout or a 5xx.", valueName: "n"))
+        help: ArgumentHelp(
+            "Times a request is sent again after no answer, a timeout, a 5xx, a 429 or a 403.", valueName: "n"))
     var retries = RetryPolicy.standard.attempts - 1
 
     @Option(help: ArgumentHelp("Seconds one request may take.", valueName: "seconds"))
