@@ -52,6 +52,7 @@ let package = Package(
                 .embedInCode("0006_deltas_kept_by_the_store.sql"),
                 .embedInCode("0007_configs.sql"),
                 .embedInCode("0008_publish_log.sql"),
+                .embedInCode("0009_targeting.sql"),
             ]
         ),
 

@@ -26,5 +26,7 @@ public enum SchemaMigrations {
         Migration(identifier: "0007_configs", sql: String(decoding: PackageResources._007_configs_sql, as: UTF8.self)),
         Migration(
             identifier: "0008_publish_log", sql: String(decoding: PackageResources._008_publish_log_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0009_targeting", sql: String(decoding: PackageResources._009_targeting_sql, as: UTF8.self)),
     ]
 }
