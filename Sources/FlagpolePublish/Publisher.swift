@@ -282,13 +282,6 @@ public final class Publisher: Sendable {
     }
 
     static func base64(hex: String) -> String {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return Data(bytes).base64EncodedString()
+        Data(Hex.decode(hex) ?? []).base64EncodedString()
     }
 }

@@ -19,6 +19,9 @@ struct DocumentPlan {
     let configs: Data?
     /// What that changes in the configs: nothing but on a rollback.
     let configChanges: [DocumentDiff.Change]
+    /// The rules and segments the new revision keeps, and what that changes in them, as configs.
+    let targeting: Data?
+    let targetingChanges: [DocumentDiff.Change]
     let warnings: [Diagnostic]
     /// Whether the file renders to the current revision's very bytes.
     let isUnchanged: Bool
@@ -52,8 +55,18 @@ struct DocumentPlan {
                 from: try ConfigsDocument(stored: latest?.configs), to: try ConfigsDocument(stored: configs))
         self.configs = configs
         self.configChanges = configChanges
+        let targeting = restored.map(\.targeting) ?? latest?.targeting
+        let targetingChanges =
+            targeting == latest?.targeting
+            ? []
+            : TargetingDiff.changes(
+                from: try TargetingDocument(stored: latest?.targeting), to: try TargetingDocument(stored: targeting))
+        self.targeting = targeting
+        self.targetingChanges = targetingChanges
         // Without a revision there is nothing to compare with: the rendering may still be under way.
-        isUnchanged = latest.map { $0.document == Data(rendering.value) && configChanges.isEmpty } ?? false
+        isUnchanged =
+            latest.map { $0.document == Data(rendering.value) && configChanges.isEmpty && targetingChanges.isEmpty }
+            ?? false
         diff = DocumentDiff(from: current, to: document)
         let archived = storedFeatures.filter(\.isArchived).map(\.feature)
         warnings = decoded.diagnostics + ImportReview.review(decoded, replacing: current, archived: archived)
@@ -108,8 +121,8 @@ struct DocumentPlan {
         // Last, as the only write that needs the rendered bytes.
         try db.environments.insertRevision(
             number: number, kind: kind, actor: options.actor, message: options.message,
-            document: rendering.value, configs: configs.map(Array.init), changes: diff.changes + configChanges,
-            in: scope, at: now)
+            document: rendering.value, configs: configs.map(Array.init), targeting: targeting,
+            changes: diff.changes + configChanges + targetingChanges, in: scope, at: now)
         let users = db.assignments.writer(in: scope, revision: number, now: now)
         var result = outcome
         var moves: [String: [RecordedMove]] = [:]

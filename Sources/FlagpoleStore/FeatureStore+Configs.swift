@@ -170,7 +170,9 @@ extension FeatureStore {
             try db.environments.insertRevision(
                 number: number, kind: .edit, actor: options.actor, message: options.message ?? message,
                 document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
-                configs: next.isEmpty ? nil : next.rendered(), changes: changes, in: scope, at: Date())
+                configs: next.isEmpty ? nil : next.rendered(), targeting: latest?.targeting, changes: changes,
+                in: scope,
+                at: Date())
             return ConfigsOutcome(revision: number, isApplied: true, isUnchanged: false, changes: changes)
         }
     }

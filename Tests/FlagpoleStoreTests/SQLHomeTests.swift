@@ -19,6 +19,7 @@ struct SQLHomeTests {
         "unlocks": "UnlockTable.swift", "unlock_events": "UnlockTable.swift",
         "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift", "server_secrets": "KeyTable.swift",
         "publish_log": "PublishTable.swift",
+        "segment_lists": "TargetingTable.swift",
     ]
 
     /// The migrator runs the numbered SQL files and migration 0005's data step (the names' NFC

@@ -21,6 +21,8 @@ public struct DocumentDiff: Hashable, Sendable {
         public var after: JSONValue?
         /// The config concerned, for a change of an environment's configs (`ConfigsDiff`).
         public var config: String? = nil
+        /// The segment concerned, for a change of an environment's segments (`TargetingDiff`).
+        public var segment: String? = nil
     }
 
     /// Every change found.

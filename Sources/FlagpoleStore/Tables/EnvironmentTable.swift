@@ -204,18 +204,21 @@ struct EnvironmentTable {
     /// row per change.
     func insertRevision(
         number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8], configs: [UInt8]?,
-        changes: [DocumentDiff.Change], in scope: EnvironmentScope, at time: Date
+        targeting: Data?, changes: [DocumentDiff.Change], in scope: EnvironmentScope, at time: Date
     ) throws {
         let revision = try RevisionRecord(
             tenantID: scope.tenant.id, environmentID: scope.id, number: number, kind: kind.rawValue,
-            actor: actor, message: message, createdAt: time, document: Data(document), configs: configs.map { Data($0) }
+            actor: actor, message: message, createdAt: time, document: Data(document),
+            configs: configs.map { Data($0) },
+            targeting: targeting
         ).inserted(db)
         // An import of a large file writes a row per feature: bound through SQLite's C API.
         let statement = try RawStatement(
             cachedIn: db,
             sql: """
-                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json, config_name)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json, config_name,
+                    segment_name)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """)
         statement.bind(scope.tenant.id, at: 1)
         statement.bind(revision.id!, at: 2)
@@ -226,6 +229,7 @@ struct EnvironmentTable {
             statement.bind(change.before?.storedText, at: 6)
             statement.bind(change.after?.storedText, at: 7)
             statement.bind(change.config, at: 8)
+            statement.bind(change.segment, at: 9)
             try statement.execute()
         }
     }
@@ -327,9 +331,11 @@ struct RevisionRecord: Codable, FetchableRecord, MutablePersistableRecord, Tenan
     var document: Data
     /// The configs file of the revision; `nil` when it has neither configs nor feature tags.
     var configs: Data?
+    /// The rules and segments of the revision (`TargetingDocument`); `nil` when it has none.
+    var targeting: Data?
 
     enum CodingKeys: String, CodingKey {
-        case id, number, kind, actor, message, document, configs
+        case id, number, kind, actor, message, document, configs, targeting
         case tenantID = "tenant_id"
         case environmentID = "environment_id"
         case createdAt = "created_at"
@@ -358,6 +364,7 @@ struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOw
     var beforeJSON: String?
     var afterJSON: String?
     var configName: String?
+    var segmentName: String?
 
     enum CodingKeys: String, CodingKey {
         case id, field, change
@@ -367,6 +374,7 @@ struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOw
         case beforeJSON = "before_json"
         case afterJSON = "after_json"
         case configName = "config_name"
+        case segmentName = "segment_name"
     }
 
     enum Columns {
