@@ -98,6 +98,10 @@ extension FeatureStore {
             contentsOf: ConfigsDiff.changes(
                 from: try ConfigsDocument(stored: revisions[0].configs),
                 to: try ConfigsDocument(stored: revisions[1].configs)))
+        diff.append(
+            contentsOf: TargetingDiff.changes(
+                from: try TargetingDocument(stored: revisions[0].targeting),
+                to: try TargetingDocument(stored: revisions[1].targeting)))
         return diff
     }
 

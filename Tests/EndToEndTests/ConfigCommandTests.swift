@@ -107,4 +107,16 @@ struct ConfigCommandTests {
         #expect(refused.stderr.contains("expected an integer"))
         #expect(try cli.run(["config", "show", "count", "--tenant", "demo"]).status == 1)
     }
+
+    @Test("diff names the config a change is of")
+    func diffNamesTheConfig() throws {
+        let cli = try Self.demo()
+        let set = try cli.run(["config", "set", "count", "--type", "int", "--default", "12", "--tenant", "demo"])
+        #expect(set.status == 0)
+        let revisions = try #require(try cli.json(["revisions", "--tenant", "demo", "--json"]) as? [[String: Any]])
+        let latest = try #require(revisions.first?["number"] as? Int)
+        let diff = try cli.run(["diff", "\(latest - 1)", "\(latest)", "--tenant", "demo"])
+        #expect(
+            diff.stdout.contains(#"+ config "count": {"name":"count","type":"int","default":12}"#), "\(diff.stdout)")
+    }
 }

@@ -141,6 +141,9 @@ struct TargetingStoreTests {
             rows.contains { $0["feature_name"] == "Checkout" && $0["field"] == "rules" && $0["change"] == "removed" })
         _ = try await store.rollBack(.acmeProduction, to: withRules, options: Self.options)
         #expect(try await store.targeting(in: .acmeProduction).featureRules["Checkout"] == rules)
+        // `diff` between two revisions shows the rules that came.
+        let diff = try await store.diff(.acmeProduction, from: withRules - 1, to: withRules)
+        #expect(diff.changes.contains { $0.feature == "Checkout" && $0.field == "rules" && $0.kind == .added })
 
         // Stale If-Match: refused.
         await #expect(throws: DocumentError.self) {

@@ -50,7 +50,8 @@ extension DocumentDiff {
 }
 
 extension DocumentDiff.Change {
-    /// `{"feature", "field", "change", "before", "after"}`, and `"config"` for a change of configs.
+    /// `{"feature", "field", "change", "before", "after"}`, and `"config"` for a change of configs,
+    /// `"segment"` for a change of segments.
     public var jsonValue: JSONValue {
         var object: JSONObject = [
             "feature": feature.map(JSONValue.string) ?? .null,
@@ -60,6 +61,7 @@ extension DocumentDiff.Change {
             "after": after ?? .null,
         ]
         if let config { object.append("config", .string(config)) }
+        if let segment { object.append("segment", .string(segment)) }
         return .object(object)
     }
 }

@@ -90,7 +90,11 @@ struct DiffCommand: AsyncParsableCommand {
             "added: \(diff.addedFeatures.count), removed: \(diff.removedFeatures.count), changed: \(diff.changedFeatures.count)"
         )
         for change in diff.changes {
-            let subject = [change.feature.map { "\"\($0)\"" }, change.field].compactMap { $0 }.joined(separator: " ")
+            // The thing changed: a feature, a config or a segment (by name), then the field.
+            let owner =
+                change.config.map { "config \"\($0)\"" } ?? change.segment.map { "segment \"\($0)\"" }
+                ?? change.feature.map { "\"\($0)\"" }
+            let subject = [owner, change.field].compactMap { $0 }.joined(separator: " ")
             let before = change.before.map(compact.string(of:)) ?? "–"
             let after = change.after.map(compact.string(of:)) ?? "–"
             switch change.kind {
