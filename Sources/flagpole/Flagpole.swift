@@ -21,6 +21,8 @@ struct Flagpole: AsyncParsableCommand {
             EnvCommand.self,
             FeatureCommand.self,
             ConfigCommand.self,
+            SegmentCommand.self,
+            RuleCommand.self,
             EvaluateCommand.self,
             BiasCommand.self,
             RolloutCommand.self,

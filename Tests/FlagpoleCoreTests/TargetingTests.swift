@@ -129,7 +129,7 @@ struct TargetingTests {
         arguments: [
             (
                 #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "like", "values": ["x"]}], "serve": {"variation": "A"}}]}"#,
-                "unknown operator the string \"like\"", "/rules/0/clauses/0/operator"
+                "unknown operator \"like\"", "/rules/0/clauses/0/operator"
             ),
             (
                 #"{"rules": [{"id": "r", "clauses": [{"attribute": "a", "operator": "lessThan", "values": ["abc"]}], "serve": {"variation": "A"}}]}"#,

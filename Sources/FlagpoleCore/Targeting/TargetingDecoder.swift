@@ -304,7 +304,10 @@ public enum TargetingDecoder {
         guard case .string(let name)? = operatorNode?.content, let op = ClauseOperator(rawValue: name) else {
             issues.error(
                 subject, pointer.appending("operator"), offset: operatorNode?.offset ?? node.offset,
-                "unknown operator\(operatorNode.map { " \($0.value.summary)" } ?? "")",
+                operatorNode.map { node in
+                    if case .string(let text) = node.content { return "unknown operator \"\(text)\"" }
+                    return "\"operator\" must be a string, not \(node.value.summary)"
+                } ?? "a clause needs an \"operator\"",
                 fix: "use one of \(ClauseOperator.allCases.map(\.rawValue).joined(separator: ", "))")
             return nil
         }

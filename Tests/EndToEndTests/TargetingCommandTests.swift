@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// `flagpole segment` and `flagpole rule`, run as a user runs them.
+@Suite("flagpole segment and rule, end to end")
+struct TargetingCommandTests {
+    @Test(
+        "Segments from a users file and clauses; rules that name them; refusals with their place; in-use segments kept")
+    func segmentsAndRules() throws {
+        let cli = try CLI()
+        try #require(cli.run(["demo"]).status == 0)
+        let ids = try cli.write("beta-1\r\nbeta-2\n\nbeta-3\n", to: "ids.txt")
+        let set = try cli.run([
+            "segment", "set", "beta-testers", "--users-file", ids, "--description", "Friends and QA",
+            "--clause", #"{"attribute": "email", "operator": "endsWith", "values": ["@corp.com"]}"#, "--tenant", "demo",
+        ])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(set.stdout.contains("added segment \"beta-testers\""))
+        let shown = try #require(
+            try cli.json(["segment", "show", "beta-testers", "--tenant", "demo"]) as? [String: Any])
+        #expect(shown["users"] as? [String] == ["beta-1", "beta-2", "beta-3"])
+        #expect((shown["clauses"] as? [Any])?.count == 1)
+
+        let rules = try cli.write(
+            #"""
+            {"rules": [
+              {"id": "beta-gets-b", "clauses": [{"operator": "inSegment", "values": ["beta-testers"]}], "serve": {"variation": "Group B"}},
+              {"id": "de-5.2", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]},
+                  {"attribute": "appVersion", "operator": "versionGreaterThanOrEqual", "values": ["5.2"]}],
+               "serve": {"split": [{"variation": "Group A", "weight": 20}, {"variation": "Group B", "weight": 80}]}}
+            ]}
+            """#, to: "rules.json")
+        let dryRun = try cli.run(["rule", "set", "Example A/B Test", "--file", rules, "--dry-run", "--tenant", "demo"])
+        #expect(dryRun.status == 0 && dryRun.stdout.contains("Would write revision"))
+        #expect(
+            try cli.run(["rule", "list", "--tenant", "demo"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                == "{}")
+        let applied = try cli.run(["rule", "set", "Example A/B Test", "--file", rules, "--tenant", "demo"])
+        #expect(applied.status == 0 && applied.stdout.contains("added rules of \"Example A/B Test\""))
+        let listed = try #require(try cli.json(["rule", "list", "--tenant", "demo"]) as? [String: [[String: Any]]])
+        #expect(listed["Example A/B Test"]?.map { $0["id"] as? String } == ["beta-gets-b", "de-5.2"])
+        let history = try #require(try cli.json(["revisions", "--tenant", "demo", "--json"]) as? [[String: Any]])
+        let latest = try #require(history.first?["number"] as? Int)
+        let diff = try cli.run(["diff", "\(latest - 1)", "\(latest)", "--tenant", "demo"]).stdout
+        #expect(diff.contains(#"+ "Example A/B Test" rules: [{"id":"beta-gets-b""#), "\(diff)")
+
+        // A bad operator: refused at its line and column, nothing written.
+        let revisions = try cli.run(["revisions", "--tenant", "demo"]).stdout
+        let bad = try cli.write(
+            """
+            {"rules": [
+              {"id": "r", "clauses": [{"attribute": "age", "operator": "olderThan", "values": [18]}], "serve": {"variation": "Group A"}}
+            ]}
+            """, to: "bad.json")
+        let refused = try cli.run(["rule", "set", "Example A/B Test", "--file", bad, "--tenant", "demo"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("bad.json:2:60: error: unknown operator \"olderThan\""), "\(refused.stderr)")
+        // A variation the feature doesn't have: refused by the store, nothing written.
+        let ghost = try cli.write(#"{"rules": [{"id": "r", "serve": {"variation": "Group Z"}}]}"#, to: "ghost.json")
+        let unknown = try cli.run(["rule", "set", "Example A/B Test", "--file", ghost, "--tenant", "demo"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("no variation \"Group Z\""), "\(unknown.stderr)")
+        #expect(try cli.run(["revisions", "--tenant", "demo"]).stdout == revisions)
+
+        // A segment a rule names stays; without the rules it goes.
+        let inUse = try cli.run(["segment", "delete", "beta-testers", "--tenant", "demo"])
+        #expect(inUse.status == 1 && inUse.stderr.contains("Example A/B Test/beta-gets-b"), "\(inUse.stderr)")
+        #expect(try cli.run(["rule", "set", "Example A/B Test", "--clear", "--tenant", "demo"]).status == 0)
+        #expect(try cli.run(["segment", "delete", "beta-testers", "--tenant", "demo"]).status == 0)
+        #expect(try cli.run(["segment", "list", "--tenant", "demo"]).stdout.contains("No segments"))
+    }
+}
