@@ -61,6 +61,16 @@ struct TargetingCommandTests {
         #expect(unknown.status == 1 && unknown.stderr.contains("no variation \"Group Z\""), "\(unknown.stderr)")
         #expect(try cli.run(["revisions", "--tenant", "demo"]).stdout == revisions)
 
+        // A segment file is read as written: its errors point into it.
+        let segmentFile = try cli.write(
+            """
+            {"name": "corp",
+             "users": ["a", ""]}
+            """, to: "corp.json")
+        let badSegment = try cli.run(["segment", "set", "corp", "--file", segmentFile, "--tenant", "demo"])
+        #expect(badSegment.status == 1)
+        #expect(badSegment.stderr.contains("corp.json:2:17: error: a user id"), "\(badSegment.stderr)")
+
         // A segment a rule names stays; without the rules it goes.
         let inUse = try cli.run(["segment", "delete", "beta-testers", "--tenant", "demo"])
         #expect(inUse.status == 1 && inUse.stderr.contains("Example A/B Test/beta-gets-b"), "\(inUse.stderr)")

@@ -64,14 +64,15 @@ struct SegmentCommand: ParsableCommand {
             if let file {
                 source = file
                 bytes = try InputFile(argument: file).read(atMost: DocumentDecoder.maximumInputSize)
-                guard case .object(var object) = try? JSONParser.parse(bytes).value else {
-                    return try decode(bytes, source: source)
+                // Decoded as written, so errors point into the file; a file without a name takes the argument's.
+                if case .object(var object) = try? JSONParser.parse(bytes).value {
+                    if object["name"] == nil {
+                        object.append("name", .string(name))
+                        bytes = JSONWriter().bytes(of: .object(object))
+                    } else if object["name"] != .string(name) {
+                        throw ValidationError("\(file) names another segment than \(name).")
+                    }
                 }
-                if object["name"] == nil { object.append("name", .string(name)) }
-                guard object["name"] == .string(name) else {
-                    throw ValidationError("\(file) names another segment than \(name).")
-                }
-                bytes = JSONWriter().bytes(of: .object(object))
             } else {
                 var object: JSONObject = ["name": .string(name)]
                 if let description { object.append("description", .string(description)) }
