@@ -35,17 +35,9 @@ public enum TargetingDecoder {
                 fix: "write {\"rules\": [...]}; an empty array removes them all")
             throw ConfigsRefused(issues.all)
         }
-        var options = JSONObject()
-        for member in members where member.key != "rules" {
-            if optionKeys.contains(member.key) {
-                options.append(member.key, member.node.value)
-            } else {
-                issues.error(
-                    nil, JSONPointer.root.appending(member.key), offset: member.keyOffset,
-                    "unknown key \"\(member.key)\"",
-                    fix: "the body has \"rules\"\(optionKeys.sorted().map { ", \"\($0)\"" }.joined()) only")
-            }
-        }
+        let options = split(
+            members, known: ["rules"], optionKeys: optionKeys,
+            fix: "the body has \"rules\"\(optionKeys.sorted().map { ", \"\($0)\"" }.joined()) only", issues: &issues)
         if nodes.count > maximumRules {
             issues.error(
                 nil, JSONPointer.root.appending("rules"), offset: root.member("rules")!.node.offset,
@@ -83,17 +75,10 @@ public enum TargetingDecoder {
                 fix: "write {\"name\": \"beta-testers\", \"users\": [...], \"clauses\": [...]}")
             throw ConfigsRefused(issues.all)
         }
-        var options = JSONObject()
-        for member in members where !segmentKeys.contains(member.key) {
-            if optionKeys.contains(member.key) {
-                options.append(member.key, member.node.value)
-            } else {
-                issues.error(
-                    nil, JSONPointer.root.appending(member.key), offset: member.keyOffset,
-                    "unknown key \"\(member.key)\"",
-                    fix: "a segment has \(segmentKeys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")) only")
-            }
-        }
+        let options = split(
+            members, known: segmentKeys, optionKeys: optionKeys,
+            fix: "a segment has \(segmentKeys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")) only",
+            issues: &issues)
         guard case .string(let name)? = root.member("name")?.node.content, isValidIdentifier(name) else {
             issues.error(
                 nil, JSONPointer.root.appending("name"), offset: root.member("name")?.node.offset ?? root.offset,
@@ -181,6 +166,25 @@ public enum TargetingDecoder {
         }
         guard !issues.hasErrors else { throw ConfigsRefused(issues.all) }
         return document
+    }
+
+    /// The top-level members that are neither `known` nor options: errors, with `fix`. Returns
+    /// the options as they are.
+    private static func split(
+        _ members: [JSONNode.Member], known: Set<String>, optionKeys: Set<String>, fix: String,
+        issues: inout IssueList
+    ) -> JSONObject {
+        var options = JSONObject()
+        for member in members where !known.contains(member.key) {
+            if optionKeys.contains(member.key) {
+                options.append(member.key, member.node.value)
+            } else {
+                issues.error(
+                    nil, JSONPointer.root.appending(member.key), offset: member.keyOffset,
+                    "unknown key \"\(member.key)\"", fix: fix)
+            }
+        }
+        return options
     }
 
     /// Ids of rules and names of segments: what URLs, flags and metadata carry as they are.
