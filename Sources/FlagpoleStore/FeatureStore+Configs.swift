@@ -11,7 +11,7 @@ public struct ConfigsSnapshot: Hashable, Sendable {
     public var features: [Feature]
 }
 
-/// What a change of configs did, or would do on a dry run.
+/// What a change of configs, tags, rules or segments did, or would do on a dry run.
 public struct ConfigsOutcome: Hashable, Sendable {
     /// The new revision, or the current one when nothing changed.
     public var revision: Int
@@ -19,6 +19,8 @@ public struct ConfigsOutcome: Hashable, Sendable {
     public var isUnchanged: Bool
     /// The audit rows of the change.
     public var changes: [DocumentDiff.Change]
+    /// What was written but deserves a look: rules that can never match.
+    public var warnings: [ConfigIssue] = []
 }
 
 extension FeatureStore {

@@ -11,18 +11,6 @@ public struct TargetingSnapshot: Sendable {
     public var segments: [Segment]
 }
 
-/// What a change of rules or segments did, or would do.
-public struct TargetingOutcome: Hashable, Sendable {
-    /// The new revision, or the current one when nothing changed.
-    public var revision: Int
-    public var isApplied: Bool
-    public var isUnchanged: Bool
-    /// The audit rows of the change.
-    public var changes: [DocumentDiff.Change]
-    /// Rules that can never match.
-    public var warnings: [ConfigIssue]
-}
-
 extension FeatureStore {
     /// The environment's current rules and segments.
     ///
@@ -45,7 +33,7 @@ extension FeatureStore {
     /// - throws: `DocumentError.featureNotFound`, `TargetingError.refused`, `DocumentError.revisionConflict`.
     public func setRules(
         _ rules: [TargetingRule], ofFeature name: String, in path: EnvironmentPath, options: EditOptions
-    ) async throws -> TargetingOutcome {
+    ) async throws -> ConfigsOutcome {
         try await changeTargeting(in: path, options: options, message: "rules of \(name)") { document, features, _ in
             guard let feature = features.first(where: { Feature.nameKey($0.name) == Feature.nameKey(name) }) else {
                 throw DocumentError.featureNotFound(path, name: name)
@@ -63,7 +51,7 @@ extension FeatureStore {
     /// - throws: `TargetingError.refused`, `DocumentError.revisionConflict`.
     public func setSegment(
         _ segment: Segment, in path: EnvironmentPath, options: EditOptions
-    ) async throws -> TargetingOutcome {
+    ) async throws -> ConfigsOutcome {
         try await changeTargeting(in: path, options: options, message: "segment \(segment.name)") {
             document, _, lists in
             var users: SegmentUsers?
@@ -83,7 +71,7 @@ extension FeatureStore {
     /// - throws: `TargetingError.segmentNotFound`, `TargetingError.segmentInUse`.
     public func deleteSegment(
         named name: String, in path: EnvironmentPath, options: EditOptions
-    ) async throws -> TargetingOutcome {
+    ) async throws -> ConfigsOutcome {
         try await changeTargeting(in: path, options: options, message: "delete segment \(name)") { document, _, _ in
             guard document.segments[name] != nil else {
                 throw TargetingError.segmentNotFound(path, name: name, existing: document.segments.keys.sorted())
@@ -111,7 +99,7 @@ extension FeatureStore {
             @escaping @Sendable (
                 inout TargetingDocument, [Feature], inout [(bytes: [UInt8], sha256: [UInt8], count: Int)]
             ) throws -> [ConfigIssue]
-    ) async throws -> TargetingOutcome {
+    ) async throws -> ConfigsOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
             let scope = try db.environments.scope(of: path)
             let latest = try db.environments.revision(nil, in: scope)
@@ -128,11 +116,11 @@ extension FeatureStore {
             let changes = TargetingDiff.changes(from: current, to: next)
             let number = (latest?.number ?? 0) + 1
             guard !changes.isEmpty else {
-                return TargetingOutcome(
+                return ConfigsOutcome(
                     revision: latest?.number ?? 0, isApplied: false, isUnchanged: true, changes: [], warnings: warnings)
             }
             guard !options.isDryRun else {
-                return TargetingOutcome(
+                return ConfigsOutcome(
                     revision: number, isApplied: false, isUnchanged: false, changes: changes, warnings: warnings)
             }
             for list in lists {
@@ -143,7 +131,7 @@ extension FeatureStore {
                 document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
                 configs: latest?.configs.map(Array.init), targeting: next.isEmpty ? nil : Data(next.rendered()),
                 changes: changes, in: scope, at: Date())
-            return TargetingOutcome(
+            return ConfigsOutcome(
                 revision: number, isApplied: true, isUnchanged: false, changes: changes, warnings: warnings)
         }
     }

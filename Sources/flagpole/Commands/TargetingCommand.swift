@@ -252,15 +252,11 @@ struct RuleCommand: ParsableCommand {
 
 /// How the targeting commands print what a change did.
 enum TargetingOutput {
-    static func report(_ outcome: TargetingOutcome, isDryRun: Bool, json: Bool, file: String?) {
+    static func report(_ outcome: ConfigsOutcome, isDryRun: Bool, json: Bool, file: String?) {
         if json {
-            Console.json(
-                [
-                    "revision": .number(Double(outcome.revision)), "applied": .bool(outcome.isApplied),
-                    "unchanged": .bool(outcome.isUnchanged), "dryRun": .bool(isDryRun),
-                    "changes": .array(outcome.changes.map(\.jsonValue)),
-                    "warnings": .array(outcome.warnings.map(\.jsonValue)),
-                ])
+            guard case .object(var object) = outcome.jsonValue(isDryRun: isDryRun) else { return }
+            object.append("warnings", .array(outcome.warnings.map(\.jsonValue)))
+            Console.json(.object(object))
             return
         }
         ConfigCommand.print(outcome.warnings, file: file ?? "rules")
