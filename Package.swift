@@ -53,6 +53,7 @@ let package = Package(
                 .embedInCode("0007_configs.sql"),
                 .embedInCode("0008_publish_log.sql"),
                 .embedInCode("0009_targeting.sql"),
+                .embedInCode("0010_user_attributes.sql"),
             ]
         ),
 

@@ -28,5 +28,8 @@ public enum SchemaMigrations {
             identifier: "0008_publish_log", sql: String(decoding: PackageResources._008_publish_log_sql, as: UTF8.self)),
         Migration(
             identifier: "0009_targeting", sql: String(decoding: PackageResources._009_targeting_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0010_user_attributes",
+            sql: String(decoding: PackageResources._010_user_attributes_sql, as: UTF8.self)),
     ]
 }
