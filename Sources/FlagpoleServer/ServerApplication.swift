@@ -1,3 +1,4 @@
+import FlagpoleCore
 import FlagpolePublish
 import FlagpoleStore
 import Hummingbird
@@ -29,15 +30,18 @@ public struct ServerConfiguration: Sendable {
     public static let standardCacheControl = CacheControl.standard
     /// `serve --publish-to`: every new revision to a bucket.
     public var publishing: ServerPublishing?
+    /// How many attributes, and bytes of them, a user's request may carry (`serve --attribute-keys`, `--attribute-bytes`).
+    public var attributeLimits: UserAttributes.Limits
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
         defaultCacheControl: String = standardCacheControl, pollInterval: Duration = .milliseconds(250),
         accessLogLevel: Logger.Level = .info, newUsersPerSecond: Double = NewUserLimiter.Limit.standard.rate,
         newUserBurst: Int = NewUserLimiter.Limit.standard.burst, trustsProxy: Bool = false,
-        publishing: ServerPublishing? = nil
+        publishing: ServerPublishing? = nil, attributeLimits: UserAttributes.Limits = .standard
     ) {
         self.publishing = publishing
+        self.attributeLimits = attributeLimits
         self.host = host
         self.port = port
         self.maxBodySize = maxBodySize
@@ -97,7 +101,7 @@ public enum ServerApplication {
             defaultCacheControl: configuration.defaultCacheControl,
             newUsers: NewUserLimiter(
                 limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
-            trustsProxy: configuration.trustsProxy)
+            trustsProxy: configuration.trustsProxy, attributeLimits: configuration.attributeLimits)
     }
 
     static func router(

@@ -22,6 +22,9 @@ struct DocumentPlan {
     /// The rules and segments the new revision keeps, and what that changes in them, as configs.
     let targeting: Data?
     let targetingChanges: [DocumentDiff.Change]
+    /// The rules and segments before and after, decoded.
+    let previousTargeting: TargetingDocument
+    let nextTargeting: TargetingDocument
     let warnings: [Diagnostic]
     /// Whether the file renders to the current revision's very bytes.
     let isUnchanged: Bool
@@ -63,6 +66,9 @@ struct DocumentPlan {
                 from: try TargetingDocument(stored: latest?.targeting), to: try TargetingDocument(stored: targeting))
         self.targeting = targeting
         self.targetingChanges = targetingChanges
+        nextTargeting = try TargetingDocument(stored: targeting)
+        previousTargeting = try TargetingDocument(stored: latest?.targeting)
+        try Self.checkRules(nextTargeting, of: document, in: path)
         // Without a revision there is nothing to compare with: the rendering may still be under way.
         isUnchanged =
             latest.map { $0.document == Data(rendering.value) && configChanges.isEmpty && targetingChanges.isEmpty }
@@ -73,6 +79,30 @@ struct DocumentPlan {
         if options.isStrict && !warnings.isEmpty {
             throw DocumentError.importRefused(path, diagnostics: warnings, isStrict: true)
         }
+    }
+
+    /// Refuses a document that leaves a rule serving a variation its feature no longer has, or
+    /// one that owns no points (no FeatureFlags app could be put there): the rules change first.
+    static func checkRules(
+        _ targeting: TargetingDocument, of document: FeaturesDocument, in path: EnvironmentPath
+    )
+        throws
+    {
+        let segments = Set(targeting.segments.keys)
+        var issues: [ConfigIssue] = []
+        for feature in document.features where feature.isBucketed {
+            guard let rules = targeting.rules(of: feature.name) else { continue }
+            let problems =
+                rules.problems(variations: feature.effectiveVariations, segments: segments)
+                + FeatureStore.unshowable(rules, of: feature)
+            issues += problems.filter { $0.severity == .error }.map { issue in
+                var issue = issue
+                issue.message = "\(feature.name): \(issue.message)"
+                issue.fix = "change the rules of \(feature.name) first (`flagpole rule set`), then this"
+                return issue
+            }
+        }
+        if !issues.isEmpty { throw TargetingError.refused(path, issues: issues) }
     }
 
     var outcome: ImportOutcome {
@@ -123,17 +153,69 @@ struct DocumentPlan {
             number: number, kind: kind, actor: options.actor, message: options.message,
             document: rendering.value, configs: configs.map(Array.init), targeting: targeting,
             changes: diff.changes + configChanges + targetingChanges, in: scope, at: now)
-        let users = db.assignments.writer(in: scope, revision: number, now: now)
         var result = outcome
+        let moves = try reevaluate(db, writer: db.assignments.writer(in: scope, revision: number, now: now), kind: kind)
+        result.reassigned = moves.reassigned
+        return (result, moves.moves)
+    }
+
+    /// Moves the recorded users of every test whose ranges or rules change, with their events
+    /// (without a writer, only counts them, with the same selections). Returns the moves by
+    /// feature, pair by pair, and how many users moved, released overrides included.
+    ///
+    /// Users whose app keeps its point move with the ranges of that point; users whose client
+    /// follows rules, in a test with rules before or after, are decided by rule and point at once
+    /// (`TargetingReevaluation`), so none moves twice.
+    func reevaluate(
+        _ db: Database, writer: AssignmentWriter?, kind: RevisionKind
+    ) throws -> (moves: [String: [RecordedMove]], reassigned: Int) {
+        var reassigned = 0
         var moves: [String: [RecordedMove]] = [:]
+        let ruled = ruledFeatures
         for (stored, next) in rangeChanges {
-            let reason = AssignmentReason.reevaluation(from: stored.feature, to: next, in: kind)
-            result.reassigned += try users.releaseOverrides(featureID: stored.id, under: next)
-            moves[next.name] = try users.reevaluate(
-                featureID: stored.id, from: stored.feature.assignmentRanges, to: next.assignmentRanges, reason: reason)
-            result.reassigned += moves[next.name]!.reduce(0) { $0 + $1.users }
+            let followsRules = ruled.contains(Feature.nameKey(next.name))
+            let (old, new) = (stored.feature.assignmentRanges, next.assignmentRanges)
+            if let writer {
+                reassigned += try writer.releaseOverrides(featureID: stored.id, under: next)
+                moves[next.name] = try writer.reevaluate(
+                    featureID: stored.id, from: old, to: new,
+                    reason: AssignmentReason.reevaluation(from: stored.feature, to: next, in: kind),
+                    followsRules: followsRules)
+            } else {
+                moves[next.name] = try db.assignments.pendingMoves(
+                    featureID: stored.id, from: old, to: new, followsRules: followsRules)
+            }
+            reassigned += moves[next.name]!.reduce(0) { $0 + $1.users }
         }
-        return (result, moves)
+        let changed = Set(rangeChanges.map { Feature.nameKey($0.next.name) })
+        let segments = SegmentLookup(
+            try nextTargeting.segments.values.map { try FeatureStore.segment($0, in: scope, db: db) })
+        for (index, feature) in document.features.enumerated() {
+            let key = Feature.nameKey(feature.name)
+            guard ruled.contains(key), changed.contains(key) || !targetingChanges.isEmpty,
+                let existing = stored[feature.name],
+                let test = PinningPlan.Test(
+                    featureID: existing.id, index: index, feature: feature, salt: existing.salt,
+                    rules: nextTargeting.rules(of: feature.name) ?? [])
+            else { continue }
+            let reason =
+                changed.contains(key)
+                ? AssignmentReason.reevaluation(from: existing.feature, to: feature, in: kind) : .rules
+            let plan = try TargetingReevaluation(db: db, test: test, segments: segments).run(
+                writer: writer, reason: reason)
+            var tally = MoveTally()
+            for move in moves[feature.name] ?? [] { tally.add(move) }
+            for move in plan.moves { tally.add(RecordedMove(from: move.from, to: move.to, users: move.users)) }
+            moves[feature.name] = tally.moves
+            reassigned += plan.movingUsers
+        }
+        return (moves, reassigned)
+    }
+
+    /// The features (by name key) with rules before or after: their users who follow rules are
+    /// decided by `TargetingReevaluation`, not by their point alone.
+    var ruledFeatures: Set<String> {
+        Set([previousTargeting, nextTargeting].flatMap { $0.featureRules.keys.map(Feature.nameKey) })
     }
 
     /// The features whose recorded users may change group: those kept or returning whose

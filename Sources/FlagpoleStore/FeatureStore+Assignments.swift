@@ -61,11 +61,19 @@ extension FeatureStore {
                 if isKept { continue }
                 return nil
             }
-            let proposed = users.map { test.firstAssignment(of: $0, revision: plan.revision) }
             let recorded = try await writeInGroup { db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.environments.isCurrent(plan.head) else { return nil }
                 let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())
-                return try zip(users, proposed).map { try writer.recordFirst($1, of: $0, featureID: test.featureID) }
+                return try users.map { user in
+                    // Rules read the user's last attributes, as they would for their next fetch.
+                    let attributes =
+                        test.rules.isEmpty
+                        ? nil : try db.userAttributes.attributes(of: user, in: plan.head.scope)?.decoded
+                    let first = test.firstAssignment(
+                        of: EvaluationContext(user: user, attributes: attributes?.values ?? [:]),
+                        segments: plan.segments, revision: plan.revision, isPinned: false)
+                    return try writer.recordFirst(first, of: user, featureID: test.featureID)
+                }
             }
             guard let recorded else { continue }
             return zip(users, recorded).map { user, recorded in

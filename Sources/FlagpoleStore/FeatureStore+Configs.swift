@@ -21,6 +21,8 @@ public struct ConfigsOutcome: Hashable, Sendable {
     public var changes: [DocumentDiff.Change]
     /// What was written but deserves a look: rules that can never match.
     public var warnings: [ConfigIssue] = []
+    /// For a change of rules or segments: who moves (or would), test by test.
+    public var plans: [TargetingPlan] = []
 }
 
 extension FeatureStore {

@@ -174,18 +174,7 @@ extension FeatureStore {
         // A dry run counts who would move; applying counts who did, with the same selection.
         let (outcome, moves) =
             options.isDryRun
-            ? (
-                plan.outcome,
-                try Dictionary(
-                    uniqueKeysWithValues: plan.rangeChanges.map { change in
-                        (
-                            change.next.name,
-                            try db.assignments.pendingMoves(
-                                featureID: change.stored.id, from: change.stored.feature.assignmentRanges,
-                                to: change.next.assignmentRanges)
-                        )
-                    })
-            )
+            ? (plan.outcome, try plan.reevaluate(db, writer: nil, kind: kind).moves)
             : try plan.apply(db, kind: kind)
         let plans = try plan.rangeChanges.map { change in
             try db.rolloutPlan(of: change.stored, to: change.next, recorded: moves[change.next.name] ?? [])

@@ -14,6 +14,8 @@ public struct Evaluation: Hashable, Sendable {
         case bucket
         /// A QA override holds the user in this variation.
         case override
+        /// A targeting rule decided the variation (`Evaluation.rule` names it).
+        case rule
         /// An unlock flag, in the user's unlock state (or the file's default).
         case unlock
     }
@@ -28,6 +30,8 @@ public struct Evaluation: Hashable, Sendable {
     /// Whether the store has this user's group (or unlock state) on record; otherwise it is
     /// what the user would get, and nothing is recorded by evaluating.
     public var isRecorded: Bool
+    /// The id of the rule that decided the variation, when one did.
+    public var rule: String? = nil
 }
 
 extension FeatureStore {
@@ -36,9 +40,13 @@ extension FeatureStore {
     /// statement): unlike fetching the pinned document, it records no first assignment.
     ///
     /// - throws: `TenancyError.environmentNotFound`.
-    public func evaluate(_ user: UserID, in path: EnvironmentPath) async throws -> [Evaluation] {
+    ///
+    /// - parameter attributes: the attributes to evaluate rules with; `nil`: the user's last on record.
+    public func evaluate(
+        _ user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
+    ) async throws -> [Evaluation] {
         do {
-            return try await readUserDocument(for: user, in: path).evaluations
+            return try await readUserDocument(for: user, in: path, attributes: attributes).evaluations
         } catch DocumentError.noRevision {
             return []
         }
@@ -66,14 +74,34 @@ extension UserDocumentRead {
                 feature: feature.name, kind: feature.kind, variation: feature.variation(at: 0),
                 reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
         }
+        let test = plan.test(featureID: stored.id)
         if let assignment = state.assignments[stored.id] {
+            // A client that follows rules gets what they decide with the attributes read, which
+            // is what is recorded unless they are new (then this read records it, or, for an
+            // evaluation that only reads, reports what would be).
+            if let test, !test.rules.isEmpty, !assignment.isOverride, !assignment.isPinned {
+                let decision = test.decision(for: context, segments: plan.segments)
+                if decision.variation != assignment.variation {
+                    return evaluation(of: stored, decision, point: assignment.point, isRecorded: false)
+                }
+            }
             return Evaluation(
                 feature: feature.name, kind: feature.kind, variation: assignment.variation,
-                reason: assignment.isOverride ? .override : .bucket, point: assignment.point, isRecorded: true)
+                reason: assignment.isOverride ? .override : assignment.rule != nil ? .rule : .bucket,
+                point: assignment.point, isRecorded: true, rule: assignment.isOverride ? nil : assignment.rule)
         }
         let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
-        return Evaluation(
-            feature: feature.name, kind: feature.kind, variation: feature.variation(at: point),
-            reason: .bucket, point: point, isRecorded: false)
+        let decision =
+            test?.decision(for: context, segments: plan.segments)
+            ?? PinningPlan.Decision(variation: feature.variation(at: point), rule: nil)
+        return evaluation(of: stored, decision, point: point, isRecorded: false)
+    }
+
+    private func evaluation(
+        of stored: StoredFeature, _ decision: PinningPlan.Decision, point: Double, isRecorded: Bool
+    ) -> Evaluation {
+        Evaluation(
+            feature: stored.feature.name, kind: stored.feature.kind, variation: decision.variation,
+            reason: decision.rule != nil ? .rule : .bucket, point: point, isRecorded: isRecorded, rule: decision.rule)
     }
 }

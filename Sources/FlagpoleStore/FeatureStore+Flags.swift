@@ -7,10 +7,14 @@ public struct FlagContext: Hashable, Sendable {
     public var user: UserID?
     /// `"development": true` in the context: development flags are on, as in a debug build.
     public var isDevelopment: Bool
+    /// The context's other members, which rules read; `nil` when it has none (rules then read
+    /// the user's last attributes on record).
+    public var attributes: UserAttributes?
 
-    public init(user: UserID?, isDevelopment: Bool = false) {
+    public init(user: UserID?, isDevelopment: Bool = false, attributes: UserAttributes? = nil) {
         self.user = user
         self.isDevelopment = isDevelopment
+        self.attributes = attributes
     }
 }
 
@@ -58,16 +62,18 @@ extension FeatureStore {
                 user: UserID(rawValue: ""), plan: try await currentPlan(of: path), state: UserState())
         }
         for _ in 0..<Self.readAttempts {
-            let read = try await readUserDocument(for: user, in: path)
-            let unrecorded = needed(read.plan).filter { read.state.assignments[$0.featureID] == nil }
-            guard !unrecorded.isEmpty else { return read }
-            if read.state.assignments.isEmpty && !admittingNewUser() { throw FlagRefusal.newUserLimited }
-            let recorded = try await withCheckedThrowingContinuation { continuation in
-                recordFirstAssignments(of: user, in: unrecorded, under: read.plan.head) {
-                    continuation.resume(with: $0)
-                }
+            let read = try await readUserDocument(for: user, in: path, attributes: context.attributes)
+            let write = read.pendingWrite(for: .follower, tests: needed(read.plan))
+            guard !write.isEmpty else { return read }
+            if read.state.assignments.isEmpty && !admittingNewUser() {
+                // Attributes alone are not worth refusing an answer for: they are not kept.
+                guard !write.firsts.isEmpty else { return read }
+                throw FlagRefusal.newUserLimited
             }
-            if let recorded { return read.adding(recorded) }
+            let finished = try await withCheckedThrowingContinuation { continuation in
+                finish(read, write: write, admittingNewUser: { true }) { continuation.resume(with: $0) }
+            }
+            if let finished { return finished }
         }
         throw StorageError.busy
     }
@@ -132,16 +138,14 @@ extension UserDocumentRead {
     /// the user has no group on record in the test it needs (a write is due first).
     public func flag(_ key: String, for context: FlagContext) -> Result<FlagEvaluation, FlagProblem>? {
         guard let index = plan.flagIndex(of: Feature.nameKey(key)) else { return .failure(.notFound(key: key)) }
-        if context.user != nil && plan.tests(of: index).contains(where: { state.assignments[$0.featureID] == nil }) {
-            return nil
-        }
+        if context.user != nil && !pendingWrite(for: .follower, tests: plan.tests(of: index)).isEmpty { return nil }
         return flag(at: index, for: context)
     }
 
     /// Every flag (those tagged `tag`, when one is given) for `context`; `nil` when the user
     /// lacks a group on record in some test (a write is due first).
     public func flags(for context: FlagContext, tagged tag: String?) -> FlagEvaluations? {
-        guard context.user == nil || isComplete else { return nil }
+        guard context.user == nil || isComplete(for: .follower) else { return nil }
         return FlagEvaluations(
             revision: plan.revision, flags: plan.flagIndexes(tagged: tag).map { flag(at: $0, for: context) })
     }
@@ -167,7 +171,7 @@ extension UserDocumentRead {
                 FlagEvaluation(
                     key: planned.config.name, value: value, variant: variant ?? "default",
                     reason: variant != nil && evaluation != nil ? Self.reason(of: evaluation!) : .static,
-                    revision: plan.revision, kind: "config", label: nil))
+                    revision: plan.revision, kind: "config", label: nil, rule: variant != nil ? evaluation?.rule : nil))
         }
     }
 
@@ -205,7 +209,7 @@ extension UserDocumentRead {
         let label = labelIndex.flatMap { feature.labels?.indices.contains($0) == true ? feature.labels?[$0] : nil }
         return FlagEvaluation(
             key: feature.name, value: value, variant: variant, reason: reason, revision: revision,
-            kind: feature.kind.rawValue, label: feature.isBucketed ? label : nil)
+            kind: feature.kind.rawValue, label: feature.isBucketed ? label : nil, rule: evaluation.rule)
     }
 
     private static func reason(of evaluation: Evaluation) -> FlagEvaluation.Reason {
@@ -213,7 +217,7 @@ extension UserDocumentRead {
         case .disabled: .disabled
         case .flag: .static
         case .bucket: .split
-        case .override, .unlock: .targetingMatch
+        case .override, .unlock, .rule: .targetingMatch
         }
     }
 }

@@ -106,11 +106,11 @@ extension FeatureStore {
             if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
                 throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
             }
-            let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
+            let storedFeatures = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }
             let current = try TargetingDocument(stored: latest?.targeting)
             var next = current
             var lists: [(bytes: [UInt8], sha256: [UInt8], count: Int)] = []
-            let issues = try change(&next, features, &lists)
+            let issues = try change(&next, storedFeatures.map(\.feature), &lists)
             if issues.contains(where: { $0.severity == .error }) { throw TargetingError.refused(path, issues: issues) }
             let warnings = issues.filter { $0.severity == .warning }
             let changes = TargetingDiff.changes(from: current, to: next)
@@ -119,27 +119,66 @@ extension FeatureStore {
                 return ConfigsOutcome(
                     revision: latest?.number ?? 0, isApplied: false, isUnchanged: true, changes: [], warnings: warnings)
             }
-            guard !options.isDryRun else {
-                return ConfigsOutcome(
-                    revision: number, isApplied: false, isUnchanged: false, changes: changes, warnings: warnings)
+            // The segments as the revision will have them: a new list is not stored yet on a dry run.
+            let newLists = Dictionary(
+                lists.map { (Hex.encode($0.sha256), $0.bytes) }, uniquingKeysWith: { first, _ in first })
+            let segments = SegmentLookup(
+                try next.segments.values.map { definition in
+                    if let users = definition.users, let bytes = newLists[users.sha256] {
+                        return definition.segment(users: SegmentUsers.users(inList: bytes))
+                    }
+                    return try Self.segment(definition, in: scope, db: db)
+                })
+            let writer =
+                options.isDryRun ? nil : db.assignments.writer(in: scope, revision: number, now: Date())
+            if !options.isDryRun {
+                for list in lists {
+                    try db.targeting.keepList(list.bytes, sha256: list.sha256, count: list.count, tenant: scope.tenant)
+                }
+                try db.environments.insertRevision(
+                    number: number, kind: .edit, actor: options.actor, message: options.message ?? message,
+                    document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
+                    configs: latest?.configs.map(Array.init), targeting: next.isEmpty ? nil : Data(next.rendered()),
+                    changes: changes, in: scope, at: Date())
             }
-            for list in lists {
-                try db.targeting.keepList(list.bytes, sha256: list.sha256, count: list.count, tenant: scope.tenant)
+            // Who moves: the recorded users of every test whose rules, or segments they name, changed.
+            let plans = try storedFeatures.enumerated().compactMap { index, stored -> TargetingPlan? in
+                let (before, after) = (current.rules(of: stored.feature.name), next.rules(of: stored.feature.name))
+                guard before != nil || after != nil,
+                    before != after || Self.namesChangedSegment(after ?? before!, from: current, to: next),
+                    let test = PinningPlan.Test(
+                        featureID: stored.id, index: index, feature: stored.feature, salt: stored.salt,
+                        rules: after ?? [])
+                else { return nil }
+                return try TargetingReevaluation(db: db, test: test, segments: segments).run(writer: writer)
             }
-            try db.environments.insertRevision(
-                number: number, kind: .edit, actor: options.actor, message: options.message ?? message,
-                document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
-                configs: latest?.configs.map(Array.init), targeting: next.isEmpty ? nil : Data(next.rendered()),
-                changes: changes, in: scope, at: Date())
             return ConfigsOutcome(
-                revision: number, isApplied: true, isUnchanged: false, changes: changes, warnings: warnings)
+                revision: number, isApplied: !options.isDryRun, isUnchanged: false, changes: changes,
+                warnings: warnings, plans: plans)
+        }
+    }
+
+    /// Whether `rules` name a segment whose definition differs between `old` and `new`.
+    static func namesChangedSegment(
+        _ rules: [TargetingRule], from old: TargetingDocument, to new: TargetingDocument
+    )
+        -> Bool
+    {
+        rules.contains { rule in
+            rule.clauses.contains { clause in
+                clause.op.operand == .segment
+                    && clause.values.contains {
+                        guard case .string(let name) = $0 else { return false }
+                        return old.segments[name] != new.segments[name]
+                    }
+            }
         }
     }
 
     /// A variation a rule serves that owns no points under the feature's biases: the pinned
     /// features.json can't put a FeatureFlags app there (as with an override into it).
     static func unshowable(_ rules: [TargetingRule], of feature: Feature) -> [ConfigIssue] {
-        let ranges = feature.assignmentRanges
+        let ranges = VariationRanges(of: feature)
         return rules.enumerated().flatMap { index, rule -> [ConfigIssue] in
             let served: [String] =
                 switch rule.serve {

@@ -31,11 +31,15 @@ extension FeatureStore {
     ///   it does record them: the app and the store agree either way.
     /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`, `StorageError.busy`
     ///   when revisions keep landing faster than the user can be read.
+    /// - parameter attributes: what the app sent beside the user id (`attr.KEY=VALUE`); `nil`
+    ///   when it sent none, and rules read the user's last attributes on record.
     public func pinnedDocument(
         for user: UserID, in path: EnvironmentPath, style: JSONWriter.Style = .pretty,
-        admittingNewUser: @escaping @Sendable () -> Bool = { true }
+        attributes: UserAttributes? = nil, admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> PinnedDocument {
-        try await userGroups(of: user, in: path, admittingNewUser: admittingNewUser).document(style: style)
+        try await userGroups(
+            of: user, in: path, for: .app, attributes: attributes, admittingNewUser: admittingNewUser
+        ).document(style: style)
     }
 
     /// One user's configs dictionary (see `UserDocumentRead.configs(tag:)`), recording the user's
@@ -43,21 +47,24 @@ extension FeatureStore {
     ///
     /// - throws: as `pinnedDocument(for:in:style:admittingNewUser:)`.
     public func userConfigs(
-        for user: UserID, in path: EnvironmentPath, tag: String? = nil,
+        for user: UserID, in path: EnvironmentPath, tag: String? = nil, attributes: UserAttributes? = nil,
         admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> UserConfigs {
-        try await userGroups(of: user, in: path, admittingNewUser: admittingNewUser).configs(tag: tag)
+        try await userGroups(
+            of: user, in: path, for: .follower, attributes: attributes, admittingNewUser: admittingNewUser
+        ).configs(tag: tag)
     }
 
-    /// The user's group in every test of the current revision, the missing ones recorded first
-    /// (see `pinnedDocument(for:in:style:admittingNewUser:)`).
+    /// The user's group in every test of the current revision as `client` must be answered, what
+    /// that needs recorded first (see `pinnedDocument(for:in:style:attributes:admittingNewUser:)`).
     public func userGroups(
-        of user: UserID, in path: EnvironmentPath, admittingNewUser: @escaping @Sendable () -> Bool = { true }
+        of user: UserID, in path: EnvironmentPath, for client: UserClient, attributes: UserAttributes? = nil,
+        admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> UserDocumentRead {
         for _ in 0..<Self.readAttempts {
-            let read = try await readUserDocument(for: user, in: path)
+            let read = try await readUserDocument(for: user, in: path, attributes: attributes)
             if let complete = try await withCheckedThrowingContinuation({ continuation in
-                finish(read, admittingNewUser: admittingNewUser) { continuation.resume(with: $0) }
+                finish(read, for: client, admittingNewUser: admittingNewUser) { continuation.resume(with: $0) }
             }) {
                 return complete
             }
@@ -72,18 +79,21 @@ extension FeatureStore {
     /// transaction; the revision's plan is built first when it is not yet.
     ///
     /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`.
-    func readUserDocument(for user: UserID, in path: EnvironmentPath) async throws -> UserDocumentRead {
+    func readUserDocument(
+        for user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
+    ) async throws -> UserDocumentRead {
         try await read { db in
             if let plan = pinningPlans.plan(for: path) {
                 let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
-                if isCurrent { return UserDocumentRead(user: user, plan: plan, state: state) }
+                if isCurrent { return UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) }
             }
             let head = try db.environments.head(of: path)
             guard head.revision != nil else { throw DocumentError.noRevision(path) }
             let plan = try currentPlan(in: db, head: head)
             // The same snapshot as the plan's: one read transaction.
             return UserDocumentRead(
-                user: user, plan: plan, state: try db.assignments.userSnapshot(of: user, under: plan).state)
+                user: user, plan: plan, state: try db.assignments.userSnapshot(of: user, under: plan).state,
+                attributes: attributes)
         }
     }
 
@@ -92,9 +102,12 @@ extension FeatureStore {
         if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
         let features = try db.features.storedFeatures(in: head.scope).filter { !$0.isArchived }
         let configs = try head.revision.flatMap { try db.environments.configs(ofRevision: $0, in: head.scope) }
+        let targeting = try TargetingDocument(
+            stored: try head.revision.flatMap { try db.environments.targeting(ofRevision: $0, in: head.scope) })
         let plan = PinningPlan(
             head: head, document: try db.currentDocument(in: head.scope, features: features), features: features,
-            configs: try ConfigsDocument(stored: configs))
+            configs: try ConfigsDocument(stored: configs), targeting: targeting,
+            segments: try targeting.segments.values.map { try Self.segment($0, in: head.scope, db: db) })
         pinningPlans.keep(plan)
         return plan
     }
@@ -105,65 +118,131 @@ extension FeatureStore {
     /// yet (or the environment has no revision): take the asynchronous way, which builds it.
     ///
     /// - throws: `TenancyError.environmentNotFound`, `StorageError.storage`.
-    public func readUserDocumentNow(for user: UserID, in path: EnvironmentPath) throws -> UserDocumentRead? {
+    public func readUserDocumentNow(
+        for user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
+    ) throws -> UserDocumentRead? {
         try Self.translatingErrors {
             try writer.unsafeRead { db in
                 guard let plan = pinningPlans.plan(for: path) else { return nil }
                 let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
-                return isCurrent ? UserDocumentRead(user: user, plan: plan, state: state) : nil
+                return isCurrent ? UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) : nil
             }
         }
     }
 
-    /// `read` with a group in every test, recording the first assignments it lacks first (see
-    /// `pinnedDocument(for:in:style:admittingNewUser:)`), handed to `completion` on the writer's
-    /// queue once they are committed, or at once when nothing needs writing. `nil` when a new
-    /// revision or a restore overtook the read: read again.
+    /// `read` as `client` must be answered, with what that needs written first (see
+    /// `UserDocumentRead.pendingWrite(for:)`), handed to `completion` on the writer's queue once
+    /// it is committed, or at once when nothing needs writing. `nil` when a new revision or a
+    /// restore overtook the read: read again.
     public func finish(
-        _ read: UserDocumentRead, admittingNewUser: @Sendable () -> Bool,
+        _ read: UserDocumentRead, for client: UserClient, admittingNewUser: @Sendable () -> Bool,
         completion: @escaping @Sendable (Result<UserDocumentRead?, any Error>) -> Void
     ) {
-        let unrecorded = read.unrecorded
-        guard !unrecorded.isEmpty else { return completion(.success(read)) }
+        finish(read, write: read.pendingWrite(for: client), admittingNewUser: admittingNewUser, completion: completion)
+    }
+
+    /// `read` with `write` done first; see `finish(_:for:admittingNewUser:completion:)`.
+    func finish(
+        _ read: UserDocumentRead, write: UserWrite, admittingNewUser: @Sendable () -> Bool,
+        completion: @escaping @Sendable (Result<UserDocumentRead?, any Error>) -> Void
+    ) {
+        guard !write.isEmpty else { return completion(.success(read)) }
         // A user with no group on record in the environment is new to it: the caller may refuse them.
         if read.state.assignments.isEmpty && !admittingNewUser() {
             var unadmitted = read.adding(
-                unrecorded.reduce(into: [:]) { assignments, test in
-                    assignments[test.featureID] = test.firstAssignment(of: read.user, revision: read.plan.revision)
+                write.firsts.reduce(into: [:]) { assignments, test in
+                    assignments[test.featureID] = test.firstAssignment(
+                        of: read.context, segments: read.plan.segments, revision: read.plan.revision,
+                        isPinned: write.client == .app)
                 })
             unadmitted.isRecorded = false
             return completion(.success(unadmitted))
         }
-        recordFirstAssignments(of: read.user, in: unrecorded, under: read.plan.head) { result in
+        record(write, of: read) { result in
             completion(
                 Result {
-                    try result.get().map { read.adding($0) }
+                    try result.get().map { read.adding($0, keeping: write.keepsAttributes ? read.attributes : nil) }
                 }.mapError { ($0 as? DatabaseError).map(StorageError.init) ?? $0 })
         }
     }
 
-    /// Records `user`'s first assignment to each of `tests` under the environment state `head`
-    /// in the next group commit, and hands `completion` what is recorded once it is committed:
-    /// the group just computed, or the one another request or process recorded first. `nil`
-    /// when the environment moved on from `head` (a new revision, a restore) before the write.
-    func recordFirstAssignments(
-        of user: UserID, in tests: [PinningPlan.Test], under head: EnvironmentHead,
+    /// Does `write` for the user of `read` in the next group commit, and hands `completion` the
+    /// groups it recorded or changed once that is committed (a first assignment another request
+    /// or process recorded first comes back as theirs). `nil` when the environment moved on
+    /// from the read's revision (a new revision, a restore) before the write.
+    func record(
+        _ write: UserWrite, of read: UserDocumentRead,
         completion: @escaping @Sendable (Result<[Int64: RecordedAssignment]?, any Error>) -> Void
     ) {
-        let proposed = tests.map {
-            (featureID: $0.featureID, assignment: $0.firstAssignment(of: user, revision: head.revision!))
-        }
+        let (user, plan, context, attributes) = (read.user, read.plan, read.context, read.attributes)
         groupCommit.write(
             { db in
-                guard try db.environments.isCurrent(head) else { return nil }
-                let writer = db.assignments.writer(in: head.scope, revision: head.revision!, now: Date())
+                guard try db.environments.isCurrent(plan.head) else { return nil }
+                let now = Date()
+                let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: now)
                 var recorded: [Int64: RecordedAssignment] = [:]
-                for (featureID, assignment) in proposed {
-                    recorded[featureID] = try writer.recordFirst(assignment, of: user, featureID: featureID).assignment
+                for test in write.firsts {
+                    let first = test.firstAssignment(
+                        of: context, segments: plan.segments, revision: plan.revision, isPinned: write.client == .app)
+                    recorded[test.featureID] = try writer.recordFirst(first, of: user, featureID: test.featureID)
+                        .assignment
+                }
+                // Read again here: another request may have moved or pinned the user meanwhile.
+                for test in write.redecided {
+                    let point = test.points.point(for: user.rawValue)
+                    guard var current = try writer.recorded(user, featureID: test.featureID, point: point),
+                        !current.isOverride, !current.isPinned
+                    else { continue }
+                    let decision = test.decision(for: context, segments: plan.segments)
+                    try writer.redecide(current, of: user, featureID: test.featureID, to: decision, reason: .attributes)
+                    (current.variation, current.rule, current.revision) = (
+                        decision.variation, decision.rule, plan.revision
+                    )
+                    recorded[test.featureID] = current
+                }
+                for test in write.pins {
+                    let point = test.points.point(for: user.rawValue)
+                    guard
+                        var current = try recorded[test.featureID]
+                            ?? writer.recorded(user, featureID: test.featureID, point: point),
+                        !current.isPinned
+                    else { continue }
+                    let appPoint = test.displacedPoint(of: current)
+                    try writer.pin(current, of: user, featureID: test.featureID, appPoint: appPoint)
+                    current.pin(appPoint: appPoint)
+                    recorded[test.featureID] = current
+                }
+                if write.keepsAttributes, let attributes {
+                    try db.userAttributes.keep(
+                        attributes, of: user, in: plan.head.scope, hour: KeptAttributes.hour(of: now))
                 }
                 return recorded
             }, completion: completion)
     }
+}
+
+/// Which client a user's read answers, which decides what is written before the answer.
+public enum UserClient: Sendable {
+    /// A FeatureFlags app fetching its pinned features.json: it keeps the points it is given
+    /// for good, so its groups are marked as kept (pinned) by an app.
+    case app
+    /// A client that asks every time and so follows rules: configs.json, OFREP.
+    case follower
+}
+
+/// What must be written before a user's read can answer a client.
+struct UserWrite: Sendable {
+    var client: UserClient
+    /// Tests the user has no group in yet.
+    var firsts: [PinningPlan.Test] = []
+    /// Tests whose rules decide otherwise under the attributes just sent.
+    var redecided: [PinningPlan.Test] = []
+    /// Tests whose group goes to a FeatureFlags app for the first time.
+    var pins: [PinningPlan.Test] = []
+    /// Whether the attributes sent are to be kept as the user's last.
+    var keepsAttributes = false
+
+    var isEmpty: Bool { firsts.isEmpty && redecided.isEmpty && pins.isEmpty && !keepsAttributes }
 }
 
 /// A user's groups and unlock states read under one revision, and that revision's plan: all a
@@ -173,35 +252,69 @@ public struct UserDocumentRead: Sendable {
     let user: UserID
     let plan: PinningPlan
     var state: UserState
+    /// The attributes the request sent; `nil` when it sent none.
+    let attributes: UserAttributes?
+    /// What rules read: the attributes sent, else the user's last on record.
+    let context: EvaluationContext
     /// `false` when the groups of a user new to the environment are those the store would record,
-    /// but did not (see `pinnedDocument(for:in:style:admittingNewUser:)`).
+    /// but did not (see `pinnedDocument(for:in:style:attributes:admittingNewUser:)`).
     public internal(set) var isRecorded = true
 
-    init(user: UserID, plan: PinningPlan, state: UserState) {
+    init(user: UserID, plan: PinningPlan, state: UserState, attributes: UserAttributes? = nil) {
         self.user = user
         self.plan = plan
         self.state = state
+        self.attributes = attributes
+        let effective = attributes ?? (plan.isTargeted ? state.attributes?.decoded : nil)
+        context = EvaluationContext(user: user, attributes: effective?.values ?? [:])
     }
 
     /// The revision read.
     public var revision: Int { plan.revision }
 
-    /// The tests the user has no group in yet.
-    var unrecorded: [PinningPlan.Test] {
-        plan.tests.filter { state.assignments[$0.featureID] == nil }
+    /// What must be written before `client` can be answered: first groups in `tests` (every
+    /// test, by default), the groups rules decide otherwise under the attributes just sent, the
+    /// groups going to a FeatureFlags app for the first time, and the attributes when they are
+    /// new or were last noted on an earlier day. Nothing, for a recorded user whose app sends
+    /// what it sent before: reads stay reads.
+    func pendingWrite(for client: UserClient, tests: [PinningPlan.Test]? = nil) -> UserWrite {
+        var write = UserWrite(client: client)
+        write.firsts = (tests ?? plan.tests).filter { state.assignments[$0.featureID] == nil }
+        if let attributes {
+            let isNew = attributes.fingerprint != state.attributes?.fingerprint
+            write.keepsAttributes = isNew || state.attributes!.isStale(now: KeptAttributes.hour(of: Date()))
+            if isNew {
+                write.redecided = plan.tests.filter { test in
+                    guard !test.rules.isEmpty, let recorded = state.assignments[test.featureID], !recorded.isOverride,
+                        !recorded.isPinned
+                    else { return false }
+                    return test.decision(for: context, segments: plan.segments)
+                        != PinningPlan.Decision(variation: recorded.variation, rule: recorded.rule)
+                }
+            }
+        }
+        if client == .app {
+            write.pins = plan.tests.filter { state.assignments[$0.featureID].map { !$0.isPinned } ?? false }
+        }
+        return write
     }
 
-    /// Whether the user has a group in every test, so every answer can be given.
-    public var isComplete: Bool { unrecorded.isEmpty }
+    /// Whether `client` can be answered without writing anything first.
+    public func isComplete(for client: UserClient) -> Bool { pendingWrite(for: client).isEmpty }
 
-    /// The read with `added` groups beside the recorded ones.
-    func adding(_ added: [Int64: RecordedAssignment]) -> UserDocumentRead {
+    /// The read with `added` groups beside (or over) the recorded ones, and `attributes` kept.
+    func adding(_ added: [Int64: RecordedAssignment], keeping attributes: UserAttributes? = nil) -> UserDocumentRead {
         var read = self
         read.state.assignments.merge(added) { _, new in new }
+        if let attributes {
+            read.state.attributes = KeptAttributes(
+                fingerprint: attributes.fingerprint, hour: KeptAttributes.hour(of: Date()),
+                json: String(decoding: attributes.canonicalBytes, as: UTF8.self))
+        }
         return read
     }
 
-    /// The document, which needs a group in every test (`isComplete`).
+    /// The document, which needs a group in every test.
     public func document(style: JSONWriter.Style = .pretty) -> PinnedDocument {
         let assignments = state.assignments
         return PinnedDocument(
@@ -215,7 +328,7 @@ public struct UserDocumentRead: Sendable {
     }
 
     /// The user's configs dictionary, those tagged `tag` only when one is given; needs a group in
-    /// every test the configs follow (`isComplete` is enough).
+    /// every test the configs follow.
     public func configs(tag: String? = nil) -> UserConfigs {
         UserConfigs(
             revision: plan.revision,
@@ -247,4 +360,6 @@ struct UserState: Sendable {
     var assignments: [Int64: RecordedAssignment] = [:]
     /// The user's unlock states, by feature id.
     var unlocks: [Int64: Bool] = [:]
+    /// The user's last attributes, when kept.
+    var attributes: KeptAttributes?
 }

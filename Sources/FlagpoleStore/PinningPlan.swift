@@ -14,23 +14,58 @@ struct PinningPlan: Sendable {
         let index: Int
         let name: String
         let points: UserPoints
-        /// The groups users are recorded in.
+        /// The groups users are recorded in when no rule decides.
         let ranges: VariationRanges
-        /// The ranges the app uses: an override's point is moved inside its variation's.
+        /// The ranges the app uses: an override's or a rule's point is moved inside its variation's.
         let clientRanges: VariationRanges
+        /// The feature's rules while it is enabled (a disabled test shows everyone `Disabled`).
+        let rules: [TargetingRule]
 
-        /// The group of a user the store has not recorded yet, under `revision`.
-        func firstAssignment(of user: UserID, revision: Int) -> RecordedAssignment {
-            let point = points.point(for: user.rawValue)
-            return RecordedAssignment(
-                point: point, variation: ranges.variation(at: point)!, isOverride: false, revision: revision)
+        /// The group of a user not under an override, as the store records it for a client that
+        /// follows rules: the first rule that matches `context` decides, else the user's point.
+        func decision(for context: EvaluationContext, segments: SegmentLookup) -> Decision {
+            let point = points.point(for: context.user.rawValue)
+            if !rules.isEmpty, let match = rules.firstMatch(context, point: point, segments: segments),
+                let variation = match.variation
+            {
+                return Decision(variation: variation, rule: match.rule.id)
+            }
+            return Decision(variation: ranges.variation(at: point)!, rule: nil)
+        }
+
+        /// The group of a user the store has not recorded yet, under `revision`; `isPinned` when
+        /// it goes to a FeatureFlags app, which keeps the point it is given.
+        func firstAssignment(
+            of context: EvaluationContext, segments: SegmentLookup, revision: Int, isPinned: Bool
+        ) -> RecordedAssignment {
+            let decision = decision(for: context, segments: segments)
+            var assignment = RecordedAssignment(
+                point: points.point(for: context.user.rawValue), variation: decision.variation, isOverride: false,
+                revision: revision, rule: decision.rule, isPinned: false)
+            if isPinned { assignment.pin(appPoint: displacedPoint(of: assignment)) }
+            return assignment
         }
 
         /// The point to pin for a user in `assignment`.
         func pinnedPoint(of assignment: RecordedAssignment) -> Double {
-            guard assignment.isOverride else { return assignment.point }
+            if let appPoint = assignment.appPoint { return appPoint }
+            guard assignment.isOverride || assignment.rule != nil else { return assignment.point }
             return clientRanges.point(in: assignment.variation, preferring: assignment.point) ?? assignment.point
         }
+
+        /// The point an app must keep to show a rule's group when the user's own point lies
+        /// outside it; `nil` when the user's own point shows it.
+        func displacedPoint(of assignment: RecordedAssignment) -> Double? {
+            guard !assignment.isOverride, assignment.rule != nil else { return nil }
+            let point = pinnedPoint(of: assignment)
+            return point == assignment.point ? nil : point
+        }
+    }
+
+    /// What decides a user's group: a variation, and the rule that chose it (`nil`: the point did).
+    struct Decision: Hashable, Sendable {
+        var variation: String
+        var rule: String?
     }
 
     let head: EnvironmentHead
@@ -47,21 +82,32 @@ struct PinningPlan: Sendable {
     let configs: [PlannedConfig]
     /// The revision's configs and feature tags.
     let configsDocument: ConfigsDocument
+    /// The revision's segments, which rules name.
+    let segments: SegmentLookup
+    /// The index in `tests` of each test, by feature id.
+    let testIndexes: [Int64: Int]
+
+    /// Whether any test has rules: only then do users' attributes decide anything.
+    var isTargeted: Bool { tests.contains { !$0.rules.isEmpty } }
 
     var revision: Int { head.revision ?? 0 }
 
     var hasUnlockFlags: Bool { !unlockFlagIndexes.isEmpty }
 
-    init(head: EnvironmentHead, document: FeaturesDocument, features: [StoredFeature], configs: ConfigsDocument) {
+    init(
+        head: EnvironmentHead, document: FeaturesDocument, features: [StoredFeature], configs: ConfigsDocument,
+        targeting: TargetingDocument = TargetingDocument(), segments: [Segment] = []
+    ) {
         self.head = head
         self.document = document
         self.features = features
         tests = features.enumerated().compactMap { index, stored in
-            guard stored.feature.isBucketed else { return nil }
-            return Test(
-                featureID: stored.id, index: index, name: stored.feature.name, points: UserPoints(salt: stored.salt),
-                ranges: stored.feature.assignmentRanges, clientRanges: VariationRanges(of: stored.feature))
+            Test(
+                featureID: stored.id, index: index, feature: stored.feature, salt: stored.salt,
+                rules: targeting.rules(of: stored.feature.name) ?? [])
         }
+        testIndexes = Dictionary(uniqueKeysWithValues: tests.enumerated().map { ($0.element.featureID, $0.offset) })
+        self.segments = SegmentLookup(segments)
         template = PinnedDocumentTemplate(document)
         unlockFlagIndexes = Dictionary(
             uniqueKeysWithValues: features.enumerated().filter { $0.element.feature.kind == .unlockFlag }.map {
@@ -75,6 +121,11 @@ struct PinningPlan: Sendable {
             let index = config.follows.flatMap { indexByKey[Feature.nameKey($0)] }
             return PlannedConfig(config: config, featureIndex: index)
         }
+    }
+
+    /// The test of a feature, when it is one.
+    func test(featureID: Int64) -> Test? {
+        testIndexes[featureID].map { tests[$0] }
     }
 
     /// The configs tagged `tag`, or all of them.
@@ -112,6 +163,17 @@ struct PinningPlan: Sendable {
     }
 }
 
+extension PinningPlan.Test {
+    /// The test of `feature` at `index` in its document; `nil` for a feature that is no test.
+    init?(featureID: Int64, index: Int, feature: Feature, salt: String, rules: [TargetingRule]) {
+        guard feature.isBucketed else { return nil }
+        self.init(
+            featureID: featureID, index: index, name: feature.name, points: UserPoints(salt: salt),
+            ranges: feature.assignmentRanges, clientRanges: VariationRanges(of: feature),
+            rules: feature.isEnabled ? rules : [])
+    }
+}
+
 /// A config of a plan with the feature it follows.
 struct PlannedConfig: Sendable {
     let config: Config
@@ -133,6 +195,19 @@ struct RecordedAssignment: Hashable, Sendable {
     var isOverride: Bool
     /// The revision the group was computed under.
     var revision: Int
+    /// The rule that decided the group; `nil` when the point (or an override) did.
+    var rule: String? = nil
+    /// Whether a FeatureFlags app was given the group: it keeps its point, so rules no longer
+    /// move it (see migration 0010).
+    var isPinned: Bool = true
+    /// The point the app was given when it is not `point`.
+    var appPoint: Double? = nil
+
+    /// The group as a FeatureFlags app now keeps it.
+    mutating func pin(appPoint: Double?) {
+        isPinned = true
+        self.appPoint = appPoint
+    }
 }
 
 /// What identifies an environment's current state, read in one statement: where it is, its

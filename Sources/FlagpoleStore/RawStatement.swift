@@ -109,6 +109,12 @@ struct RawStatement {
         func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
         func text(_ column: Int32) -> String { String(cString: sqlite3_column_text(handle, column)) }
         func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+        /// A text or blob column's bytes.
+        func bytes(_ column: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let start = sqlite3_column_blob(handle, column) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: start, count: count))
+        }
     }
 
     private func error(_ code: Int32) -> DatabaseError {

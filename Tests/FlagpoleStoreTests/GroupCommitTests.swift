@@ -142,7 +142,7 @@ struct GroupCommitTests {
         try await store.importText(Self.document.replacingOccurrences(of: "[50, 50]", with: "[10, 90]"))
 
         let stale = try await withCheckedThrowingContinuation { continuation in
-            store.finish(read, admittingNewUser: { true }) { continuation.resume(with: $0) }
+            store.finish(read, for: .app, admittingNewUser: { true }) { continuation.resume(with: $0) }
         }
         #expect(stale == nil)
         #expect(try await store.allAssignmentEvents(user: user).isEmpty)

@@ -20,6 +20,13 @@ public struct TargetingDocument: Hashable, Sendable {
 
     public var isEmpty: Bool { featureRules.isEmpty && segments.isEmpty }
 
+    /// A feature's rules, its name compared as the app compares names.
+    public func rules(of feature: String) -> [TargetingRule]? {
+        if let rules = featureRules[feature] { return rules }
+        let key = Feature.nameKey(feature)
+        return featureRules.first { Feature.nameKey($0.key) == key }?.value
+    }
+
     /// The bytes a revision keeps: pretty JSON, features and segments in code-point order of
     /// their names, so equal documents have equal bytes.
     public func rendered() -> [UInt8] {

@@ -95,6 +95,15 @@ public struct UserAttributes: Hashable, Sendable {
         try self.init(values, limits: limits)
     }
 
+    /// Reads attributes the store kept (their canonical bytes), which were checked when they
+    /// arrived: `nil` when the bytes are not an object of scalars, which only damage explains.
+    public init?(stored bytes: [UInt8]) {
+        guard case .object(let object)? = try? JSONParser.parse(bytes).value,
+            let attributes = try? UserAttributes(context: object, limits: Limits(keys: .max, bytes: .max))
+        else { return nil }
+        self = attributes
+    }
+
     /// The prefix of a query parameter that carries an attribute.
     public static let queryPrefix = "attr."
 

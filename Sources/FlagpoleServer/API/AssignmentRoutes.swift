@@ -72,10 +72,13 @@ extension AdminAPI {
         }
         reader.get("evaluate") { request, context -> Response in
             let path = context.path
-            guard let user = try Query(request).user() else { throw APIError.invalid("Name the user: ?user=ID.") }
+            let query = Query(request)
+            guard let user = try query.user() else { throw APIError.invalid("Name the user: ?user=ID.") }
+            let attributes = try query.attributes(limits: .standard)
             return .json([
                 "user": .string(user.rawValue),
-                "features": .array(try await store.evaluate(user, in: path).map(\.jsonValue)),
+                "features": .array(
+                    try await store.evaluate(user, in: path, attributes: attributes).map(\.jsonValue)),
             ])
         }
     }

@@ -165,15 +165,16 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                     revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: headers)
             }
         }
-        if read.isComplete { return .answered(answer(read)) }
-        // First assignments to record: answered from this loop once they are committed.
-        let client = NewUserLimiter.Client(
+        let client: UserClient = kind == .features ? .app : .follower
+        if read.isComplete(for: client) { return .answered(answer(read)) }
+        // Groups to record (or to mark as kept by an app): answered from this loop once committed.
+        let peer = NewUserLimiter.Client(
             peer: context.channel.remoteAddress, forwardedFor: request.headerFields[.xForwardedFor],
             trustsProxy: delivery.trustsProxy)
         let limiter = delivery.newUsers
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         delivery.store.finish(
-            read, admittingNewUser: { limiter.admit(client) },
+            read, for: client, admittingNewUser: { limiter.admit(peer) },
             completion: { result in
                 let reply = result.map { $0.map(answer) }
                 handler.eventLoop.execute {
@@ -232,9 +233,12 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer when one read of the store gives it (the router's, byte for byte); `nil` for
     /// anything else (a bad body, no user, a group to record first): the router answers.
     private func ofrepAnswer(_ request: HTTPRequest, _ target: OFREPTarget, body: ByteBuffer) -> Answer? {
-        guard let evaluation = try? OFREPRequest(Array(body.readableBytesView), key: target.key),
+        guard
+            let evaluation = try? OFREPRequest(
+                Array(body.readableBytesView), key: target.key, attributeLimits: delivery.attributeLimits),
             let user = evaluation.context.user,
-            let read = try? delivery.store.readUserDocumentNow(for: user, in: target.path)
+            let read = try? delivery.store.readUserDocumentNow(
+                for: user, in: target.path, attributes: evaluation.context.attributes)
         else { return nil }
         if let key = target.key {
             guard case .success(let flag)? = read.flag(key, for: evaluation.context) else { return nil }

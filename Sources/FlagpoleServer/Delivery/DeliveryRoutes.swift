@@ -18,6 +18,8 @@ struct DeliveryRoutes {
     let newUsers: NewUserLimiter
     /// Whether the client's address is the last of `X-Forwarded-For` rather than the peer's.
     let trustsProxy: Bool
+    /// How many attributes, and bytes of them, a user's request may carry.
+    var attributeLimits = UserAttributes.Limits.standard
 
     /// A pinned document is one user's: no shared cache may keep it.
     static let pinnedCacheControl = "private, no-store"
@@ -48,14 +50,18 @@ struct DeliveryRoutes {
         let path = context.path
         let query = Query(request)
         let tag = try query.tag()
-        if let unknown = query.parameters.first(where: { !["user", "tag"].contains(String($0.key)) }) {
+        if let unknown = query.parameters.first(where: {
+            !["user", "tag"].contains(String($0.key)) && !$0.key.hasPrefix(UserAttributes.queryPrefix)
+        }) {
             throw APIError.invalid(
-                "configs.json takes ?user= and ?tag= only, not ?\(unknown.key)=: it is always of the current revision.")
+                "configs.json takes ?user=, ?tag= and ?attr.NAME= only, not ?\(unknown.key)=: it is always of the current revision."
+            )
         }
+        let attributes = try query.attributes(limits: attributeLimits)
         if let user = try query.user() {
             let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
             let limiter = newUsers
-            let configs = try await store.userConfigs(for: user, in: path, tag: tag) {
+            let configs = try await store.userConfigs(for: user, in: path, tag: tag, attributes: attributes) {
                 client.map { limiter.admit($0) } ?? true
             }
             let (head, body) = Self.pinnedAnswer(
@@ -89,6 +95,7 @@ struct DeliveryRoutes {
         let query = Query(request)
         let requested = try query.int("revision")
         let contentHash = try query.sha256()
+        let attributes = try query.attributes(limits: attributeLimits)
         if let user = try query.user() {
             guard requested == nil, contentHash == nil else {
                 throw APIError.invalid(
@@ -96,7 +103,10 @@ struct DeliveryRoutes {
             }
             // A request with a key (a private environment needs one) is the team's own: not limited.
             let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
-            return try await pinned(for: user, in: path, request, anonymousClient: client)
+            return try await pinned(for: user, in: path, attributes: attributes, request, anonymousClient: client)
+        }
+        if attributes != nil {
+            throw APIError.invalid("?attr.NAME= describes a user: add ?user=ID, or drop the attributes.")
         }
         guard let revision = requested ?? state.revision else { throw DocumentError.noRevision(path) }
         let document = try await rendered(revision, of: path, generation: state.generation)
@@ -151,10 +161,13 @@ struct DeliveryRoutes {
     /// The user's pinned document; a user new to the store is recorded unless `anonymousClient`
     /// is over its limit, and then served the same groups without a record (`Flagpole-Recorded: false`).
     private func pinned(
-        for user: UserID, in path: EnvironmentPath, _ request: Request, anonymousClient client: NewUserLimiter.Client?
+        for user: UserID, in path: EnvironmentPath, attributes: UserAttributes?, _ request: Request,
+        anonymousClient client: NewUserLimiter.Client?
     ) async throws -> Response {
         let limiter = newUsers
-        let pinned = try await store.pinnedDocument(for: user, in: path) { client.map { limiter.admit($0) } ?? true }
+        let pinned = try await store.pinnedDocument(for: user, in: path, attributes: attributes) {
+            client.map { limiter.admit($0) } ?? true
+        }
         let (head, body) = Self.pinnedAnswer(pinned, to: request.headers)
         return Response(
             status: head.status, headers: head.headerFields,

@@ -37,6 +37,15 @@ public struct APIError: HTTPResponseError, Sendable {
         APIError(.badRequest, code: "malformed", message, details: details)
     }
 
+    /// Attributes refused: `413` for too many bytes, `422` otherwise.
+    static func attributes(_ refusal: UserAttributes.Refusal) -> APIError {
+        if case .tooLarge = refusal {
+            return APIError(
+                .contentTooLarge, code: "too_large", "The user's attributes: \(refusal). Send fewer or shorter ones.")
+        }
+        return invalid("The user's attributes: \(refusal).")
+    }
+
     static func invalid(_ message: String, pointer: String? = nil) -> APIError {
         APIError(
             .unprocessableContent, code: "invalid", message, details: pointer.map { ["pointer": .string($0)] } ?? .null)

@@ -158,6 +158,20 @@ struct Query {
         return text
     }
 
+    /// The `attr.NAME=VALUE` parameters, as a user's attributes; `nil` when there are none.
+    /// `422` for a name that can't be one or too many of them, `413` for too many bytes.
+    func attributes(limits: UserAttributes.Limits) throws -> UserAttributes? {
+        let pairs = parameters.filter { $0.key.hasPrefix(UserAttributes.queryPrefix) }.map {
+            (key: String($0.key), value: String($0.value))
+        }
+        guard !pairs.isEmpty else { return nil }
+        do {
+            return try UserAttributes(query: pairs, limits: limits)
+        } catch {
+            throw APIError.attributes(error)
+        }
+    }
+
     /// A user id from the query: `400` with the rule it breaks when it could not be one (empty,
     /// over 256 bytes, a control character).
     func user(_ key: String = "user") throws -> UserID? {

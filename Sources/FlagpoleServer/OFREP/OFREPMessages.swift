@@ -14,7 +14,7 @@ struct OFREPRequest {
     /// Reads `{"context": {"targetingKey": "…", "development": true, …}}`.
     ///
     /// - throws: `OFREPError` `PARSE_ERROR` or `INVALID_CONTEXT`, for `key` when a single flag.
-    init(_ bytes: [UInt8], key: String?) throws {
+    init(_ bytes: [UInt8], key: String?, attributeLimits: UserAttributes.Limits = .standard) throws {
         let node: JSONNode
         do {
             node = try JSONParser.parse(bytes)
@@ -46,7 +46,19 @@ struct OFREPRequest {
             throw OFREPError(
                 .badRequest, code: "INVALID_CONTEXT", key: key, "context.targetingKey must be a string: the user's id.")
         }
-        self.context = FlagContext(user: user, isDevelopment: context["development"] == .bool(true))
+        // Every other member is an attribute rules may read; an empty context sends none.
+        let attributes: UserAttributes
+        do {
+            attributes = try UserAttributes(context: context, limits: attributeLimits)
+        } catch {
+            if case .tooLarge = error {
+                throw OFREPError(.contentTooLarge, code: "INVALID_CONTEXT", key: key, "context: \(error).")
+            }
+            throw OFREPError(.badRequest, code: "INVALID_CONTEXT", key: key, "context: \(error).")
+        }
+        self.context = FlagContext(
+            user: user, isDevelopment: context["development"] == .bool(true),
+            attributes: attributes.values.isEmpty ? nil : attributes)
         contextBytes = JSONWriter(style: .compact).bytes(of: .object(context))
     }
 }

@@ -40,7 +40,8 @@ struct OFREPRoutes {
     private func evaluateOne(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let key = try context.decodedParameter("key")
         let (path, isAnonymous) = try await access(request, context: context)
-        let body = try OFREPRequest(try await bytes(of: request), key: key)
+        let body = try OFREPRequest(
+            try await bytes(of: request), key: key, attributeLimits: delivery.attributeLimits)
         await refreshIfBehind(path, request)
         let flag: FlagEvaluation
         do {
@@ -60,7 +61,8 @@ struct OFREPRoutes {
         let (path, isAnonymous) = try await access(request, context: context)
         let query = Query(request)
         let tag = try query.tag()
-        let body = try OFREPRequest(try await bytes(of: request), key: nil)
+        let body = try OFREPRequest(
+            try await bytes(of: request), key: nil, attributeLimits: delivery.attributeLimits)
         await refreshIfBehind(path, request)
         let evaluations: FlagEvaluations
         do {

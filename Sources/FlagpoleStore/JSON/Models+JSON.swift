@@ -253,6 +253,7 @@ extension Evaluation {
             "reason": .string(reason.rawValue),
             "point": point.map(JSONValue.number) ?? .null,
             "recorded": .bool(isRecorded),
+            "rule": rule.map(JSONValue.string) ?? .null,
         ]
     }
 }

@@ -31,6 +31,10 @@ public enum AssignmentReason: String, Hashable, Sendable, CaseIterable {
     /// A QA override was set or cleared.
     case override
     case overrideCleared = "override-cleared"
+    /// A revision changed the rules or segments.
+    case rules
+    /// The user came back with attributes the rules decide otherwise.
+    case attributes
 
     /// The reason a recorded user changes group when `old` becomes `new` in a revision of `kind`.
     static func reevaluation(from old: Feature, to new: Feature, in kind: RevisionKind) -> AssignmentReason {

@@ -9,7 +9,7 @@ public struct FlagEvaluation: Hashable, Sendable {
         case `static` = "STATIC"
         /// Bucketed: the user's point falls in the variation's range.
         case split = "SPLIT"
-        /// Decided for this user: a QA override, a recorded unlock.
+        /// Decided for this user: a targeting rule, a QA override, a recorded unlock.
         case targetingMatch = "TARGETING_MATCH"
         /// The feature is off: disabled, or a development flag in a release build.
         case disabled = "DISABLED"
@@ -27,6 +27,8 @@ public struct FlagEvaluation: Hashable, Sendable {
     public var kind: String
     /// The variation's analytics label, when it has one.
     public var label: String?
+    /// The id of the targeting rule that decided the variation, when one did.
+    public var rule: String? = nil
 }
 
 /// A flag that has no value for this request.
@@ -74,7 +76,7 @@ public struct FlagEvaluations: Hashable, Sendable {
 
 extension FlagEvaluation {
     /// The evaluation as OFREP answers it: `{"key", "value", "reason", "variant", "metadata":
-    /// {"revision", "kind", "label"?}}`, compact. Written by hand because a value's type must
+    /// {"revision", "kind", "label"?, "rule"?}}`, compact. Written by hand because a value's type must
     /// show: a double keeps its decimal point (`2.0`), which `JSONValue` would drop.
     public func writeJSON(into output: inout [UInt8]) {
         output.append(contentsOf: #"{"key":"#.utf8)
@@ -92,6 +94,10 @@ extension FlagEvaluation {
         if let label {
             output.append(contentsOf: #","label":"#.utf8)
             JSONWriter.writeString(label, into: &output)
+        }
+        if let rule {
+            output.append(contentsOf: #","rule":"#.utf8)
+            JSONWriter.writeString(rule, into: &output)
         }
         output.append(contentsOf: "}}".utf8)
     }

@@ -48,13 +48,18 @@ struct AssignmentTable {
 
     /// The recorded users that moving a feature from `old` to `new` moves, pair by pair: the
     /// selection `AssignmentWriter.reevaluate` moves, counted without moving anyone.
-    func pendingMoves(featureID: Int64, from old: VariationRanges, to new: VariationRanges) throws -> [RecordedMove] {
-        let count = try db.cachedStatement(sql: "SELECT count(*) FROM assignments \(AssignmentWriter.movingUsers)")
+    func pendingMoves(
+        featureID: Int64, from old: VariationRanges, to new: VariationRanges, followsRules: Bool = false
+    ) throws -> [RecordedMove] {
         var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
-            let users =
-                try Int.fetchOne(count, arguments: [featureID, interval.lower, interval.upper, interval.to]) ?? 0
-            moves.add(RecordedMove(from: interval.from, to: interval.to, users: users))
+            for selection in AssignmentWriter.movingSelections(
+                featureID: featureID, interval: interval, followsRules: followsRules)
+            {
+                let count = try db.cachedStatement(sql: "SELECT count(*) FROM assignments \(selection.sql)")
+                let users = try Int.fetchOne(count, arguments: selection.arguments) ?? 0
+                moves.add(RecordedMove(from: interval.from, to: interval.to, users: users))
+            }
         }
         return moves.moves
     }
@@ -157,17 +162,21 @@ struct AssignmentTable {
             cachedIn: db,
             sql: """
                 SELECT 0, NULL, (SELECT max(number) FROM revisions WHERE tenant_id = ?1 AND environment_id = ?2),
-                    (SELECT generation FROM store_generation), NULL, NULL
+                    (SELECT generation FROM store_generation), NULL, NULL, NULL, NULL, NULL
                 UNION ALL
                 -- The primary key (feature_id, point, user_id) probed once per test, with the user's
                 -- point scaled from its hash exactly as it was when recorded. CROSS JOIN fixes that
                 -- order, where the planner alone may scan every assignment.
-                SELECT 1, a.feature_id, a.point, a.variation, a.is_override, a.revision
+                SELECT 1, a.feature_id, a.point, a.variation, a.is_override, a.revision, a.rule, a.pinned, a.app_point
                 FROM json_each(?4) test CROSS JOIN assignments a ON a.feature_id = json_extract(test.value, '$[0]')
                     AND a.point = json_extract(test.value, '$[1]') / 4294967296.0 * 100 AND a.user_id = ?3
                 WHERE a.tenant_id = ?1 AND a.environment_id = ?2
                 UNION ALL
-                SELECT 2, feature_id, unlocked, NULL, NULL, NULL FROM unlocks WHERE tenant_id = ?1 AND environment_id = ?2 AND user_id = ?3
+                SELECT 2, feature_id, unlocked, NULL, NULL, NULL, NULL, NULL, NULL
+                FROM unlocks WHERE tenant_id = ?1 AND environment_id = ?2 AND user_id = ?3
+                UNION ALL
+                SELECT 3, fingerprint, seen_hour, attributes, NULL, NULL, NULL, NULL, NULL
+                FROM user_attributes WHERE environment_id = ?2 AND user_id = ?3 AND tenant_id = ?1
                 """)
         statement.bind(plan.head.scope.tenant.id, at: 1)
         statement.bind(plan.head.scope.id, at: 2)
@@ -185,13 +194,40 @@ struct AssignmentTable {
                 isCurrent = revision == plan.head.revision && row.int(3) == plan.head.generation
             case 1:
                 state.assignments[row.int(1)] = RecordedAssignment(
-                    point: row.double(2), variation: row.text(3), isOverride: row.int(4) != 0, revision: Int(row.int(5))
-                )
-            default:
+                    point: row.double(2), variation: row.text(3), isOverride: row.int(4) != 0,
+                    revision: Int(row.int(5)),
+                    rule: row.isNull(6) ? nil : row.text(6), isPinned: row.int(7) != 0,
+                    appPoint: row.isNull(8) ? nil : row.double(8))
+            case 2:
                 state.unlocks[row.int(1)] = row.int(2) != 0
+            default:
+                state.attributes = KeptAttributes(fingerprint: row.int(1), hour: row.int(2), json: row.text(3))
             }
         }
         return (isCurrent, state)
+    }
+
+    /// Hands `body` every recorded user of a feature, QA overrides aside, with their last
+    /// attributes' canonical JSON (`nil`: none kept): what a change of rules is planned from.
+    /// Stepped through SQLite's C API, since a plan may read millions of rows.
+    func forEachUserWithAttributes(
+        featureID: Int64, _ body: (UserID, RecordedAssignment, [UInt8]?) throws -> Void
+    ) throws {
+        let statement = try RawStatement(
+            cachedIn: db,
+            sql: """
+                SELECT a.user_id, a.point, a.variation, a.rule, a.pinned, a.app_point, a.revision, u.attributes
+                FROM assignments a LEFT JOIN user_attributes u ON u.environment_id = a.environment_id AND u.user_id = a.user_id
+                WHERE a.feature_id = ?1 AND a.is_override = 0
+                """)
+        statement.bind(featureID, at: 1)
+        try statement.forEachRow { row in
+            let assignment = RecordedAssignment(
+                point: row.double(1), variation: row.text(2), isOverride: false, revision: Int(row.int(6)),
+                rule: row.isNull(3) ? nil : row.text(3), isPinned: row.int(4) != 0,
+                appPoint: row.isNull(5) ? nil : row.double(5))
+            try body(UserID(rawValue: row.text(0)), assignment, row.isNull(7) ? nil : row.bytes(7))
+        }
     }
 
     /// A writer of `scope`'s users' groups under `revision`.
@@ -246,8 +282,8 @@ struct AssignmentWriter {
     func recordOverride(user: String, featureID: Int64, point: Double, variation: String) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at)
-                VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
+                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at, pinned)
+                VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, 0)
                 """
         ).execute(arguments: [scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
         try appendEvent(
@@ -266,8 +302,9 @@ struct AssignmentWriter {
         let insert = try RawStatement(
             cachedIn: db,
             sql: """
-                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (feature_id, point, user_id) DO NOTHING
+                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision,
+                    assigned_at, rule, pinned, app_point)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (feature_id, point, user_id) DO NOTHING
                 """)
         insert.bind(scope.tenant.id, at: 1)
         insert.bind(scope.id, at: 2)
@@ -277,18 +314,65 @@ struct AssignmentWriter {
         insert.bind(assignment.variation, at: 6)
         insert.bind(Int64(assignment.revision), at: 7)
         insert.bind(time, at: 8)
+        insert.bind(assignment.rule, at: 9)
+        insert.bind(assignment.isPinned, at: 10)
+        insert.bind(assignment.appPoint, at: 11)
         guard try insert.execute() == 1 else {
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT point, variation, is_override, revision FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
-                        """), arguments: [featureID, assignment.point, user.rawValue])!
-            return (RecordedAssignment(point: row[0], variation: row[1], isOverride: row[2], revision: row[3]), false)
+            return (try recorded(user, featureID: featureID, point: assignment.point)!, false)
         }
         try appendEvent(
             featureID: featureID, user: user.rawValue, previous: nil, variation: assignment.variation,
-            point: assignment.point, reason: .first, revision: assignment.revision)
+            point: assignment.point, reason: .first, revision: assignment.revision, rule: assignment.rule)
         return (assignment, true)
+    }
+
+    /// The recorded group of `user` in a feature, whose point for them is `point`.
+    func recorded(_ user: UserID, featureID: Int64, point: Double) throws -> RecordedAssignment? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT point, variation, is_override, revision, rule, pinned, app_point FROM assignments
+                    WHERE feature_id = ? AND point = ? AND user_id = ?
+                    """), arguments: [featureID, point, user.rawValue]
+        ).map { row in
+            RecordedAssignment(
+                point: row[0], variation: row[1], isOverride: row[2], revision: row[3], rule: row[4], isPinned: row[5],
+                appPoint: row[6])
+        }
+    }
+
+    /// Marks `assignment` as given to a FeatureFlags app, which keeps `appPoint` (`nil`: the
+    /// user's own point) from now on.
+    func pin(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64, appPoint: Double?) throws {
+        try db.cachedStatement(
+            sql: "UPDATE assignments SET pinned = 1, app_point = ? WHERE feature_id = ? AND point = ? AND user_id = ?"
+        ).execute(arguments: [appPoint, featureID, assignment.point, user.rawValue])
+    }
+
+    /// Moves a recorded user to what a rule (or, with none, their point) now decides, with an
+    /// event when the variation changes; a change of rule alone is noted without one.
+    func redecide(
+        _ assignment: RecordedAssignment, of user: UserID, featureID: Int64, to decision: PinningPlan.Decision,
+        reason: AssignmentReason
+    ) throws {
+        let update = try RawStatement(
+            cachedIn: db,
+            sql: """
+                UPDATE assignments SET variation = ?1, rule = ?2, revision = ?3, assigned_at = ?4
+                WHERE feature_id = ?5 AND point = ?6 AND user_id = ?7
+                """)
+        update.bind(decision.variation, at: 1)
+        update.bind(decision.rule, at: 2)
+        update.bind(Int64(revision), at: 3)
+        update.bind(time, at: 4)
+        update.bind(featureID, at: 5)
+        update.bind(assignment.point, at: 6)
+        update.bind(user.rawValue, at: 7)
+        _ = try update.execute()
+        guard decision.variation != assignment.variation else { return }
+        try appendEvent(
+            featureID: featureID, user: user.rawValue, previous: assignment.variation, variation: decision.variation,
+            point: assignment.point, reason: reason, rule: decision.rule)
     }
 
     /// Releases the QA overrides that `next` leaves without meaning: every one when the feature
@@ -322,32 +406,37 @@ struct AssignmentWriter {
 
     /// Moves the recorded users of a feature (QA overrides aside) from the groups of `old` to
     /// those of `new`, with an event for each one who changes group. Returns the moves, pair by
-    /// pair.
+    /// pair. With `followsRules`, the users whose client follows rules (unpinned) are left to
+    /// `TargetingReevaluation`, which decides them by rule and point at once.
     ///
     /// Only points whose owner changes are visited, through the point index: a bias change that
-    /// moves 10 % of a million users reads those 10 %, not the million.
+    /// moves 10 % of a million users reads those 10 %, not the million. The few apps that keep a
+    /// rule's point other than their own (`app_point`) are visited through theirs.
     func reevaluate(
-        featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason
+        featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason,
+        followsRules: Bool = false
     ) throws -> [RecordedMove] {
-        let record = try db.cachedStatement(
-            sql: Self.insertingEvents(
-                """
-                SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?
-                FROM assignments \(Self.movingUsers)
-                """))
-        let update = try db.cachedStatement(
-            sql: """
-                UPDATE assignments SET variation = ?, revision = ?, assigned_at = ? \(Self.movingUsers)
-                """)
         let lastEvent = try Int64.fetchOne(db, sql: "SELECT max(id) FROM assignment_events") ?? 0
         var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
-            let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
-            record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + target)
-            try record.execute()
-            moves.add(RecordedMove(from: interval.from, to: interval.to, users: db.changesCount))
-            update.setUncheckedArguments([interval.to, revision, time] + target)
-            try update.execute()
+            for selection in Self.movingSelections(featureID: featureID, interval: interval, followsRules: followsRules)
+            {
+                let record = try db.cachedStatement(
+                    sql: Self.insertingEvents(
+                        """
+                        SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?, NULL
+                        FROM assignments \(selection.sql)
+                        """))
+                record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + selection.arguments)
+                try record.execute()
+                moves.add(RecordedMove(from: interval.from, to: interval.to, users: db.changesCount))
+                let update = try db.cachedStatement(
+                    sql: """
+                        UPDATE assignments SET variation = ?, rule = NULL, revision = ?, assigned_at = ? \(selection.sql)
+                        """)
+                update.setUncheckedArguments([interval.to, revision, time] + selection.arguments)
+                try update.execute()
+            }
         }
         // The deltas of the events just written, by the variations' bytes as the rows hold them
         // (a name respelled in NFD is the same to the app, not to the table).
@@ -365,21 +454,39 @@ struct AssignmentWriter {
     }
 
     /// The users of one feature whose point lies in a range (`lower ..< upper`) owned by another
-    /// variation than theirs, overrides aside; arguments: feature id, lower, upper, the range's
-    /// variation. With every other user in the group of their point, these are all in the
-    /// range's previous owner.
+    /// variation than theirs, among those in the group of their point: overrides aside, rules'
+    /// users aside unless an app keeps their point (a rule no longer moves them), and, when the
+    /// last argument is true, every user whose client follows rules. Arguments: feature id,
+    /// lower, upper, the range's variation, that flag. With every other user in the group of
+    /// their point, these are all in the range's previous owner.
     static let movingUsers = """
         WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND is_override = 0
+            AND app_point IS NULL AND (pinned = 1 OR (rule IS NULL AND NOT ?))
         """
+
+    /// The same for the apps that keep a point other than their own (a rule's): by that point.
+    static let movingAppPoints = """
+        WHERE feature_id = ? AND app_point >= ? AND app_point < ? AND variation <> ? AND is_override = 0
+            AND app_point IS NOT NULL
+        """
+
+    /// Both selections, each with its arguments for one interval.
+    static func movingSelections(
+        featureID: Int64, interval: (lower: Double, upper: Double, from: String, to: String), followsRules: Bool
+    ) -> [(sql: String, arguments: StatementArguments)] {
+        let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
+        return [(movingUsers, target + [followsRules]), (movingAppPoints, target)]
+    }
 
     /// The one statement that writes `assignment_events`, over rows from `source` (a `VALUES`
     /// list or a `SELECT`) in this column order: tenant, environment, feature, user, previous
-    /// variation, variation, point, revision, reason, time. A single change (`appendEvent`), a
-    /// re-evaluation's moves and bulk first assignments all write their events through it.
+    /// variation, variation, point, revision, reason, time, rule. A single change
+    /// (`appendEvent`), a re-evaluation's moves and bulk first assignments all write their
+    /// events through it.
     static func insertingEvents(_ source: String) -> String {
         """
         INSERT INTO assignment_events (tenant_id, environment_id, feature_id, user_id, previous_variation, variation,
-            point, revision, reason, created_at)
+            point, revision, reason, created_at, rule)
         \(source)
         """
     }
@@ -388,11 +495,11 @@ struct AssignmentWriter {
     /// SQLite's C API.
     func appendEvent(
         featureID: Int64, user: String, previous: String?, variation: String, point: Double, reason: AssignmentReason,
-        revision: Int? = nil
+        revision: Int? = nil, rule: String? = nil
     ) throws {
         let insert = try RawStatement(
             cachedIn: db,
-            sql: Self.insertingEvents("VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"))
+            sql: Self.insertingEvents("VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"))
         insert.bind(scope.tenant.id, at: 1)
         insert.bind(scope.id, at: 2)
         insert.bind(featureID, at: 3)
@@ -403,6 +510,7 @@ struct AssignmentWriter {
         insert.bind(Int64(revision ?? self.revision), at: 8)
         insert.bind(reason.rawValue, at: 9)
         insert.bind(time, at: 10)
+        insert.bind(rule, at: 11)
         _ = try insert.execute()
         try addUsers(1, to: variation, featureID: featureID)
         if let previous { try addUsers(-1, to: previous, featureID: featureID) }
@@ -493,14 +601,14 @@ struct FirstAssignments {
         insert = try RawStatement(
             db,
             sql: """
-                INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation)
-                SELECT \(columns) FROM temp.staged_points
+                INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation, pinned)
+                SELECT \(columns), 0 FROM temp.staged_points
                 """)
         event = try RawStatement(
             db,
             sql: AssignmentWriter.insertingEvents(
                 """
-                SELECT ?1, ?2, ?3, user_id, NULL, variation, point, ?4, 'first', ?5
+                SELECT ?1, ?2, ?3, user_id, NULL, variation, point, ?4, 'first', ?5, NULL
                 FROM temp.staged_points
                 """))
         for statement in [insert, event] {

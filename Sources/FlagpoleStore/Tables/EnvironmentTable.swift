@@ -175,6 +175,14 @@ struct EnvironmentTable {
             arguments: [scope.tenant.id, scope.id, number])?[0]
     }
 
+    /// The rules and segments kept with a revision (`nil`: none).
+    func targeting(ofRevision number: Int, in scope: EnvironmentScope) throws -> Data? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT targeting FROM revisions WHERE tenant_id = ? AND environment_id = ? AND number = ?"),
+            arguments: [scope.tenant.id, scope.id, number])?[0]
+    }
+
     /// The environment's revisions numbered above `number`, oldest first: the latest `limit`.
     func revisions(after number: Int, limit: Int, in scope: EnvironmentScope) throws -> [RevisionRecord] {
         try RevisionRecord.owned(by: scope.tenant)

@@ -26,18 +26,53 @@ struct EvaluateCommand: AsyncParsableCommand {
     @Flag(help: "As a debug build: development flags are on.")
     var development = false
 
+    @Option(
+        name: .customLong("attr"),
+        help: ArgumentHelp(
+            "An attribute of the user that rules read (repeatable); without any, rules read the user's last attributes on record.",
+            valueName: "name=value"))
+    var attributes: [String] = []
+
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         _ = try user.map(UserOptions.id)
         if flag != nil && tag != nil { throw ValidationError("--tag filters all flags: drop it with --flag.") }
+        if !attributes.isEmpty && user == nil { throw ValidationError("--attr describes a user: add --user ID.") }
+        _ = try userAttributes()
+    }
+
+    /// `--attr NAME=VALUE`, each value read as JSON reads it when it is a number or a boolean
+    /// (`age=34`, `beta=true`), else as a string; `nil` without any.
+    private func userAttributes() throws -> UserAttributes? {
+        guard !attributes.isEmpty else { return nil }
+        var values: [String: AttributeValue] = [:]
+        for pair in attributes {
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw ValidationError("--attr \(pair): write NAME=VALUE, like --attr country=DE.")
+            }
+            let text = String(pair[pair.index(after: equals)...])
+            values[String(pair[..<equals])] =
+                text == "true"
+                ? .bool(true)
+                : text == "false"
+                    ? .bool(false)
+                    : Double(text).map(AttributeValue.number)
+                        ?? .string(text)
+        }
+        do {
+            return try UserAttributes(values)
+        } catch {
+            throw ValidationError("--attr: \(error).")
+        }
     }
 
     func run() async throws {
         let path = try environment.path()
         let store = try database.openStore(user == nil ? .readOnly : .readWrite)
-        let context = FlagContext(user: try user.map(UserOptions.id), isDevelopment: development)
+        let context = FlagContext(
+            user: try user.map(UserOptions.id), isDevelopment: development, attributes: try userAttributes())
         if let flag {
             do {
                 let evaluation = try await store.evaluateFlag(flag, for: context, in: path)
@@ -73,13 +108,15 @@ struct EvaluateCommand: AsyncParsableCommand {
     }
 
     private static func table(_ flags: [Result<FlagEvaluation, FlagProblem>]) -> String {
-        var table = TextTable("FLAG", "VALUE", "VARIANT", "REASON", "KIND")
+        var table = TextTable("FLAG", "VALUE", "VARIANT", "REASON", "KIND", "RULE")
         for result in flags {
             switch result {
             case .success(let flag):
-                table.append(flag.key, ConfigCommand.shown(flag.value), flag.variant, flag.reason.rawValue, flag.kind)
+                table.append(
+                    flag.key, ConfigCommand.shown(flag.value), flag.variant, flag.reason.rawValue, flag.kind,
+                    flag.rule ?? "")
             case .failure(let problem):
-                table.append(problem.key, "-", "-", problem.code, "")
+                table.append(problem.key, "-", "-", problem.code, "", "")
             }
         }
         return table.text

@@ -56,6 +56,18 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var trustProxy = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The most attributes one user's request may carry (attr.NAME= parameters, OFREP's context); more is refused with 422.",
+            valueName: "count"))
+    var attributeKeys = UserAttributes.Limits.standard.keys
+
+    @Option(
+        help: ArgumentHelp(
+            "The most bytes a user's attributes may take, as compact JSON; more is refused with 413.",
+            valueName: "bytes"))
+    var attributeBytes = UserAttributes.Limits.standard.bytes
+
     @Flag(help: "Load the example data first (as `flagpole demo` does) and print URLs to try, with a new admin key.")
     var demo = false
 
@@ -96,6 +108,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--new-user-rate and --new-user-burst must be 0 (record no new user without a key) or more.")
         }
+        guard attributeKeys >= 0, attributeBytes >= 2 else {
+            throw ValidationError("--attribute-keys must be 0 or more, --attribute-bytes 2 (\"{}\") or more.")
+        }
     }
 
     func run() async throws {
@@ -112,7 +127,8 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, maxBodySize: maxBodySize, defaultCacheControl: cacheControl,
             pollInterval: .milliseconds(pollInterval), accessLogLevel: .info, newUsersPerSecond: newUserRate,
             newUserBurst: newUserBurst,
-            trustsProxy: trustProxy, publishing: try publishingSettings())
+            trustsProxy: trustProxy, publishing: try publishingSettings(),
+            attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
         let application = ServerApplication.make(
             store: store, configuration: configuration, registry: registry, logger: logger
         ) { port in

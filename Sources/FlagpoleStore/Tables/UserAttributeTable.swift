@@ -1,0 +1,61 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+/// The one home of every statement on `user_attributes`: each user's last attributes per
+/// environment, which rule changes are planned against.
+struct UserAttributeTable {
+    let db: Database
+
+    /// Keeps `attributes` as `user`'s last, seen in the hour `hour` (Unix hours).
+    func keep(_ attributes: UserAttributes, of user: UserID, in scope: EnvironmentScope, hour: Int64) throws {
+        let upsert = try RawStatement(
+            cachedIn: db,
+            sql: """
+                INSERT INTO user_attributes (tenant_id, environment_id, user_id, attributes, fingerprint, seen_hour)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT (environment_id, user_id) DO UPDATE
+                SET attributes = excluded.attributes, fingerprint = excluded.fingerprint, seen_hour = excluded.seen_hour
+                """)
+        upsert.bind(scope.tenant.id, at: 1)
+        upsert.bind(scope.id, at: 2)
+        upsert.bind(user.rawValue, at: 3)
+        upsert.bind(String(decoding: attributes.canonicalBytes, as: UTF8.self), at: 4)
+        upsert.bind(attributes.fingerprint, at: 5)
+        upsert.bind(hour, at: 6)
+        _ = try upsert.execute()
+    }
+
+    /// `user`'s last attributes in an environment, when kept.
+    func attributes(of user: UserID, in scope: EnvironmentScope) throws -> KeptAttributes? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT fingerprint, seen_hour, attributes FROM user_attributes WHERE environment_id = ? AND user_id = ?
+                    """), arguments: [scope.id, user.rawValue]
+        ).map { KeptAttributes(fingerprint: $0[0], hour: $0[1], json: $0[2]) }
+    }
+}
+
+extension Database {
+    /// Users' last attributes.
+    var userAttributes: UserAttributeTable { UserAttributeTable(db: self) }
+}
+
+/// A user's last attributes as the store keeps them.
+struct KeptAttributes: Hashable, Sendable {
+    var fingerprint: Int64
+    /// Unix hours: when they were first seen, refreshed once a day while they are sent.
+    var hour: Int64
+    /// Their canonical JSON.
+    var json: String
+
+    /// The attributes, decoded.
+    var decoded: UserAttributes? { UserAttributes(stored: Array(json.utf8)) }
+
+    /// Whether `hour` is of an earlier day than `now`: time to note that they are still sent.
+    func isStale(now: Int64) -> Bool { hour / 24 < now / 24 }
+
+    /// The current Unix hour.
+    static func hour(of date: Date) -> Int64 { Int64(date.timeIntervalSince1970 / 3600) }
+}

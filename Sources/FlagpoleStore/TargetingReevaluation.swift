@@ -1,0 +1,98 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+
+/// Who a change of rules or segments moves in one test, counted from the recorded users and
+/// their last attributes: those whose client follows rules (OFREP, configs.json, a FeatureFlags
+/// app not yet given its group) move; FeatureFlags apps that already keep a point don't, and are
+/// counted apart.
+public struct TargetingPlan: Hashable, Sendable {
+    /// A pair of variations, with how many users it concerns and a few of them.
+    public struct Move: Hashable, Sendable {
+        public var from: String
+        public var to: String
+        public var users: Int
+        /// Up to `TargetingPlan.exampleCount` of the users, the first found.
+        public var examples: [UserID]
+    }
+
+    public var feature: String
+    /// Recorded users who change group, pair by pair.
+    public var moves: [Move]
+    /// FeatureFlags apps the new rules would place elsewhere but which keep the point they
+    /// cached: their group and the history stay as they are.
+    public var keptByApps: [Move]
+    /// Recorded users of the test (QA overrides aside), and how many of them have attributes on record.
+    public var recordedUsers: Int
+    public var usersWithAttributes: Int
+
+    /// Users who change group.
+    public var movingUsers: Int { moves.reduce(0) { $0 + $1.users } }
+
+    static let exampleCount = 5
+}
+
+/// Re-decides the recorded users of one test under a revision's rules and segments (see
+/// `TargetingPlan`); with a writer, moves those whose client follows rules, with an event each.
+///
+/// It reads every recorded user of the test with their last attributes: a rule can match anyone,
+/// so nothing narrower than the test's users can be read. Moves are collected, then written, so
+/// the table is not written under its own cursor.
+struct TargetingReevaluation {
+    let db: Database
+    let test: PinningPlan.Test
+    let segments: SegmentLookup
+
+    func run(writer: AssignmentWriter?, reason: AssignmentReason = .rules) throws -> TargetingPlan {
+        var moves = Tally()
+        var kept = Tally()
+        var pending: [(user: UserID, assignment: RecordedAssignment, decision: PinningPlan.Decision)] = []
+        var recorded = 0
+        var withAttributes = 0
+        try db.assignments.forEachUserWithAttributes(featureID: test.featureID) { user, assignment, json in
+            recorded += 1
+            var attributes: [String: AttributeValue] = [:]
+            if let json {
+                withAttributes += 1
+                attributes = UserAttributes(stored: json)?.values ?? [:]
+            }
+            let decision = test.decision(
+                for: EvaluationContext(user: user, attributes: attributes), segments: segments)
+            if assignment.isPinned {
+                if decision.variation != assignment.variation {
+                    kept.add(from: assignment.variation, to: decision.variation, user: user)
+                }
+            } else if decision != PinningPlan.Decision(variation: assignment.variation, rule: assignment.rule) {
+                if decision.variation != assignment.variation {
+                    moves.add(from: assignment.variation, to: decision.variation, user: user)
+                }
+                pending.append((user, assignment, decision))
+            }
+        }
+        if let writer {
+            for (user, assignment, decision) in pending {
+                try writer.redecide(assignment, of: user, featureID: test.featureID, to: decision, reason: reason)
+            }
+        }
+        return TargetingPlan(
+            feature: test.name, moves: moves.moves, keptByApps: kept.moves, recordedUsers: recorded,
+            usersWithAttributes: withAttributes)
+    }
+
+    /// Moves summed by pair, in the order pairs first appear, with their first few users.
+    private struct Tally {
+        private(set) var moves: [TargetingPlan.Move] = []
+        private var positions: [MovePair: Int] = [:]
+
+        mutating func add(from: String, to: String, user: UserID) {
+            let pair = MovePair(from: from, to: to)
+            if let index = positions[pair] {
+                moves[index].users += 1
+                if moves[index].examples.count < TargetingPlan.exampleCount { moves[index].examples.append(user) }
+            } else {
+                positions[pair] = moves.count
+                moves.append(TargetingPlan.Move(from: from, to: to, users: 1, examples: [user]))
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import FlagpoleCore
+import Foundation
+import GRDB
+import Testing
+
+@testable import FlagpoleStore
+
+/// Rules applied: at a user's first fetch, when their attributes change, by a change of rules
+/// (planned first), and beside bias changes; FeatureFlags apps keep the point they were given.
+@Suite("Rules decide users' groups")
+struct TargetingEvaluationTests {
+    static let options = EditOptions(actor: "test")
+    static let de = try! UserAttributes(["country": .string("DE")])
+    static let fr = try! UserAttributes(["country": .string("FR")])
+
+    /// Checkout A/B/C at 50/50/0 and a rule giving German users B.
+    static func store(rules: String = Self.germansGetB) async throws -> FeatureStore {
+        let store = try await TargetingStoreTests.store()
+        _ = try await store.setRules(
+            try TargetingStoreTests.rules(rules), ofFeature: "Checkout", in: .acmeProduction, options: options)
+        return store
+    }
+
+    static let germansGetB = #"""
+        {"rules": [{"id": "de", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}],
+                    "serve": {"variation": "B"}}]}
+        """#
+
+    /// Users whose own point for Checkout lies in A, so that a rule serving B visibly decides.
+    static func usersInA(_ count: Int, of store: FeatureStore) async throws -> [UserID] {
+        let salt = try await store.storedFeatures().first { $0.feature.name == "Checkout" }!.salt
+        let points = UserPoints(salt: salt)
+        return (0..<200).map { UserID(rawValue: "user-\($0)") }.filter { points.point(for: $0.rawValue) < 50 }
+            .prefix(count).map { $0 }
+    }
+
+    /// The point the pinned document gives the app for Checkout.
+    static func pinnedPoint(_ document: PinnedDocument) throws -> Double {
+        let root = try JSONParser.parse(document.bytes)
+        guard case .array(let features)? = root.member("features")?.node.content,
+            let checkout = features.first(where: {
+                if case .string("Checkout")? = $0.member("name")?.node.content { return true }
+                return false
+            }),
+            case .number(let point)? = checkout.member("test-variation-assignment")?.node.content
+        else { throw CancellationError() }
+        return point
+    }
+
+    static let ranges = VariationRanges(names: ["A", "B", "C"], biases: [50, 50, 0])
+
+    @Test("A rule decides at the first fetch: the pinned point lies in its variation, and every client agrees")
+    func firstFetch() async throws {
+        let store = try await Self.store()
+        let user = try await Self.usersInA(1, of: store)[0]
+        let document = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
+        #expect(Self.ranges.variation(at: try Self.pinnedPoint(document)) == "B")
+        #expect(document.assignments.first { $0.feature == "Checkout" }?.variation == "B")
+        let flag = try await store.evaluateFlag("Checkout", for: FlagContext(user: user), in: .acmeProduction)
+        #expect(flag.variant == "B" && flag.reason == .targetingMatch && flag.rule == "de")
+        let evaluation = try await store.evaluate(user, in: .acmeProduction).first { $0.feature == "Checkout" }
+        #expect(evaluation?.reason == .rule && evaluation?.rule == "de" && evaluation?.isRecorded == true)
+        let events = try await store.allAssignmentEvents(user: user, feature: "Checkout")
+        #expect(events.map(\.reason) == [.first] && events[0].variation == "B")
+        // Fetched again with the same attributes, nothing is left to write: a read.
+        let read = try await store.readUserDocument(for: user, in: .acmeProduction, attributes: Self.de)
+        #expect(read.isComplete(for: .app) && read.isComplete(for: .follower))
+    }
+
+    @Test("A user without matching attributes gets their point's group, and the point is theirs")
+    func noMatch() async throws {
+        let store = try await Self.store()
+        let user = try await Self.usersInA(1, of: store)[0]
+        let document = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.fr)
+        let point = try Self.pinnedPoint(document)
+        #expect(
+            point
+                == UserPoints(salt: try await store.storedFeatures().first { $0.feature.name == "Checkout" }!.salt)
+                .point(for: user.rawValue))
+        #expect(Self.ranges.variation(at: point) == "A")
+    }
+
+    @Test(
+        "New attributes move a client that follows rules, with an attributes event; an app that keeps its point stays")
+    func attributesChange() async throws {
+        let store = try await Self.store()
+        let users = try await Self.usersInA(2, of: store)
+        let (follower, app) = (users[0], users[1])
+        _ = try await store.evaluateFlag(
+            "Checkout", for: FlagContext(user: follower, attributes: Self.fr), in: .acmeProduction)
+        _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
+        let moved = try await store.evaluateFlag(
+            "Checkout", for: FlagContext(user: follower, attributes: Self.de), in: .acmeProduction)
+        #expect(moved.variant == "B" && moved.rule == "de")
+        #expect(try await store.allAssignmentEvents(user: follower).first?.reason == .attributes)
+        let kept = try await store.evaluateFlag(
+            "Checkout", for: FlagContext(user: app, attributes: Self.de), in: .acmeProduction)
+        #expect(kept.variant == "A" && kept.rule == nil)
+        #expect(try await store.allAssignmentEvents(user: app).count == 1)
+        // The app's new attributes are kept all the same, for plans.
+        let stored = try await store.read { db in
+            try db.userAttributes.attributes(of: app, in: db.environments.scope(of: .acmeProduction))
+        }
+        #expect(stored?.fingerprint == Self.de.fingerprint)
+    }
+
+    @Test(
+        "A rule change is planned from recorded users and their attributes, apps counted apart; applying moves the others"
+    )
+    func plannedRuleChange() async throws {
+        let store = try await TargetingStoreTests.store()
+        let users = try await Self.usersInA(4, of: store)
+        for user in users.prefix(2) {
+            _ = try await store.evaluateFlag(
+                "Checkout", for: FlagContext(user: user, attributes: Self.de), in: .acmeProduction)
+        }
+        for user in users.suffix(2) {
+            _ = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
+        }
+        let rules = try TargetingStoreTests.rules(Self.germansGetB)
+        let before = try await store.fingerprint()
+        let plan = try await store.setRules(
+            rules, ofFeature: "Checkout", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
+        #expect(try await store.fingerprint() == before)
+        let checkout = try #require(plan.plans.first)
+        #expect(checkout.moves.map { [$0.from, $0.to] } == [["A", "B"]] && checkout.movingUsers == 2)
+        #expect(Set(checkout.moves[0].examples) == Set(users.prefix(2)))
+        #expect(checkout.keptByApps.map(\.users) == [2] && checkout.usersWithAttributes == 4)
+        let applied = try await store.setRules(rules, ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(applied.plans == plan.plans)
+        for user in users.prefix(2) {
+            let event = try await store.allAssignmentEvents(user: user).first
+            #expect(event?.reason == .rules && event?.variation == "B" && event?.revision == applied.revision)
+        }
+        for user in users.suffix(2) {
+            #expect(try await store.allAssignmentEvents(user: user).count == 1)
+            let read = try await store.readUserDocument(for: user, in: .acmeProduction)
+            #expect(read.evaluation(of: read.plan.features[0]).variation == "A")
+        }
+        let disagreeing = try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments)
+        #expect(disagreeing.isEmpty)
+        // Removing the rule moves the followers back by their point, as planned.
+        let removed = try await store.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(removed.plans.first?.moves.map { [$0.from, $0.to, String($0.users)] } == [["B", "A", "2"]])
+    }
+
+    @Test("A bias change leaves rule users of followers alone and moves an app by the point it was given")
+    func biasesBesideRules() async throws {
+        let store = try await Self.store()
+        let users = try await Self.usersInA(2, of: store)
+        let (follower, app) = (users[0], users[1])
+        _ = try await store.evaluateFlag(
+            "Checkout", for: FlagContext(user: follower, attributes: Self.de), in: .acmeProduction)
+        let document = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
+        let appPoint = try Self.pinnedPoint(document)
+        #expect(appPoint == 75)
+        // B shrinks to 70–100 (A takes 70 %): the app's point 75 stays in B; then to 80–100: it leaves.
+        _ = try await store.setBiases([70, 30, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(try await store.allAssignmentEvents(user: app).count == 1)
+        _ = try await store.setBiases([80, 20, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
+        let moved = try await store.allAssignmentEvents(user: app).first
+        #expect(moved?.reason == .bias && moved?.previousVariation == "B" && moved?.variation == "A")
+        let again = try await store.pinnedDocument(for: app, in: .acmeProduction)
+        #expect(try Self.pinnedPoint(again) == appPoint)
+        #expect(try await store.allAssignmentEvents(user: follower).count == 1)
+        let flag = try await store.evaluateFlag("Checkout", for: FlagContext(user: follower), in: .acmeProduction)
+        #expect(flag.variant == "B" && flag.rule == "de")
+        let disagreeing = try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments)
+        #expect(disagreeing.isEmpty)
+    }
+
+    @Test("Disabling a test puts rule users in Disabled and enabling it gives them back to their rule")
+    func disableAndEnable() async throws {
+        let store = try await Self.store()
+        let user = try await Self.usersInA(1, of: store)[0]
+        _ = try await store.evaluateFlag(
+            "Checkout", for: FlagContext(user: user, attributes: Self.de), in: .acmeProduction)
+        _ = try await store.setEnabled(false, feature: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(try await store.allAssignmentEvents(user: user).first?.variation == "Disabled")
+        _ = try await store.setEnabled(true, feature: "Checkout", in: .acmeProduction, options: Self.options)
+        let event = try await store.allAssignmentEvents(user: user).first
+        #expect(event?.reason == .enable && event?.variation == "B")
+    }
+
+    @Test("An import that takes away a variation a rule serves is refused, naming the rule")
+    func importRemovingServedVariation() async throws {
+        let store = try await Self.store()
+        let before = try await store.fingerprint()
+        await #expect(throws: TargetingError.self) {
+            try await store.importText(
+                #"{"features": [{"name": "Checkout", "test-variations": ["A", "C"], "test-biases": [50, 50]}]}"#)
+        }
+        #expect(try await store.fingerprint() == before)
+    }
+}
