@@ -60,3 +60,13 @@ ALTER TABLE assignment_events_with_rules RENAME TO assignment_events;
 CREATE INDEX assignment_events_by_user ON assignment_events(environment_id, user_id, id);
 CREATE INDEX assignment_events_by_feature ON assignment_events(feature_id, id);
 CREATE INDEX assignment_events_by_environment ON assignment_events(environment_id, id);
+
+-- Users forgotten at a data-protection request (`flagpole user forget`): who asked the store to
+-- forget someone, when, and how many rows went, never whom.
+CREATE TABLE erasures (
+    id INTEGER PRIMARY KEY,
+    tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+    actor TEXT NOT NULL,
+    rows_deleted INTEGER NOT NULL CHECK (rows_deleted >= 0),
+    created_at INTEGER NOT NULL
+);

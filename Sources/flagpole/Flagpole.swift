@@ -23,6 +23,7 @@ struct Flagpole: AsyncParsableCommand {
             ConfigCommand.self,
             SegmentCommand.self,
             RuleCommand.self,
+            UserCommand.self,
             EvaluateCommand.self,
             BiasCommand.self,
             RolloutCommand.self,

@@ -20,7 +20,7 @@ struct SQLHomeTests {
         "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift", "server_secrets": "KeyTable.swift",
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
-        "user_attributes": "UserAttributeTable.swift",
+        "user_attributes": "UserAttributeTable.swift", "erasures": "UserAttributeTable.swift",
     ]
 
     /// The migrator runs the numbered SQL files and migration 0005's data step (the names' NFC

@@ -63,9 +63,10 @@ public enum TargetingDecoder {
         return (rules, options)
     }
 
-    /// Decodes one segment (and `optionKeys` beside its fields).
+    /// Decodes one segment (and `optionKeys` beside its fields). With `name` (the API's path),
+    /// `"name"` may be left out, and must be that name when given.
     public static func decodeSegment(
-        _ bytes: [UInt8], optionKeys: Set<String> = []
+        _ bytes: [UInt8], name expected: String? = nil, optionKeys: Set<String> = []
     ) throws(ConfigsRefused) -> (segment: Segment, options: JSONObject) {
         var issues = IssueList(bytes)
         let root = try parse(bytes, issues: &issues)
@@ -79,7 +80,16 @@ public enum TargetingDecoder {
             members, known: segmentKeys, optionKeys: optionKeys,
             fix: "a segment has \(segmentKeys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")) only",
             issues: &issues)
-        guard case .string(let name)? = root.member("name")?.node.content, isValidIdentifier(name) else {
+        var given: String?
+        if case .string(let text)? = root.member("name")?.node.content { given = text }
+        if let expected, let member = root.member("name"), given != expected {
+            issues.error(
+                nil, JSONPointer.root.appending("name"), offset: member.node.offset,
+                "\"name\" differs from the segment the request names, \"\(expected)\"",
+                fix: "leave \"name\" out, or write \"\(expected)\"")
+            throw ConfigsRefused(issues.all)
+        }
+        guard let name = root.member("name") == nil ? expected : given, isValidIdentifier(name) else {
             issues.error(
                 nil, JSONPointer.root.appending("name"), offset: root.member("name")?.node.offset ?? root.offset,
                 "a segment needs a \"name\": 1 to 64 letters, digits, '-', '_' or '.'",

@@ -20,6 +20,7 @@ struct AdminAPI: Sendable {
         registerDocuments(on: api)
         registerFeatures(on: api)
         registerConfigs(on: api)
+        registerTargeting(on: api)
         registerAssignments(on: api)
     }
 

@@ -21,7 +21,7 @@ extension AdminAPI {
             let path = context.path
             let (document, _, options) = try ConfigsDecoder.decode(
                 try await bytes(of: request), optionKeys: Self.optionKeys)
-            let editOptions = try self.options(options, request, actor: context.actor)
+            let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.importConfigs(document, in: path, options: editOptions)
             return await respond(to: outcome, of: path, isDryRun: editOptions.isDryRun)
         }
@@ -39,7 +39,7 @@ extension AdminAPI {
             let path = context.path
             let (config, options) = try ConfigsDecoder.decodeConfig(
                 try await bytes(of: request), name: try context.decodedParameter("config"), optionKeys: Self.optionKeys)
-            let editOptions = try self.options(options, request, actor: context.actor)
+            let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.setConfig(config, in: path, options: editOptions)
             return await respond(to: outcome, of: path, isDryRun: editOptions.isDryRun)
         }
@@ -73,8 +73,9 @@ extension AdminAPI {
         return bytes
     }
 
-    /// Edit options from the option keys found beside a config: `dryRun`, `message`, and `If-Match`.
-    private func options(_ options: JSONObject, _ request: Request, actor: String) throws -> EditOptions {
+    /// Edit options from the option keys found beside a config, rules or a segment: `dryRun`,
+    /// `message`, and `If-Match`.
+    func editOptions(beside options: JSONObject, _ request: Request, actor: String) throws -> EditOptions {
         let isDryRun: Bool
         switch options["dryRun"] {
         case nil, .null: isDryRun = false

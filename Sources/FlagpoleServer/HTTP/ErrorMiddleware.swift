@@ -52,6 +52,17 @@ extension APIError {
                 ConfigError.configNotFound(path, name: name, existing: existing).description)
         case ConfigError.refused(let path, let issues):
             self.init(ConfigsRefused(issues), description: ConfigError.refused(path, issues: issues).description)
+        case TargetingError.refused(let path, let issues):
+            self.init(
+                .unprocessableContent, code: "invalid_targeting",
+                TargetingError.refused(path, issues: issues).description,
+                details: ["issues": .array(issues.map(\.jsonValue))])
+        case let error as TargetingError:
+            if case .segmentNotFound = error {
+                self.init(.notFound, code: "not_found", error.description)
+            } else {
+                self.init(.conflict, code: error.code, error.description)
+            }
         case let error as ConfigsRefused:
             self.init(
                 error,

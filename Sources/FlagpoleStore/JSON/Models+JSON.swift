@@ -72,6 +72,42 @@ extension ConfigsOutcome {
         [
             "revision": .number(Double(revision)), "applied": .bool(isApplied), "unchanged": .bool(isUnchanged),
             "dryRun": .bool(isDryRun), "changes": .array(changes.map(\.jsonValue)),
+            "plans": .array(plans.map(\.jsonValue)),
+        ]
+    }
+}
+
+extension ForgetReport {
+    /// `{"tenant", "deleted": {"assignments", "assignmentEvents", "unlocks", "attributes"}, "segmentsListingUser"}`.
+    public var jsonValue: JSONValue {
+        [
+            "tenant": .string(tenant.rawValue),
+            "deleted": [
+                "assignments": .number(Double(assignments)), "assignmentEvents": .number(Double(assignmentEvents)),
+                "unlocks": .number(Double(unlocks)), "attributes": .number(Double(attributes)),
+            ],
+            "segmentsListingUser": .array(segmentsListingUser.map(JSONValue.string)),
+        ]
+    }
+}
+
+extension TargetingPlan {
+    /// `{"feature", "recordedUsers", "usersWithAttributes", "movingUsers", "moves": [{"from", "to",
+    /// "users", "examples"}], "keptByApps": [...]}`.
+    public var jsonValue: JSONValue {
+        func moves(_ moves: [Move]) -> JSONValue {
+            .array(
+                moves.map { move in
+                    [
+                        "from": .string(move.from), "to": .string(move.to), "users": .number(Double(move.users)),
+                        "examples": .array(move.examples.map { .string($0.rawValue) }),
+                    ]
+                })
+        }
+        return [
+            "feature": .string(feature), "recordedUsers": .number(Double(recordedUsers)),
+            "usersWithAttributes": .number(Double(usersWithAttributes)), "movingUsers": .number(Double(movingUsers)),
+            "moves": moves(self.moves), "keptByApps": moves(keptByApps),
         ]
     }
 }

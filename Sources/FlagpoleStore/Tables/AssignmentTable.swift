@@ -230,6 +230,32 @@ struct AssignmentTable {
         }
     }
 
+    /// Deletes everything recorded of `user` in an environment whose features (archived ones
+    /// included) are `features`: their groups, whose users leave the history's counts now, and
+    /// every event of theirs. Returns how many groups and events went.
+    func forget(
+        _ user: UserID, in scope: EnvironmentScope, features: [StoredFeature], now: Date
+    ) throws -> (assignments: Int, events: Int) {
+        let writer = writer(in: scope, revision: 0, now: now)
+        var assignments = 0
+        for stored in features {
+            let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
+            guard
+                let variation = try String.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            DELETE FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ? RETURNING variation
+                            """), arguments: [stored.id, point, user.rawValue])
+            else { continue }
+            try writer.addUsers(-1, to: variation, featureID: stored.id)
+            assignments += 1
+        }
+        try db.execute(
+            sql: "DELETE FROM assignment_events WHERE environment_id = ? AND user_id = ?",
+            arguments: [scope.id, user.rawValue])
+        return (assignments, db.changesCount)
+    }
+
     /// A writer of `scope`'s users' groups under `revision`.
     func writer(in scope: EnvironmentScope, revision: Int, now: Date) -> AssignmentWriter {
         AssignmentWriter(db: db, scope: scope, revision: revision, now: now)

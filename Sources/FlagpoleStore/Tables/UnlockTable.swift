@@ -64,6 +64,18 @@ struct UnlockTable {
         }
     }
 
+    /// Deletes `user`'s unlock states and their history in an environment; returns how many rows went.
+    func forget(_ user: UserID, in scope: EnvironmentScope) throws -> Int {
+        var deleted = 0
+        for table in ["unlocks", "unlock_events"] {
+            try db.execute(
+                sql: "DELETE FROM \(table) WHERE environment_id = ? AND user_id = ?",
+                arguments: [scope.id, user.rawValue])
+            deleted += db.changesCount
+        }
+        return deleted
+    }
+
     /// How many unlock states are recorded, in every tenant.
     func count() throws -> Int {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM unlocks") ?? 0

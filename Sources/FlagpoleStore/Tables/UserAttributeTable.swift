@@ -2,8 +2,9 @@ import FlagpoleCore
 import Foundation
 import GRDB
 
-/// The one home of every statement on `user_attributes`: each user's last attributes per
-/// environment, which rule changes are planned against.
+/// The one home of every statement on `user_attributes`, each user's last attributes per
+/// environment, which rule changes are planned against, and on `erasures`, the anonymous record
+/// of users forgotten.
 struct UserAttributeTable {
     let db: Database
 
@@ -24,6 +25,21 @@ struct UserAttributeTable {
         upsert.bind(attributes.fingerprint, at: 5)
         upsert.bind(hour, at: 6)
         _ = try upsert.execute()
+    }
+
+    /// Deletes `user`'s attributes in an environment; returns how many rows went (0 or 1).
+    func forget(_ user: UserID, in scope: EnvironmentScope) throws -> Int {
+        try db.execute(
+            sql: "DELETE FROM user_attributes WHERE environment_id = ? AND user_id = ?",
+            arguments: [scope.id, user.rawValue])
+        return db.changesCount
+    }
+
+    /// Notes that someone was forgotten in a tenant, without naming them.
+    func noteErasure(in tenant: TenantScope, actor: String, rowsDeleted: Int, at time: Date) throws {
+        try db.execute(
+            sql: "INSERT INTO erasures (tenant_id, actor, rows_deleted, created_at) VALUES (?, ?, ?, ?)",
+            arguments: [tenant.id, actor, rowsDeleted, time.unixMilliseconds])
     }
 
     /// `user`'s last attributes in an environment, when kept.

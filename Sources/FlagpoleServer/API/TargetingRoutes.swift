@@ -1,0 +1,89 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Rules and segments: `flagpole rule` and `flagpole segment`. Every change answers its plan
+/// (who moves, FeatureFlags apps counted apart); `dryRun` plans without writing.
+extension AdminAPI {
+    /// What a body may carry beside rules or a segment.
+    private static let optionKeys: Set<String> = ["dryRun", "message"]
+
+    func registerTargeting(on api: RouterGroup<FlagpoleRequestContext>) {
+        let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
+        let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
+
+        reader.get("features/:feature/rules") { _, context -> Response in
+            let snapshot = try await store.targeting(in: context.path)
+            let feature = try context.feature()
+            _ = try await store.feature(feature, in: context.path)
+            let rules = snapshot.featureRules.first { Feature.nameKey($0.key) == Feature.nameKey(feature) }?.value ?? []
+            return .json([
+                "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
+                "rules": .array(rules.map(\.jsonValue)),
+            ])
+        }
+        // `{"rules": [...]}` replaces the feature's rules (an empty array removes them).
+        editor.put("features/:feature/rules") { request, context -> Response in
+            let path = context.path
+            let (rules, options) = try TargetingDecoder.decodeRules(
+                try await json(of: request, example: #"{"rules": [...]}"#), optionKeys: Self.optionKeys)
+            let editOptions = try editOptions(beside: options, request, actor: context.actor)
+            let outcome = try await store.setRules(
+                rules, ofFeature: try context.feature(), in: path, options: editOptions)
+            return await respondWithPlan(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+        }
+        reader.get("segments") { _, context -> Response in
+            let snapshot = try await store.targeting(in: context.path)
+            return .json([
+                "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
+                "segments": .array(snapshot.segments.map(\.jsonValue)),
+            ])
+        }
+        reader.get("segments/:segment") { _, context -> Response in
+            let name = try context.decodedParameter("segment")
+            let snapshot = try await store.targeting(in: context.path)
+            guard let segment = snapshot.segments.first(where: { $0.name == name }) else {
+                throw TargetingError.segmentNotFound(context.path, name: name, existing: snapshot.segments.map(\.name))
+            }
+            return .json(segment.jsonValue)
+        }
+        // The segment as `flagpole segment set --file` takes it ("name" optional, the path's).
+        editor.put("segments/:segment") { request, context -> Response in
+            let path = context.path
+            let name = try context.decodedParameter("segment")
+            let (segment, options) = try TargetingDecoder.decodeSegment(
+                try await json(of: request, example: #"{"users": [...], "clauses": [...]}"#), name: name,
+                optionKeys: Self.optionKeys)
+            let editOptions = try editOptions(beside: options, request, actor: context.actor)
+            let outcome = try await store.setSegment(segment, in: path, options: editOptions)
+            return await respondWithPlan(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+        }
+        editor.delete("segments/:segment") { request, context -> Response in
+            let path = context.path
+            let options = try editOptions(
+                try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
+            let outcome = try await store.deleteSegment(
+                named: try context.decodedParameter("segment"), in: path, options: options)
+            return await respondWithPlan(to: outcome, of: path, isDryRun: options.isDryRun)
+        }
+    }
+
+    /// The body, checked to be JSON (`400` otherwise) before the targeting decoder reads it.
+    private func json(of request: Request, example: String) async throws -> [UInt8] {
+        let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
+        guard !bytes.isEmpty else { throw APIError.malformed("The body is empty: send \(example).") }
+        _ = try JSONBody.parse(bytes)
+        return bytes
+    }
+
+    /// The outcome with its plans and warnings; an applied one refreshes delivery first.
+    private func respondWithPlan(to outcome: ConfigsOutcome, of path: EnvironmentPath, isDryRun: Bool) async -> Response
+    {
+        if outcome.isApplied { await refreshDelivery(of: path) }
+        guard case .object(var object) = outcome.jsonValue(isDryRun: isDryRun) else { return .json(.null) }
+        object.append("warnings", .array(outcome.warnings.map(\.jsonValue)))
+        return .json(.object(object))
+    }
+}
