@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "FlagpoleServerTests",
             dependencies: [
-                "FlagpoleServer", "FlagpolePublish", "FlagpoleStore", "FlagpoleCore",
+                "FlagpoleServer", "FlagpolePublish", "FlagpoleStore", "FlagpoleCore", "FlagpoleTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]

@@ -272,71 +272,6 @@ struct TargetingTests {
 
     // MARK: Against a reference
 
-    /// A second reading of the rules, written from the words rather than from the code:
-    /// what `firstMatch` answers must agree with it for any context and rules.
-    enum Reference {
-        static func text(_ value: AttributeValue) -> String {
-            switch value {
-            case .string(let s): s
-            case .bool(let b): b ? "true" : "false"
-            case .number(let n): n == n.rounded() && abs(n) < 1e15 ? String(Int(n)) : String(n)
-            }
-        }
-
-        static func number(_ value: AttributeValue) -> Double? {
-            switch value {
-            case .number(let n): n
-            case .string(let s): Double(s).flatMap { $0.isFinite ? $0 : nil }
-            case .bool: nil
-            }
-        }
-
-        /// "A clause compares a string with a number or a boolean by reading the string as one."
-        static func same(_ a: AttributeValue, _ b: AttributeValue) -> Bool {
-            switch (a, b) {
-            case (.string(let x), .string(let y)): return x == y
-            case (.number(let x), .number(let y)): return x == y
-            case (.bool(let x), .bool(let y)): return x == y
-            case (.string(let s), .number(let n)), (.number(let n), .string(let s)): return Double(s) == n
-            case (.string(let s), .bool(let f)), (.bool(let f), .string(let s)): return s == String(f)
-            default: return false
-            }
-        }
-
-        static func holds(_ clause: Clause, _ context: EvaluationContext, _ segments: [String: Segment]) -> Bool {
-            if clause.op == .inSegment || clause.op == .notInSegment {
-                let member = clause.values.contains { name in
-                    guard let segment = segments[text(name)] else { return false }
-                    return segment.users.contains(context.user)
-                        || (!segment.clauses.isEmpty && segment.clauses.allSatisfy { holds($0, context, [:]) })
-                }
-                return clause.op == .inSegment ? member : !member
-            }
-            let value =
-                clause.attribute == "targetingKey"
-                ? .string(context.user.rawValue) : context.attributes[clause.attribute!]
-            guard let value else { return false }
-            switch clause.op {
-            case .equals, .in: return clause.values.contains { same(value, $0) }
-            case .notEquals, .notIn: return !clause.values.contains { same(value, $0) }
-            case .startsWith: return clause.values.contains { text(value).hasPrefix(text($0)) }
-            case .endsWith: return clause.values.contains { text(value).hasSuffix(text($0)) }
-            case .contains: return clause.values.contains { text(value).contains(text($0)) }
-            case .lessThan: return number(value).map { $0 < number(clause.values[0])! } ?? false
-            case .lessThanOrEqual: return number(value).map { $0 <= number(clause.values[0])! } ?? false
-            case .greaterThan: return number(value).map { $0 > number(clause.values[0])! } ?? false
-            case .greaterThanOrEqual: return number(value).map { $0 >= number(clause.values[0])! } ?? false
-            default: return false  // versions and times: covered by the table tests above
-            }
-        }
-
-        static func first(
-            _ rules: [TargetingRule], _ context: EvaluationContext, _ segments: [String: Segment]
-        ) -> String? {
-            rules.first { rule in rule.clauses.allSatisfy { holds($0, context, segments) } }?.id
-        }
-    }
-
     @Test("firstMatch agrees with the reference for 3 000 generated contexts and rule lists")
     func agreesWithReference() {
         var random = SeededGenerator(
@@ -389,8 +324,8 @@ struct TargetingTests {
                     serve: .variation("A"))
             }
             let found = rules.firstMatch(context, point: 50, segments: lookup)?.rule.id
-            #expect(found == Reference.first(rules, context, segments), "round \(round): \(context) \(rules)")
-            if found != Reference.first(rules, context, segments) { return }
+            #expect(found == TargetingReference.first(rules, context, segments), "round \(round): \(context) \(rules)")
+            if found != TargetingReference.first(rules, context, segments) { return }
         }
     }
 }

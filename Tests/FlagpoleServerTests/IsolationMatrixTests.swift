@@ -49,6 +49,13 @@ struct IsolationMatrixTests {
         "PUT /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
         "DELETE /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
         "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/tags": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/segments": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/users/{user}": .admin,
     ]
 
     /// The routes of the real router that act on one tenant.
@@ -79,6 +86,7 @@ struct IsolationMatrixTests {
             .replacingOccurrences(of: "{user}", with: "user-1")
             .replacingOccurrences(of: "{prefix}", with: keyPrefix)
             .replacingOccurrences(of: "{config}", with: "mainViewTitle")
+            .replacingOccurrences(of: "{segment}", with: "beta-testers")
             .replacingOccurrences(of: "{key}", with: segment(TestServer.abTest))
             + (template.hasSuffix("/diff") ? "?from=1&to=1" : template.hasSuffix("/evaluate") ? "?user=user-1" : "")
     }

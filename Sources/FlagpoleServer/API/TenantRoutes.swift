@@ -63,6 +63,17 @@ extension AdminAPI {
             return .json(try await store.environment(path).jsonValue)
         }
 
+        // A data-protection request: everything recorded of the user, in every environment.
+        tenantAdmin.delete("tenants/:tenant/users/:user") { _, context -> Response in
+            let text = try context.decodedParameter("user")
+            let user: UserID
+            do {
+                user = try UserID(validating: text)
+            } catch {
+                throw APIError.malformed("The user id in the path: \(error)")
+            }
+            return .json(try await store.forget(user, in: context.tenant, actor: context.key.actor).jsonValue)
+        }
         tenantAdmin.get("tenants/:tenant/keys") { _, context -> Response in
             return .json(.array(try await store.keys(of: .tenant(context.tenant)).map(\.jsonValue)))
         }
@@ -81,17 +92,6 @@ extension AdminAPI {
             var object = created.info.jsonObject
             object.append("key", .string(created.secret))
             return .json(.object(object), status: .created)
-        }
-        // A data-protection request: everything recorded of the user, in every environment.
-        tenantAdmin.delete("tenants/:tenant/users/:user") { _, context -> Response in
-            let text = try context.decodedParameter("user")
-            let user: UserID
-            do {
-                user = try UserID(validating: text)
-            } catch {
-                throw APIError.malformed("The user id in the path: \(error)")
-            }
-            return .json(try await store.forget(user, in: context.tenant, actor: context.key.actor).jsonValue)
         }
         tenantAdmin.delete("tenants/:tenant/keys/:prefix") { _, context -> Response in
             let key = try await store.revokeKey(try context.decodedParameter("prefix"), of: .tenant(context.tenant))
