@@ -146,12 +146,21 @@ extension FeatureStore {
             let current = try ConfigsDocument(stored: latest?.configs)
             var next = current
             try change(&next, features)
+            let segments = Set(try TargetingDocument(stored: latest?.targeting).segments.keys)
             // Only what this change writes is checked: a config an import made stale (its feature
             // gone) gives its default, and must not block changes to the others.
             var issues = next.configs.enumerated().flatMap { index, config in
                 let unchanged = current.config(named: config.name).map { $0.isIdentical(to: config) } ?? false
                 return unchanged
-                    ? [] : config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
+                    ? []
+                    : config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
+                        + config.rules.problems(variations: nil, segments: segments).filter { $0.severity == .error }
+                        .map { issue in
+                            var issue = issue
+                            issue.config = config.name
+                            issue.pointer = pointer(index).appending(issue.pointer)
+                            return issue
+                        }
             }
             var names: Set<String> = []
             for (index, config) in next.configs.enumerated() where !names.insert(Feature.nameKey(config.name)).inserted

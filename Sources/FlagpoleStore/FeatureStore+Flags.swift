@@ -161,6 +161,12 @@ extension UserDocumentRead {
             return .success(Self.flag(stored.feature, evaluation, context: context, revision: plan.revision))
         case .config(let configIndex):
             let planned = plan.configs[configIndex]
+            if context.user != nil, let decided = planned.config.ruleValue(for: self.context, segments: plan.segments) {
+                return .success(
+                    FlagEvaluation(
+                        key: planned.config.name, value: decided.value, variant: decided.rule, reason: .targetingMatch,
+                        revision: plan.revision, kind: "config", label: nil, rule: decided.rule))
+            }
             var evaluation: Evaluation?
             if let featureIndex = planned.featureIndex {
                 evaluation = featureEvaluation(featureIndex, for: context)

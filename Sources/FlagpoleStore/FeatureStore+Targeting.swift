@@ -111,6 +111,16 @@ extension FeatureStore {
             var next = current
             var lists: [(bytes: [UInt8], sha256: [UInt8], count: Int)] = []
             let issues = try change(&next, storedFeatures.map(\.feature), &lists)
+            // Configs' own rules name segments too: none may lose one.
+            let configs = try ConfigsDocument(stored: latest?.configs)
+            let orphaned = configs.configs.filter { config in
+                config.rules.problems(variations: nil, segments: Set(next.segments.keys)).contains {
+                    $0.severity == .error
+                }
+            }
+            if !orphaned.isEmpty, let removed = current.segments.keys.first(where: { next.segments[$0] == nil }) {
+                throw TargetingError.segmentInUse(path, name: removed, rules: orphaned.map { "config \($0.name)" })
+            }
             if issues.contains(where: { $0.severity == .error }) { throw TargetingError.refused(path, issues: issues) }
             let warnings = issues.filter { $0.severity == .warning }
             let changes = TargetingDiff.changes(from: current, to: next)

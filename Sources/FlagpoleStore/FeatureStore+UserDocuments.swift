@@ -335,7 +335,9 @@ public struct UserDocumentRead: Sendable {
             entries: plan.configs(tagged: tag).map { planned in
                 (
                     planned.config.name,
-                    planned.value(for: planned.featureIndex.map { evaluation(of: plan.features[$0]) })
+                    planned.value(
+                        for: planned.featureIndex.map { evaluation(of: plan.features[$0]) }, context: context,
+                        segments: plan.segments)
                 )
             }, isRecorded: isRecorded)
     }

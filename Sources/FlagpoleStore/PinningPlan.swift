@@ -181,9 +181,11 @@ struct PlannedConfig: Sendable {
     /// one the document no longer has (it then gives its default).
     let featureIndex: Int?
 
-    /// The value for a user whose app shows `evaluation` of the followed feature.
-    func value(for evaluation: Evaluation?) -> ConfigValue {
-        config.value(for: evaluation?.variation).value
+    /// The value for a user whose app shows `evaluation` of the followed feature: the config's
+    /// own rules decide first (for a named user), then the followed feature, then the default.
+    func value(for evaluation: Evaluation?, context: EvaluationContext?, segments: SegmentLookup) -> ConfigValue {
+        if let context, let decided = config.ruleValue(for: context, segments: segments) { return decided.value }
+        return config.value(for: evaluation?.variation).value
     }
 
 }

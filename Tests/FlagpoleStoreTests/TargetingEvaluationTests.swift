@@ -193,3 +193,73 @@ struct TargetingEvaluationTests {
         #expect(try await store.fingerprint() == before)
     }
 }
+
+@Suite("A config's own rules")
+struct ConfigRuleTests {
+    static let configs = #"""
+        {"configs": [{"name": "title", "type": "string", "default": "Welcome", "follows": "Checkout",
+                      "values": {"A": "title-A", "B": "title-B"},
+                      "rules": [{"id": "de", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}],
+                                 "serve": {"value": "Hallo"}},
+                                {"id": "staff", "clauses": [{"operator": "inSegment", "values": ["staff"]}],
+                                 "serve": {"value": "Hi team"}}]},
+                     {"name": "ratio", "type": "double", "default": 1.5,
+                      "rules": [{"id": "half", "serve": {"value": 2.0}}]}]}
+        """#
+
+    static func store() async throws -> FeatureStore {
+        let store = try await TargetingStoreTests.store()
+        _ = try await store.setSegment(
+            TargetingStoreTests.staff, in: .acmeProduction, options: TargetingEvaluationTests.options)
+        _ = try await store.importConfigs(
+            try ConfigsDecoder.decode(Array(configs.utf8)).0, in: .acmeProduction,
+            options: TargetingEvaluationTests.options)
+        return store
+    }
+
+    @Test("Its rules decide first, then the feature it follows, then the default; OFREP names the rule")
+    func order() async throws {
+        let store = try await Self.store()
+        let german = try await store.userConfigs(
+            for: UserID(rawValue: "user-9"), in: .acmeProduction, attributes: TargetingEvaluationTests.de)
+        #expect(german.entries.first { $0.key == "title" }?.value == .string("Hallo"))
+        let staff = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
+        #expect(staff.entries.first { $0.key == "title" }?.value == .string("Hi team"))
+        let other = try await store.userConfigs(
+            for: UserID(rawValue: "user-9"), in: .acmeProduction, attributes: TargetingEvaluationTests.fr)
+        let variation = try await store.evaluate(UserID(rawValue: "user-9"), in: .acmeProduction)
+            .first { $0.feature == "Checkout" }!.variation
+        #expect(other.entries.first { $0.key == "title" }?.value == .string("title-\(variation)"))
+        let flag = try await store.evaluateFlag(
+            "title", for: FlagContext(user: UserID(rawValue: "user-9"), attributes: TargetingEvaluationTests.de),
+            in: .acmeProduction)
+        #expect(flag.value == .string("Hallo") && flag.reason == .targetingMatch && flag.rule == "de")
+        // A rule that matches everyone still needs a user: the shared dictionary gives the default.
+        let shared = try await store.sharedConfigs(in: .acmeProduction)
+        #expect(shared.entries.first { $0.key == "ratio" }?.value == .double(1.5))
+        #expect(other.entries.first { $0.key == "ratio" }?.value == .double(2.0))
+    }
+
+    @Test("The configs file keeps rules, a double's point included; a missing segment is refused, and a used one kept")
+    func keptAndChecked() async throws {
+        let store = try await Self.store()
+        let exported = try await store.configs(in: .acmeProduction).document
+        #expect(String(decoding: exported.rendered(), as: UTF8.self).contains(#""serve":{"value":2.0}"#))
+        #expect(try ConfigsDecoder.decode(exported.rendered()).0 == exported)
+        let before = try await store.fingerprint()
+        let ghost = try ConfigsDecoder.decodeConfig(
+            Array(
+                #"{"type": "bool", "default": false, "rules": [{"id": "g", "clauses": [{"operator": "inSegment", "values": ["ghost"]}], "serve": {"value": true}}]}"#
+                    .utf8),
+            name: "ghostly"
+        ).0
+        await #expect(throws: ConfigError.self) {
+            try await store.setConfig(ghost, in: .acmeProduction, options: TargetingEvaluationTests.options)
+        }
+        await #expect(throws: TargetingError.self) {
+            try await store.deleteSegment(
+                named: "staff", in: .acmeProduction, options: TargetingEvaluationTests.options)
+        }
+        #expect(try await store.fingerprint() == before)
+    }
+}

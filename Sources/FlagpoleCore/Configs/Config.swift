@@ -16,6 +16,9 @@ public struct Config: Hashable, Sendable {
     /// The value for each variation of the followed feature; a variation without one gets the
     /// default.
     public var values: [Variant]
+    /// The config's own rules, serving values: for a user they decide first, before the
+    /// followed feature and the default (docs/TARGETING.md).
+    public var rules: [TargetingRule]
 
     /// The value of one variation of the followed feature.
     public struct Variant: Hashable, Sendable {
@@ -30,8 +33,9 @@ public struct Config: Hashable, Sendable {
 
     public init(
         name: String, type: ConfigType, defaultValue: ConfigValue, description: String? = nil, tags: [String] = [],
-        follows: String? = nil, values: [Variant] = []
+        follows: String? = nil, values: [Variant] = [], rules: [TargetingRule] = []
     ) {
+        self.rules = rules
         self.name = name
         self.type = type
         self.defaultValue = defaultValue
@@ -50,8 +54,19 @@ public struct Config: Hashable, Sendable {
         return (defaultValue, nil)
     }
 
+    /// The value for a user its own rules decide, with the rule's id: the first that matches
+    /// `context`; `nil` when none does.
+    public func ruleValue(
+        for context: EvaluationContext, segments: SegmentLookup
+    ) -> (value: ConfigValue, rule: String)? {
+        for rule in rules where rule.matches(context, segments: segments) {
+            if case .value(let value) = rule.serve { return (value, rule.id) }
+        }
+        return nil
+    }
+
     /// The config as its definition is written in a configs file: `name`, `type`, `description`,
-    /// `tags`, `default`, `follows`, `values`, the optional ones only when set.
+    /// `tags`, `default`, `follows`, `values`, `rules`, the optional ones only when set.
     public var jsonObject: JSONObject {
         var object: JSONObject = ["name": .string(name), "type": .string(type.rawValue)]
         if let description { object.append("description", .string(description)) }
@@ -63,13 +78,14 @@ public struct Config: Hashable, Sendable {
                 "values",
                 .object(JSONObject(values.map { JSONObject.Member(key: $0.variation, value: $0.value.jsonValue) })))
         }
+        if !rules.isEmpty { object.append("rules", .array(rules.map(\.jsonValue))) }
         return object
     }
 
     /// Whether the two are written alike, byte for byte (see `JSONValue.isIdentical(to:)`).
     public func isIdentical(to other: Config) -> Bool {
         type == other.type && jsonObject.isIdentical(to: other.jsonObject) && defaultValue == other.defaultValue
-            && values.map(\.value) == other.values.map(\.value)
+            && values.map(\.value) == other.values.map(\.value) && rules == other.rules
     }
 }
 
@@ -190,6 +206,17 @@ public struct ConfigsDocument: Hashable, Sendable {
                     variant.value.writeJSON(into: &output)
                 }
                 output.append(contentsOf: (config.values.isEmpty ? "}" : "\n" + inner + "}").utf8)
+            }
+        }
+        if !config.rules.isEmpty {
+            // One rule a line; a value keeps its type's form (a double its decimal point).
+            member("rules") { output in
+                output.append(UInt8(ascii: "["))
+                for (index, rule) in config.rules.enumerated() {
+                    output.append(contentsOf: ((index == 0 ? "\n" : ",\n") + inner + "    ").utf8)
+                    rule.writeJSON(into: &output)
+                }
+                output.append(contentsOf: ("\n" + inner + "]").utf8)
             }
         }
         output.append(contentsOf: "\n\(pad)}".utf8)

@@ -2,7 +2,9 @@
 /// to the API, reporting every problem with its place, not only the first.
 public enum ConfigsDecoder {
     /// The keys of a config definition.
-    static let configKeys: Set<String> = ["name", "type", "description", "tags", "default", "follows", "values"]
+    static let configKeys: Set<String> = [
+        "name", "type", "description", "tags", "default", "follows", "values", "rules",
+    ]
 
     /// Decodes a whole configs file.
     ///
@@ -229,10 +231,13 @@ public enum ConfigsDecoder {
                 "\"values\" without \"follows\": values are per variation of a feature",
                 fix: "add \"follows\": the feature's name, or remove \"values\"")
         }
+        let rules = node.member("rules").map {
+            TargetingDecoder.decodeRuleList($0.node, at: pointer.appending("rules"), configType: type, issues: &issues)
+        }
         guard let defaultValue, issues.errorCount == errorsBefore else { return nil }
         return Config(
             name: name, type: type, defaultValue: defaultValue, description: description, tags: tags,
-            follows: follows, values: variants)
+            follows: follows, values: variants, rules: rules ?? [])
     }
 
     static func decodeTags(

@@ -28,7 +28,8 @@ public enum TargetingDecoder {
     ) throws(ConfigsRefused) -> (rules: [TargetingRule], options: JSONObject) {
         var issues = IssueList(bytes)
         let root = try parse(bytes, issues: &issues)
-        guard case .object(let members) = root.content, case .array(let nodes)? = root.member("rules")?.node.content
+        guard case .object(let members) = root.content, let list = root.member("rules")?.node,
+            case .array = list.content
         else {
             issues.error(
                 nil, .root, offset: root.offset, "rules are an object with a \"rules\" array",
@@ -38,29 +39,46 @@ public enum TargetingDecoder {
         let options = split(
             members, known: ["rules"], optionKeys: optionKeys,
             fix: "the body has \"rules\"\(optionKeys.sorted().map { ", \"\($0)\"" }.joined()) only", issues: &issues)
+        let rules = decodeRuleList(
+            list, at: JSONPointer.root.appending("rules"), configType: configType, issues: &issues)
+        guard !issues.hasErrors else { throw ConfigsRefused(issues.all) }
+        return (rules, options)
+    }
+
+    /// Decodes an array of rules at `pointer`: each rule, at most `maximumRules`, ids unique.
+    static func decodeRuleList(
+        _ list: JSONNode, at pointer: JSONPointer, configType: ConfigType?, issues: inout IssueList
+    ) -> [TargetingRule] {
+        guard case .array(let nodes) = list.content else {
+            issues.error(
+                nil, pointer, offset: list.offset, "rules are an array",
+                fix: "write \"rules\": [{\"id\": …, \"clauses\": […], \"serve\": …}]")
+            return []
+        }
         if nodes.count > maximumRules {
             issues.error(
-                nil, JSONPointer.root.appending("rules"), offset: root.member("rules")!.node.offset,
+                nil, pointer, offset: list.offset,
                 "\(nodes.count) rules, over the \(maximumRules) one feature or config may have",
                 fix: "merge rules, or move lists of users into a segment")
         }
         var rules: [TargetingRule] = []
         var seen: [String: JSONPointer] = [:]
         for (index, node) in nodes.enumerated() {
-            let pointer = JSONPointer.root.appending("rules").appending(index)
-            guard let rule = decodeRule(node, at: pointer, configType: configType, issues: &issues) else { continue }
+            let rulePointer = pointer.appending(index)
+            guard let rule = decodeRule(node, at: rulePointer, configType: configType, issues: &issues) else {
+                continue
+            }
             if let first = seen[rule.id] {
                 issues.error(
-                    rule.id, pointer.appending("id"), offset: node.member("id")?.node.offset ?? node.offset,
+                    rule.id, rulePointer.appending("id"), offset: node.member("id")?.node.offset ?? node.offset,
                     "the id \"\(rule.id)\" is already the rule's at \(first)",
                     fix: "give each rule an id of its own: history and OFREP's metadata name rules by it")
                 continue
             }
-            seen[rule.id] = pointer
+            seen[rule.id] = rulePointer
             rules.append(rule)
         }
-        guard !issues.hasErrors else { throw ConfigsRefused(issues.all) }
-        return (rules, options)
+        return rules
     }
 
     /// Decodes one segment (and `optionKeys` beside its fields). With `name` (the API's path),

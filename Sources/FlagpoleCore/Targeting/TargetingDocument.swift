@@ -144,6 +144,20 @@ extension TargetingRule {
         object.append("serve", serve)
         return .object(object)
     }
+
+    /// The rule as compact JSON, a value of a config's rule in its type's form (a double keeps
+    /// its decimal point, which `jsonValue` would drop).
+    public func writeJSON(into output: inout [UInt8]) {
+        guard case .value(let value) = serve, case .object(var object) = jsonValue else {
+            output.append(contentsOf: JSONWriter(style: .compact).bytes(of: jsonValue))
+            return
+        }
+        object.members.removeAll { $0.key == "serve" }
+        output.append(contentsOf: JSONWriter(style: .compact).bytes(of: .object(object)).dropLast())
+        output.append(contentsOf: #","serve":{"value":"#.utf8)
+        value.writeJSON(into: &output)
+        output.append(contentsOf: "}}".utf8)
+    }
 }
 
 extension Clause {

@@ -17,6 +17,11 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
         return JSONPointer(description: description + "/" + escaped)
     }
 
+    /// `other` read from the value this points at.
+    public func appending(_ other: JSONPointer) -> JSONPointer {
+        JSONPointer(description: description + other.description)
+    }
+
     /// The pointer to element `index` of the array this points at.
     public func appending(_ index: Int) -> JSONPointer {
         JSONPointer(description: description + "/" + String(index))
