@@ -29,6 +29,29 @@ extension FeatureStore {
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
             let revision = try db.environments.latestRevisionNumber(in: scope) ?? 0
             var summary = AssignmentSummary(recorded: 0, known: 0)
+            // Rules read each user's attributes: one by one, as their fetches would record them.
+            let targeting = try TargetingDocument(stored: try db.environments.revision(nil, in: scope)?.targeting)
+            if let test = PinningPlan.Test(
+                featureID: stored.id, index: 0, feature: stored.feature, salt: stored.salt,
+                rules: targeting.rules(of: stored.feature.name) ?? []), !test.rules.isEmpty
+            {
+                let segments = SegmentLookup(
+                    try targeting.segments.values.map { try Self.segment($0, in: scope, db: db) })
+                let writer = db.assignments.writer(in: scope, revision: revision, now: Date())
+                for user in users {
+                    let (recorded, isNew) = try writer.recordFirst(
+                        try Self.firstAssignment(
+                            of: user, in: test, segments: segments, revision: revision, db: db, scope: scope),
+                        of: user, featureID: stored.id)
+                    if isNew { summary.recorded += 1 } else { summary.known += 1 }
+                    report?(
+                        Assignment(
+                            user: user, feature: stored.feature.name, variation: recorded.variation,
+                            point: recorded.point,
+                            revision: recorded.revision, isOverride: recorded.isOverride))
+                }
+                return summary
+            }
             try FirstAssignments(db, scope: scope, feature: stored, revision: revision, now: Date()).record(users) {
                 assignment, isNew in
                 if isNew { summary.recorded += 1 } else { summary.known += 1 }
@@ -65,14 +88,11 @@ extension FeatureStore {
                 guard try db.environments.isCurrent(plan.head) else { return nil }
                 let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())
                 return try users.map { user in
-                    // Rules read the user's last attributes, as they would for their next fetch.
-                    let attributes =
-                        test.rules.isEmpty
-                        ? nil : try db.userAttributes.attributes(of: user, in: plan.head.scope)?.decoded
-                    let first = test.firstAssignment(
-                        of: EvaluationContext(user: user, attributes: attributes?.values ?? [:]),
-                        segments: plan.segments, revision: plan.revision, isPinned: false)
-                    return try writer.recordFirst(first, of: user, featureID: test.featureID)
+                    try writer.recordFirst(
+                        try Self.firstAssignment(
+                            of: user, in: test, segments: plan.segments, revision: plan.revision, db: db,
+                            scope: plan.head.scope),
+                        of: user, featureID: test.featureID)
                 }
             }
             guard let recorded else { continue }
@@ -89,7 +109,20 @@ extension FeatureStore {
         return nil
     }
 
-    /// Up to this many users are recorded one by one; more are staged and copied in bulk.
+    /// The group `assign` records for `user`: by rule, reading the user's last attributes as
+    /// their next fetch would, else by their point. Not for an app: the group is not pinned.
+    static func firstAssignment(
+        of user: UserID, in test: PinningPlan.Test, segments: SegmentLookup, revision: Int, db: Database,
+        scope: EnvironmentScope
+    ) throws -> RecordedAssignment {
+        let attributes = test.rules.isEmpty ? nil : try db.userAttributes.attributes(of: user, in: scope)?.decoded
+        return test.firstAssignment(
+            of: EvaluationContext(user: user, attributes: attributes?.values ?? [:]), segments: segments,
+            revision: revision, isPinned: false)
+    }
+
+    /// Up to this many users are recorded one by one; more are staged and copied in bulk
+    /// (one by one too when the test has rules).
     static let directAssignmentLimit = 64
 
     /// Assignment events of an environment, newest first.

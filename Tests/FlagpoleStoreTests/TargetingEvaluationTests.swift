@@ -182,6 +182,26 @@ struct TargetingEvaluationTests {
         #expect(event?.reason == .enable && event?.variation == "B")
     }
 
+    @Test("assign applies rules with the users' attributes, one user or a hundred")
+    func assignFollowsRules() async throws {
+        let store = try await Self.store()
+        let users = try await Self.usersInA(100, of: store)
+        #expect(users.count > 64)
+        // The last one is known to be German before it is assigned.
+        _ = try await store.evaluateFlag(
+            "Checkout", for: FlagContext(user: users[0], attributes: Self.fr), in: .acmeProduction)
+        try await store.write { db in
+            try db.userAttributes.keep(
+                Self.de, of: users.last!, in: try db.environments.scope(of: .acmeProduction), hour: 0)
+        }
+        _ = try await store.assign(users, to: "Checkout", in: .acmeProduction)
+        let recorded = try await store.recordedAssignments(of: "Checkout")
+        #expect(recorded[users.last!]?.variation == "B")
+        #expect(users.dropLast().allSatisfy { recorded[$0]?.variation == "A" })
+        _ = try await store.assign([users[1]], to: "Checkout", in: .acmeProduction)
+        #expect(try await store.recordedAssignments(of: "Checkout")[users[1]]?.variation == "A")
+    }
+
     @Test("An import that takes away a variation a rule serves is refused, naming the rule")
     func importRemovingServedVariation() async throws {
         let store = try await Self.store()
