@@ -31,7 +31,10 @@ the spec differently from a strict reading of it (the provider is the judge here
 """
 
 import argparse
+import json
+import os
 import subprocess
+import tempfile
 
 from openfeature import api
 from openfeature.contrib.provider.ofrep import OFREPProvider
@@ -205,6 +208,49 @@ class Part:
             f"got {details.error_code} {details.error_message!r} value {details.value!r}",
         )
 
+    def flagpole(self, *arguments):
+        command = [self.options.binary, *arguments, "--tenant", "demo", "--db", self.options.db]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise CheckFailed(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+        return result.stdout
+
+    def targeting(self):
+        """A rule through the SDK: attributes in the evaluation context decide, the answer says
+        TARGETING_MATCH and names the rule in its metadata, and the user's pinned features.json
+        (fetched with no attributes) puts the app in the same group; others keep their SPLIT."""
+        rules = {"rules": [{"id": "germany", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}],
+                            "serve": {"variation": "Group B"}}]}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+            json.dump(rules, file)
+        try:
+            self.flagpole("rule", "set", "Example A/B Test", "--file", file.name)
+        finally:
+            os.unlink(file.name)
+        client = self.clients["production"]
+        name = "Example A/B Test"
+        checked = 0
+        for index in range(20):
+            for country in ["DE", "FR"]:
+                user = f"ofrep-targeted-{country}-{index}"
+                context = EvaluationContext(targeting_key=user, attributes={"country": country, "appVersion": "5.2.1"})
+                details = evaluate(client, "string", name, context)
+                where = f"production, user {user!r} with country {country}: {name!r}"
+                expect(details.error_code is None, f"{where}: error {details.error_code} {details.error_message}")
+                pinned, _, _ = fetch_pinned(self.public, PUBLIC_ENV, user)
+                group, _ = client_group(pinned[name])
+                expect_equal(details.variant, group, f"{where}: OFREP's variation against the pinned features.json's group")
+                if country == "DE":
+                    expect_equal(details.variant, "Group B", f"{where}: variant")
+                    expect_equal(str(details.reason), "TARGETING_MATCH", f"{where}: reason")
+                    expect_equal(dict(details.flag_metadata).get("rule"), "germany", f"{where}: metadata.rule")
+                else:
+                    expect_equal(str(details.reason), "SPLIT", f"{where}: reason")
+                    expect("rule" not in dict(details.flag_metadata), f"{where}: no rule decided, yet metadata {dict(details.flag_metadata)}")
+                checked += 1
+        self.flagpole("rule", "set", name, "--clear")
+        self.targeted = checked
+
     def unlock(self):
         command = [
             self.options.binary, "unlock", "Example Unlock Flag", "--user", UNLOCKED_USER,
@@ -234,11 +280,13 @@ def main():
     part.private_environment()
     for user, ofrep_first in [("demo-user-7", False), ("ofrep-root-user-1", True)]:
         part.user("root-delivery", PUBLIC_ENV, part.public, user, ofrep_first=ofrep_first)
+    part.targeting()
     print(
         f"check-ofrep: SDK: {part.evaluations} evaluations of the {len(ALL_FLAGS)} demo flags as "
         f"{', '.join(TYPES)} (production, staging by X-API-Key and Bearer, host root by delivery key), "
         f"recorded and new users: values, variants, reasons and metadata as the contract says; "
-        f"{part.agreements} agreements with the pinned features.json and configs.json"
+        f"{part.agreements} agreements with the pinned features.json and configs.json; "
+        f"{part.targeted} users under a rule, decided by their context's attributes, agreeing with their pinned features.json"
     )
 
 

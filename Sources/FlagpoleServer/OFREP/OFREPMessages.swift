@@ -46,10 +46,18 @@ struct OFREPRequest {
             throw OFREPError(
                 .badRequest, code: "INVALID_CONTEXT", key: key, "context.targetingKey must be a string: the user's id.")
         }
-        // Every other member is an attribute rules may read; an empty context sends none.
+        // Every other scalar member is an attribute rules may read; an empty context sends none.
+        // Lists and objects, which OpenFeature contexts may hold, are no attributes: left out.
+        let scalars = JSONObject(
+            context.members.filter {
+                switch $0.value {
+                case .array, .object: false
+                default: true
+                }
+            })
         let attributes: UserAttributes
         do {
-            attributes = try UserAttributes(context: context, limits: attributeLimits)
+            attributes = try UserAttributes(context: scalars, limits: attributeLimits)
         } catch {
             if case .tooLarge = error {
                 throw OFREPError(.contentTooLarge, code: "INVALID_CONTEXT", key: key, "context: \(error).")
