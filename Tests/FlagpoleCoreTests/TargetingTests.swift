@@ -272,6 +272,32 @@ struct TargetingTests {
 
     // MARK: Against a reference
 
+    /// What each kind of operand must refuse, as JSON: objects, arrays and null for all.
+    static let wrongValues: [ClauseOperator.Operand: [String]] = [
+        .any: [],
+        .text: ["5", "true"],
+        .number: [#""abc""#, "true", #""""#],
+        .version: [#""not a version""#, "5", "true", #""1.2.3.4.5.6.7.8.9""#],
+        .time: [#""yesterday""#, "true", #""2026-13-45""#],
+        .segment: ["5", "true", #""no spaces allowed""#, #""""#],
+    ]
+
+    @Test("Every operator refuses every value of a type it can't compare, at the value's place", arguments: ClauseOperator.allCases)
+    func everyOperatorEveryWrongType(op: ClauseOperator) throws {
+        for wrong in ["{}", "[]", "null"] + Self.wrongValues[op.operand]! {
+            let attribute = op.operand == .segment ? "" : #""attribute": "a", "#
+            let text = #"{"rules": [{"id": "r", "clauses": [{\#(attribute)"operator": "\#(op.rawValue)", "values": [\#(wrong)]}], "serve": {"variation": "A"}}]}"#
+            var issue: ConfigIssue?
+            do throws(ConfigsRefused) {
+                _ = try TargetingDecoder.decodeRules(Array(text.utf8))
+            } catch {
+                issue = error.issues.first
+            }
+            #expect(issue?.pointer.description == "/rules/0/clauses/0/values/0", "\(op.rawValue) with \(wrong): \(String(describing: issue))")
+            #expect(issue?.location != nil && issue?.fix.isEmpty == false)
+        }
+    }
+
     @Test("firstMatch agrees with the reference for 3 000 generated contexts and rule lists")
     func agreesWithReference() {
         var random = SeededGenerator(
