@@ -49,6 +49,13 @@ struct IsolationMatrixTests {
         "PUT /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
         "DELETE /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
         "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/tags": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .editor,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/segments": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .editor,
+        "DELETE /api/v1/tenants/{tenant}/users/{user}": .admin,
     ]
 
     /// The routes of the real router that act on one tenant.
@@ -79,6 +86,7 @@ struct IsolationMatrixTests {
             .replacingOccurrences(of: "{user}", with: "user-1")
             .replacingOccurrences(of: "{prefix}", with: keyPrefix)
             .replacingOccurrences(of: "{config}", with: "mainViewTitle")
+            .replacingOccurrences(of: "{segment}", with: "beta-testers")
             .replacingOccurrences(of: "{key}", with: segment(TestServer.abTest))
             + (template.hasSuffix("/diff") ? "?from=1&to=1" : template.hasSuffix("/evaluate") ? "?user=user-1" : "")
     }
@@ -95,7 +103,11 @@ struct IsolationMatrixTests {
     @Test("No key is 401, another tenant's key is the 404 of an unknown tenant, too little role is 403; none writes")
     func matrix() async throws {
         let server = try await TestServer()
-        let acmeKeyPrefix = try await server.store.keys(of: .tenant(TenantSlug(rawValue: "acme"))).first!.prefix
+        // A key of its own for `DELETE keys/{prefix}`: revoking one the matrix uses would turn the
+        // routes after it into 401s.
+        let acmeKeyPrefix = try await server.store.createKey(
+            for: .tenant(TenantSlug(rawValue: "acme")), role: .reader
+        ).info.prefix
         let before = try await server.store.revisions(of: TestServer.acme)
         let routes = try Self.tenantRoutes
         try await server.test { client in
