@@ -103,7 +103,11 @@ struct IsolationMatrixTests {
     @Test("No key is 401, another tenant's key is the 404 of an unknown tenant, too little role is 403; none writes")
     func matrix() async throws {
         let server = try await TestServer()
-        let acmeKeyPrefix = try await server.store.keys(of: .tenant(TenantSlug(rawValue: "acme"))).first!.prefix
+        // A key of its own for `DELETE keys/{prefix}`: revoking one the matrix uses would turn the
+        // routes after it into 401s.
+        let acmeKeyPrefix = try await server.store.createKey(
+            for: .tenant(TenantSlug(rawValue: "acme")), role: .reader
+        ).info.prefix
         let before = try await server.store.revisions(of: TestServer.acme)
         let routes = try Self.tenantRoutes
         try await server.test { client in
