@@ -282,18 +282,23 @@ struct TargetingTests {
         .segment: ["5", "true", #""no spaces allowed""#, #""""#],
     ]
 
-    @Test("Every operator refuses every value of a type it can't compare, at the value's place", arguments: ClauseOperator.allCases)
+    @Test(
+        "Every operator refuses every value of a type it can't compare, at the value's place",
+        arguments: ClauseOperator.allCases)
     func everyOperatorEveryWrongType(op: ClauseOperator) throws {
         for wrong in ["{}", "[]", "null"] + Self.wrongValues[op.operand]! {
             let attribute = op.operand == .segment ? "" : #""attribute": "a", "#
-            let text = #"{"rules": [{"id": "r", "clauses": [{\#(attribute)"operator": "\#(op.rawValue)", "values": [\#(wrong)]}], "serve": {"variation": "A"}}]}"#
+            let text =
+                #"{"rules": [{"id": "r", "clauses": [{\#(attribute)"operator": "\#(op.rawValue)", "values": [\#(wrong)]}], "serve": {"variation": "A"}}]}"#
             var issue: ConfigIssue?
             do throws(ConfigsRefused) {
                 _ = try TargetingDecoder.decodeRules(Array(text.utf8))
             } catch {
                 issue = error.issues.first
             }
-            #expect(issue?.pointer.description == "/rules/0/clauses/0/values/0", "\(op.rawValue) with \(wrong): \(String(describing: issue))")
+            #expect(
+                issue?.pointer.description == "/rules/0/clauses/0/values/0",
+                "\(op.rawValue) with \(wrong): \(String(describing: issue))")
             #expect(issue?.location != nil && issue?.fix.isEmpty == false)
         }
     }

@@ -27,8 +27,10 @@ extension AdminAPI {
         // `{"rules": [...]}` replaces the feature's rules (an empty array removes them).
         editor.put("features/:feature/rules") { request, context -> Response in
             let path = context.path
-            let (rules, options) = try TargetingDecoder.decodeRules(
-                try await json(of: request, example: #"{"rules": [...]}"#), optionKeys: Self.optionKeys)
+            let bytes = try await json(of: request, example: #"{"rules": [...]}"#)
+            let (rules, options) = try Self.decoding(path) { () throws(ConfigsRefused) in
+                try TargetingDecoder.decodeRules(bytes, optionKeys: Self.optionKeys)
+            }
             let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.setRules(
                 rules, ofFeature: try context.feature(), in: path, options: editOptions)
@@ -53,9 +55,10 @@ extension AdminAPI {
         editor.put("segments/:segment") { request, context -> Response in
             let path = context.path
             let name = try context.decodedParameter("segment")
-            let (segment, options) = try TargetingDecoder.decodeSegment(
-                try await json(of: request, example: #"{"users": [...], "clauses": [...]}"#), name: name,
-                optionKeys: Self.optionKeys)
+            let bytes = try await json(of: request, example: #"{"users": [...], "clauses": [...]}"#)
+            let (segment, options) = try Self.decoding(path) { () throws(ConfigsRefused) in
+                try TargetingDecoder.decodeSegment(bytes, name: name, optionKeys: Self.optionKeys)
+            }
             let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.setSegment(segment, in: path, options: editOptions)
             return await respondWithPlan(to: outcome, of: path, isDryRun: editOptions.isDryRun)
@@ -67,6 +70,16 @@ extension AdminAPI {
             let outcome = try await store.deleteSegment(
                 named: try context.decodedParameter("segment"), in: path, options: options)
             return await respondWithPlan(to: outcome, of: path, isDryRun: options.isDryRun)
+        }
+    }
+
+    /// What `decode` reads; what it refuses is refused targeting (`422 invalid_targeting`, each
+    /// issue with its line and column), as the environment's own checks are.
+    private static func decoding<T>(_ path: EnvironmentPath, _ decode: () throws(ConfigsRefused) -> T) throws -> T {
+        do {
+            return try decode()
+        } catch {
+            throw TargetingError.refused(path, issues: error.issues)
         }
     }
 
