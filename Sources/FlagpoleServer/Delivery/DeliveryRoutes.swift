@@ -70,6 +70,9 @@ struct DeliveryRoutes {
                 status: head.status, headers: head.headerFields,
                 body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
         }
+        if attributes != nil {
+            throw APIError.invalid("?attr.NAME= describes a user: add ?user=ID, or drop the attributes.")
+        }
         let cacheControl = Self.currentCacheControl(context.state, default: defaultCacheControl)
         if tag == nil, let revision = context.state.revision,
             let document = cache.document(DeliveryCache.Key(path: path, revision: revision, kind: .configs))
