@@ -78,4 +78,45 @@ struct TargetingCommandTests {
         #expect(try cli.run(["segment", "delete", "beta-testers", "--tenant", "demo"]).status == 0)
         #expect(try cli.run(["segment", "list", "--tenant", "demo"]).stdout.contains("No segments"))
     }
+
+    @Test(
+        "evaluate --attr decides by rule and records; the plan names who moves and the apps that stay; user forget leaves no trace"
+    )
+    func evaluatePlanAndForget() throws {
+        let cli = try CLI()
+        try #require(cli.run(["demo"]).status == 0)
+        let rules = try cli.write(
+            #"{"rules": [{"id": "germany", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}], "serve": {"variation": "Group B"}}]}"#,
+            to: "rules.json")
+        // Users recorded as followers (evaluate) and as apps (export --user), all German.
+        for index in 0..<20 {
+            let evaluated = try cli.run([
+                "evaluate", "--user", "cli-\(index)", "--attr", "country=DE", "--flag", "Example A/B Test", "--tenant",
+                "demo",
+            ])
+            #expect(evaluated.status == 0, "\(evaluated.stderr)")
+            #expect(try cli.run(["export", "--user", "app-\(index)", "--tenant", "demo"]).status == 0)
+        }
+        let plan = try cli.run(["rule", "set", "Example A/B Test", "--file", rules, "--dry-run", "--tenant", "demo"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        // Some of the 20 followers sit in Group A: they would move; the apps never do.
+        #expect(plan.stdout.contains("Group A → Group B"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("app-"), "\(plan.stdout)")
+        let applied = try cli.run(["rule", "set", "Example A/B Test", "--file", rules, "--tenant", "demo"])
+        #expect(applied.status == 0)
+        let table = try cli.run([
+            "evaluate", "--user", "cli-0", "--flag", "Example A/B Test", "--tenant", "demo", "--json",
+        ]).stdout
+        #expect(table.contains(#""variant":"Group B""#) && table.contains(#""rule":"germany""#), "\(table)")
+
+        let forgotten = try #require(
+            try cli.json(["user", "forget", "cli-0", "--tenant", "demo", "--json"]) as? [String: Any])
+        let deleted = try #require(forgotten["deleted"] as? [String: Int])
+        #expect(deleted["assignments"]! >= 1 && deleted["attributes"] == 1 && deleted["assignmentEvents"]! >= 1)
+        let history = try cli.run(["assignments", "--user", "cli-0", "--tenant", "demo", "--json"]).stdout
+        #expect(history.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(history)")
+        let again = try #require(
+            try cli.json(["user", "forget", "cli-0", "--tenant", "demo", "--json"]) as? [String: Any])
+        #expect((again["deleted"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true)
+    }
 }
