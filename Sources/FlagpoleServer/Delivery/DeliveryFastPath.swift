@@ -140,18 +140,27 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         return userAnswer(request, target: URI(target), context: context)
     }
 
-    /// `?user=ID` alone, without a key, on a public environment whose revision is planned.
+    /// `?user=ID` (and `attr.NAME=` attributes) alone, without a key, on a public environment whose
+    /// revision is planned.
     ///
     /// The read runs on this event loop, which NIO asks never to block: it is one statement on a
     /// WAL reader, which waits for no writer, probing an index per test, shorter than answering
     /// the request itself. Handing it to another thread and back cost more than the read.
     private func userAnswer(_ request: HTTPRequest, target: URI, context: ChannelHandlerContext) -> Current? {
         let parameters = target.queryParameters
-        guard parameters.count == 1, let text = parameters.get("user"), request.headerFields[.authorization] == nil,
+        // Refused attributes are the router's to answer (413, 422).
+        let attributes: UserAttributes?
+        do {
+            attributes = try Query(parameters: parameters).attributes(limits: delivery.attributeLimits)
+        } catch {
+            return nil
+        }
+        guard let text = parameters.get("user"), request.headerFields[.authorization] == nil,
+            parameters.allSatisfy({ $0.key == "user" || $0.key.hasPrefix(UserAttributes.queryPrefix) }),
             let (path, kind) = Self.delivered(target.path), let (state, _) = delivery.cache.currentDocument(path),
             !state.settings.isPrivate,
             let user = try? UserID(validating: String(text)),
-            let read = try? delivery.store.readUserDocumentNow(for: user, in: path)
+            let read = try? delivery.store.readUserDocumentNow(for: user, in: path, attributes: attributes)
         else { return nil }
         Self.userDocuments.increment()
         currentRoute = kind == .features ? .features : .configs

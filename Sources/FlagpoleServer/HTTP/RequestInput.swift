@@ -109,6 +109,10 @@ struct Query {
         parameters = request.uri.queryParameters
     }
 
+    init(parameters: Parameters) {
+        self.parameters = parameters
+    }
+
     func string(_ key: String) -> String? {
         parameters.get(key)
     }
