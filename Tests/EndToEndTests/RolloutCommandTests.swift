@@ -233,6 +233,7 @@ struct RolloutCommandTests {
             #expect(
                 Set(event.keys) == [
                     "id", "time", "user", "feature", "previousVariation", "variation", "point", "revision", "reason",
+                    "rule",
                 ])
             #expect(event["previousVariation"] is NSNull)
             #expect(event["reason"] as? String == "first")
@@ -291,13 +292,13 @@ struct RolloutCommandTests {
         #expect(csv.status == 0)
         let rows = csv.stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
         #expect(rows.count == 3)
-        #expect(rows.first == "time,user,feature,previous_variation,variation,point,revision,reason,id")
+        #expect(rows.first == "time,user,feature,previous_variation,variation,point,revision,reason,id,rule")
         let quoted = try #require(rows.last)
         let variation = try #require(assigned[0]["variation"] as? String)
         #expect(quoted.contains(#","a,b""c",Example A/B Test,,\#(variation),"#))
-        #expect(quoted.hasSuffix(",1,first,1"))
+        #expect(quoted.hasSuffix(",1,first,1,"))
         #expect(rows[1].contains(",plain,Example A/B Test,,"))
-        #expect(rows[1].hasSuffix(",1,first,2"))
+        #expect(rows[1].hasSuffix(",1,first,2,"))
     }
 
     @Test("assignments stats counts add up to the users assigned, and a time before them gives zero")

@@ -250,6 +250,7 @@ extension AssignmentEvent {
             "point": .number(point),
             "revision": .number(Double(revision)),
             "reason": .string(reason.rawValue),
+            "rule": rule.map(JSONValue.string) ?? .null,
         ]
     }
 }

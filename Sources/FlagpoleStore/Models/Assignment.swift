@@ -62,6 +62,8 @@ public struct AssignmentEvent: Hashable, Sendable {
     public var revision: Int
     public var reason: AssignmentReason
     public var time: Date
+    /// The targeting rule that decided the new group, when one did.
+    public var rule: String? = nil
 }
 
 /// Which assignment events to read, newest first.

@@ -102,7 +102,8 @@ struct AssignmentTable {
             ? "assignment_events_by_user"
             : query.feature != nil ? "assignment_events_by_feature" : "assignment_events_by_environment"
         var sql = """
-            SELECT e.id, e.user_id, f.name, e.previous_variation, e.variation, e.point, e.revision, e.reason, e.created_at
+            SELECT e.id, e.user_id, f.name, e.previous_variation, e.variation, e.point, e.revision, e.reason, e.created_at,
+                e.rule
             FROM assignment_events e INDEXED BY \(index) JOIN features f ON f.id = e.feature_id
             WHERE e.environment_id = ? AND e.tenant_id = ?
             """
@@ -125,7 +126,7 @@ struct AssignmentTable {
                 id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3],
                 variation: row[4],
                 point: row[5], revision: row[6], reason: AssignmentReason(rawValue: row[7]) ?? .first,
-                time: Date(unixMilliseconds: row[8]))
+                time: Date(unixMilliseconds: row[8]), rule: row[9])
         }
     }
 

@@ -16,13 +16,13 @@ extension Assignment {
 
 extension AssignmentEvent {
     static let columns = [
-        "time", "user", "feature", "previous_variation", "variation", "point", "revision", "reason", "id",
+        "time", "user", "feature", "previous_variation", "variation", "point", "revision", "reason", "id", "rule",
     ]
 
     var cells: [String] {
         [
             time.iso8601Milliseconds, user.rawValue, feature, previousVariation ?? "", variation,
-            JSONWriter.format(point), String(revision), reason.rawValue, String(id),
+            JSONWriter.format(point), String(revision), reason.rawValue, String(id), rule ?? "",
         ]
     }
 
