@@ -67,7 +67,8 @@ struct AssignmentsCommand: ParsableCommand {
             } else if events.isEmpty {
                 Console.out("No assignment events match.")
             } else {
-                var table = TextTable("TIME", "USER", "FEATURE", "FROM", "TO", "POINT", "REVISION", "REASON", "ID", "RULE")
+                var table = TextTable(
+                    "TIME", "USER", "FEATURE", "FROM", "TO", "POINT", "REVISION", "REASON", "ID", "RULE")
                 for event in events {
                     var cells = event.cells
                     if cells[3].isEmpty { cells[3] = "–" }
