@@ -62,7 +62,8 @@ struct DemoCommand: AsyncParsableCommand {
             flagpole assignments --tenant \(path.tenant) --limit 10
             flagpole export --tenant \(path.tenant) --user demo-user-7
             flagpole config export --tenant \(path.tenant) --format dictionary --user demo-user-7
-            flagpole evaluate --tenant \(path.tenant) --user demo-user-7
+            flagpole evaluate --tenant \(path.tenant) --user demo-user-7 --attr country=DE
+            flagpole rule set "Example A/B Test" --file rules.json --dry-run --tenant \(path.tenant)   # docs/TARGETING.md
             flagpole feature list --tenant \(path.tenant)
             flagpole revisions --tenant \(path.tenant)
             flagpole export --all --dir ./cdn
