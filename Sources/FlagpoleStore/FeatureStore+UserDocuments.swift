@@ -200,7 +200,8 @@ extension FeatureStore {
                     )
                     recorded[test.featureID] = current
                 }
-                for test in write.pins {
+                // A first group another request recorded first may not be pinned yet either.
+                for test in write.pins + (write.client == .app ? write.firsts : []) {
                     let point = test.points.point(for: user.rawValue)
                     guard
                         var current = try recorded[test.featureID]
