@@ -62,16 +62,16 @@ extension UserDocumentRead {
     /// What the user's app shows for `stored`, a feature of the plan's document.
     func evaluation(of stored: StoredFeature) -> Evaluation {
         let feature = stored.feature
-        if feature.kind == .unlockFlag {
+        if stored.kind == .unlockFlag {
             let recorded = state.unlocks[stored.id]
             let isUnlocked = recorded ?? feature.unlocked ?? false
             return Evaluation(
-                feature: feature.name, kind: feature.kind, variation: isUnlocked ? "Unlocked" : "Locked",
+                feature: feature.name, kind: stored.kind, variation: isUnlocked ? "Unlocked" : "Locked",
                 reason: .unlock, point: nil, isRecorded: recorded != nil)
         }
         if !feature.isEnabled || !feature.isBucketed {
             return Evaluation(
-                feature: feature.name, kind: feature.kind, variation: feature.variation(at: 0),
+                feature: feature.name, kind: stored.kind, variation: feature.variation(at: 0),
                 reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
         }
         let test = plan.test(featureID: stored.id)
@@ -86,7 +86,7 @@ extension UserDocumentRead {
                 }
             }
             return Evaluation(
-                feature: feature.name, kind: feature.kind, variation: assignment.variation,
+                feature: feature.name, kind: stored.kind, variation: assignment.variation,
                 reason: assignment.isOverride ? .override : assignment.rule != nil ? .rule : .bucket,
                 point: assignment.point, isRecorded: true, rule: assignment.isOverride ? nil : assignment.rule)
         }
@@ -101,7 +101,7 @@ extension UserDocumentRead {
         of stored: StoredFeature, _ decision: PinningPlan.Decision, point: Double, isRecorded: Bool
     ) -> Evaluation {
         Evaluation(
-            feature: stored.feature.name, kind: stored.feature.kind, variation: decision.variation,
+            feature: stored.feature.name, kind: stored.kind, variation: decision.variation,
             reason: decision.rule != nil ? .rule : .bucket, point: point, isRecorded: isRecorded, rule: decision.rule)
     }
 }

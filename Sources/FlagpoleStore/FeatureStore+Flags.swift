@@ -197,7 +197,7 @@ extension UserDocumentRead {
         var variant = evaluation.variation
         var reason = reason(of: evaluation)
         let value: ConfigValue
-        switch feature.kind {
+        switch evaluation.kind {
         case .unlockFlag:
             value = .bool(variant == "Unlocked")
             reason = evaluation.isRecorded ? .targetingMatch : .static
@@ -215,7 +215,7 @@ extension UserDocumentRead {
         let label = labelIndex.flatMap { feature.labels?.indices.contains($0) == true ? feature.labels?[$0] : nil }
         return FlagEvaluation(
             key: feature.name, value: value, variant: variant, reason: reason, revision: revision,
-            kind: feature.kind.rawValue, label: feature.isBucketed ? label : nil, rule: evaluation.rule)
+            kind: evaluation.kind.rawValue, label: feature.isBucketed ? label : nil, rule: evaluation.rule)
     }
 
     private static func reason(of evaluation: Evaluation) -> FlagEvaluation.Reason {

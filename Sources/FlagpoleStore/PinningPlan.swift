@@ -24,7 +24,11 @@ struct PinningPlan: Sendable {
         /// The group of a user not under an override, as the store records it for a client that
         /// follows rules: the first rule that matches `context` decides, else the user's point.
         func decision(for context: EvaluationContext, segments: SegmentLookup) -> Decision {
-            let point = points.point(for: context.user.rawValue)
+            decision(for: context, point: points.point(for: context.user.rawValue), segments: segments)
+        }
+
+        /// The same, for a user whose point is known (read with their group).
+        func decision(for context: EvaluationContext, point: Double, segments: SegmentLookup) -> Decision {
             if !rules.isEmpty, let match = rules.firstMatch(context, point: point, segments: segments),
                 let variation = match.variation
             {

@@ -57,7 +57,7 @@ struct TargetingReevaluation {
                 attributes = UserAttributes(stored: json)?.values ?? [:]
             }
             let decision = test.decision(
-                for: EvaluationContext(user: user, attributes: attributes), segments: segments)
+                for: EvaluationContext(user: user, attributes: attributes), point: assignment.point, segments: segments)
             if assignment.isPinned {
                 if decision.variation != assignment.variation {
                     kept.add(from: assignment.variation, to: decision.variation, user: user)

@@ -27,8 +27,9 @@ extension Feature {
         let count = declaredVariationCount
         // With exactly two variations the client ignores `type` and `unlocked`.
         if count == 2 {
-            let pair = Set(effectiveVariations.map { $0.lowercased() })
-            return pair == ["enabled", "disabled"] ? .onOffABTest : .abTest
+            let names = effectiveVariations.map { $0.lowercased() }
+            let isOnOff = names.first != names.last && names.allSatisfy { $0 == "enabled" || $0 == "disabled" }
+            return isOnOff ? .onOffABTest : .abTest
         }
         if unlocked != nil { return .unlockFlag }
         let base: FeatureKind =

@@ -22,7 +22,9 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
 
     public init?(_ text: String) {
         guard text.utf8.count <= Self.maximumLength else { return nil }
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        // Trimmed by hand: rules parse an app's version for every clause on it, and Foundation's
+        // trimming was most of that cost.
+        var rest = Self.trimmed(Substring(text))
         description = String(rest)
         if rest.first == "v" || rest.first == "V" { rest = rest.dropFirst() }
         var build: Int?
@@ -31,7 +33,7 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
                 return nil
             }
             build = number
-            rest = Substring(rest[..<open].trimmingCharacters(in: .whitespaces))
+            rest = Self.trimmed(rest[..<open])
         } else if let plus = rest.firstIndex(of: "+") {
             guard let number = Self.number(rest[rest.index(after: plus)...]) else { return nil }
             build = number
@@ -54,6 +56,14 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
         self.parts = parts.map { $0! }
         self.preRelease = preRelease
         self.build = build
+    }
+
+    /// `text` without the spaces and tabs at either end.
+    private static func trimmed(_ text: Substring) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isBlank($0) }) else { return text[text.endIndex...] }
+        let last = text.lastIndex(where: { !isBlank($0) })!
+        return text[first...last]
     }
 
     /// Digits only, at most 9 of them (no overflow, no sign, no spaces).

@@ -62,7 +62,12 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
 /// What a client says of the user an evaluation is for: the id, and attributes beside it.
 public struct EvaluationContext: Sendable {
     public var user: UserID
-    public var attributes: [String: AttributeValue]
+    public var attributes: [String: AttributeValue] {
+        didSet { versions = Self.versions(of: attributes) }
+    }
+    /// The attributes that read as app versions, read once: one evaluation may compare them
+    /// with a version in every test.
+    private var versions: [String: AppVersion]
 
     /// The attribute that names the user id itself, as OFREP names it, so a rule can list ids
     /// without a segment. A context can't carry an attribute of that name.
@@ -71,10 +76,20 @@ public struct EvaluationContext: Sendable {
     public init(user: UserID, attributes: [String: AttributeValue] = [:]) {
         self.user = user
         self.attributes = attributes
+        versions = Self.versions(of: attributes)
     }
 
     public subscript(attribute: String) -> AttributeValue? {
         attribute == Self.userAttribute ? .string(user.rawValue) : attributes[attribute]
+    }
+
+    /// The attribute read as an app version, when it is one.
+    func version(of attribute: String) -> AppVersion? {
+        attribute == Self.userAttribute ? AppVersion(user.rawValue) : versions[attribute]
+    }
+
+    private static func versions(of attributes: [String: AttributeValue]) -> [String: AppVersion] {
+        attributes.compactMapValues { $0.version }
     }
 }
 
@@ -119,13 +134,43 @@ public enum ClauseOperator: String, Hashable, Sendable, CaseIterable {
 public struct Clause: Hashable, Sendable {
     /// `nil` for `inSegment` and `notInSegment`.
     public var attribute: String?
-    public var op: ClauseOperator
-    public var values: [AttributeValue]
+    public var op: ClauseOperator {
+        didSet { bound = Bound(op, values) }
+    }
+    public var values: [AttributeValue] {
+        didSet { bound = Bound(op, values) }
+    }
+    /// The value an ordering operator compares with, read once: evaluation runs for every
+    /// user and test, and reading a version or a time is most of a clause's work.
+    private var bound: Bound?
+
+    private enum Bound: Hashable, Sendable {
+        case number(Double)
+        case version(AppVersion)
+        case time(Date)
+
+        init?(_ op: ClauseOperator, _ values: [AttributeValue]) {
+            guard let first = values.first else { return nil }
+            switch op.operand {
+            case .number:
+                guard let number = first.number else { return nil }
+                self = .number(number)
+            case .version:
+                guard let version = first.version else { return nil }
+                self = .version(version)
+            case .time:
+                guard let time = first.time else { return nil }
+                self = .time(time)
+            case .any, .text, .segment: return nil
+            }
+        }
+    }
 
     public init(attribute: String?, op: ClauseOperator, values: [AttributeValue]) {
         self.attribute = attribute
         self.op = op
         self.values = values
+        bound = Bound(op, values)
     }
 
     /// Whether the clause holds for `context`. An attribute the context lacks, or holds in a
@@ -148,14 +193,14 @@ public struct Clause: Hashable, Sendable {
         case .endsWith: return values.contains { value.description.hasSuffix($0.description) }
         case .contains: return values.contains { value.description.contains($0.description) }
         case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-            guard let number = value.number, let bound = values.first?.number else { return false }
+            guard case .number(let bound) = bound, let number = value.number else { return false }
             return Self.holds(op, number < bound ? -1 : number == bound ? 0 : 1)
         case .versionLessThan, .versionLessThanOrEqual, .versionEquals, .versionGreaterThanOrEqual,
             .versionGreaterThan:
-            guard let version = value.version, let bound = values.first?.version else { return false }
+            guard case .version(let bound) = bound, let version = context.version(of: attribute) else { return false }
             return Self.holds(op, version.compare(to: bound))
         case .before, .after:
-            guard let time = value.time, let bound = values.first?.time else { return false }
+            guard case .time(let bound) = bound, let time = value.time else { return false }
             return op == .before ? time < bound : time > bound
         case .inSegment, .notInSegment:
             return false
@@ -244,13 +289,23 @@ public struct TargetingRule: Hashable, Sendable {
     public var id: String
     public var description: String?
     public var clauses: [Clause]
-    public var serve: RuleServe
+    public var serve: RuleServe {
+        didSet { splitRanges = Self.ranges(of: serve) }
+    }
+    /// A split's ranges, built once: every evaluation that reaches the rule buckets by them.
+    private(set) var splitRanges: VariationRanges?
 
     public init(id: String, description: String? = nil, clauses: [Clause], serve: RuleServe) {
         self.id = id
         self.description = description
         self.clauses = clauses
         self.serve = serve
+        splitRanges = Self.ranges(of: serve)
+    }
+
+    private static func ranges(of serve: RuleServe) -> VariationRanges? {
+        guard case .split(let shares) = serve else { return nil }
+        return VariationRanges(names: shares.map(\.variation), biases: shares.map(\.weight))
     }
 
     public func matches(_ context: EvaluationContext, segments: SegmentLookup) -> Bool {
@@ -275,9 +330,8 @@ extension Array where Element == TargetingRule {
             switch rule.serve {
             case .variation(let name):
                 return RuleMatch(index: index, rule: rule, variation: name)
-            case .split(let shares):
-                let ranges = VariationRanges(names: shares.map(\.variation), biases: shares.map(\.weight))
-                return RuleMatch(index: index, rule: rule, variation: ranges.variation(at: point))
+            case .split:
+                return RuleMatch(index: index, rule: rule, variation: rule.splitRanges?.variation(at: point))
             case .value:
                 return RuleMatch(index: index, rule: rule, variation: nil)
             }

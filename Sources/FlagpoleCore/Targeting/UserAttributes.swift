@@ -97,11 +97,23 @@ public struct UserAttributes: Hashable, Sendable {
 
     /// Reads attributes the store kept (their canonical bytes), which were checked when they
     /// arrived: `nil` when the bytes are not an object of scalars, which only damage explains.
+    /// Their bytes are canonical already: kept as they are. A plan decodes every recorded
+    /// user's attributes, so this reads the parser's nodes directly.
     public init?(stored bytes: [UInt8]) {
-        guard case .object(let object)? = try? JSONParser.parse(bytes).value,
-            let attributes = try? UserAttributes(context: object, limits: Limits(keys: .max, bytes: .max))
-        else { return nil }
-        self = attributes
+        guard let root = try? JSONParser.parse(bytes), case .object(let members) = root.content else { return nil }
+        var values: [String: AttributeValue] = [:]
+        values.reserveCapacity(members.count)
+        for member in members {
+            switch member.node.content {
+            case .string(let text): values[member.key] = .string(text)
+            case .number(let number): values[member.key] = .number(number)
+            case .bool(let flag): values[member.key] = .bool(flag)
+            case .null: continue
+            case .array, .object: return nil
+            }
+        }
+        self.values = values
+        canonicalBytes = bytes
     }
 
     /// The prefix of a query parameter that carries an attribute.

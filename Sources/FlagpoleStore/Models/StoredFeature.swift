@@ -7,6 +7,16 @@ struct StoredFeature: Sendable {
     /// The place in the file; `nil` when archived.
     let position: Int?
     let feature: Feature
+    /// `feature.kind`, worked out once: every evaluation of the feature asks it.
+    let kind: FeatureKind
+
+    init(id: Int64, salt: String, position: Int?, feature: Feature) {
+        self.id = id
+        self.salt = salt
+        self.position = position
+        self.feature = feature
+        kind = feature.kind
+    }
 
     var isArchived: Bool { position == nil }
 }
