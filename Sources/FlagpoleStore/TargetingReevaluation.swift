@@ -66,7 +66,8 @@ struct TargetingReevaluation {
                 if decision.variation != assignment.variation {
                     moves.add(from: assignment.variation, to: decision.variation, user: user)
                 }
-                pending.append((user, assignment, decision))
+                // A plan only counts: nothing to keep for a write.
+                if writer != nil { pending.append((user, assignment, decision)) }
             }
         }
         if let writer {

@@ -25,6 +25,11 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
         // Trimmed by hand: rules parse an app's version for every clause on it, and Foundation's
         // trimming was most of that cost.
         var rest = Self.trimmed(Substring(text))
+        // Most attributes are no versions ("DE", "pro"): refused before anything is allocated.
+        guard let first = rest.utf8.first,
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) || first == UInt8(ascii: "v")
+                || first == UInt8(ascii: "V")
+        else { return nil }
         description = String(rest)
         if rest.first == "v" || rest.first == "V" { rest = rest.dropFirst() }
         var build: Int?
