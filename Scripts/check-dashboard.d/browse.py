@@ -138,9 +138,21 @@ def main():
             check.wait_for("the applied notice", lambda: "Applied as revision 3" in driver.page_source)
             check.checked("feature-applied", ["p.notice"])
 
+        # Targeting rules: the plan (a dry run: who would move, with examples), then applied as planned.
+        check.page("feature-rules", feature, ["textarea#rules", "#rules-form button[value=plan]", "table.rules, section[aria-labelledby=targeting] p"])
+        rules = '{"rules": [\n  {"id": "everyone-enabled", "serve": {"variation": "Enabled"}}\n]}\n'
+        driver.execute_script("document.getElementById('rules').value = arguments[0]", rules)
+        check.click("#rules-form button[value=plan]")
+        if check.wait_for("the rules plan", lambda: driver.find_elements(By.CSS_SELECTOR, "#rules-plan p.summary")):
+            check.checked("feature-rules-plan", ["#rules-plan ul.moves li code", "#rules-plan button[value=apply]"], phone=True)
+            check.click("#rules-plan button[value=apply]")
+            check.wait_for("the applied rules", lambda: "Applied as revision" in driver.page_source)
+            check.checked("feature-rules-applied", ["p.notice", "table.rules tbody tr"])
+        check.page("segments", environment + "/segments", ["nav.env a[aria-current=page]", "a#new-segment"], phone=True)
+
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
         check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
-        check.page("revisions-diff", environment + "/revisions?from=3&to=2", ["table.diff tbody tr", "form button.primary"])
+        check.page("revisions-diff", environment + "/revisions?from=4&to=3", ["table.diff tbody tr", "form button.primary"])
 
         check.page("import", environment + "/import", ["textarea#source", "input#file[type=file]"])
         driver.execute_script("document.getElementById('source').value = arguments[0]", '{\n  "features": [\n    {"name": "Broken", "test-biases": [50, "fifty"]}\n  ]\n}\n')

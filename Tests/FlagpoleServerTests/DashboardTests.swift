@@ -21,6 +21,7 @@ struct DashboardTests {
         "/", base, "\(base)?tag=ios", abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions",
         "\(base)/revisions?from=1&to=1",
         "\(base)/import", "\(base)/export", "\(base)/export/features.json", configs, "\(configs)?tag=ios", titlePage,
+        "\(base)/segments", "\(base)/new-segment",
     ]
 
     /// Every form, with fields that would change the store if the form were accepted.
@@ -34,6 +35,16 @@ struct DashboardTests {
         ("\(abTest)/tags", ["tags": "ios", "revision": "1"]),
         ("\(configs)/items", ["type": "int", "new": "true", "default": "16", "revision": "1"]),
         ("\(configs)/items/delete", ["action": "apply", "revision": "1"]),
+        (
+            "\(abTest)/rules",
+            [
+                "rules": #"{"rules": [{"id": "b", "serve": {"variation": "Group B"}}]}"#, "action": "apply",
+                "revision": "1",
+            ]
+        ),
+        ("\(base)/new-segment", ["name": "beta", "users": "qa-1", "action": "apply", "revision": "1"]),
+        ("\(base)/segments/beta", ["users": "qa-1", "action": "apply", "revision": "1"]),
+        ("\(base)/segments/beta/delete", ["action": "apply", "revision": "1"]),
     ]
 
     /// Configs of every kind beside the fixture's features: one that follows the A/B test, with
@@ -155,8 +166,14 @@ struct DashboardTests {
                 ],
                 Self.abTest: [
                     "Group A", #"name="biases[]" value="50""#, "Preview the move", "Roll out", "Assignments over time",
-                    "qa-1",
+                    "qa-1", "Targeting rules", "No rule: every user gets the group of their point.",
+                    #"<form method="post" action="\#(Self.abTest)/rules" class="stack" id="rules-form">"#,
                 ],
+                "\(Self.base)/segments": [
+                    "Segments of acme/production", "No segment yet.", #"href="\#(Self.base)/new-segment""#,
+                    #"<a href="\#(Self.base)/segments" aria-current="page">Segments</a>"#,
+                ],
+                "\(Self.base)/new-segment": [#"<input id="segment-name" name="name""#, #"value="plan">Plan</button>"#],
                 "\(Self.base)/users": ["Look a user up"],
                 "\(Self.base)/users?user=qa-1": ["User <code>qa-1</code>", TestServer.abTest, "bucket", "History"],
                 "\(Self.base)/revisions": ["Revisions of acme/production", "current", "import"],

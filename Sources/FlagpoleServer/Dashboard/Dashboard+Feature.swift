@@ -5,7 +5,8 @@ import HTTPTypes
 import Hummingbird
 
 /// One feature: its state, its tags and the configs that follow it, the bias editor with its
-/// plan, roll-out, the distribution of its users over time and its recent assignment events.
+/// plan, its targeting rules with theirs, roll-out, the distribution of its users over time and
+/// its recent assignment events.
 extension Dashboard {
     /// Columns of the distribution chart.
     static let chartSamples = 12
@@ -49,6 +50,46 @@ extension Dashboard {
                 edit.biasPlan = outcome
             } catch {
                 edit.error = try Self.userError(error)
+            }
+            return try await featureResponse(name, in: path, session: session, edit: edit)
+        }
+
+        /// POST …/rules: `action=plan` is a dry run saying who the rules would move; `apply`
+        /// writes the planned text. Both are refused if another revision came after the form's,
+        /// so what is applied is what was planned, on what it was planned on.
+        editor.post(RouterPath(feature + "/rules")) { request, context -> Response in
+            let path = context.path
+            let session = context.session
+            let form = try await form(RulesForm.self, of: request, session: session)
+            let name = try context.feature()
+            let isApplying = form.action == "apply"
+            // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
+            let text = form.rules.replacingOccurrences(of: "\r\n", with: "\n")
+            var edit = PendingEdit(rules: RulesEdit(text: text, revision: form.revision))
+            do {
+                let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
+                let outcome = try await store.setRules(
+                    rules, ofFeature: name, in: path,
+                    options: EditOptions(
+                        isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
+                if isApplying {
+                    if outcome.isApplied { await refreshDelivery(of: path) }
+                    return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
+                }
+                edit.rules?.plan = TargetingPlanView(outcome, urls: EnvironmentURLs(path), subject: "these rules")
+            } catch let refused as ConfigsRefused {
+                edit.refuseRules(refused.issues)
+            } catch TargetingError.refused(_, let issues) {
+                edit.refuseRules(issues)
+            } catch {
+                var pageError = try Self.userError(error)
+                if pageError.status == .conflict {
+                    // The rules shown are now the current ones; the text stays, for the current revision.
+                    pageError.message +=
+                        " The rules listed are the current ones and your text is kept: plan it again to see what it would do now."
+                    edit.rules?.revision = nil
+                }
+                edit.error = pageError
             }
             return try await featureResponse(name, in: path, session: session, edit: edit)
         }
@@ -110,8 +151,16 @@ extension Dashboard {
     }
 
     /// The message and status of an error the user can fix on the page (a stale revision,
-    /// biases the app would ignore, an unknown variation); anything else goes to the error page.
+    /// biases the app would ignore, an unknown variation, a segment rules still name); anything
+    /// else goes to the error page.
     static func userError(_ error: any Error) throws -> PageError {
+        // Targeting refusals, as the API answers them (ErrorMiddleware).
+        switch error {
+        case TargetingError.segmentInUse: return PageError(status: .conflict, message: "\(error)")
+        case TargetingError.refused: return PageError(status: .unprocessableContent, message: "\(error)")
+        case TargetingError.segmentNotFound: return PageError(status: .notFound, message: "\(error)")
+        default: break
+        }
         let apiError = APIError(error)
         guard apiError.status == .conflict || apiError.status == .unprocessableContent else { throw error }
         return PageError(status: apiError.status, message: apiError.message)
@@ -163,6 +212,10 @@ extension Dashboard {
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
                 plan: edit.rolloutPlan.map(PlanView.init))
         }
+        if feature.isBucketed {
+            page.targeting = try await targetingSection(
+                of: feature, in: path, revision: detail.revision, edit: edit.rules)
+        }
         page.timeline = AssignmentChart(
             try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
         page.events = try await store.assignmentEvents(
@@ -171,6 +224,22 @@ extension Dashboard {
         .map { EventRow($0, urls: urls) }
         page.hasEvents = !page.events.isEmpty
         return page
+    }
+
+    /// The feature's rules in words and, for editors, their JSON editor with the plan of what
+    /// was typed.
+    private func targetingSection(
+        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?
+    ) async throws -> FeaturePage.Targeting {
+        let rules = try await store.targeting(in: path).featureRules[feature.name] ?? []
+        let text =
+            edit?.text
+            ?? JSONWriter(style: .pretty(indent: 2)).string(of: ["rules": .array(rules.map(\.jsonValue))])
+        let rows = rules.enumerated().map { RuleRow($1, position: $0 + 1) }
+        return FeaturePage.Targeting(
+            rules: rows, hasRules: !rows.isEmpty, isDisabled: !feature.isEnabled,
+            segmentsURL: EnvironmentURLs(path).segments, rulesText: text, rulesRevision: edit?.revision ?? revision,
+            rulesIssues: TargetingIssueList(edit?.issues ?? []), rulesPlan: edit?.plan)
     }
 }
 
@@ -189,7 +258,28 @@ struct PendingEdit: Sendable {
     var rolloutPlan: EditOutcome?
     /// The tags as typed, comma-separated.
     var tags: String?
+    var rules: RulesEdit?
     var error: PageError?
+
+    /// Rules the decoder or the store refused: listed in their section, nothing written.
+    mutating func refuseRules(_ issues: [ConfigIssue]) {
+        rules?.issues = issues
+        error = PageError(
+            status: .unprocessableContent,
+            message:
+                "The rules were refused: nothing was written. What is wrong, and where, is listed under Targeting rules."
+        )
+    }
+}
+
+/// The rules as typed in the editor, with their plan or their issues.
+struct RulesEdit: Sendable {
+    var text: String
+    /// The revision the text was planned on: the page's, unless it came from a stale page (then
+    /// `nil`: the current one, so planning again is a choice made knowing that).
+    var revision: Int?
+    var plan: TargetingPlanView?
+    var issues: [ConfigIssue] = []
 }
 
 struct BiasForm: DashboardForm {
@@ -206,6 +296,15 @@ struct TagsForm: DashboardForm {
     /// Comma-separated.
     var tags: String
     var revision: Int?
+}
+
+struct RulesForm: DashboardForm {
+    var csrf: String
+    /// `{"rules": [...]}`.
+    var rules: String
+    var action: String?
+    /// The revision the page showed: planning and applying are refused if another came first.
+    var revision: Int
 }
 
 struct RolloutForm: DashboardForm {
@@ -237,6 +336,21 @@ struct FeaturePage: Sendable {
         var plan: PlanView?
     }
 
+    /// The rules of a test, and their editor. Names differ from the page's: a `nil` field
+    /// would make the template find the page's.
+    struct Targeting: Sendable {
+        var rules: [RuleRow]
+        var hasRules: Bool
+        var isDisabled: Bool
+        var segmentsURL: String
+        /// The editor's text: the current rules, or what was typed.
+        var rulesText: String
+        /// The revision the editor (and the plan's Apply) carries.
+        var rulesRevision: Int
+        var rulesIssues: TargetingIssueList
+        var rulesPlan: TargetingPlanView?
+    }
+
     var chrome: Chrome
     var card: FeatureCard
     var revision: Int
@@ -254,6 +368,7 @@ struct FeaturePage: Sendable {
     var hasFollowers: Bool
     var biases: BiasEditor?
     var rollout: RolloutEditor?
+    var targeting: Targeting?
     var timeline: AssignmentChart?
     var events: [EventRow] = []
     var hasEvents = false

@@ -11,7 +11,8 @@ import NIOCore
 /// every form carries the session's CSRF token.
 ///
 /// Pages work without JavaScript; the one script only makes the bias plan live and checks JSON
-/// config values as they are typed.
+/// config values as they are typed. Changes of targeting rules and segments are planned (a dry
+/// run) before they are applied, as biases are.
 struct Dashboard: Sendable {
     let store: FeatureStore
     let cache: DeliveryCache
@@ -29,6 +30,7 @@ struct Dashboard: Sendable {
         registerOverview(on: signedIn)
         registerFeature(on: signedIn)
         registerConfigs(on: signedIn)
+        registerSegments(on: signedIn)
         registerUser(on: signedIn)
         registerRevisions(on: signedIn)
         registerImport(on: signedIn)

@@ -23,6 +23,7 @@ struct Chrome: Sendable {
 enum EnvironmentPage: String, CaseIterable, Sendable {
     case overview = "Features"
     case configs = "Configs"
+    case segments = "Segments"
     case users = "Users"
     case revisions = "Revisions"
     case importing = "Import"
@@ -32,6 +33,7 @@ enum EnvironmentPage: String, CaseIterable, Sendable {
         switch self {
         case .overview: urls.overview
         case .configs: urls.configs
+        case .segments: urls.segments
         case .users: urls.users
         case .revisions: urls.revisions
         case .importing: urls.importing

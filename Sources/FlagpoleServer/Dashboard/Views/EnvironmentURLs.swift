@@ -21,9 +21,14 @@ struct EnvironmentURLs: Sendable {
     var configs: String { base + "/configs" }
     /// The create form's target (outside `/configs/`, where any name is a config's).
     var newConfigForm: String { base + "/new-config" }
+    var segments: String { base + "/segments" }
+    /// The editor of a new segment (outside `/segments/`, where any name is a segment's).
+    var newSegment: String { base + "/new-segment" }
 
     func feature(_ name: String) -> String { base + "/features/" + Self.segment(name) }
     func config(_ name: String) -> String { configs + "/" + Self.segment(name) }
+    /// The page of the segment named `name` (a segment of users, not a path segment).
+    func userSegment(_ name: String) -> String { segments + "/" + Self.segment(name) }
     /// The page that makes a new config `name` of `type` (`GET` renders its editor; nothing is
     /// written until it is saved).
     func newConfig(_ name: String, type: ConfigType) -> String { config(name) + "?type=" + type.rawValue }
