@@ -19,7 +19,7 @@ struct DashboardTargetingTests {
     static let newSegment = "\(base)/new-segment"
     static let everyoneInB = #"{"rules": [{"id": "everyone-b", "serve": {"variation": "Group B"}}]}"#
     static let userCount = 40
-    static let appCount = 10
+    static let appCount = 20
 
     /// Recorded users of the A/B test: `userCount` by assignment (they follow rules) and
     /// `appCount` by a FeatureFlags app's first fetch (they keep their point).
@@ -132,10 +132,13 @@ struct DashboardTargetingTests {
                 ["csrf": DashboardBrowser.csrf(in: page), "rules": Self.everyoneInB, "revision": "1", "action": "plan"])
             #expect(plan.status == .ok)
             let total = Self.userCount + Self.appCount
+            // Which users sit in which group is random: one of something is said in the singular.
+            let (one, apps) = (kept.users == 1, "\(kept.users) FeatureFlags app\(kept.users == 1 ? "" : "s")")
+            let users = "\(moving.users) recorded user\(moving.users == 1 ? "" : "s")"
             for text in [
-                "Applying makes revision 2: \(moving.users) of \(total) recorded users change group; \(kept.users) FeatureFlags apps keep theirs.",
-                "\(moving.users) recorded users move from Group A to Group B",
-                "\(kept.users) FeatureFlags apps stay in Group A (the rules would put them in Group B)",
+                "Applying makes revision 2: \(moving.users) of \(total) recorded users change group; \(apps) keep\(one ? "s" : "") theirs.",
+                "\(users) move\(moving.users == 1 ? "s" : "") from Group A to Group B",
+                "\(apps) stay\(one ? "s" : "") in Group A (the rules would put \(one ? "it" : "them") in Group B)",
                 "keeps the point it cached at its first fetch",
                 "Apply these rules as revision 2",
                 #"<textarea name="rules" hidden aria-hidden="true">{&quot;rules&quot;"#,
