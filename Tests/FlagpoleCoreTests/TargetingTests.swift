@@ -312,32 +312,7 @@ struct TargetingTests {
             .string("DE"), .string("FR"), .string("34"), .string("true"), .number(34), .number(18), .number(0),
             .bool(true), .bool(false), .string("pro"), .string("pr"), .string(""),
         ]
-        let operators: [ClauseOperator] = [
-            .equals, .notEquals, .in, .notIn, .startsWith, .endsWith, .contains, .lessThan, .lessThanOrEqual,
-            .greaterThan, .greaterThanOrEqual, .inSegment, .notInSegment,
-        ]
-        func clause() -> Clause {
-            let op = operators.randomElement(using: &random)!
-            switch op.operand {
-            case .segment:
-                return Clause(
-                    attribute: nil, op: op,
-                    values: [.string(["staff", "germany", "ghost"].randomElement(using: &random)!)])
-            case .number:
-                return Clause(
-                    attribute: attributes.randomElement(using: &random)!, op: op,
-                    values: [.number([0, 18, 34, 50].randomElement(using: &random)!)])
-            case .text:
-                return Clause(
-                    attribute: attributes.randomElement(using: &random)!, op: op,
-                    values: [.string(["D", "E", "pro", "3", "t"].randomElement(using: &random)!)])
-            default:
-                let count = op.takesOneValue ? 1 : Int.random(in: 1...3, using: &random)
-                return Clause(
-                    attribute: attributes.randomElement(using: &random)!, op: op,
-                    values: (0..<count).map { _ in pool.randomElement(using: &random)! })
-            }
-        }
+        let clauses = ClauseGenerator(attributes: attributes, segments: ["staff", "germany", "ghost"], values: pool)
         let segments = [
             "staff": Segment(name: "staff", users: [UserID(rawValue: "u1"), UserID(rawValue: "u3")]),
             "germany": Segment(
@@ -351,7 +326,8 @@ struct TargetingTests {
             }
             let rules = (0..<Int.random(in: 1...4, using: &random)).map { index in
                 TargetingRule(
-                    id: "r\(index)", clauses: (0..<Int.random(in: 0...3, using: &random)).map { _ in clause() },
+                    id: "r\(index)",
+                    clauses: (0..<Int.random(in: 0...3, using: &random)).map { _ in clauses.clause(using: &random) },
                     serve: .variation("A"))
             }
             let found = rules.firstMatch(context, point: 50, segments: lookup)?.rule.id

@@ -119,32 +119,9 @@ struct TargetingAgreementTests {
     }
 
     static func rules(for variations: [String], using random: inout SeededGenerator) -> [TargetingRule] {
-        let operators: [ClauseOperator] = [
-            .equals, .notEquals, .in, .notIn, .startsWith, .endsWith, .contains, .lessThan, .lessThanOrEqual,
-            .greaterThan, .greaterThanOrEqual, .inSegment, .notInSegment,
-        ]
-        func clause() -> Clause {
-            let op = operators.randomElement(using: &random)!
-            switch op.operand {
-            case .segment:
-                return Clause(
-                    attribute: nil, op: op,
-                    values: [.string(["staff", "germany", "adults"].randomElement(using: &random)!)])
-            case .number:
-                return Clause(
-                    attribute: attributeNames.randomElement(using: &random)!, op: op,
-                    values: [.number([0, 18, 34, 50].randomElement(using: &random)!)])
-            case .text:
-                return Clause(
-                    attribute: attributeNames.randomElement(using: &random)!, op: op,
-                    values: [.string(["D", "E", "pr", "3", "t"].randomElement(using: &random)!)])
-            default:
-                let count = op.takesOneValue ? 1 : Int.random(in: 1...3, using: &random)
-                return Clause(
-                    attribute: attributeNames.randomElement(using: &random)!, op: op,
-                    values: (0..<count).map { _ in .string(attributeValues.randomElement(using: &random)!) })
-            }
-        }
+        let clauses = ClauseGenerator(
+            attributes: attributeNames, segments: ["staff", "germany", "adults"],
+            values: attributeValues.map(AttributeValue.string))
         return (0..<Int.random(in: 0...3, using: &random)).map { index in
             let serve: RuleServe
             if Bool.random(using: &random) {
@@ -157,7 +134,8 @@ struct TargetingAgreementTests {
                 ])
             }
             return TargetingRule(
-                id: "rule-\(index)", clauses: (0..<Int.random(in: 0...2, using: &random)).map { _ in clause() },
+                id: "rule-\(index)",
+                clauses: (0..<Int.random(in: 0...2, using: &random)).map { _ in clauses.clause(using: &random) },
                 serve: serve)
         }
     }

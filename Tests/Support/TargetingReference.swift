@@ -91,3 +91,44 @@ extension TargetingReference {
         }
     }
 }
+
+/// Random clauses for the property tests, over the operators the reference reads: each of an
+/// operand the operator takes, on one of `attributes`, or naming one of `segments`.
+public struct ClauseGenerator {
+    public var attributes: [String]
+    public var segments: [String]
+    /// What `equals`, `in` and their negations compare with.
+    public var values: [AttributeValue]
+
+    public static let operators: [ClauseOperator] = [
+        .equals, .notEquals, .in, .notIn, .startsWith, .endsWith, .contains, .lessThan, .lessThanOrEqual,
+        .greaterThan, .greaterThanOrEqual, .inSegment, .notInSegment,
+    ]
+
+    public init(attributes: [String], segments: [String], values: [AttributeValue]) {
+        self.attributes = attributes
+        self.segments = segments
+        self.values = values
+    }
+
+    public func clause(using random: inout some RandomNumberGenerator) -> Clause {
+        let op = Self.operators.randomElement(using: &random)!
+        switch op.operand {
+        case .segment:
+            return Clause(attribute: nil, op: op, values: [.string(segments.randomElement(using: &random)!)])
+        case .number:
+            return Clause(
+                attribute: attributes.randomElement(using: &random)!, op: op,
+                values: [.number([0, 18, 34, 50].randomElement(using: &random)!)])
+        case .text:
+            return Clause(
+                attribute: attributes.randomElement(using: &random)!, op: op,
+                values: [.string(["D", "E", "pr", "3", "t"].randomElement(using: &random)!)])
+        default:
+            let count = op.takesOneValue ? 1 : Int.random(in: 1...3, using: &random)
+            return Clause(
+                attribute: attributes.randomElement(using: &random)!, op: op,
+                values: (0..<count).map { _ in values.randomElement(using: &random)! })
+        }
+    }
+}

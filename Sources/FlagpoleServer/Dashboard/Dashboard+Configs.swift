@@ -127,7 +127,7 @@ extension Dashboard {
         editor.post(RouterPath(config + "/delete")) { request, context -> Response in
             let path = context.path
             let session = context.session
-            let form = try await form(DeleteConfigForm.self, of: request, session: session)
+            let form = try await form(DeleteForm.self, of: request, session: session)
             let name = try context.decodedParameter("config")
             let isApplying = form.action == "apply"
             var failure = ConfigFailure()
@@ -263,7 +263,8 @@ struct NewConfigQuery: Decodable {
     var type: String?
 }
 
-struct DeleteConfigForm: DashboardForm {
+/// The confirmation of a deletion (a config, a segment).
+struct DeleteForm: DashboardForm {
     var csrf: String
     var action: String?
     /// The revision the confirmation showed.

@@ -69,7 +69,7 @@ extension Dashboard {
         editor.post(RouterPath(segment + "/delete")) { request, context -> Response in
             let path = context.path
             let session = context.session
-            let form = try await form(DeleteSegmentForm.self, of: request, session: session)
+            let form = try await form(DeleteForm.self, of: request, session: session)
             let name = try context.decodedParameter("segment")
             let isApplying = form.action == "apply"
             var state = SegmentState()
@@ -315,13 +315,6 @@ struct SegmentForm: DashboardForm {
     var users: String?
     var clauses: String?
     var action: String?
-}
-
-struct DeleteSegmentForm: DashboardForm {
-    var csrf: String
-    var action: String?
-    /// The revision the confirmation showed.
-    var revision: Int?
 }
 
 /// A rule that names a segment.
