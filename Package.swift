@@ -54,6 +54,7 @@ let package = Package(
                 .embedInCode("0008_publish_log.sql"),
                 .embedInCode("0009_targeting.sql"),
                 .embedInCode("0010_user_attributes.sql"),
+                .embedInCode("0011_experiment_results.sql"),
             ]
         ),
 

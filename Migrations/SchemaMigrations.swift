@@ -31,5 +31,8 @@ public enum SchemaMigrations {
         Migration(
             identifier: "0010_user_attributes",
             sql: String(decoding: PackageResources._010_user_attributes_sql, as: UTF8.self)),
+        Migration(
+            identifier: "0011_experiment_results",
+            sql: String(decoding: PackageResources._011_experiment_results_sql, as: UTF8.self)),
     ]
 }

@@ -32,6 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var publishing: ServerPublishing?
     /// How many attributes, and bytes of them, a user's request may carry (`serve --attribute-keys`, `--attribute-bytes`).
     public var attributeLimits: UserAttributes.Limits
+    /// Which events are accepted and how long raw events are kept (`serve --event-max-age-days`,
+    /// `--event-retention-days`).
+    public var eventPolicy = EventPolicy.standard
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
@@ -120,6 +123,7 @@ public enum ServerApplication {
         delivery.register(on: router)
         let tokens = StreamTokens(store: store)
         OFREPRoutes(delivery: delivery, tokens: tokens).register(on: router)
+        EventRoutes(store: store, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(store: store, cache: cache, maxBodySize: configuration.maxBodySize).register(
             on: router)

@@ -11,11 +11,13 @@ public struct ForgetReport: Hashable, Sendable {
     public var assignmentEvents = 0
     public var unlocks = 0
     public var attributes = 0
+    /// Raw events and the user's part in the tests (the variations' sums name nobody, and keep it).
+    public var events = 0
     /// `environment/segment` for every current segment whose list still names the user: a list
     /// is part of the revisions that keep it, so the team removes the id (`flagpole segment set`).
     public var segmentsListingUser: [String] = []
 
-    public var rowsDeleted: Int { assignments + assignmentEvents + unlocks + attributes }
+    public var rowsDeleted: Int { assignments + assignmentEvents + unlocks + attributes + events }
 }
 
 extension FeatureStore {
@@ -39,6 +41,7 @@ extension FeatureStore {
                 report.assignmentEvents += events
                 report.unlocks += try db.unlocks.forget(user, in: scope)
                 report.attributes += try db.userAttributes.forget(user, in: scope)
+                report.events += try db.experiments.forget(user, in: scope)
                 let targeting = try TargetingDocument(stored: try db.environments.revision(nil, in: scope)?.targeting)
                 for definition in targeting.segments.values.sorted(by: { $0.name < $1.name })
                 where definition.users != nil {

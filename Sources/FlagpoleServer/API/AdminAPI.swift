@@ -21,6 +21,7 @@ struct AdminAPI: Sendable {
         registerFeatures(on: api)
         registerConfigs(on: api)
         registerTargeting(on: api)
+        registerResults(on: api)
         registerAssignments(on: api)
     }
 

@@ -82,6 +82,13 @@ extension APIError {
                 self.init(.unprocessableContent, code: error.code, error.description)
             }
         case let error as DeliveryError: self.init(.unprocessableContent, code: error.code, error.description)
+        case let error as ResultsError:
+            switch error {
+            case .goalNotFound, .epochNotFound: self.init(.notFound, code: error.code, error.description)
+            case .goalExists: self.init(.conflict, code: error.code, error.description)
+            case .batchTooLarge: self.init(.contentTooLarge, code: error.code, error.description)
+            case .invalidGoal, .notATest: self.init(.unprocessableContent, code: error.code, error.description)
+            }
         case StorageError.busy:
             self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
         // The database file, backups and restores are the server's problem, never the client's:

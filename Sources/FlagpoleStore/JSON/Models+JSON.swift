@@ -78,13 +78,14 @@ extension ConfigsOutcome {
 }
 
 extension ForgetReport {
-    /// `{"tenant", "deleted": {"assignments", "assignmentEvents", "unlocks", "attributes"}, "segmentsListingUser"}`.
+    /// `{"tenant", "deleted": {"assignments", "assignmentEvents", "unlocks", "attributes", "events"}, "segmentsListingUser"}`.
     public var jsonValue: JSONValue {
         [
             "tenant": .string(tenant.rawValue),
             "deleted": [
                 "assignments": .number(Double(assignments)), "assignmentEvents": .number(Double(assignmentEvents)),
                 "unlocks": .number(Double(unlocks)), "attributes": .number(Double(attributes)),
+                "events": .number(Double(events)),
             ],
             "segmentsListingUser": .array(segmentsListingUser.map(JSONValue.string)),
         ]

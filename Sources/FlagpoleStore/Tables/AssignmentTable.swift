@@ -257,10 +257,44 @@ struct AssignmentTable {
         return (assignments, db.changesCount)
     }
 
+    /// The environment's events after `id`, oldest first, at most `limit`: what the figures of
+    /// tests follow (`ExperimentLedger`).
+    func events(in scope: EnvironmentScope, after id: Int64, limit: Int) throws -> [AssignmentEventRow] {
+        let select = try RawStatement(
+            cachedIn: db,
+            sql: """
+                SELECT id, feature_id, user_id, variation, revision, reason, rule, created_at FROM assignment_events
+                WHERE environment_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3
+                """)
+        select.bind(scope.id, at: 1)
+        select.bind(id, at: 2)
+        select.bind(Int64(limit), at: 3)
+        var rows: [AssignmentEventRow] = []
+        try select.forEachRow { row in
+            rows.append(
+                AssignmentEventRow(
+                    id: row.int(0), featureID: row.int(1), user: row.text(2), variation: row.text(3),
+                    revision: Int(row.int(4)), reason: row.text(5), byRule: !row.isNull(6), createdAt: row.int(7)))
+        }
+        return rows
+    }
+
     /// A writer of `scope`'s users' groups under `revision`.
     func writer(in scope: EnvironmentScope, revision: Int, now: Date) -> AssignmentWriter {
         AssignmentWriter(db: db, scope: scope, revision: revision, now: now)
     }
+}
+
+/// One change of a user's group, as the figures of tests read it.
+struct AssignmentEventRow {
+    var id: Int64
+    var featureID: Int64
+    var user: String
+    var variation: String
+    var revision: Int
+    var reason: String
+    var byRule: Bool
+    var createdAt: Int64
 }
 
 extension Database {

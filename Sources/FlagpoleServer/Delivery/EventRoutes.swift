@@ -1,0 +1,54 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Synchronization
+
+/// `POST /t/{tenant}/{env}/events`: goal and exposure events from apps, in batches. Events are
+/// writes, so a key of the tenant is always needed (a delivery key is enough), even in a public
+/// environment.
+final class EventRoutes: Sendable {
+    let store: FeatureStore
+    let policy: EventPolicy
+    /// When raw events were last expired: at most once an hour, after a batch.
+    private let lastExpiry = Mutex(Date.distantPast)
+
+    /// A batch of a thousand events is well under this.
+    static let maxBodySize = 1024 * 1024
+
+    init(store: FeatureStore, policy: EventPolicy) {
+        self.store = store
+        self.policy = policy
+    }
+
+    func register(on router: Router<FlagpoleRequestContext>) {
+        router.post("/t/:tenant/:env/events") { [self] request, context -> Response in
+            let path = try context.environmentPath()
+            try await PresentedKey.of(request, in: store).identity().authorize(.delivery, on: path)
+            let bytes: [UInt8]
+            do {
+                bytes = Array(try await request.body.collect(upTo: Self.maxBodySize).readableBytesView)
+            } catch {
+                throw APIError(
+                    .contentTooLarge, code: "too_large",
+                    "A batch is at most 1 MB and \(FeatureStore.eventsPerBatch) events: send it in parts.")
+            }
+            let batch = EventParser.batch(try JSONBody.parse(bytes), receivedAt: Date())
+            let report = try await store.record(batch.events, refused: batch.refused, in: path, policy: policy)
+            expireIfDue()
+            return .json(report.jsonValue)
+        }
+    }
+
+    private func expireIfDue() {
+        let now = Date()
+        let due = lastExpiry.withLock { last in
+            guard now.timeIntervalSince(last) > 3600 else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        Task { [store, policy] in _ = try? await store.expireEvents(policy: policy, now: now) }
+    }
+}

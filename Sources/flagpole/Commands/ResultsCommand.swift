@@ -1,0 +1,136 @@
+import ArgumentParser
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+
+/// `flagpole results FEATURE`: a test's readout.
+struct ResultsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "results",
+        abstract: "A test's readout: each variation against the control, per epoch and goal.",
+        discussion: """
+            Each revision that changed the test's variations, biases, rules or segments starts an epoch; users who \
+            joined in different epochs are different samples, so each epoch has its own readout and epochs with the \
+            same variations are pooled by inverse-variance weighting. Intervals are 95 %: the fixed one, for a \
+            test read once at its planned end, and the always-valid one, which stays valid however often you look. \
+            docs/RESULTS.md says how each figure is computed.
+            """)
+
+    @Argument(help: "The test.")
+    var feature: String
+
+    @Option(help: ArgumentHelp("Only this goal.", valueName: "name"))
+    var goal: String?
+
+    @Option(help: ArgumentHelp("Only this epoch (1 is the first).", valueName: "number"))
+    var epoch: Int?
+
+    @Option(
+        help: ArgumentHelp("The variation the others are compared with (the first unless named).", valueName: "name"))
+    var control: String?
+
+    @OptionGroup var environment: EnvironmentOptions
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let results = try await database.openStore().results(
+            of: feature, in: try environment.path(), goal: goal, epoch: epoch, control: control)
+        if output.json {
+            Console.json(results.jsonValue)
+            return
+        }
+        Console.out(ResultsText.render(results))
+    }
+}
+
+/// A readout in words and tables.
+enum ResultsText {
+    static func render(_ results: ExperimentResults) -> String {
+        var lines: [String] = []
+        if results.epochs.isEmpty {
+            return "\"\(results.feature)\" in \(results.path) has no epoch yet: it starts with the next revision."
+        }
+        for epoch in results.epochs {
+            lines.append(
+                "\"\(results.feature)\" in \(results.path), epoch \(epoch.number) (from revision \(epoch.revision), \(epoch.startedAt.iso8601)): "
+                    + (epoch.analysis == .exposure
+                        ? "users count from their first exposure."
+                        : "no exposure reported, so users count from their assignment (intention to treat)."))
+            let split = zip(epoch.arms, epoch.shares).map { "\($0.variation) \($0.splitUsers) (\(format($1))%)" }
+            lines.append("  Split: \(split.joined(separator: ", "))" + srm(epoch))
+            let excluded = epoch.arms.reduce(0) { $0 + $1.excludedUsers }
+            if excluded > 0 {
+                lines.append("  \(excluded) user\(excluded == 1 ? "" : "s") seen in two variations left out.")
+            }
+            if epoch.sampleRatioMismatch {
+                lines.append(
+                    "  !! SAMPLE RATIO MISMATCH: users did not split as the biases say. Nothing below can be trusted until the cause is found."
+                )
+            }
+            for goal in epoch.goals {
+                lines.append("")
+                lines.append(
+                    "  \(goal.goal.name) (\(goal.goal.kind.rawValue), \(goal.goal.better.rawValue) is better)"
+                        + (goal.tooFewUsers
+                            ? ": TOO FEW USERS to conclude anything (fewer than \(FeatureStore.minimumUsers) in a variation)."
+                            : ""))
+                var table = TextTable(
+                    "VARIATION", "USERS", "EVENTS", goal.goal.kind == .conversion ? "RATE" : "MEAN", "DIFFERENCE",
+                    "95% CI", "RELATIVE", "95% CI", "P", "P (HOLM)", "ALWAYS-VALID 95% CI", "CHANCE TO BEAT")
+                for variation in goal.variations {
+                    let name =
+                        variation.variation == epoch.control ? "\(variation.variation) (control)" : variation.variation
+                    if let comparison = variation.comparison {
+                        table.append(
+                            name, "\(variation.users)", "\(variation.events)", format(variation.mean),
+                            signed(comparison.difference), interval(comparison.interval),
+                            comparison.relativeDifference.map { signed($0 * 100) + "%" } ?? "–",
+                            comparison.relativeInterval.map { interval($0, scale: 100) + "%" } ?? "–",
+                            pValue(comparison.pValue), variation.adjustedPValue.map(pValue) ?? "–",
+                            interval(comparison.sequentialInterval), format(comparison.chanceToBeatControl * 100) + "%")
+                    } else {
+                        table.append(
+                            name, "\(variation.users)", "\(variation.events)", format(variation.mean), "", "", "", "",
+                            "", "", "", "")
+                    }
+                }
+                lines.append(table.text.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+            }
+            lines.append("")
+        }
+        for pooled in results.pooled {
+            lines.append(
+                "Pooled over epochs \(pooled.epochs.map(String.init).joined(separator: ", ")) (inverse-variance weights, same variations), \(pooled.goal):"
+            )
+            for (variation, estimate) in pooled.variations {
+                lines.append(
+                    "  \(variation): \(signed(estimate.difference)) \(interval(estimate.interval)), p = \(pValue(estimate.pValue))"
+                )
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func srm(_ epoch: EpochResults) -> String {
+        guard let check = epoch.sampleRatio else { return "" }
+        return "; sample ratio χ² = \(format(check.statistic)), p = \(pValue(check.pValue))"
+    }
+
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return "∞" }
+        return String(format: "%.4g", value)
+    }
+
+    private static func signed(_ value: Double) -> String {
+        (value >= 0 ? "+" : "") + format(value)
+    }
+
+    private static func interval(_ interval: Interval, scale: Double = 1) -> String {
+        "[\(format(interval.low * scale)), \(format(interval.high * scale))]"
+    }
+
+    private static func pValue(_ value: Double) -> String {
+        value < 0.0001 ? String(format: "%.1e", value) : String(format: "%.4f", value)
+    }
+}
