@@ -50,6 +50,9 @@ struct IsolationMatrixTests {
         "DELETE /api/v1/tenants/{tenant}/environments/{env}/configs/{config}": .editor,
         "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/tags": .editor,
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/results": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/goals": .reader,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/goals": .editor,
         "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .editor,
         "GET /api/v1/tenants/{tenant}/environments/{env}/segments": .reader,
         "GET /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .reader,
@@ -204,6 +207,9 @@ struct IsolationMatrixTests {
                         route.method, uri, key: server.key("acme", .delivery), body: "{}")
                     #expect(
                         unscoped.status == .forbidden, "\(name) with a key of no one environment: \(unscoped.status)")
+                } else if route.template.hasPrefix("/t/") {
+                    // Events are writes: a key even in a public environment.
+                    #expect(anonymous.status == .unauthorized, "\(name) without a key: \(anonymous.status)")
                 } else {
                     #expect(anonymous.status == .seeOther, "\(name) without a session: \(anonymous.status)")
                     #expect(
