@@ -124,6 +124,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/overview.mustache"),
                 .embedInCode("Dashboard/Templates/revisions.mustache"),
                 .embedInCode("Dashboard/Templates/segment.mustache"),
+                .embedInCode("Dashboard/Templates/results.mustache"),
                 .embedInCode("Dashboard/Templates/segments.mustache"),
                 .embedInCode("Dashboard/Templates/signin.mustache"),
                 .embedInCode("Dashboard/Templates/targeting-plan.mustache"),

@@ -122,7 +122,10 @@ public enum ServerApplication {
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         delivery.register(on: router)
         let tokens = StreamTokens(store: store)
-        OFREPRoutes(delivery: delivery, tokens: tokens).register(on: router)
+        OFREPRoutes(
+            delivery: delivery, tokens: tokens,
+            exposures: ExposureRecorder(store: store, logger: Logger(label: "flagpole.exposures"))
+        ).register(on: router)
         EventRoutes(store: store, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(store: store, cache: cache, maxBodySize: configuration.maxBodySize).register(

@@ -113,7 +113,6 @@ extension FeatureStore {
                 try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map { ($0.feature.name, $0.id) },
                 uniquingKeysWith: { a, _ in a })
             var ledger = try ExperimentLedger(db: db, scope: scope)
-            ledger.goalKinds = Dictionary(uniqueKeysWithValues: goals.values.map { ($0.id, $0.goal.kind) })
             let now = Date()
             var report = EventBatchReport()
             report.refused = refused
@@ -143,6 +142,27 @@ extension FeatureStore {
             try ledger.save(at: now)
             report.refused.sort { $0.index < $1.index }
             return report
+        }
+    }
+
+    /// Counts exposures apps reported by evaluating one test alone (OFREP's single evaluation).
+    /// No raw event is kept: only a stint's first exposure matters, and later ones change nothing.
+    public func recordExposures(
+        _ exposures: [(user: UserID, feature: String, time: Date)], in path: EnvironmentPath
+    ) async throws {
+        try await write { db in
+            let scope = try db.environments.scope(of: path)
+            let tests = Dictionary(
+                try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map {
+                    (Feature.nameKey($0.feature.name), $0.id)
+                }, uniquingKeysWith: { a, _ in a })
+            var ledger = try ExperimentLedger(db: db, scope: scope)
+            for exposure in exposures {
+                guard let featureID = tests[Feature.nameKey(exposure.feature)] else { continue }
+                try ledger.recordExposure(
+                    of: exposure.user.rawValue, to: featureID, at: exposure.time.unixMilliseconds)
+            }
+            try ledger.save(at: Date())
         }
     }
 

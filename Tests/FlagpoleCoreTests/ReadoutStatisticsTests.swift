@@ -40,8 +40,14 @@ struct ReadoutStatisticsTests {
         for _ in 0..<2_000 {
             let (a, b) =
                 scale == .proportion
-                ? (Self.conversions(500, rate: 0.1, using: &generator), Self.conversions(500, rate: 0.1, using: &generator))
-                : (Self.exponential(500, mean: 20, using: &generator), Self.exponential(500, mean: 20, using: &generator))
+                ? (
+                    Self.conversions(500, rate: 0.1, using: &generator),
+                    Self.conversions(500, rate: 0.1, using: &generator)
+                )
+                : (
+                    Self.exponential(500, mean: 20, using: &generator),
+                    Self.exponential(500, mean: 20, using: &generator)
+                )
             let comparison = Comparison.compare(
                 treatment: Self.arm(b), control: Self.arm(a), scale: scale, higherIsBetter: true)
             if let comparison, comparison.pValue < 0.05 { rejections += 1 }

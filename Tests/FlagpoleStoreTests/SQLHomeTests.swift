@@ -21,6 +21,10 @@ struct SQLHomeTests {
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
         "user_attributes": "UserAttributeTable.swift", "erasures": "UserAttributeTable.swift",
+        "goals": "ExperimentTable.swift", "events": "ExperimentTable.swift",
+        "experiment_epochs": "ExperimentTable.swift", "experiment_arms": "ExperimentTable.swift",
+        "experiment_totals": "ExperimentTable.swift", "experiment_days": "ExperimentTable.swift",
+        "experiment_users": "ExperimentTable.swift", "experiment_progress": "ExperimentTable.swift",
     ]
 
     /// The migrator runs the numbered SQL files and migration 0005's data step (the names' NFC

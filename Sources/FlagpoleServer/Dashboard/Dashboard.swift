@@ -31,6 +31,7 @@ struct Dashboard: Sendable {
         registerFeature(on: signedIn)
         registerConfigs(on: signedIn)
         registerSegments(on: signedIn)
+        registerResults(on: signedIn)
         registerUser(on: signedIn)
         registerRevisions(on: signedIn)
         registerImport(on: signedIn)

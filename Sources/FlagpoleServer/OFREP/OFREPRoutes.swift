@@ -19,6 +19,8 @@ import NIOCore
 struct OFREPRoutes {
     let delivery: DeliveryRoutes
     let tokens: StreamTokens
+    /// Single evaluations of tests, as exposures for their results.
+    let exposures: ExposureRecorder
     /// The largest body read: an evaluation context is small.
     static let maxBodySize = 64 * 1024
 
@@ -54,6 +56,7 @@ struct OFREPRoutes {
             throw OFREPError(
                 .notFound, code: "FLAG_NOT_FOUND", key: key, "\(path) has no revision yet: it has no flags.")
         }
+        await exposures.note(flag, user: body.context.user, in: path)
         return Self.response(Self.answer(flag))
     }
 

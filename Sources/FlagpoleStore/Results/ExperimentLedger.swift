@@ -30,6 +30,7 @@ struct ExperimentLedger {
             epochs[epoch.featureID, default: []].append(epoch)
         }
         (revision, assignmentEventID) = try db.experiments.progress(in: scope)
+        goalKinds = Dictionary(uniqueKeysWithValues: try db.experiments.goals(in: scope).map { ($0.id, $0.goal.kind) })
         try followRevisions()
         try followAssignments()
     }
@@ -163,7 +164,7 @@ struct ExperimentLedger {
     }
 
     /// The kinds of the environment's goals, by id: what a pending event adds.
-    var goalKinds: [Int64: Goal.Kind] = [:]
+    private var goalKinds: [Int64: Goal.Kind] = [:]
 
     /// Counts an accepted event of a goal for every test `user` was in when it happened.
     mutating func recordEvent(of user: String, goalID: Int64, kind: Goal.Kind, value: Double?, at time: Int64) throws {

@@ -117,20 +117,11 @@ enum ResultsText {
         return "; sample ratio χ² = \(format(check.statistic)), p = \(pValue(check.pValue))"
     }
 
-    static func format(_ value: Double) -> String {
-        guard value.isFinite else { return "∞" }
-        return String(format: "%.4g", value)
-    }
-
-    private static func signed(_ value: Double) -> String {
-        (value >= 0 ? "+" : "") + format(value)
-    }
+    private static func format(_ value: Double) -> String { ResultsFormat.number(value) }
+    private static func signed(_ value: Double) -> String { ResultsFormat.signed(value) }
+    private static func pValue(_ value: Double) -> String { ResultsFormat.pValue(value) }
 
     private static func interval(_ interval: Interval, scale: Double = 1) -> String {
-        "[\(format(interval.low * scale)), \(format(interval.high * scale))]"
-    }
-
-    private static func pValue(_ value: Double) -> String {
-        value < 0.0001 ? String(format: "%.1e", value) : String(format: "%.4f", value)
+        ResultsFormat.interval(interval, scale: scale)
     }
 }

@@ -68,6 +68,22 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "bytes"))
     var attributeBytes = UserAttributes.Limits.standard.bytes
 
+    @Option(help: ArgumentHelp("Events older than this many days are refused as too old.", valueName: "days"))
+    var eventMaxAgeDays = Int(EventPolicy.standard.maximumAge / EventPolicy.days)
+
+    @Option(
+        help: ArgumentHelp(
+            "Raw events are deleted this many days after receipt (at least --event-max-age-days); results keep their figures.",
+            valueName: "days"))
+    var eventRetentionDays = Int(EventPolicy.standard.retention / EventPolicy.days)
+
+    /// The event windows the options give.
+    var eventPolicy: EventPolicy {
+        EventPolicy(
+            maximumAge: Double(eventMaxAgeDays) * EventPolicy.days, maximumSkew: EventPolicy.standard.maximumSkew,
+            retention: Double(eventRetentionDays) * EventPolicy.days)
+    }
+
     @Flag(help: "Load the example data first (as `flagpole demo` does) and print URLs to try, with a new admin key.")
     var demo = false
 
@@ -111,6 +127,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard attributeKeys >= 0, attributeBytes >= 2 else {
             throw ValidationError("--attribute-keys must be 0 or more, --attribute-bytes 2 (\"{}\") or more.")
         }
+        if let problem = eventPolicy.problem {
+            throw ValidationError("--event-max-age-days, --event-retention-days: \(problem).")
+        }
     }
 
     func run() async throws {
@@ -123,12 +142,13 @@ struct ServeCommand: AsyncParsableCommand {
 
         let tryThis: @Sendable (String) -> String
         if demo { tryThis = try await loadDemo(into: store) } else { tryThis = { _ in "" } }
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, maxBodySize: maxBodySize, defaultCacheControl: cacheControl,
             pollInterval: .milliseconds(pollInterval), accessLogLevel: .info, newUsersPerSecond: newUserRate,
             newUserBurst: newUserBurst,
             trustsProxy: trustProxy, publishing: try publishingSettings(),
             attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
+        configuration.eventPolicy = eventPolicy
         let application = ServerApplication.make(
             store: store, configuration: configuration, registry: registry, logger: logger
         ) { port in
