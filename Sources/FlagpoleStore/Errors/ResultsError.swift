@@ -34,10 +34,10 @@ public enum ResultsError: FlagpoleError, Hashable {
 
     public var code: String {
         switch self {
-        case .invalidGoal: "invalid_goal"
-        case .goalExists: "goal_exists"
+        case .invalidGoal: "invalid"
+        case .goalExists: "exists"
         case .goalNotFound, .epochNotFound: "not_found"
-        case .batchTooLarge: "batch_too_large"
+        case .batchTooLarge: "too_large"
         case .notATest: "not_a_test"
         }
     }
