@@ -149,6 +149,8 @@ def main():
             check.wait_for("the applied rules", lambda: "Applied as revision" in driver.page_source)
             check.checked("feature-rules-applied", ["p.notice", "table.rules tbody tr"])
         check.page("segments", environment + "/segments", ["nav.env a[aria-current=page]", "a#new-segment"], phone=True)
+        # The demo's sign-ups: a table per goal, the sample-ratio line, the chart of the difference.
+        check.page("results", feature + "/results", ["section.results table.results tbody tr", "figure.timeline svg circle", "ul.legend li"], phone=True)
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
         check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
@@ -228,6 +230,7 @@ def main():
         plain.checked("nojs-overview", ["li.card.feature", "svg.bar rect"])
         plain.page("nojs-feature", feature, ["#bias-form button[value=preview]", "figure.timeline svg rect"])
         plain.page("nojs-configs", configs, ["table.configs tbody tr"])
+        plain.page("nojs-results", feature + "/results", ["table.results tbody tr", "figure.timeline svg circle"])
         plain.page("nojs-config", configs + "/theme", ["textarea#default[data-json]", "#config-form button[type=submit]"])
     finally:
         plain.driver.quit()

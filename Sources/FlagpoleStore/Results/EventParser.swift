@@ -30,7 +30,7 @@ public enum EventParser {
         var events: [(index: Int, event: ReceivedEvent)] = []
         var refused: [RefusedEvent] = []
         for (index, node) in elements.enumerated() {
-            switch event(node.value, index: index, receivedAt: receivedAt) {
+            switch event(node, index: index, receivedAt: receivedAt) {
             case .success(let event): events.append((index, event))
             case .failure(let refusal): refused.append(refusal)
             }
@@ -38,30 +38,42 @@ public enum EventParser {
         return (events, refused)
     }
 
-    /// One event from its JSON object.
-    public static func event(_ value: JSONValue, index: Int, receivedAt: Date) -> Result<ReceivedEvent, RefusedEvent> {
-        guard case .object(let object) = value else {
+    /// One event from its JSON object. Read straight from the parsed nodes: a batch is a
+    /// thousand of them, on every request.
+    public static func event(_ node: JSONNode, index: Int, receivedAt: Date) -> Result<ReceivedEvent, RefusedEvent> {
+        guard case .object(let members) = node.content else {
             return .failure(RefusedEvent(index: index, id: nil, reason: .invalid, message: "an event is a JSON object"))
         }
-        var fields: [String: String] = [:]
+        var id: String?
+        var user: String?
+        var goal: String?
+        var feature: String?
         var value: Double?
+        var valueProblem = false
         var time: Int64?
-        for member in object.members {
-            switch (member.key, member.value) {
+        var timeGiven = false
+        for member in members {
+            switch (member.key, member.node.content) {
+            case ("id", .string(let text)): id = text
+            case ("user", .string(let text)): user = text
+            case ("goal", .string(let text)): goal = text
+            case ("feature", .string(let text)): feature = text
             case ("value", .number(let number)): value = number
             case ("value", .null): value = nil
-            case ("value", _): fields["value"] = "not a number"
-            case ("time", .number(let number)) where number.isFinite && number.rounded() == number:
-                time = Int64(exactly: number)
-            case ("time", .string(let text)): time = parseTime(text)
-            case (let key, .string(let text)): fields[key] = text
-            default: fields[member.key] = fields[member.key] ?? ""
+            case ("value", _): valueProblem = true
+            case ("time", .number(let number)):
+                timeGiven = true
+                time = number.isFinite && number.rounded() == number ? Int64(exactly: number) : nil
+            case ("time", .string(let text)):
+                timeGiven = true
+                time = parseTime(text)
+            case ("time", _): timeGiven = true
+            default: continue
             }
         }
         return make(
-            id: fields["id"], user: fields["user"], goal: fields["goal"], feature: fields["feature"],
-            valueProblem: fields["value"] != nil, value: value, time: time,
-            timeGiven: object.members.contains { $0.key == "time" }, index: index, receivedAt: receivedAt)
+            id: id, user: user, goal: goal, feature: feature, valueProblem: valueProblem, value: value, time: time,
+            timeGiven: timeGiven, index: index, receivedAt: receivedAt)
     }
 
     /// One event from a CSV row under the header `id,user,goal,value,time[,feature]` (any order).

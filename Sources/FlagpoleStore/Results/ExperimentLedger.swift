@@ -40,11 +40,13 @@ struct ExperimentLedger {
     /// Starts an epoch for every test whose variations, biases, rules or segments (or being on)
     /// changed in a revision the ledger hasn't seen.
     private mutating func followRevisions() throws {
-        let revisions = try db.environments.revisions(after: revision, limit: Int.max, in: scope)
-        guard !revisions.isEmpty else { return }
+        // One revision at a time: each holds a whole document, and a ledger that starts late
+        // reads an environment's whole history.
+        guard let latest = try db.environments.latestRevisionNumber(in: scope), latest > revision else { return }
         let featureIDs = Dictionary(
             try db.features.storedFeatures(in: scope).map { ($0.feature.name, $0.id) }, uniquingKeysWith: { a, _ in a })
-        for record in revisions {
+        for number in (revision + 1)...latest {
+            guard let record = try db.environments.revision(number, in: scope) else { continue }
             let features = DocumentDecoder.decode(Array(record.document)).document?.features ?? []
             let targeting = (try? TargetingDocument(stored: record.targeting.map(Array.init))) ?? TargetingDocument()
             for feature in features where feature.kind.isTest {
@@ -60,7 +62,7 @@ struct ExperimentLedger {
                 try db.experiments.insertEpoch(epoch, in: scope)
                 epochs[featureID, default: []].append(epoch)
             }
-            revision = record.number
+            revision = number
         }
     }
 
@@ -139,10 +141,8 @@ struct ExperimentLedger {
         let stints = state.memberships[index].stints
         // An app shows only what it was given: an exposure timed before the user joined is the
         // app's clock, and counts for the first stint.
-        guard
-            var stint = stints.indices.last(where: { stints[$0].joinedAt <= time }).map({ stints[$0] }) ?? stints.first
-        else { return }
-        let stintIndex = stints.firstIndex(of: stint)!
+        guard let stintIndex = state.memberships[index].stintIndex(at: time) ?? stints.indices.first else { return }
+        var stint = stints[stintIndex]
         guard stint.exposedAt == nil, counts(stint, featureID) else { return }
         let exposedAt = max(time, stint.joinedAt)
         stint.exposedAt = exposedAt

@@ -85,7 +85,14 @@ struct ExperimentUserState: Equatable {
     /// every event, so no JSON.
     var encoded: [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(64 * memberships.count)
+        out.reserveCapacity(
+            5
+                + memberships.reduce(0) { size, membership in
+                    size + 12
+                        + membership.stints.reduce(0) {
+                            $0 + 40 + $1.variation.utf8.count + 28 * $1.totals.count + 25 * $1.pending.count
+                        }
+                })
         out.append(1)  // Format version.
         out.put(UInt32(memberships.count))
         for membership in memberships {
@@ -171,9 +178,8 @@ extension [UInt8] {
     }
 
     fileprivate mutating func put(_ text: String) {
-        let utf8 = Array(text.utf8)
-        put(UInt32(utf8.count))
-        append(contentsOf: utf8)
+        put(UInt32(text.utf8.count))
+        append(contentsOf: text.utf8)
     }
 }
 
@@ -192,12 +198,9 @@ private struct ByteReader {
     private mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
         let size = MemoryLayout<T>.size
         guard position + size <= bytes.count else { return nil }
-        var value = T.zero
-        for offset in 0..<size {
-            value |= T(truncatingIfNeeded: bytes[position + offset]) << (8 * offset)
-        }
+        let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: T.self) }
         position += size
-        return value
+        return T(littleEndian: value)
     }
 
     mutating func uint32() -> UInt32? { integer(UInt32.self) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
+import Foundation
 
 /// `flagpole demo`: the main job end to end on example data.
 struct DemoCommand: AsyncParsableCommand {
@@ -55,11 +56,16 @@ struct DemoCommand: AsyncParsableCommand {
             [20, 80], of: Self.rollout, in: path, options: EditOptions(isDryRun: true, actor: Actor.current))
         Console.out(EditReport(outcome: plan, isDryRun: true).lines.joined(separator: "\n"))
 
+        section("7. Results of \"\(Self.rollout)\": exposures and sign-ups the demo's app reported")
+        try await Self.recordResults(into: store, path: path)
+        Console.out(ResultsText.render(try await store.results(of: Self.rollout, in: path, goal: Self.goal.name)))
+
         section("Next")
         Console.out(
             """
             flagpole bias set "\(Self.rollout)" 20 80 --tenant \(path.tenant)
             flagpole assignments --tenant \(path.tenant) --limit 10
+            flagpole results "\(Self.rollout)" --tenant \(path.tenant)   # docs/RESULTS.md
             flagpole export --tenant \(path.tenant) --user demo-user-7
             flagpole config export --tenant \(path.tenant) --format dictionary --user demo-user-7
             flagpole evaluate --tenant \(path.tenant) --user demo-user-7 --attr country=DE
@@ -87,6 +93,38 @@ struct DemoCommand: AsyncParsableCommand {
         try await store.importConfigs(
             configs, in: path, options: EditOptions(message: "demo configs", actor: Actor.current))
         return outcome
+    }
+
+    /// The goal the demo's results are about.
+    static let goal = Goal(name: "signup", kind: .conversion)
+
+    /// What the demo's app would have reported (its users are recorded first): each demo user exposed to the roll-out, and a
+    /// sign-up from about 20 % of the old onboarding's users and 24 % of the new one's (a fixed
+    /// draw from each user's number, so every run sends the same events). Event ids are fixed
+    /// too: a second run's events are duplicates and change nothing.
+    static func recordResults(into store: FeatureStore, path: EnvironmentPath) async throws {
+        if try await !store.goals(in: path).contains(where: { $0.name == goal.name }) {
+            try await store.createGoal(goal, in: path)
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var events: [ReceivedEvent] = []
+        for (index, user) in demoUsers.enumerated() {
+            events.append(
+                ReceivedEvent(
+                    id: "demo-exposure-\(index)", user: user, goal: Goal.exposure, feature: rollout, time: now,
+                    receivedAt: now))
+            let variation = try await store.evaluateFlag(rollout, for: FlagContext(user: user), in: path).variant
+            let draw = (UInt64(index) &* 2_654_435_761) % 1_000
+            if draw < (variation == "Enabled" ? 240 : 200) {
+                events.append(
+                    ReceivedEvent(
+                        id: "demo-signup-\(index)", user: user, goal: goal.name, time: now + 1_000, receivedAt: now))
+            }
+        }
+        for start in stride(from: 0, to: events.count, by: FeatureStore.eventsPerBatch) {
+            let batch = events[start..<min(start + FeatureStore.eventsPerBatch, events.count)]
+            _ = try await store.record(batch.enumerated().map { ($0.offset, $0.element) }, in: path)
+        }
     }
 
     /// The example file's on/off A/B test, at 10 % for the new onboarding.

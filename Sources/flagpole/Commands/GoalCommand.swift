@@ -124,7 +124,7 @@ struct EventsCommand: AsyncParsableCommand {
                 } else {
                     do {
                         parsed = EventParser.event(
-                            try JSONParser.parse(Array(text.utf8)).value, index: number, receivedAt: Date())
+                            try JSONParser.parse(Array(text.utf8)), index: number, receivedAt: Date())
                     } catch {
                         parsed = .failure(
                             RefusedEvent(index: number, id: nil, reason: .invalid, message: "not JSON: \(error)"))

@@ -174,6 +174,7 @@ struct ServeCommand: AsyncParsableCommand {
         let path = EnvironmentPath(tenant: TenantSlug(rawValue: "demo"), environment: .production)
         _ = try await DemoCommand.importExample(into: store, path: path)
         _ = try await store.assign(DemoCommand.demoUsers, to: DemoCommand.rollout, in: path)
+        try await DemoCommand.recordResults(into: store, path: path)
         // The same data in a private environment, which takes a key.
         let staging = EnvironmentPath(tenant: path.tenant, environment: EnvironmentName(rawValue: "staging"))
         _ = try await DemoCommand.importExample(into: store, path: staging)
