@@ -3,7 +3,7 @@
   results.py features FILE TESTS                       a features.json of TESTS A/B tests (50/50)
   results.py send BASE KEY EVENTS USERS SECONDS_FILE   sends EVENTS events in batches of 1 000 from
                                                        two connections; prints events accepted
-  results.py baseline-sql OUT EVENTS USERS ENV GOALS TEST_IDS
+  results.py baseline-sql OUT EVENTS USERS ENV GOALS TEST_IDS STATE_BYTES
                                                        the shell's same rows: each batch's raw events,
                                                        one write of each user's row, the totals
 
@@ -93,14 +93,14 @@ def send(base, key, events, users):
     print(f"{accepted[0]} {elapsed * 1000:.1f}")
 
 
-def baseline_sql(out, events, users, environment, goals, tests):
-    """The rows one batch writes, as SQL: the raw events, one write of each user's row (the
-    size of a user's state in TESTS tests), and the variations' totals."""
+def baseline_sql(out, events, users, environment, goals, tests, state_bytes):
+    """The rows one batch writes, as SQL: the raw events, one write of each user's row (of the
+    average size flagpole's rows have), and the variations' totals."""
     purchase, revenue = goals.split(",")
     test_ids = tests.split(",")
     rng = random.Random(7)
     blocks = users // BATCH
-    state = "x'" + "00" * (60 + 80 * len(test_ids)) + "'"
+    state = "x'" + "00" * state_bytes + "'"
     now_ms = int(time.time() * 1000)
     with open(out, "w") as f:
         for batch in range(events // BATCH):
@@ -131,6 +131,7 @@ if __name__ == "__main__":
     elif command == "send":
         send(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif command == "baseline-sql":
-        baseline_sql(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7])
+        baseline_sql(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7],
+                     int(sys.argv[8]))
     else:
         sys.exit(f"unknown command {command}")

@@ -168,4 +168,24 @@ struct ExperimentResultsTests {
         let kept = try await store.read { db in try db.experiments.eventCount() }
         #expect(kept == 0)
     }
+
+    @Test("A user's state reads back as written, and damaged bytes read as nothing")
+    func stateRoundTrip() {
+        var state = ExperimentUserState()
+        var stint = ExperimentUserState.Stint(
+            epoch: 2, variation: "Grüne B", joinedAt: 1_795_000_000_000, bySplit: true)
+        stint.exposedAt = 1_795_000_001_000
+        stint.setTotal(.init(goalID: 7, total: 12.5, exposedTotal: 2.5, events: 3, exposedEvents: 1))
+        var excluded = ExperimentUserState.Stint(epoch: 1, variation: "A", joinedAt: 1_794_000_000_000, bySplit: false)
+        excluded.isExcluded = true
+        state.memberships = [.init(featureID: 42, stints: [excluded, stint]), .init(featureID: 43, stints: [])]
+        state.pending = [
+            .init(goalID: 7, time: 1_795_000_000_500, value: nil), .init(goalID: 8, time: 5, value: -1.25),
+        ]
+        let bytes = state.encoded
+        #expect(ExperimentUserState(encoded: bytes) == state)
+        #expect(ExperimentUserState(encoded: Array(bytes.dropLast())) == nil)
+        #expect(ExperimentUserState(encoded: bytes + [0]) == nil)
+        #expect(ExperimentUserState(encoded: [2] + bytes.dropFirst()) == nil)
+    }
 }

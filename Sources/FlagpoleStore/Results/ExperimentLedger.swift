@@ -147,9 +147,10 @@ struct ExperimentLedger {
         let exposedAt = max(time, stint.joinedAt)
         stint.exposedAt = exposedAt
         deltas.arm(featureID, stint) { $0.exposedUsers += 1 }
-        for event in stint.pending where event.time >= exposedAt {
-            var total = stint.total(of: event.goalID)
+        for event in state.pending
+        where event.time >= exposedAt && state.memberships[index].stintIndex(at: event.time) == stintIndex {
             guard let goal = goalKinds[event.goalID] else { continue }
+            var total = stint.total(of: event.goalID)
             let new = goal.total(after: total.exposedTotal, adding: event.value)
             deltas.total(featureID, stint, goalID: event.goalID) {
                 $0.exposed.add(from: total.exposedTotal, to: new, events: 1)
@@ -158,9 +159,17 @@ struct ExperimentLedger {
             total.exposedEvents += 1
             stint.setTotal(total)
         }
-        stint.pending = []
         state.memberships[index].stints[stintIndex] = stint
+        if !awaitsExposure(state) { state.pending = [] }
         keep(state, of: user)
+    }
+
+    /// Whether a stint of the user that counts has no exposure yet: their pending events may
+    /// still count for it.
+    private func awaitsExposure(_ state: ExperimentUserState) -> Bool {
+        state.memberships.contains { membership in
+            membership.stints.contains { $0.exposedAt == nil && counts($0, membership.featureID) }
+        }
     }
 
     /// The kinds of the environment's goals, by id: what a pending event adds.
@@ -170,6 +179,7 @@ struct ExperimentLedger {
     mutating func recordEvent(of user: String, goalID: Int64, kind: Goal.Kind, value: Double?, at time: Int64) throws {
         var state = try state(of: user)
         guard !state.memberships.isEmpty else { return }
+        var isPending = false
         for index in state.memberships.indices {
             let featureID = state.memberships[index].featureID
             guard let stintIndex = state.memberships[index].stintIndex(at: time) else { continue }
@@ -181,8 +191,7 @@ struct ExperimentLedger {
             if let exposedAt = stint.exposedAt {
                 if time >= exposedAt { exposedNew = kind.total(after: total.exposedTotal, adding: value) }
             } else {
-                if stint.pending.count >= ExperimentUserState.pendingLimit { stint.pending.removeFirst() }
-                stint.pending.append(.init(goalID: goalID, time: time, value: value))
+                isPending = true
             }
             deltas.total(featureID, stint, goalID: goalID) { delta in
                 delta.itt.add(from: total.total, to: new, events: 1)
@@ -196,6 +205,10 @@ struct ExperimentLedger {
             }
             stint.setTotal(total)
             state.memberships[index].stints[stintIndex] = stint
+        }
+        if isPending {
+            if state.pending.count >= ExperimentUserState.pendingLimit { state.pending.removeFirst() }
+            state.pending.append(.init(goalID: goalID, time: time, value: value))
         }
         keep(state, of: user)
     }

@@ -27,9 +27,6 @@ struct ExperimentUserState: Equatable {
         var isExcluded: Bool
         var exposedAt: Int64?
         var totals: [GoalTotal]
-        /// Events that arrived before any exposure, kept (up to `pendingLimit`) so an exposure
-        /// reported late still counts the events that followed it.
-        var pending: [PendingEvent]
 
         init(epoch: Int64, variation: String, joinedAt: Int64, bySplit: Bool) {
             self.epoch = epoch
@@ -38,7 +35,6 @@ struct ExperimentUserState: Equatable {
             self.bySplit = bySplit
             isExcluded = false
             totals = []
-            pending = []
         }
 
         func total(of goalID: Int64) -> GoalTotal {
@@ -74,6 +70,10 @@ struct ExperimentUserState: Equatable {
     static let pendingLimit = 64
 
     var memberships: [Membership] = []
+    /// The user's events while a stint they count for has no exposure yet, once for all their
+    /// tests (up to `pendingLimit`), so an exposure reported late still counts the events that
+    /// followed it. Emptied when every stint that counts is exposed.
+    var pending: [PendingEvent] = []
 
     func membershipIndex(of featureID: Int64) -> Int? {
         memberships.firstIndex { $0.featureID == featureID }
@@ -90,7 +90,7 @@ struct ExperimentUserState: Equatable {
                 + memberships.reduce(0) { size, membership in
                     size + 12
                         + membership.stints.reduce(0) {
-                            $0 + 40 + $1.variation.utf8.count + 28 * $1.totals.count + 25 * $1.pending.count
+                            $0 + 40 + $1.variation.utf8.count + 28 * $1.totals.count
                         }
                 })
         out.append(1)  // Format version.
@@ -112,14 +112,14 @@ struct ExperimentUserState: Equatable {
                     out.put(total.events)
                     out.put(total.exposedEvents)
                 }
-                out.put(UInt32(stint.pending.count))
-                for event in stint.pending {
-                    out.put(event.goalID)
-                    out.put(event.time)
-                    out.append(event.value == nil ? 0 : 1)
-                    if let value = event.value { out.put(value.bitPattern) }
-                }
             }
+        }
+        out.put(UInt32(pending.count))
+        for event in pending {
+            out.put(event.goalID)
+            out.put(event.time)
+            out.append(event.value == nil ? 0 : 1)
+            if let value = event.value { out.put(value.bitPattern) }
         }
         return out
     }
@@ -151,20 +151,21 @@ struct ExperimentUserState: Equatable {
                             goalID: goalID, total: Double(bitPattern: total), exposedTotal: Double(bitPattern: exposed),
                             events: events, exposedEvents: exposedEvents))
                 }
-                guard let pendingCount = reader.uint32() else { return nil }
-                for _ in 0..<pendingCount {
-                    guard let goalID = reader.int64(), let time = reader.int64(), let hasValue = reader.byte()
-                    else { return nil }
-                    var value: Double?
-                    if hasValue == 1 {
-                        guard let bits = reader.uint64() else { return nil }
-                        value = Double(bitPattern: bits)
-                    }
-                    stint.pending.append(PendingEvent(goalID: goalID, time: time, value: value))
-                }
                 membership.stints.append(stint)
             }
             memberships.append(membership)
+        }
+        guard let pendingCount = reader.uint32() else { return nil }
+        for _ in 0..<pendingCount {
+            guard let goalID = reader.int64(), let time = reader.int64(), let hasValue = reader.byte() else {
+                return nil
+            }
+            var value: Double?
+            if hasValue == 1 {
+                guard let bits = reader.uint64() else { return nil }
+                value = Double(bitPattern: bits)
+            }
+            pending.append(PendingEvent(goalID: goalID, time: time, value: value))
         }
         guard reader.isAtEnd else { return nil }
     }
