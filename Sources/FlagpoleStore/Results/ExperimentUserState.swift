@@ -81,45 +81,43 @@ struct ExperimentUserState: Equatable {
 
     // MARK: Encoding
 
-    /// Little-endian fixed widths and length-prefixed strings: the rows are read and written on
-    /// every event, so no JSON.
+    /// Variable-length integers (LEB128; zigzag for times) and 8-byte doubles, the exposed
+    /// figures only for an exposed stint: the rows are read and written on every event, and a
+    /// user in ten tests fits in the B-tree's page (over about 1 000 bytes, SQLite moves a row
+    /// to an overflow page of its own).
     var encoded: [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(
-            5
-                + memberships.reduce(0) { size, membership in
-                    size + 12
-                        + membership.stints.reduce(0) {
-                            $0 + 40 + $1.variation.utf8.count + 28 * $1.totals.count
-                        }
-                })
+        out.reserveCapacity(8 + 40 * memberships.count + 16 * pending.count)
         out.append(1)  // Format version.
-        out.put(UInt32(memberships.count))
+        out.putVarint(UInt64(memberships.count))
         for membership in memberships {
-            out.put(membership.featureID)
-            out.put(UInt32(membership.stints.count))
+            out.putSigned(membership.featureID)
+            out.putVarint(UInt64(membership.stints.count))
             for stint in membership.stints {
-                out.put(stint.epoch)
-                out.put(stint.variation)
-                out.put(stint.joinedAt)
+                out.putSigned(stint.epoch)
+                out.putVarint(UInt64(stint.variation.utf8.count))
+                out.append(contentsOf: stint.variation.utf8)
+                out.putSigned(stint.joinedAt)
                 out.append((stint.bySplit ? 1 : 0) | (stint.isExcluded ? 2 : 0) | (stint.exposedAt != nil ? 4 : 0))
-                if let exposedAt = stint.exposedAt { out.put(exposedAt) }
-                out.put(UInt32(stint.totals.count))
+                if let exposedAt = stint.exposedAt { out.putSigned(exposedAt) }
+                out.putVarint(UInt64(stint.totals.count))
                 for total in stint.totals {
-                    out.put(total.goalID)
-                    out.put(total.total.bitPattern)
-                    out.put(total.exposedTotal.bitPattern)
-                    out.put(total.events)
-                    out.put(total.exposedEvents)
+                    out.putSigned(total.goalID)
+                    out.putDouble(total.total)
+                    out.putVarint(UInt64(total.events))
+                    if stint.exposedAt != nil {
+                        out.putDouble(total.exposedTotal)
+                        out.putVarint(UInt64(total.exposedEvents))
+                    }
                 }
             }
         }
-        out.put(UInt32(pending.count))
+        out.putVarint(UInt64(pending.count))
         for event in pending {
-            out.put(event.goalID)
-            out.put(event.time)
+            out.putSigned(event.goalID)
+            out.putSigned(event.time)
             out.append(event.value == nil ? 0 : 1)
-            if let value = event.value { out.put(value.bitPattern) }
+            if let value = event.value { out.putDouble(value) }
         }
         return out
     }
@@ -127,43 +125,46 @@ struct ExperimentUserState: Equatable {
     /// Decodes `encoded`; `nil` for bytes it didn't write.
     init?(encoded bytes: [UInt8]) {
         var reader = ByteReader(bytes: bytes)
-        guard reader.byte() == 1, let count = reader.uint32() else { return nil }
+        guard reader.byte() == 1, let count = reader.count() else { return nil }
         for _ in 0..<count {
-            guard let featureID = reader.int64(), let stintCount = reader.uint32() else { return nil }
+            guard let featureID = reader.signed(), let stintCount = reader.count() else { return nil }
             var membership = Membership(featureID: featureID, stints: [])
             for _ in 0..<stintCount {
-                guard let epoch = reader.int64(), let variation = reader.string(), let joinedAt = reader.int64(),
+                guard let epoch = reader.signed(), let variation = reader.string(), let joinedAt = reader.signed(),
                     let flags = reader.byte()
                 else { return nil }
                 var stint = Stint(epoch: epoch, variation: variation, joinedAt: joinedAt, bySplit: flags & 1 != 0)
                 stint.isExcluded = flags & 2 != 0
                 if flags & 4 != 0 {
-                    guard let exposedAt = reader.int64() else { return nil }
+                    guard let exposedAt = reader.signed() else { return nil }
                     stint.exposedAt = exposedAt
                 }
-                guard let totalCount = reader.uint32() else { return nil }
+                guard let totalCount = reader.count() else { return nil }
                 for _ in 0..<totalCount {
-                    guard let goalID = reader.int64(), let total = reader.uint64(), let exposed = reader.uint64(),
-                        let events = reader.uint32(), let exposedEvents = reader.uint32()
-                    else { return nil }
-                    stint.totals.append(
-                        GoalTotal(
-                            goalID: goalID, total: Double(bitPattern: total), exposedTotal: Double(bitPattern: exposed),
-                            events: events, exposedEvents: exposedEvents))
+                    guard let goalID = reader.signed(), let value = reader.double(), let events = reader.count() else {
+                        return nil
+                    }
+                    var total = GoalTotal(goalID: goalID, total: value, events: UInt32(events))
+                    if stint.exposedAt != nil {
+                        guard let exposed = reader.double(), let exposedEvents = reader.count() else { return nil }
+                        total.exposedTotal = exposed
+                        total.exposedEvents = UInt32(exposedEvents)
+                    }
+                    stint.totals.append(total)
                 }
                 membership.stints.append(stint)
             }
             memberships.append(membership)
         }
-        guard let pendingCount = reader.uint32() else { return nil }
+        guard let pendingCount = reader.count() else { return nil }
         for _ in 0..<pendingCount {
-            guard let goalID = reader.int64(), let time = reader.int64(), let hasValue = reader.byte() else {
+            guard let goalID = reader.signed(), let time = reader.signed(), let hasValue = reader.byte() else {
                 return nil
             }
             var value: Double?
             if hasValue == 1 {
-                guard let bits = reader.uint64() else { return nil }
-                value = Double(bitPattern: bits)
+                guard let double = reader.double() else { return nil }
+                value = double
             }
             pending.append(PendingEvent(goalID: goalID, time: time, value: value))
         }
@@ -174,13 +175,22 @@ struct ExperimentUserState: Equatable {
 }
 
 extension [UInt8] {
-    fileprivate mutating func put<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    fileprivate mutating func putVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        append(UInt8(value))
     }
 
-    fileprivate mutating func put(_ text: String) {
-        put(UInt32(text.utf8.count))
-        append(contentsOf: text.utf8)
+    /// Zigzag: small magnitudes of either sign take few bytes.
+    fileprivate mutating func putSigned(_ value: Int64) {
+        putVarint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    fileprivate mutating func putDouble(_ value: Double) {
+        Swift.withUnsafeBytes(of: value.bitPattern.littleEndian) { append(contentsOf: $0) }
     }
 }
 
@@ -196,20 +206,37 @@ private struct ByteReader {
         return bytes[position]
     }
 
-    private mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
-        let size = MemoryLayout<T>.size
-        guard position + size <= bytes.count else { return nil }
-        let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: T.self) }
-        position += size
-        return T(littleEndian: value)
+    mutating func varint() -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while let byte = byte() {
+            guard shift < 64 else { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
     }
 
-    mutating func uint32() -> UInt32? { integer(UInt32.self) }
-    mutating func uint64() -> UInt64? { integer(UInt64.self) }
-    mutating func int64() -> Int64? { integer(Int64.self) }
+    /// A count or length: at most what the row could hold.
+    mutating func count() -> Int? {
+        guard let value = varint(), value <= UInt64(bytes.count) else { return nil }
+        return Int(value)
+    }
+
+    mutating func signed() -> Int64? {
+        varint().map { Int64(bitPattern: ($0 >> 1) ^ (0 &- ($0 & 1))) }
+    }
+
+    mutating func double() -> Double? {
+        guard position + 8 <= bytes.count else { return nil }
+        let bits = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: UInt64.self) }
+        position += 8
+        return Double(bitPattern: UInt64(littleEndian: bits))
+    }
 
     mutating func string() -> String? {
-        guard let count = uint32().map(Int.init), position + count <= bytes.count else { return nil }
+        guard let count = count(), position + count <= bytes.count else { return nil }
         defer { position += count }
         return String(decoding: bytes[position..<position + count], as: UTF8.self)
     }
