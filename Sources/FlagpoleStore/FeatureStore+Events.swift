@@ -109,9 +109,7 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             let goals = Dictionary(
                 try db.experiments.goals(in: scope).map { ($0.goal.name, $0) }, uniquingKeysWith: { a, _ in a })
-            let tests = Dictionary(
-                try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map { ($0.feature.name, $0.id) },
-                uniquingKeysWith: { a, _ in a })
+            let tests = try Self.testIDs(in: scope, db: db)
             var ledger = try ExperimentLedger(db: db, scope: scope)
             let now = Date()
             var report = EventBatchReport()
@@ -152,10 +150,7 @@ extension FeatureStore {
     ) async throws {
         try await write { db in
             let scope = try db.environments.scope(of: path)
-            let tests = Dictionary(
-                try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map {
-                    (Feature.nameKey($0.feature.name), $0.id)
-                }, uniquingKeysWith: { a, _ in a })
+            let tests = try Self.testIDs(in: scope, db: db)
             var ledger = try ExperimentLedger(db: db, scope: scope)
             for exposure in exposures {
                 guard let featureID = tests[Feature.nameKey(exposure.feature)] else { continue }
@@ -164,6 +159,14 @@ extension FeatureStore {
             }
             try ledger.save(at: Date())
         }
+    }
+
+    /// The environment's tests by name key, as flags are found (case and normalization aside).
+    private static func testIDs(in scope: EnvironmentScope, db: Database) throws -> [String: Int64] {
+        Dictionary(
+            try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map {
+                (Feature.nameKey($0.feature.name), $0.id)
+            }, uniquingKeysWith: { a, _ in a })
     }
 
     private struct Refusal: Error {
@@ -193,7 +196,7 @@ extension FeatureStore {
                 ))
         }
         if event.goal == Goal.exposure {
-            guard let name = event.feature, let featureID = tests[name] else {
+            guard let name = event.feature, let featureID = tests[Feature.nameKey(name)] else {
                 return .failure(
                     Refusal(
                         reason: .unknownTest,

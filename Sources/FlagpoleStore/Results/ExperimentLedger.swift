@@ -18,6 +18,8 @@ struct ExperimentLedger {
     private var deltas = ExperimentDeltas()
     private var revision = 0
     private var assignmentEventID: Int64 = 0
+    /// How far the figures had followed the store when the ledger began.
+    private var saved: (revision: Int, assignmentEventID: Int64) = (0, 0)
 
     /// Assignment events read, and users' states held, at a time: a bias change that moved a
     /// million users is followed in slices.
@@ -30,6 +32,7 @@ struct ExperimentLedger {
             epochs[epoch.featureID, default: []].append(epoch)
         }
         (revision, assignmentEventID) = try db.experiments.progress(in: scope)
+        saved = (revision, assignmentEventID)
         goalKinds = Dictionary(uniqueKeysWithValues: try db.experiments.goals(in: scope).map { ($0.id, $0.goal.kind) })
         try followRevisions()
         try followAssignments()
@@ -242,7 +245,10 @@ struct ExperimentLedger {
             try db.experiments.apply(deltas, in: scope, day: time.unixMilliseconds / 86_400_000)
             deltas = ExperimentDeltas()
         }
-        try db.experiments.setProgress(revision: revision, assignmentEventID: assignmentEventID, in: scope)
+        if saved != (revision, assignmentEventID) {
+            try db.experiments.setProgress(revision: revision, assignmentEventID: assignmentEventID, in: scope)
+            saved = (revision, assignmentEventID)
+        }
     }
 }
 
