@@ -44,14 +44,13 @@ struct ResultsChart: Sendable {
         let plotBottom = 160.0
         let y = { (value: Double) in plotBottom - (value - low) / span * (plotBottom - plotTop) }
         let slot = Double(width) / Double(days.count)
-        let treatments = variations.dropFirst().isEmpty ? variations : Array(variations)
-        let color = { (variation: String) in (treatments.firstIndex(of: variation) ?? 0) % Palette.colors }
-        let shown = Set(points.map(\.variation))
-        let perDay = max(1, shown.count)
+        let color = { (variation: String) in (variations.firstIndex(of: variation) ?? 0) % Palette.colors }
+        // The variations drawn, side by side within each day's slot.
+        let shown = variations.filter { variation in points.contains { $0.variation == variation } }
         marks = points.map { point in
             let dayIndex = Double(days.firstIndex(of: point.day) ?? 0)
-            let offset = Double(Array(shown).sorted().firstIndex(of: point.variation) ?? 0)
-            let x = dayIndex * slot + slot * (offset + 1) / Double(perDay + 1)
+            let offset = Double(shown.firstIndex(of: point.variation) ?? 0)
+            let x = dayIndex * slot + slot * (offset + 1) / Double(shown.count + 1)
             return Mark(
                 x: Percent.number(x, digits: 1), y: Percent.number(y(point.difference), digits: 1),
                 barY: Percent.number(y(point.interval.high), digits: 1),
@@ -61,7 +60,7 @@ struct ResultsChart: Sendable {
                     "\(point.day.iso8601.prefix(10)): \(point.variation) \(ResultsFormat.signed(point.difference)) [\(ResultsFormat.number(point.interval.low)), \(ResultsFormat.number(point.interval.high))]"
             )
         }
-        legend = variations.filter { shown.contains($0) }.map { LegendEntry(name: $0, color: color($0)) }
+        legend = shown.map { LegendEntry(name: $0, color: color($0)) }
         zeroY = Percent.number(y(0), digits: 1)
         top = ResultsFormat.number(high)
         bottom = ResultsFormat.number(low)
