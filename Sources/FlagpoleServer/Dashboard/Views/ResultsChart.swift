@@ -15,10 +15,7 @@ struct ResultsChart: Sendable {
         var title: String
     }
 
-    struct LegendEntry: Sendable {
-        var name: String
-        var color: Int
-    }
+    typealias LegendEntry = AssignmentChart.LegendEntry
 
     var width = 600
     var height = 180
