@@ -33,13 +33,15 @@ let package = Package(
         // Publishing to object storage: S3's REST API over HTTP/1.1 and TLS (there is no AWS SDK for
         // Swift among the packages Flagpole builds with; requests are signed in FlagpolePublish/S3).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The shared database of several server instances (docs/POSTGRES.md).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The contract of features.json: parse, validate, render. Foundation only.
         .target(name: "FlagpoleCore"),
 
-        // The SQL files of Migrations/, compiled into the binary so that the schema
-        // never depends on the working directory.
+        // The SQL files of Migrations/ (SQLite's) and Migrations/PostgreSQL/, compiled into the
+        // binary so that the schema never depends on the working directory.
         .target(
             name: "FlagpoleMigrations",
             path: "Migrations",
@@ -55,6 +57,17 @@ let package = Package(
                 .embedInCode("0009_targeting.sql"),
                 .embedInCode("0010_user_attributes.sql"),
                 .embedInCode("0011_experiment_results.sql"),
+                .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
+                .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
+                .embedInCode("PostgreSQL/0003_server.postgres.sql"),
+                .embedInCode("PostgreSQL/0004_sessions.postgres.sql"),
+                .embedInCode("PostgreSQL/0005_identity_and_history.postgres.sql"),
+                .embedInCode("PostgreSQL/0006_deltas_kept_by_the_store.postgres.sql"),
+                .embedInCode("PostgreSQL/0007_configs.postgres.sql"),
+                .embedInCode("PostgreSQL/0008_publish_log.postgres.sql"),
+                .embedInCode("PostgreSQL/0009_targeting.postgres.sql"),
+                .embedInCode("PostgreSQL/0010_user_attributes.postgres.sql"),
+                .embedInCode("PostgreSQL/0011_experiment_results.postgres.sql"),
             ]
         ),
 
@@ -68,6 +81,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // SQLite's C API, for the per-user hot paths (see RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The documents as they leave Flagpole: delivery artifacts (bytes, SHA-256, gzip), the CDN

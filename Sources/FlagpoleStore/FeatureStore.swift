@@ -148,6 +148,11 @@ public struct FeatureStore: Sendable {
     /// How much of the file reads may map: address space, not memory.
     static let mmapBytes = 1 << 30
 
+    /// Applies every migration `writer` lacks.
+    static func migrate(_ writer: any DatabaseWriter) throws {
+        try migrator.migrate(writer)
+    }
+
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         for migration in SchemaMigrations.all {

@@ -42,6 +42,7 @@ struct Flagpole: AsyncParsableCommand {
             KeyCommand.self,
             ServeCommand.self,
             MigrateCommand.self,
+            CopyCommand.self,
             BackupCommand.self,
             RestoreCommand.self,
         ])

@@ -14,6 +14,10 @@ public enum StorageError: FlagpoleError {
     case busy
     /// The database refused an operation for a reason the store did not foresee.
     case storage(reason: String)
+    /// `--db` or `FLAGPOLE_DB` held a PostgreSQL URL that can't be used.
+    case invalidAddress(address: String, reason: String)
+    /// A command needs the store's operations, which run on SQLite only in this version.
+    case operationsNeedSQLite(address: String)
 
     public var description: String {
         switch self {
@@ -29,6 +33,10 @@ public enum StorageError: FlagpoleError {
             "The database stayed locked by another writer for more than 10 seconds. Nothing was written; try again."
         case .storage(let reason):
             "The database failed: \(reason). Nothing was written."
+        case .invalidAddress(let address, let reason):
+            "Cannot use the database URL \(address): \(reason)."
+        case .operationsNeedSQLite(let address):
+            "\(address) is a PostgreSQL database. This version of Flagpole migrates PostgreSQL databases (`flagpole migrate`) and copies whole databases to and from them (`flagpole copy`); every other command runs on a SQLite file so far. Nothing was changed; give a SQLite path with --db."
         }
     }
 
@@ -40,6 +48,8 @@ public enum StorageError: FlagpoleError {
         case .cannotOpen: "cannot_open"
         case .busy: "busy"
         case .storage: "storage"
+        case .invalidAddress: "invalid_address"
+        case .operationsNeedSQLite: "operations_need_sqlite"
         }
     }
 

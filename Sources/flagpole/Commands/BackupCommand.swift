@@ -26,13 +26,14 @@ struct BackupCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
+        try database.refusePostgres(for: "backup")
         let summary = try await database.openStore(.readOnly).backup(toPath: file, replacingExisting: force)
         if output.json {
-            Console.json(["file": .string(file), "database": .string(database.path), "copied": summary.jsonValue])
+            Console.json(["file": .string(file), "database": .string(try database.path), "copied": summary.jsonValue])
             return
         }
         Console.out(
-            "Backed up \(database.path) to \(file): \(summary.byteCount) bytes, schema \(summary.schemaVersion ?? "none")."
+            "Backed up \(try database.path) to \(file): \(summary.byteCount) bytes, schema \(summary.schemaVersion ?? "none")."
         )
         Console.out("\(summary.counts).")
         if !summary.environments.isEmpty { Console.out(summary.environmentTable) }

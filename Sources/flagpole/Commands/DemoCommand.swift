@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
         for line in report.lines { Console.out(line) }
         Console.out("\(file): \(decoded.isValid ? "valid" : "invalid"), \(report.summary)")
 
-        section("2. Import it into \(path) in \(database.path)")
+        section("2. Import it into \(path) in \(try database.path)")
         let outcome = try await Self.importExample(into: store, path: path)
         Console.out(ImportSummary(outcome: outcome, file: file).text)
 

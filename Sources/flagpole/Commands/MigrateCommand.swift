@@ -19,21 +19,21 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let path = database.path
-        if status && !FileManager.default.fileExists(atPath: path) {
+        let address = try database.address
+        let before = try await FeatureStore.migrationStatus(at: address)
+        if status && before == nil {
             if output.json {
                 Console.json([
                     "exists": .bool(false), "applied": .array([]), "pending": .array([]), "unknown": .array([]),
                 ])
             } else {
-                Console.out("No database at \(path) yet; `flagpole migrate`, or any command that writes, creates it.")
+                Console.out(
+                    "No database at \(address) yet; `flagpole migrate`, or any command that writes, creates it.")
             }
             return
         }
-        let existed = FileManager.default.fileExists(atPath: path)
-        let before = existed ? try FeatureStore.migrationStatus(atPath: path) : nil
-        if !status { _ = try FeatureStore.open(atPath: path) }
-        let after = try FeatureStore.migrationStatus(atPath: path)
+        let newlyApplied = status ? [] : try await FeatureStore.migrate(address)
+        guard let after = try await FeatureStore.migrationStatus(at: address) else { return }
         if output.json {
             let names = { (ids: [String]) in JSONValue.array(ids.map(JSONValue.string)) }
             Console.json([
@@ -48,10 +48,9 @@ struct MigrateCommand: AsyncParsableCommand {
             for id in after.unknown { Console.out("unknown  \(id)  (made by a newer Flagpole)") }
             return
         }
-        let newlyApplied = before?.pending ?? after.applied
         Console.out(
             newlyApplied.isEmpty
-                ? "\(path) is up to date (\(after.applied.last ?? "no migrations"))."
-                : "Applied \(newlyApplied.joined(separator: ", ")) to \(path).")
+                ? "\(address) is up to date (\(after.applied.last ?? "no migrations"))."
+                : "Applied \(newlyApplied.joined(separator: ", ")) to \(address).")
     }
 }

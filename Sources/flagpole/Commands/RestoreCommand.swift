@@ -29,10 +29,11 @@ struct RestoreCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let outcome = try await FeatureStore.restore(fromPath: file, intoPath: database.path, replacingData: force)
+        try database.refusePostgres(for: "restore")
+        let outcome = try await FeatureStore.restore(fromPath: file, intoPath: try database.path, replacingData: force)
         if output.json {
             Console.json([
-                "file": .string(file), "database": .string(database.path),
+                "file": .string(file), "database": .string(try database.path),
                 "fileSchema": outcome.fileSchemaVersion.map(JSONValue.string) ?? .null,
                 "restored": outcome.restored.jsonValue, "replaced": outcome.replaced.jsonValue,
             ])
@@ -42,12 +43,14 @@ struct RestoreCommand: AsyncParsableCommand {
         let migrated =
             outcome.fileSchemaVersion == restored.schemaVersion
             ? "" : ", migrated from \(outcome.fileSchemaVersion ?? "none")"
-        Console.out("Restored \(file) into \(database.path): schema \(restored.schemaVersion ?? "none")\(migrated).")
+        Console.out(
+            "Restored \(file) into \(try database.path): schema \(restored.schemaVersion ?? "none")\(migrated).")
         Console.out("\(restored.counts).")
         if !restored.environments.isEmpty { Console.out(restored.environmentTable) }
         if outcome.replaced.tenantCount > 0 {
             Console.out("Replaced what was there: \(outcome.replaced.counts).")
-            Console.error("A running `flagpole serve` on \(database.path) keeps the documents it cached: restart it.")
+            Console.error(
+                "A running `flagpole serve` on \(try database.path) keeps the documents it cached: restart it.")
         }
     }
 }

@@ -149,11 +149,12 @@ struct ServeCommand: AsyncParsableCommand {
             trustsProxy: trustProxy, publishing: try publishingSettings(),
             attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
         configuration.eventPolicy = eventPolicy
+        let databasePath = try database.path
         let application = ServerApplication.make(
             store: store, configuration: configuration, registry: registry, logger: logger
         ) { port in
             let base = "http://\(host):\(port)"
-            Console.out("Listening on \(base) (database \(database.path)). Stop with Ctrl-C.")
+            Console.out("Listening on \(base) (database \(databasePath)). Stop with Ctrl-C.")
             let text = tryThis(base)
             if !text.isEmpty { Console.out(text) }
         }

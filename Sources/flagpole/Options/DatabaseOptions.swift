@@ -2,12 +2,13 @@ import ArgumentParser
 import FlagpoleStore
 import Foundation
 
-/// `--db PATH`, shared by every command that opens the store.
+/// `--db PATH_OR_URL`, shared by every command that opens the store.
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("db"),
         help: ArgumentHelp(
-            "The SQLite database file (default: $FLAGPOLE_DB, else ./flagpole.sqlite).", valueName: "path"))
+            "The SQLite database file, or a PostgreSQL database as postgres://USER:PASSWORD@HOST:PORT/NAME (default: $FLAGPOLE_DB, else ./flagpole.sqlite).",
+            valueName: "path-or-url"))
     var explicitPath: String?
 
     @Option(
@@ -16,9 +17,34 @@ struct DatabaseOptions: ParsableArguments {
             valueName: "normal|full"))
     var synchronous: FeatureStore.Durability?
 
-    /// The file the command works on.
+    /// The database the command works on.
+    var address: DatabaseAddress {
+        get throws {
+            try DatabaseAddress(
+                parsing: explicitPath ?? ProcessInfo.processInfo.environment["FLAGPOLE_DB"] ?? "./flagpole.sqlite")
+        }
+    }
+
+    /// The SQLite file the command works on: the store's operations run on SQLite only so far.
     var path: String {
-        explicitPath ?? ProcessInfo.processInfo.environment["FLAGPOLE_DB"] ?? "./flagpole.sqlite"
+        get throws {
+            switch try address {
+            case .sqlite(let path): return path
+            case .postgres(let postgres): throw StorageError.operationsNeedSQLite(address: postgres.description)
+            }
+        }
+    }
+
+    /// Backup and restore are SQLite's: PostgreSQL has its own tools, which Flagpole doesn't redo.
+    func refusePostgres(for command: String) throws {
+        guard case .postgres(let postgres) = try address else { return }
+        throw ValidationError(
+            """
+            `flagpole \(command)` works on SQLite files. \(postgres) is a PostgreSQL database: back it up with \
+            PostgreSQL's own tools, `pg_dump --format=custom --file=FILE URL`, and restore into a new, empty \
+            database with `pg_restore --dbname=URL FILE` (docs/POSTGRES.md). `flagpole copy --from URL --to \
+            FILE.sqlite` makes a SQLite file of it.
+            """)
     }
 
     /// How much a commit survives.
@@ -36,7 +62,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Opens the store, creating and migrating the file when needed; commands that only
     /// read pass `.readOnly` so they change nothing on disk (a missing or outdated file is refused).
     func openStore(_ access: FeatureStore.Access = .readWrite) throws -> FeatureStore {
-        try FeatureStore.open(atPath: path, access: access, durability: try durability)
+        try FeatureStore.open(atPath: try path, access: access, durability: try durability)
     }
 }
 

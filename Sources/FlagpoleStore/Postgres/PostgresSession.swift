@@ -1,0 +1,129 @@
+import FlagpoleCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One connection to a PostgreSQL database, for work that belongs to one session: migrating the
+/// schema, copying a whole database in one transaction.
+struct PostgresSession: Sendable {
+    let connection: PostgresConnection
+    let address: PostgresAddress
+    let logger: Logger
+
+    /// Connects and authenticates.
+    ///
+    /// - throws: `StorageError.cannotOpen` naming the address (never its password) and why.
+    static func open(
+        _ address: PostgresAddress, logger: Logger = Logger(label: "flagpole.postgres")
+    ) async throws
+        -> PostgresSession
+    {
+        let configuration: PostgresConnection.Configuration
+        do {
+            configuration = PostgresConnection.Configuration(
+                host: address.host, port: address.port, username: address.user, password: address.password,
+                database: address.database, tls: try tls(address.tls))
+        } catch {
+            throw StorageError.cannotOpen(path: address.description, reason: "its TLS settings failed: \(error)")
+        }
+        do {
+            let connection = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: logger
+            ).get()
+            return PostgresSession(connection: connection, address: address, logger: logger)
+        } catch {
+            throw StorageError.cannotOpen(path: address.description, reason: describe(error))
+        }
+    }
+
+    private static func tls(_ mode: PostgresAddress.TLSMode) throws -> PostgresConnection.Configuration.TLS {
+        var unverified = TLSConfiguration.makeClientConfiguration()
+        unverified.certificateVerification = .none
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(try NIOSSLContext(configuration: unverified))
+        case .require: return .require(try NIOSSLContext(configuration: unverified))
+        case .verifyFull: return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+    }
+
+    func close() async {
+        try? await connection.close()
+    }
+
+    /// Runs `work` on a new session, closed when it returns or throws.
+    static func with<T: Sendable>(
+        _ address: PostgresAddress, _ work: (PostgresSession) async throws -> T
+    ) async throws
+        -> T
+    {
+        let session = try await open(address)
+        do {
+            let value = try await work(session)
+            await session.close()
+            return value
+        } catch {
+            await session.close()
+            throw error
+        }
+    }
+
+    /// Runs `sql`, which may hold several statements (a migration file), one statement at a time.
+    func run(script sql: String) async throws {
+        for statement in SQLScript.statements(sql) { try await execute(PostgresQuery(unsafeSQL: statement)) }
+    }
+
+    /// Runs one statement and returns its rows.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await Self.translating {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
+    /// Runs one statement, ignoring any rows.
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await rows(query)
+    }
+
+    /// Runs `work` between `begin` and `COMMIT`, rolling back when it throws.
+    func transaction<T: Sendable>(
+        begin: PostgresQuery = "BEGIN", _ work: () async throws -> T
+    ) async throws -> T {
+        try await execute(begin)
+        do {
+            let value = try await work()
+            try await execute("COMMIT")
+            return value
+        } catch {
+            try? await execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Keeps the driver's types out of user-facing errors.
+    static func translating<T>(_ work: () async throws -> T) async throws -> T {
+        do {
+            return try await work()
+        } catch let error as any FlagpoleError {
+            throw error
+        } catch {
+            throw StorageError.storage(reason: describe(error))
+        }
+    }
+
+    /// What PostgreSQL said, or why the connection failed: `PSQLError`'s own description hides
+    /// both, so that a log line can't leak a query's values.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let server = error.serverInfo {
+            let message = server[.message] ?? "an error"
+            let detail = server[.detail].map { " (\($0))" } ?? ""
+            let state = server[.sqlState].map { " [SQLSTATE \($0)]" } ?? ""
+            return "PostgreSQL: \(message)\(detail)\(state)"
+        }
+        if let underlying = error.underlying { return "\(underlying)" }
+        return "\(error.code)"
+    }
+}
