@@ -178,6 +178,7 @@ let package = Package(
             dependencies: [
                 "FlagpoleStore", "FlagpoleCore", "FlagpoleTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

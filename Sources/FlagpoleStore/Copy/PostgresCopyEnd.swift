@@ -99,7 +99,7 @@ struct PostgresCopyEnd: Sendable {
         for row in rows {
             for (index, value) in row.enumerated() {
                 if index > 0 { text += "\t" }
-                try append(value, of: table, column: index, row: row, to: &text)
+                append(value, of: table, column: index, to: &text)
             }
             text += "\n"
         }
@@ -113,11 +113,7 @@ struct PostgresCopyEnd: Sendable {
         }
     }
 
-    private func append(
-        _ value: CopyValue, of table: CopyTable, column index: Int, row: [CopyValue], to text: inout String
-    )
-        throws
-    {
+    private func append(_ value: CopyValue, of table: CopyTable, column index: Int, to text: inout String) {
         switch value {
         case .null:
             text += "\\N"
@@ -127,10 +123,7 @@ struct PostgresCopyEnd: Sendable {
             // Swift writes the shortest text that reads back as the same double, as PostgreSQL reads it.
             text += "\(real)"
         case .text(let string):
-            guard !string.utf8.contains(0) else {
-                throw CopyError.textHoldsNul(
-                    table: table.name, column: table.columns[index].name, key: Self.key(of: row, in: table))
-            }
+            // No U+0000 to refuse: the store never keeps one, and SQLite's text is read up to it.
             for character in string.unicodeScalars {
                 switch character {
                 case "\\": text += "\\\\"
@@ -151,20 +144,6 @@ struct PostgresCopyEnd: Sendable {
     }
 
     private static let hexDigits = Array("0123456789abcdef".unicodeScalars)
-
-    static func key(of row: [CopyValue], in table: CopyTable) -> String {
-        table.primaryKey.map { position in
-            let value =
-                switch row[position] {
-                case .null: "NULL"
-                case .integer(let integer): String(integer)
-                case .real(let real): String(real)
-                case .text(let text): "\"\(text.replacingOccurrences(of: "\u{0}", with: "\\u0000"))\""
-                case .blob(let bytes): "x'\(bytes.map { String(format: "%02x", $0) }.joined())'"
-                }
-            return "\(table.columns[position].name)=\(value)"
-        }.joined(separator: ", ")
-    }
 
     /// Moves each identity column's sequence past the largest id copied, so the next row the
     /// store inserts gets a new id.

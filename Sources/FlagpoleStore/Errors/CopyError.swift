@@ -2,15 +2,13 @@ import FlagpoleCore
 
 /// Why `flagpole copy` stopped. Whatever the reason, the destination holds nothing of the copy:
 /// a new SQLite file appears only once checked, and PostgreSQL's rows are one transaction.
-public enum CopyError: FlagpoleError {
+public enum CopyError: FlagpoleError, Equatable {
     /// A copy makes a new SQLite file; it never writes over one.
     case destinationExists(String)
     /// A copy writes into an empty PostgreSQL database only: merging two stores would mix ids.
     case destinationNotEmpty(address: String, table: String)
     /// A value SQLite holds that its column can't mean (SQLite stores what it is given).
     case unexpectedValue(table: String, column: String, value: String, key: String)
-    /// PostgreSQL's text can't hold U+0000, which SQLite's can.
-    case textHoldsNul(table: String, column: String, key: String)
     /// What was read back from the destination differs from what was read from the source.
     case verificationFailed(table: String, expected: String, found: String)
 
@@ -22,8 +20,6 @@ public enum CopyError: FlagpoleError {
             "The database \(address) already holds data (its table \(table) has rows). `flagpole copy` writes into an empty database only, so that two stores' ids never mix; nothing was written. Create a new database (createdb NAME) and copy into it."
         case .unexpectedValue(let table, let column, let value, let key):
             "The source's table \(table) holds \(value) in its column \(column) (row \(key)), which that column can't mean. Nothing was written. The source was changed outside Flagpole; repair that row, then copy again."
-        case .textHoldsNul(let table, let column, let key):
-            "The source's table \(table) holds the character U+0000 in its column \(column) (row \(key)); PostgreSQL's text can't store it. Nothing was written. Change or remove what holds it in the source, then copy again."
         case .verificationFailed(let table, let expected, let found):
             "The copy of table \(table) does not match its source: the source had \(expected), the destination \(found). Nothing was kept; report this, with both databases' versions."
         }
@@ -34,7 +30,6 @@ public enum CopyError: FlagpoleError {
         case .destinationExists: "destination_exists"
         case .destinationNotEmpty: "destination_not_empty"
         case .unexpectedValue: "unexpected_value"
-        case .textHoldsNul: "text_holds_nul"
         case .verificationFailed: "verification_failed"
         }
     }

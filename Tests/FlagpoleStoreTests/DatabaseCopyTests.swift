@@ -1,0 +1,155 @@
+import FlagpoleCore
+import FlagpoleTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@testable import FlagpoleStore
+
+/// `flagpole copy` between a SQLite file and a real PostgreSQL database, both ways.
+@Suite("Copying a database between backends")
+struct DatabaseCopyTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-copy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// Text that COPY's format escapes, characters beyond ASCII, and a point that is no short decimal.
+    static let features = #"""
+        {"features": [
+            {"name": "Checkout", "test-variations": ["A", "B"], "test-biases": [30, 70],
+             "description": "tab\there, line\nbreak, carriage\rreturn, back\\slash \\N, café ✓ 🚀"},
+            {"name": "Dark mode", "enabled": true, "section": "a;b'c\"d"}
+        ]}
+        """#
+
+    /// A SQLite store with a row in most tables: documents, per-user state, keys, sessions, events.
+    func populatedFile(_ name: String = "source.sqlite", users: Int = 300) async throws -> (String, FeatureStore) {
+        let path = directory.appendingPathComponent(name).path
+        let store = try FeatureStore.open(atPath: path)
+        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.importText(Self.features)
+        let userIDs = (0..<users).map { UserID(rawValue: "user-\($0)") }
+        _ = try await store.assign(userIDs, to: "Checkout", in: .acmeProduction)
+        _ = try await store.setBiases(
+            [50, 50], of: "Checkout", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let key = try await store.createKey(for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .admin)
+        _ = try await store.openSession(withKey: key.secret)
+        _ = try await store.secret(named: "dashboard")
+        try await store.createGoal(Goal(name: "purchase", kind: .value), in: .acmeProduction)
+        let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+        let events = userIDs.prefix(50).enumerated().map { index, user in
+            (
+                index,
+                ReceivedEvent(
+                    id: "e\(index)", user: user, goal: "purchase", feature: nil, value: 0.1 + 0.2, time: now,
+                    receivedAt: now)
+            )
+        }
+        _ = try await store.record(events, in: .acmeProduction)
+        _ = try await store.results(of: "Checkout", in: .acmeProduction)
+        return (path, store)
+    }
+
+    static func postgres() throws -> DatabaseAddress {
+        .postgres(try PostgresAddress(url: try TestPostgres.newDatabase("copy")))
+    }
+
+    @Test("SQLite to PostgreSQL and back: every table the same, the store the same to its clients")
+    func roundTrip() async throws {
+        let (source, original) = try await populatedFile()
+        let postgres = try Self.postgres()
+        let back = directory.appendingPathComponent("back.sqlite").path
+
+        let there = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
+        let again = try await FeatureStore.copy(from: postgres, to: .sqlite(path: back))
+
+        #expect(there == again, "the same rows, hashed the same, on the way there and back")
+        let rowsOf = Dictionary(uniqueKeysWithValues: there.tables.map { ($0.name, $0.rows) })
+        #expect(rowsOf["assignments"] == 300)
+        #expect(rowsOf["events"] == 50)
+        #expect(rowsOf["sessions"] == 1)
+        #expect(there.tables.filter { $0.rows > 0 }.count >= 18, "most tables hold rows: \(there.tables)")
+
+        let copy = try FeatureStore.open(atPath: back, access: .readOnly)
+        #expect(
+            try await copy.revision(of: .acmeProduction).document == original.revision(of: .acmeProduction).document)
+        for user in ["user-0", "user-7", "user-299"] {
+            let context = FlagContext(user: UserID(rawValue: user))
+            #expect(
+                try await copy.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant
+                    == original.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant)
+        }
+        #expect(
+            try await copy.results(of: "Checkout", in: .acmeProduction).jsonValue
+                == original.results(of: "Checkout", in: .acmeProduction).jsonValue)
+    }
+
+    @Test("The copy is one moment of a store being written: every first assignment with its event")
+    func consistentWhileWritten() async throws {
+        let (source, store) = try await populatedFile(users: 10)
+        let postgres = try Self.postgres()
+        let writer = Task {
+            var batch = 0
+            while !Task.isCancelled {
+                let users = (0..<200).map { UserID(rawValue: "w\(batch)-\($0)") }
+                _ = try await store.assign(users, to: "Checkout", in: .acmeProduction)
+                batch += 1
+            }
+            return batch
+        }
+        let report = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
+        writer.cancel()
+        let batches = try await writer.value
+        #expect(batches > 0)
+        let rows = Dictionary(uniqueKeysWithValues: report.tables.map { ($0.name, $0.rows) })
+        guard case .postgres(let address) = postgres else { return }
+        let url = DatabaseCopyTests.url(of: address)
+        let firsts = try TestPostgres.psql(url, "SELECT count(*) FROM assignment_events WHERE reason = 'first'")
+        #expect(Int(firsts.trimmingCharacters(in: .whitespacesAndNewlines)) == rows["assignments"])
+    }
+
+    @Test("A copy into a database that holds data, or onto a file, is refused and writes nothing")
+    func refusals() async throws {
+        let (source, _) = try await populatedFile(users: 20)
+        let postgres = try Self.postgres()
+        _ = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
+        guard case .postgres(let address) = postgres else { return }
+        let url = Self.url(of: address)
+        let before = try TestPostgres.psql(url, "SELECT count(*) FROM assignments")
+
+        await #expect(throws: CopyError.destinationNotEmpty(address: address.description, table: "tenants")) {
+            try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
+        }
+        #expect(try TestPostgres.psql(url, "SELECT count(*) FROM assignments") == before)
+
+        let existing = directory.appendingPathComponent("existing.sqlite").path
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: existing))
+        await #expect(throws: CopyError.destinationExists(existing)) {
+            try await FeatureStore.copy(from: postgres, to: .sqlite(path: existing))
+        }
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep me")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains("partial")
+        }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("After a copy into PostgreSQL, new rows get new ids")
+    func sequencesMoveOn() async throws {
+        let (source, _) = try await populatedFile(users: 5)
+        let postgres = try Self.postgres()
+        _ = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
+        guard case .postgres(let address) = postgres else { return }
+        let url = Self.url(of: address)
+        let id = try TestPostgres.psql(
+            url, "INSERT INTO tenants (slug, name, created_at) VALUES ('globex', 'Globex', 'now') RETURNING id")
+        #expect(id == "2\n")
+    }
+
+    static func url(of address: PostgresAddress) -> String {
+        "postgres://\(address.user)@\(address.host):\(address.port)/\(address.database)"
+    }
+}
