@@ -1,0 +1,72 @@
+import FlagpoleMigrations
+import FlagpoleTestSupport
+import Foundation
+import Testing
+
+/// `flagpole copy` and `flagpole migrate` on a real PostgreSQL server, with the real binary.
+@Suite("flagpole copy and PostgreSQL on the command line")
+struct CopyCommandTests {
+    let cli: CLI
+
+    init() throws {
+        cli = try CLI()
+    }
+
+    @Test("The demo's database goes to PostgreSQL and back, and serves the same export and groups")
+    func roundTrip() throws {
+        // Given the demo's database
+        #expect(try cli.run(["demo", "--tenant", "demo"]).status == 0)
+        let url = try TestPostgres.newDatabase("cli")
+
+        // When it is copied to PostgreSQL and from there to a new file
+        let there = try cli.run(["copy", "--from", cli.databasePath, "--to", url])
+        let back = cli.directory.appendingPathComponent("back.sqlite").path
+        let again = try cli.run(["copy", "--from", url, "--to", back, "--json"])
+
+        // Then both copies report the same tables, and the file holds the same store
+        #expect(there.status == 0, "\(there.stderr)")
+        #expect(there.stdout.contains("every table read back and matched its source"))
+        #expect(again.status == 0, "\(again.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(again.stdoutBytes)) as? [String: Any])
+        let tables = try #require(report["tables"] as? [[String: Any]])
+        for table in tables {
+            let name = try #require(table["name"] as? String)
+            let line = try #require(there.stdout.split(separator: "\n").first { $0.hasPrefix("\(name) ") })
+            #expect(line.hasSuffix(String((table["sha256"] as? String ?? "").prefix(16))), "\(name)")
+        }
+        #expect((report["rows"] as? Int ?? 0) > 20_000)
+        let original = try cli.run(["export", "--tenant", "demo"]).stdoutBytes
+        #expect(try cli.run(["export", "--tenant", "demo", "--db", back]).stdoutBytes == original)
+        for user in ["demo-user-7", "demo-user-1234"] {
+            let arguments = ["evaluate", "--key", "New Onboarding", "--user", user, "--tenant", "demo", "--json"]
+            #expect(try cli.run(arguments + ["--db", back]).stdout == cli.run(arguments).stdout)
+        }
+    }
+
+    @Test("migrate brings a PostgreSQL database up to date once; --status lists it")
+    func migrate() throws {
+        let url = try TestPostgres.newDatabase("migrate")
+        let pending = try cli.run(["migrate", "--status", "--db", url])
+        #expect(pending.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("pending  ") })
+        let first = try cli.run(["migrate", "--db", url])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("Applied \(SchemaMigrations.postgres.map(\.identifier).joined(separator: ", "))"))
+        let again = try cli.run(["migrate"], environment: ["FLAGPOLE_DB": url])
+        #expect(again.stdout.contains("is up to date (\(SchemaMigrations.postgres.last!.identifier))"))
+    }
+
+    @Test("Commands that need the store's operations, backup and restore say what to do on PostgreSQL")
+    func postgresRefusals() throws {
+        let url = try TestPostgres.newDatabase("refusals")
+        let list = try cli.run(["tenant", "list", "--db", url])
+        #expect(list.status != 0)
+        #expect(list.stderr.contains("every other command runs on a SQLite file so far"), "\(list.stderr)")
+        let backup = try cli.run(["backup", "copy.sqlite", "--db", url])
+        #expect(backup.status != 0)
+        #expect(backup.stderr.contains("pg_dump --format=custom"), "\(backup.stderr)")
+        let bad = try cli.run(["migrate", "--db", "postgres://app:hunter2@127.0.0.1:99999/x"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("the port 99999"))
+        #expect(!bad.stderr.contains("hunter2"))
+    }
+}
