@@ -38,14 +38,14 @@ extension FeatureStore {
             do {
                 let read = Mutex<[String: TableChecksum]>([:])
                 try await from.read(tables) { table, page in
-                    read.withLock { sums in for row in page { sums[table.name, default: TableChecksum()].add(row) } }
+                    read.withLock { $0[table.name, default: TableChecksum()].add(page) }
                     try await to.insert(page, into: table)
                     progress(table.name, page.count)
                 }
                 try await to.finishLoading()
                 let written = Mutex<[String: TableChecksum]>([:])
                 try await to.readBack(tables) { table, page in
-                    written.withLock { sums in for row in page { sums[table.name, default: TableChecksum()].add(row) } }
+                    written.withLock { $0[table.name, default: TableChecksum()].add(page) }
                 }
                 let report = try compare(tables, read: read.withLock { $0 }, written: written.withLock { $0 })
                 try await to.keep()

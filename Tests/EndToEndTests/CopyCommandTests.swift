@@ -69,4 +69,52 @@ struct CopyCommandTests {
         #expect(bad.stderr.contains("the port 99999"))
         #expect(!bad.stderr.contains("hunter2"))
     }
+
+    @Test("A copy killed at any moment leaves its destination empty, or whole")
+    func killedCopies() throws {
+        #expect(try cli.run(["demo", "--tenant", "demo"]).status == 0)
+        // A whole copy, which the way back reads and every survivor must equal; how long it takes
+        // here, to kill the next ones early, midway and late.
+        let whole = try TestPostgres.newDatabase("whole")
+        let started = Date()
+        let reference = try checksums(of: try cli.run(["copy", "--from", cli.databasePath, "--to", whole, "--json"]))
+        let duration = Date().timeIntervalSince(started)
+
+        var emptyAfterKill = 0
+        for (index, share) in [0.1, 0.3, 0.5, 0.7, 0.9].enumerated() {
+            let url = try TestPostgres.newDatabase("killed")
+            let file = cli.directory.appendingPathComponent("killed-\(index).sqlite").path
+            for (from, to) in [(cli.databasePath, url), (whole, file)] {
+                let child = try cli.start(["copy", "--from", from, "--to", to])
+                let deadline = Date().addingTimeInterval(duration * share)
+                while child.isRunning && Date() < deadline { usleep(500) }
+                child.kill()
+                _ = child.finish()
+                let isEmpty =
+                    to == url
+                    ? try TestPostgres.psql(url, "SELECT count(*) FROM tenants") == "0\n"
+                        && TestPostgres.psql(url, "SELECT count(*) FROM assignment_events") == "0\n"
+                    : !FileManager.default.fileExists(atPath: file)
+                if isEmpty {
+                    emptyAfterKill += 1
+                    continue
+                }
+                // Killed after it kept the copy (or done before the kill): every table as the source's.
+                let check = cli.directory.appendingPathComponent("check-\(index)-\(to == url ? "pg" : "file").sqlite")
+                    .path
+                let copied = try checksums(of: try cli.run(["copy", "--from", to, "--to", check, "--json"]))
+                #expect(copied == reference, "a killed copy kept part of its rows")
+            }
+        }
+        #expect(emptyAfterKill >= 5, "most kills land while a copy runs")
+    }
+
+    /// Each table's SHA-256 from `copy --json`.
+    func checksums(of result: CLI.Result) throws -> [String: String] {
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any])
+        let tables = try #require(report["tables"] as? [[String: Any]])
+        return Dictionary(
+            uniqueKeysWithValues: tables.map { ($0["name"] as? String ?? "", $0["sha256"] as? String ?? "") })
+    }
 }

@@ -94,34 +94,44 @@ enum CopyValue: Sendable, Equatable {
 }
 
 /// A table's row count and the SHA-256 of its rows in key order, the same for the same rows
-/// whichever backend they were read from.
+/// whichever backend they were read from: each value typed and length-prefixed, so no two
+/// different rows encode alike.
 struct TableChecksum: Sendable {
     private var hash = SHA256()
     private(set) var rows = 0
+    /// A page's encoding, hashed at once: one update per value would cost more than the hash.
+    private var buffer: [UInt8] = []
 
-    mutating func add(_ row: [CopyValue]) {
-        rows += 1
-        for value in row {
-            switch value {
-            case .null:
-                hash.update(data: [0])
-            case .integer(let integer):
-                hash.update(data: [1])
-                withUnsafeBytes(of: integer.bigEndian) { hash.update(bufferPointer: $0) }
-            case .real(let real):
-                hash.update(data: [2])
-                withUnsafeBytes(of: real.bitPattern.bigEndian) { hash.update(bufferPointer: $0) }
-            case .text(let text):
-                hash.update(data: [3])
-                let bytes = Array(text.utf8)
-                withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hash.update(bufferPointer: $0) }
-                hash.update(data: bytes)
-            case .blob(let bytes):
-                hash.update(data: [4])
-                withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { hash.update(bufferPointer: $0) }
-                hash.update(data: bytes)
+    mutating func add(_ page: [[CopyValue]]) {
+        rows += page.count
+        buffer.removeAll(keepingCapacity: true)
+        for row in page {
+            for value in row {
+                switch value {
+                case .null:
+                    buffer.append(0)
+                case .integer(let integer):
+                    buffer.append(1)
+                    append(UInt64(bitPattern: integer))
+                case .real(let real):
+                    buffer.append(2)
+                    append(real.bitPattern)
+                case .text(let text):
+                    buffer.append(3)
+                    append(UInt64(text.utf8.count))
+                    buffer.append(contentsOf: text.utf8)
+                case .blob(let bytes):
+                    buffer.append(4)
+                    append(UInt64(bytes.count))
+                    buffer.append(contentsOf: bytes)
+                }
             }
         }
+        hash.update(data: buffer)
+    }
+
+    private mutating func append(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
     }
 
     var hex: String { hash.finalize().map { String(format: "%02x", $0) }.joined() }
