@@ -135,16 +135,20 @@ private enum CopyDestination {
     static func open(_ address: DatabaseAddress, tables: [CopyTable]) async throws -> CopyDestination {
         switch address {
         case .sqlite(let path):
-            return .sqlite(try SQLiteCopyWriter.create(atPath: path))
+            return .sqlite(try SQLiteCopyWriter.create(atPath: path, tables: tables))
         case .postgres(let postgres):
             let session = try await PostgresSession.open(postgres)
             do {
-                try await PostgresSchema.migrate(session)
-                let end = try await PostgresCopyEnd.open(session)
+                // The schema, when the database lacks it, is written in the copy's transaction:
+                // a copy that fails leaves the database as it found it.
                 try await session.execute("BEGIN")
+                try await PostgresCopyEnd.refuseOtherTables(session, tables: tables)
+                _ = try await PostgresSchema.applyPending(session)
+                let end = try await PostgresCopyEnd.open(session)
                 try await end.checkEmpty(tables)
                 return .postgres(end)
             } catch {
+                try? await session.execute("ROLLBACK")
                 await session.close()
                 throw error
             }

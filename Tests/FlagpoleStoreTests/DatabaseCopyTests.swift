@@ -2,6 +2,7 @@ import FlagpoleCore
 import FlagpoleTestSupport
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import FlagpoleStore
@@ -91,24 +92,34 @@ struct DatabaseCopyTests {
     func consistentWhileWritten() async throws {
         let (source, store) = try await populatedFile(users: 10)
         let postgres = try Self.postgres()
+        // Once the copy has read its first page, a batch of new users is committed before it
+        // reads on: a write that lands in the middle of the copy, for certain.
+        let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+        let landed = DispatchSemaphore(value: 0)
+        let firstPage = Mutex(false)
         let writer = Task {
-            var batch = 0
-            while !Task.isCancelled {
-                let users = (0..<200).map { UserID(rawValue: "w\(batch)-\($0)") }
-                _ = try await store.assign(users, to: "Checkout", in: .acmeProduction)
-                batch += 1
-            }
-            return batch
+            for await _ in started { break }
+            let users = (0..<200).map { UserID(rawValue: "during-\($0)") }
+            _ = try await store.assign(users, to: "Checkout", in: .acmeProduction)
+            landed.signal()
         }
-        let report = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
-        writer.cancel()
-        let batches = try await writer.value
-        #expect(batches > 0)
+        let report = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres) { _, _ in
+            let isFirst = firstPage.withLock { seen in
+                defer { seen = true }
+                return !seen
+            }
+            guard isFirst else { return }
+            startedSignal.yield()
+            landed.wait()
+        }
+        try await writer.value
         let rows = Dictionary(uniqueKeysWithValues: report.tables.map { ($0.name, $0.rows) })
+        #expect(rows["assignments"] == 10, "the copy holds none of the users written during it")
+        #expect(try await store.assignmentCounts(of: "Checkout", in: .acmeProduction).map(\.users).reduce(0, +) == 210)
         guard case .postgres(let address) = postgres else { return }
-        let url = DatabaseCopyTests.url(of: address)
-        let firsts = try TestPostgres.psql(url, "SELECT count(*) FROM assignment_events WHERE reason = 'first'")
-        #expect(Int(firsts.trimmingCharacters(in: .whitespacesAndNewlines)) == rows["assignments"])
+        let firsts = try TestPostgres.psql(
+            address.description, "SELECT count(*) FROM assignment_events WHERE reason = 'first'")
+        #expect(firsts == "10\n")
     }
 
     @Test("A copy into a database that holds data, or onto a file, is refused and writes nothing")
@@ -117,13 +128,24 @@ struct DatabaseCopyTests {
         let postgres = try Self.postgres()
         _ = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
         guard case .postgres(let address) = postgres else { return }
-        let url = Self.url(of: address)
+        let url = address.description
         let before = try TestPostgres.psql(url, "SELECT count(*) FROM assignments")
 
         await #expect(throws: CopyError.destinationNotEmpty(address: address.description, table: "tenants")) {
             try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
         }
         #expect(try TestPostgres.psql(url, "SELECT count(*) FROM assignments") == before)
+
+        // Another application's database: refused before Flagpole's schema is added beside it.
+        let other = try PostgresAddress(url: try TestPostgres.newDatabase("other"))
+        try TestPostgres.psql(other.description, "CREATE TABLE orders (id bigint PRIMARY KEY)")
+        await #expect(throws: CopyError.otherApplication(address: other.description, table: "orders")) {
+            try await FeatureStore.copy(from: .sqlite(path: source), to: .postgres(other))
+        }
+        #expect(
+            try TestPostgres.psql(
+                other.description, "SELECT string_agg(tablename, ',') FROM pg_tables WHERE schemaname = 'public'")
+                == "orders\n")
 
         let existing = directory.appendingPathComponent("existing.sqlite").path
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: existing))
@@ -143,13 +165,9 @@ struct DatabaseCopyTests {
         let postgres = try Self.postgres()
         _ = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres)
         guard case .postgres(let address) = postgres else { return }
-        let url = Self.url(of: address)
+        let url = address.description
         let id = try TestPostgres.psql(
             url, "INSERT INTO tenants (slug, name, created_at) VALUES ('globex', 'Globex', 'now') RETURNING id")
         #expect(id == "2\n")
-    }
-
-    static func url(of address: PostgresAddress) -> String {
-        "postgres://\(address.user)@\(address.host):\(address.port)/\(address.database)"
     }
 }

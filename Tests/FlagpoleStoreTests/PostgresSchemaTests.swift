@@ -47,7 +47,7 @@ struct PostgresSchemaTests {
     func newerDatabaseRefused() async throws {
         let address = try Self.newDatabase()
         try await FeatureStore.migrate(.postgres(address))
-        let url = Self.url(of: address)
+        let url = address.description
         try TestPostgres.psql(url, "INSERT INTO flagpole_migrations (identifier) VALUES ('9999_from_the_future')")
         await #expect(throws: StorageError.self) { try await FeatureStore.migrate(.postgres(address)) }
         do {
@@ -59,12 +59,24 @@ struct PostgresSchemaTests {
         #expect(try TestPostgres.psql(url, "SELECT count(*) FROM flagpole_migrations") == "12\n")
     }
 
-    static func newDatabase() throws -> PostgresAddress {
-        try PostgresAddress(url: try TestPostgres.newDatabase("schema"))
+    @Test("A database that doesn't keep text as UTF-8 is refused, with how to create one that does")
+    func encodingRefused() async throws {
+        var latin1 = try Self.newDatabase()
+        try TestPostgres.psql(
+            latin1.description,
+            "CREATE DATABASE \"\(latin1.database)_latin1\" ENCODING 'LATIN1' TEMPLATE template0 LOCALE 'C'")
+        latin1.database += "_latin1"
+        do {
+            try await FeatureStore.migrate(.postgres(latin1))
+            Issue.record("a LATIN1 database was migrated")
+        } catch let error as StorageError {
+            #expect(error.description.contains("its encoding is LATIN1"))
+            #expect(error.description.contains("createdb --encoding=UTF8"))
+        }
     }
 
-    static func url(of address: PostgresAddress) -> String {
-        "postgres://\(address.user)@\(address.host):\(address.port)/\(address.database)"
+    static func newDatabase() throws -> PostgresAddress {
+        try PostgresAddress(url: try TestPostgres.newDatabase("schema"))
     }
 }
 

@@ -32,8 +32,9 @@ public enum DatabaseAddress: Sendable, Hashable, CustomStringConvertible {
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`.
 ///
 /// What the URL leaves out comes from libpq's environment variables (`PGUSER`, `PGPASSWORD`,
-/// `PGHOST`, `PGPORT`, `PGDATABASE`, `PGSSLMODE`), then libpq's defaults: port 5432, the user
-/// `postgres`, a database named like the user, `sslmode=prefer`.
+/// `PGHOST`, `PGPORT`, `PGDATABASE`, `PGSSLMODE`), then Flagpole's defaults: host 127.0.0.1 (libpq
+/// would try a Unix socket, which Flagpole doesn't speak), port 5432, the user `postgres` (libpq
+/// would take the system user's name), a database named like the user, `sslmode=prefer`.
 public struct PostgresAddress: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
@@ -103,13 +104,19 @@ public struct PostgresAddress: Sendable, Hashable, CustomStringConvertible {
         "postgres://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)?sslmode=\(tls.rawValue)"
     }
 
-    /// `text` with anything between `://` and `@` past a colon hidden, for messages about a URL
-    /// that could not be read.
+    /// `text` with its passwords hidden, for messages about a URL that could not be read: the
+    /// user information's past its first colon (up to the authority's last `@`, as a password
+    /// may hold an unencoded one) and any `password=` option's.
     static func redacted(_ text: String) -> String {
-        guard let scheme = text.range(of: "://"),
-            let at = text.range(of: "@", range: scheme.upperBound..<text.endIndex),
-            let colon = text.range(of: ":", range: scheme.upperBound..<at.lowerBound)
-        else { return text }
-        return text.replacingCharacters(in: colon.upperBound..<at.lowerBound, with: "***")
+        var text = text
+        if let scheme = text.range(of: "://") {
+            let authorityEnd = text[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" } ?? text.endIndex
+            if let at = text.range(of: "@", options: .backwards, range: scheme.upperBound..<authorityEnd),
+                let colon = text.range(of: ":", range: scheme.upperBound..<at.lowerBound)
+            {
+                text.replaceSubrange(colon.upperBound..<at.lowerBound, with: "***")
+            }
+        }
+        return text.replacing(#/([?&]password=)[^&]*/#) { "\($0.output.1)***" }
     }
 }

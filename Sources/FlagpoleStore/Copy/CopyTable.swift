@@ -25,6 +25,10 @@ struct CopyTable: Sendable {
         case integer, real, text, blob
     }
 
+    /// Rows handed on at once: enough that a page costs little more than its rows, few enough
+    /// that a page of the largest rows stays a few megabytes.
+    static let pageSize = 5_000
+
     var quotedColumns: String { columns.map { "\"\($0.name)\"" }.joined(separator: ", ") }
     var orderBy: String { primaryKey.map { "\"\(columns[$0].name)\"" }.joined(separator: ", ") }
 

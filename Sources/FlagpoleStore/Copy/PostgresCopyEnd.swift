@@ -48,12 +48,12 @@ struct PostgresCopyEnd: Sendable {
                 """
             try await PostgresSession.translating {
                 var page: [[CopyValue]] = []
-                page.reserveCapacity(SQLiteCopyReader.pageSize)
+                page.reserveCapacity(CopyTable.pageSize)
                 for try await row in try await session.connection.query(
                     PostgresQuery(unsafeSQL: sql), logger: session.logger)
                 {
                     page.append(try Self.values(of: row, in: table))
-                    if page.count == SQLiteCopyReader.pageSize {
+                    if page.count == CopyTable.pageSize {
                         try await consume(table, page)
                         page.removeAll(keepingCapacity: true)
                     }
@@ -78,6 +78,21 @@ struct PostgresCopyEnd: Sendable {
     }
 
     // MARK: Writing
+
+    /// Refuses a database that holds tables of another application: a mistyped URL must not
+    /// add Flagpole's schema beside them.
+    static func refuseOtherTables(_ session: PostgresSession, tables: [CopyTable]) async throws {
+        let ours = Set(tables.map(\.name) + ["flagpole_migrations"])
+        let present = try await session.rows(
+            """
+            SELECT table_name::text FROM information_schema.tables
+            WHERE table_schema = current_schema() ORDER BY table_name
+            """
+        ).map { try $0.decode(String.self) }
+        if let other = present.first(where: { !ours.contains($0) }) {
+            throw CopyError.otherApplication(address: session.address.description, table: other)
+        }
+    }
 
     /// Refuses a destination that holds rows besides those its migrations seed.
     func checkEmpty(_ tables: [CopyTable]) async throws {

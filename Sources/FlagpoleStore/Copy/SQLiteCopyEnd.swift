@@ -6,9 +6,6 @@ import Synchronization
 /// every table as it was at one moment, however much other connections write meanwhile.
 struct SQLiteCopyReader: Sendable {
     let reader: any DatabaseReader
-    /// Rows handed on at once: enough that a page costs little more than its rows, few enough
-    /// that a page of the largest rows stays a few megabytes.
-    static let pageSize = 5_000
 
     func read(
         _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
@@ -21,10 +18,10 @@ struct SQLiteCopyReader: Sendable {
                     let cursor = try Row.fetchCursor(
                         db, sql: "SELECT \(table.quotedColumns) FROM \"\(table.name)\" ORDER BY \(table.orderBy)")
                     var page: [[CopyValue]] = []
-                    page.reserveCapacity(Self.pageSize)
+                    page.reserveCapacity(CopyTable.pageSize)
                     while let row = try cursor.next() {
                         page.append(try Self.values(of: row, in: table))
-                        if page.count == Self.pageSize {
+                        if page.count == CopyTable.pageSize {
                             let full = page
                             try Self.await { try await consume(table, full) }
                             page.removeAll(keepingCapacity: true)
@@ -95,7 +92,7 @@ struct SQLiteCopyWriter {
     let queue: DatabaseQueue
 
     /// - throws: `CopyError.destinationExists`, `BackupError.cannotWrite`.
-    static func create(atPath path: String) throws -> SQLiteCopyWriter {
+    static func create(atPath path: String, tables: [CopyTable]) throws -> SQLiteCopyWriter {
         guard !FileManager.default.fileExists(atPath: path) else { throw CopyError.destinationExists(path) }
         let destination = URL(fileURLWithPath: path)
         let partial = destination.deletingLastPathComponent()
@@ -105,13 +102,15 @@ struct SQLiteCopyWriter {
             try FeatureStore.migrate(queue)
             // Rows the migrations seed (the store's generation) come from the source instead.
             try queue.write { db in
-                for table in try CopyTable.all().reversed() { try db.execute(sql: "DELETE FROM \"\(table.name)\"") }
+                for table in tables.reversed() where table.seeded {
+                    try db.execute(sql: "DELETE FROM \"\(table.name)\"")
+                }
             }
             return SQLiteCopyWriter(path: path, partial: partial, queue: queue)
-        } catch let error as DatabaseError {
+        } catch {
             FeatureStore.removeDatabaseFiles(at: partial)
-            throw BackupError.cannotWrite(
-                path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+            let reason = (error as? DatabaseError).map { $0.message ?? "SQLite error \($0.resultCode.rawValue)" }
+            throw BackupError.cannotWrite(path: path, reason: reason ?? "\(error)")
         }
     }
 
@@ -137,12 +136,18 @@ struct SQLiteCopyWriter {
     /// Moves the checked copy to its path; refuses a file that appeared there meanwhile.
     func finish() throws {
         try queue.close()
-        // A hard link, unlike a rename, never replaces a file.
-        guard link(partial.path, path) == 0 else {
-            let reason = errno == EEXIST ? nil : String(cString: strerror(errno))
-            abandon()
-            if let reason { throw BackupError.cannotWrite(path: path, reason: reason) }
-            throw CopyError.destinationExists(path)
+        // A hard link, unlike a rename, never replaces a file. Where the file system has no hard
+        // links, a rename after a last look.
+        if link(partial.path, path) != 0 {
+            let failure = errno
+            guard failure != EEXIST, !FileManager.default.fileExists(atPath: path) else {
+                abandon()
+                throw CopyError.destinationExists(path)
+            }
+            guard [EPERM, ENOTSUP, EOPNOTSUPP, EXDEV].contains(failure), rename(partial.path, path) == 0 else {
+                abandon()
+                throw BackupError.cannotWrite(path: path, reason: String(cString: strerror(failure)))
+            }
         }
         FeatureStore.removeDatabaseFiles(at: partial)
     }

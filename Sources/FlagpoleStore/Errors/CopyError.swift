@@ -7,6 +7,8 @@ public enum CopyError: FlagpoleError, Equatable {
     case destinationExists(String)
     /// A copy writes into an empty PostgreSQL database only: merging two stores would mix ids.
     case destinationNotEmpty(address: String, table: String)
+    /// The database holds tables that are not Flagpole's: another application's, or a mistyped URL.
+    case otherApplication(address: String, table: String)
     /// A value SQLite holds that its column can't mean (SQLite stores what it is given).
     case unexpectedValue(table: String, column: String, value: String, key: String)
     /// What was read back from the destination differs from what was read from the source.
@@ -18,6 +20,8 @@ public enum CopyError: FlagpoleError, Equatable {
             "There is already a file at \(path). `flagpole copy` writes a new SQLite file only; nothing was written. Choose a new path, or move the file away."
         case .destinationNotEmpty(let address, let table):
             "The database \(address) already holds data (its table \(table) has rows). `flagpole copy` writes into an empty database only, so that two stores' ids never mix; nothing was written. Create a new database (createdb NAME) and copy into it."
+        case .otherApplication(let address, let table):
+            "The database \(address) holds tables that are not Flagpole's (such as \(table)): it belongs to another application, or the URL names the wrong database. Nothing was written; copy into a new, empty database (createdb NAME)."
         case .unexpectedValue(let table, let column, let value, let key):
             "The source's table \(table) holds \(value) in its column \(column) (row \(key)), which that column can't mean. Nothing was written. The source was changed outside Flagpole; repair that row, then copy again."
         case .verificationFailed(let table, let expected, let found):
@@ -29,6 +33,7 @@ public enum CopyError: FlagpoleError, Equatable {
         switch self {
         case .destinationExists: "destination_exists"
         case .destinationNotEmpty: "destination_not_empty"
+        case .otherApplication: "other_application"
         case .unexpectedValue: "unexpected_value"
         case .verificationFailed: "verification_failed"
         }

@@ -34,22 +34,25 @@ enum PostgresSchema {
     ///   does not know; nothing is applied then.
     @discardableResult
     static func migrate(_ session: PostgresSession) async throws -> [String] {
-        try await session.transaction {
-            try await session.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
-            try await session.execute(createLedger)
-            let applied = Set(try await appliedIdentifiers(session))
-            let known = SchemaMigrations.postgres.map(\.identifier)
-            let unknown = applied.subtracting(known).sorted()
-            guard unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: unknown) }
-            var newlyApplied: [String] = []
-            for migration in SchemaMigrations.postgres where !applied.contains(migration.identifier) {
-                try await session.run(script: migration.sql)
-                try await session.execute(
-                    "INSERT INTO flagpole_migrations (identifier) VALUES (\(migration.identifier))")
-                newlyApplied.append(migration.identifier)
-            }
-            return newlyApplied
+        try await session.transaction { try await applyPending(session) }
+    }
+
+    /// Applies the pending migrations inside the caller's transaction, which then holds the
+    /// migration lock until it ends: a copy's rows and the schema they need commit together.
+    static func applyPending(_ session: PostgresSession) async throws -> [String] {
+        try await session.execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
+        try await session.execute(createLedger)
+        let applied = Set(try await appliedIdentifiers(session))
+        let known = SchemaMigrations.postgres.map(\.identifier)
+        let unknown = applied.subtracting(known).sorted()
+        guard unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: unknown) }
+        var newlyApplied: [String] = []
+        for migration in SchemaMigrations.postgres where !applied.contains(migration.identifier) {
+            try await session.run(script: migration.sql)
+            try await session.execute("INSERT INTO flagpole_migrations (identifier) VALUES (\(migration.identifier))")
+            newlyApplied.append(migration.identifier)
         }
+        return newlyApplied
     }
 
     private static func appliedIdentifiers(_ session: PostgresSession) async throws -> [String] {

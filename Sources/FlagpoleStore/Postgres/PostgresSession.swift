@@ -26,13 +26,35 @@ struct PostgresSession: Sendable {
         } catch {
             throw StorageError.cannotOpen(path: address.description, reason: "its TLS settings failed: \(error)")
         }
+        let connection: PostgresConnection
         do {
-            let connection = try await PostgresConnection.connect(
+            connection = try await PostgresConnection.connect(
                 on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: logger
             ).get()
-            return PostgresSession(connection: connection, address: address, logger: logger)
         } catch {
             throw StorageError.cannotOpen(path: address.description, reason: describe(error))
+        }
+        let session = PostgresSession(connection: connection, address: address, logger: logger)
+        do {
+            try await session.requireUTF8()
+        } catch {
+            await session.close()
+            throw error
+        }
+        return session
+    }
+
+    /// Text travels and is kept as UTF-8, as SQLite keeps it: a database in another encoding
+    /// would store some names as other characters, or refuse them.
+    private func requireUTF8() async throws {
+        try await execute("SET client_encoding = 'UTF8'")
+        let encoding = try await rows("SHOW server_encoding").first?.decode(String.self) ?? "unknown"
+        guard encoding == "UTF8" else {
+            throw StorageError.cannotOpen(
+                path: address.description,
+                reason:
+                    "its encoding is \(encoding), and Flagpole keeps text as UTF-8; create the database with createdb --encoding=UTF8 --template=template0 NAME"
+            )
         }
     }
 
