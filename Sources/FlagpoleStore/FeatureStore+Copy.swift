@@ -35,13 +35,21 @@ extension FeatureStore {
         let from = try await CopySource.open(source)
         do {
             let to = try await CopyDestination.open(destination, tables: tables)
+            // One page is written while the next is read: the source's reading and the
+            // destination's writing overlap, in order, never more than one page apart.
+            let writing = Mutex<Task<Void, any Error>?>(nil)
             do {
                 let read = Mutex<[String: TableChecksum]>([:])
                 try await from.read(tables) { table, page in
                     read.withLock { $0[table.name, default: TableChecksum()].add(page) }
-                    try await to.insert(page, into: table)
-                    progress(table.name, page.count)
+                    try await writing.withLock { $0 }?.value
+                    let write = Task {
+                        try await to.insert(page, into: table)
+                        progress(table.name, page.count)
+                    }
+                    writing.withLock { $0 = write }
                 }
+                try await writing.withLock { $0 }?.value
                 try await to.finishLoading()
                 let written = Mutex<[String: TableChecksum]>([:])
                 try await to.readBack(tables) { table, page in
@@ -52,6 +60,8 @@ extension FeatureStore {
                 await from.close()
                 return report
             } catch {
+                // A page still being written finishes before its transaction is rolled back.
+                _ = try? await writing.withLock { $0 }?.value
                 await to.abandon()
                 throw error
             }
@@ -130,7 +140,7 @@ private enum CopySource {
 /// inside one transaction.
 private enum CopyDestination {
     case sqlite(SQLiteCopyWriter)
-    case postgres(PostgresCopyEnd)
+    case postgres(PostgresCopyEnd, PostgresCopyEnd.SetAside)
 
     static func open(_ address: DatabaseAddress, tables: [CopyTable]) async throws -> CopyDestination {
         switch address {
@@ -146,7 +156,7 @@ private enum CopyDestination {
                 _ = try await PostgresSchema.applyPending(session)
                 let end = try await PostgresCopyEnd.open(session)
                 try await end.checkEmpty(tables)
-                return .postgres(end)
+                return .postgres(end, try await end.setAsideKeysAndIndexes())
             } catch {
                 try? await session.execute("ROLLBACK")
                 await session.close()
@@ -158,12 +168,18 @@ private enum CopyDestination {
     func insert(_ rows: [[CopyValue]], into table: CopyTable) async throws {
         switch self {
         case .sqlite(let writer): try await writer.insert(rows, into: table)
-        case .postgres(let end): try await end.insert(rows, into: table)
+        case .postgres(let end, _): try await end.insert(rows, into: table)
         }
     }
 
     func finishLoading() async throws {
-        if case .postgres(let end) = self { try await end.advanceSequences() }
+        switch self {
+        case .sqlite(let writer):
+            try await writer.finishLoading()
+        case .postgres(let end, let setAside):
+            try await end.putBack(setAside)
+            try await end.advanceSequences()
+        }
     }
 
     func readBack(
@@ -173,7 +189,7 @@ private enum CopyDestination {
     {
         switch self {
         case .sqlite(let writer): try await writer.reader.read(tables, consume)
-        case .postgres(let end): try await end.read(tables, consume)
+        case .postgres(let end, _): try await end.read(tables, consume)
         }
     }
 
@@ -181,7 +197,7 @@ private enum CopyDestination {
         switch self {
         case .sqlite(let writer):
             try writer.finish()
-        case .postgres(let end):
+        case .postgres(let end, _):
             try await end.session.execute("COMMIT")
             await end.session.close()
         }
@@ -191,7 +207,7 @@ private enum CopyDestination {
         switch self {
         case .sqlite(let writer):
             writer.abandon()
-        case .postgres(let end):
+        case .postgres(let end, _):
             try? await end.session.execute("ROLLBACK")
             await end.session.close()
         }

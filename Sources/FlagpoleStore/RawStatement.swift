@@ -61,6 +61,14 @@ struct RawStatement {
         bind(value.map { $0 ? 1 : 0 } as Int64?, at: index)
     }
 
+    func bind(_ bytes: [UInt8], at index: Int32) {
+        bytes.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+    }
+
+    func bindNull(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
     /// Binds a value GRDB converted, such as a `Date` in GRDB's storage format.
     func bind(_ value: DatabaseValue, at index: Int32) {
         switch value.storage {
@@ -109,6 +117,8 @@ struct RawStatement {
         func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
         func text(_ column: Int32) -> String { String(cString: sqlite3_column_text(handle, column)) }
         func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+        /// The column's storage class: `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`, `SQLITE_BLOB`, `SQLITE_NULL`.
+        func storageClass(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
         /// A text or blob column's bytes.
         func bytes(_ column: Int32) -> [UInt8] {
             let count = Int(sqlite3_column_bytes(handle, column))

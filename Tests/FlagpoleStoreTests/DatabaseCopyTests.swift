@@ -74,6 +74,14 @@ struct DatabaseCopyTests {
         #expect(rowsOf["sessions"] == 1)
         #expect(there.tables.filter { $0.rows > 0 }.count >= 18, "most tables hold rows: \(there.tables)")
 
+        // The keys and indexes a load sets aside are back, as the migrations made them.
+        guard case .postgres(let address) = postgres else { return }
+        let described = try await PostgresSession.with(address) { try await PostgresCatalog.describe($0) }
+        #expect(described == (try SQLiteCatalog.describe()))
+        let schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+        let sourceSchema = try DatabaseQueue(path: source).read { try Row.fetchAll($0, sql: schema) }
+        #expect(try DatabaseQueue(path: back).read { try Row.fetchAll($0, sql: schema) } == sourceSchema)
+
         let copy = try FeatureStore.open(atPath: back, access: .readOnly)
         #expect(
             try await copy.revision(of: .acmeProduction).document == original.revision(of: .acmeProduction).document)

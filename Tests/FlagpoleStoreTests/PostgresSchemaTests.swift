@@ -83,7 +83,7 @@ struct PostgresSchemaTests {
 /// A schema in lines such as `column features.enabled boolean null`: a vocabulary both catalogs
 /// can be written in. Booleans are SQLite integers checked `IN (0, 1)`; a primary key's columns
 /// count as NOT NULL on both sides (SQLite lets a non-integer key hold NULL; nothing stores one).
-private enum SQLiteCatalog {
+enum SQLiteCatalog {
     static func describe() throws -> Set<String> {
         let queue = try DatabaseQueue()
         try FeatureStore.migrate(queue)
@@ -149,7 +149,7 @@ private enum SQLiteCatalog {
     }
 }
 
-private enum PostgresCatalog {
+enum PostgresCatalog {
     static func describe(_ session: PostgresSession) async throws -> Set<String> {
         var lines: Set<String> = []
         let tables = try await session.rows(

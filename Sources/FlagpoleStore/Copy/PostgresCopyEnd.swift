@@ -110,15 +110,15 @@ struct PostgresCopyEnd: Sendable {
 
     /// Appends a page of rows with `COPY … FROM STDIN`, in its text format.
     func insert(_ rows: [[CopyValue]], into table: CopyTable) async throws {
-        var text = ""
+        let booleans = table.columns.map { isBoolean(table, $0) }
+        var buffer = ByteBufferAllocator().buffer(capacity: rows.count * 128)
         for row in rows {
             for (index, value) in row.enumerated() {
-                if index > 0 { text += "\t" }
-                append(value, of: table, column: index, to: &text)
+                if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+                Self.write(value, isBoolean: booleans[index], to: &buffer)
             }
-            text += "\n"
+            buffer.writeInteger(UInt8(ascii: "\n"))
         }
-        let buffer = ByteBuffer(string: text)
         try await PostgresSession.translating {
             try await session.connection.copyFrom(
                 table: table.name, columns: table.columns.map(\.name), logger: session.logger
@@ -128,37 +128,95 @@ struct PostgresCopyEnd: Sendable {
         }
     }
 
-    private func append(_ value: CopyValue, of table: CopyTable, column index: Int, to text: inout String) {
+    /// One value in `COPY`'s text format, written as bytes: a page is millions of them.
+    private static func write(_ value: CopyValue, isBoolean: Bool, to buffer: inout ByteBuffer) {
         switch value {
         case .null:
-            text += "\\N"
+            buffer.writeStaticString("\\N")
         case .integer(let integer):
-            text += isBoolean(table, table.columns[index]) ? (integer == 0 ? "f" : "t") : String(integer)
+            if isBoolean {
+                buffer.writeInteger(integer == 0 ? UInt8(ascii: "f") : UInt8(ascii: "t"))
+            } else {
+                buffer.writeString(String(integer))
+            }
         case .real(let real):
             // Swift writes the shortest text that reads back as the same double, as PostgreSQL reads it.
-            text += "\(real)"
-        case .text(let string):
+            buffer.writeString(real.description)
+        case .text(var string):
             // No U+0000 to refuse: the store never keeps one, and SQLite's text is read up to it.
-            for character in string.unicodeScalars {
-                switch character {
-                case "\\": text += "\\\\"
-                case "\n": text += "\\n"
-                case "\r": text += "\\r"
-                case "\t": text += "\\t"
-                default: text.unicodeScalars.append(character)
+            string.withUTF8 { bytes in
+                var start = 0
+                for index in bytes.indices {
+                    let escaped: UInt8
+                    switch bytes[index] {
+                    case UInt8(ascii: "\\"): escaped = UInt8(ascii: "\\")
+                    case UInt8(ascii: "\n"): escaped = UInt8(ascii: "n")
+                    case UInt8(ascii: "\r"): escaped = UInt8(ascii: "r")
+                    case UInt8(ascii: "\t"): escaped = UInt8(ascii: "t")
+                    default: continue
+                    }
+                    buffer.writeBytes(bytes[start..<index])
+                    buffer.writeInteger(UInt8(ascii: "\\"))
+                    buffer.writeInteger(escaped)
+                    start = index + 1
                 }
+                buffer.writeBytes(bytes[start...])
             }
         case .blob(let bytes):
             // bytea's hex form, its backslash escaped for COPY.
-            text += "\\\\x"
+            buffer.writeStaticString("\\\\x")
             for byte in bytes {
-                text.unicodeScalars.append(Self.hexDigits[Int(byte >> 4)])
-                text.unicodeScalars.append(Self.hexDigits[Int(byte & 0xF)])
+                buffer.writeInteger(hexDigits[Int(byte >> 4)])
+                buffer.writeInteger(hexDigits[Int(byte & 0xF)])
             }
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".unicodeScalars)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// The foreign keys and the indexes of their own, which a load sets aside and puts back as
+    /// `pg_restore` does: each index built once over the loaded rows, each key checked in one
+    /// pass, rather than both kept up row by row. All of it inside the copy's transaction.
+    struct SetAside: Sendable {
+        var foreignKeys: [(table: String, name: String, definition: String)]
+        var indexes: [String]
+    }
+
+    func setAsideKeysAndIndexes() async throws -> SetAside {
+        let foreignKeys = try await session.rows(
+            """
+            SELECT conrelid::regclass::text, conname::text, pg_get_constraintdef(oid)
+            FROM pg_constraint WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
+            """
+        ).map { try $0.decode((String, String, String).self) }
+        let indexes = try await session.rows(
+            """
+            SELECT i.relname::text, pg_get_indexdef(x.indexrelid)
+            FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+            WHERE t.relnamespace = current_schema()::regnamespace
+              AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid AND c.contype IN ('p', 'u'))
+            """
+        ).map { try $0.decode((String, String).self) }
+        for (table, name, _) in foreignKeys {
+            try await session.execute(PostgresQuery(unsafeSQL: "ALTER TABLE \(table) DROP CONSTRAINT \"\(name)\""))
+        }
+        for (name, _) in indexes {
+            try await session.execute(PostgresQuery(unsafeSQL: "DROP INDEX \"\(name)\""))
+        }
+        return SetAside(
+            foreignKeys: foreignKeys.map { (table: $0.0, name: $0.1, definition: $0.2) }, indexes: indexes.map(\.1))
+    }
+
+    /// Builds the indexes, then adds the keys back under their own names, checking every row.
+    func putBack(_ setAside: SetAside) async throws {
+        for definition in setAside.indexes {
+            try await session.execute(PostgresQuery(unsafeSQL: definition))
+        }
+        for key in setAside.foreignKeys {
+            try await session.execute(
+                PostgresQuery(unsafeSQL: "ALTER TABLE \(key.table) ADD CONSTRAINT \"\(key.name)\" \(key.definition)"))
+        }
+    }
 
     /// Moves each identity column's sequence past the largest id copied, so the next row the
     /// store inserts gets a new id.

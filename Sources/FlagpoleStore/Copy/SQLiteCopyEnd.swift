@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// Reads a SQLite database's tables for a copy, in key order, inside one read transaction:
@@ -15,11 +16,13 @@ struct SQLiteCopyReader: Sendable {
         try await FeatureStore.translatingErrorsAsync {
             try await reader.read { db in
                 for table in tables {
-                    let cursor = try Row.fetchCursor(
+                    // SQLite's C API: GRDB's rows copy and box every value, which would cost more
+                    // than the rest of a copy.
+                    let select = try RawStatement(
                         db, sql: "SELECT \(table.quotedColumns) FROM \"\(table.name)\" ORDER BY \(table.orderBy)")
                     var page: [[CopyValue]] = []
                     page.reserveCapacity(CopyTable.pageSize)
-                    while let row = try cursor.next() {
+                    try select.forEachRow { row in
                         page.append(try Self.values(of: row, in: table))
                         if page.count == CopyTable.pageSize {
                             let full = page
@@ -52,44 +55,48 @@ struct SQLiteCopyReader: Sendable {
 
     /// A row's values in their columns' kinds. SQLite keeps what it is given where the declared
     /// type allows (a BLOB column may hold text): the kind decides, so both backends agree.
-    static func values(of row: Row, in table: CopyTable) throws -> [CopyValue] {
-        try table.columns.indices.map { index in
-            let column = table.columns[index]
-            let value: DatabaseValue = row[index]
-            switch (column.kind, value.storage) {
-            case (_, .null): return .null
-            case (.integer, .int64(let integer)): return .integer(integer)
-            case (.real, .int64(let integer)): return .real(Double(integer))
-            case (.real, .double(let real)): return .real(real)
-            case (.text, .string(let text)): return .text(text)
-            case (.blob, .blob(let data)): return .blob(Array(data))
-            case (.blob, .string(let text)): return .blob(Array(text.utf8))
-            default:
+    static func values(of row: RawStatement.Row, in table: CopyTable) throws -> [CopyValue] {
+        var values: [CopyValue] = []
+        values.reserveCapacity(table.columns.count)
+        for (index, column) in table.columns.enumerated() {
+            let position = Int32(index)
+            switch (column.kind, row.storageClass(position)) {
+            case (_, SQLITE_NULL): values.append(.null)
+            case (.integer, SQLITE_INTEGER): values.append(.integer(row.int(position)))
+            case (.real, SQLITE_INTEGER), (.real, SQLITE_FLOAT): values.append(.real(row.double(position)))
+            case (.text, SQLITE_TEXT): values.append(.text(row.text(position)))
+            case (.blob, SQLITE_BLOB), (.blob, SQLITE_TEXT): values.append(.blob(row.bytes(position)))
+            case (_, let storage):
+                let found =
+                    storage == SQLITE_TEXT
+                    ? "the text \"\(row.text(position))\"" : "a \(Self.storageNames[storage] ?? "value")"
                 throw CopyError.unexpectedValue(
-                    table: table.name, column: column.name, value: value.description,
-                    key: table.primaryKey.map { "\(table.columns[$0].name)=\(row[$0] as DatabaseValue)" }.joined(
+                    table: table.name, column: column.name, value: found,
+                    key: table.primaryKey.map { "\(table.columns[$0].name)=\(row.text(Int32($0)))" }.joined(
                         separator: ", "))
             }
         }
+        return values
     }
 
-    static func databaseValue(_ value: CopyValue) -> DatabaseValue {
-        switch value {
-        case .null: .null
-        case .integer(let integer): integer.databaseValue
-        case .real(let real): real.databaseValue
-        case .text(let text): text.databaseValue
-        case .blob(let bytes): Data(bytes).databaseValue
-        }
-    }
+    private static let storageNames: [Int32: String] = [
+        SQLITE_INTEGER: "integer", SQLITE_FLOAT: "floating-point number", SQLITE_BLOB: "blob",
+    ]
 }
 
 /// Writes a copy into a new SQLite file: a hidden file beside the destination, migrated, filled,
 /// read back and checked, and only then moved to its path.
+///
+/// Nothing but this copy ever sees the hidden file, and a failed copy deletes it, so the load
+/// takes the short way, as SQLite's own `.import` would: no journal, no flush per commit, foreign
+/// keys checked once at the end (`PRAGMA foreign_key_check`), and the indexes of their own built
+/// once over the loaded rows. The file is flushed to the disk before it is linked into place.
 struct SQLiteCopyWriter {
     let path: String
     let partial: URL
     let queue: DatabaseQueue
+    /// The `CREATE INDEX` statements set aside for the load.
+    let indexes: [String]
 
     /// - throws: `CopyError.destinationExists`, `BackupError.cannotWrite`.
     static func create(atPath path: String, tables: [CopyTable]) throws -> SQLiteCopyWriter {
@@ -98,19 +105,48 @@ struct SQLiteCopyWriter {
         let partial = destination.deletingLastPathComponent()
             .appendingPathComponent(".\(destination.lastPathComponent).partial-\(UUID().uuidString)")
         do {
-            let queue = try DatabaseQueue(path: partial.path)
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = false
+            let queue = try DatabaseQueue(path: partial.path, configuration: configuration)
             try FeatureStore.migrate(queue)
-            // Rows the migrations seed (the store's generation) come from the source instead.
-            try queue.write { db in
+            let indexes = try queue.writeWithoutTransaction { db -> [String] in
+                try db.execute(sql: "PRAGMA journal_mode = OFF")
+                try db.execute(sql: "PRAGMA synchronous = OFF")
+                // Rows the migrations seed (the store's generation) come from the source instead.
                 for table in tables.reversed() where table.seeded {
                     try db.execute(sql: "DELETE FROM \"\(table.name)\"")
                 }
+                return try Self.dropIndexes(db)
             }
-            return SQLiteCopyWriter(path: path, partial: partial, queue: queue)
+            return SQLiteCopyWriter(path: path, partial: partial, queue: queue, indexes: indexes)
         } catch {
             FeatureStore.removeDatabaseFiles(at: partial)
             let reason = (error as? DatabaseError).map { $0.message ?? "SQLite error \($0.resultCode.rawValue)" }
             throw BackupError.cannotWrite(path: path, reason: reason ?? "\(error)")
+        }
+    }
+
+    private static func dropIndexes(_ db: Database) throws -> [String] {
+        let indexes = try Row.fetchAll(
+            db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        for index in indexes { try db.execute(sql: "DROP INDEX \"\(index["name"] as String)\"") }
+        return indexes.map { $0["sql"] }
+    }
+
+    /// Builds the indexes set aside, and checks every foreign key of the loaded rows.
+    func finishLoading() async throws {
+        try await FeatureStore.translatingErrorsAsync {
+            try await queue.writeWithoutTransaction { db in
+                for index in indexes { try db.execute(sql: index) }
+                if let broken = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check") {
+                    let rowid: Int64? = broken["rowid"]
+                    let parent: String = broken["parent"]
+                    throw CopyError.verificationFailed(
+                        table: broken["table"], expected: "every row's foreign keys found",
+                        found: "row \(rowid.map(String.init) ?? "?") pointing to a missing row of \(parent)")
+                }
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+            }
         }
     }
 
@@ -121,10 +157,19 @@ struct SQLiteCopyWriter {
             """
         try await FeatureStore.translatingErrorsAsync {
             try await queue.write { db in
-                let statement = try db.cachedStatement(sql: sql)
+                let insert = try RawStatement(cachedIn: db, sql: sql)
                 for row in rows {
-                    statement.setUncheckedArguments(StatementArguments(row.map(SQLiteCopyReader.databaseValue)))
-                    try statement.execute()
+                    for (index, value) in row.enumerated() {
+                        let position = Int32(index + 1)
+                        switch value {
+                        case .null: insert.bindNull(at: position)
+                        case .integer(let integer): insert.bind(integer, at: position)
+                        case .real(let real): insert.bind(real, at: position)
+                        case .text(let text): insert.bind(text, at: position)
+                        case .blob(let bytes): insert.bind(bytes, at: position)
+                        }
+                    }
+                    try insert.execute()
                 }
             }
         }
@@ -136,6 +181,15 @@ struct SQLiteCopyWriter {
     /// Moves the checked copy to its path; refuses a file that appeared there meanwhile.
     func finish() throws {
         try queue.close()
+        // Written without flushes: flushed once, whole, before it takes the destination's name.
+        do {
+            let file = try FileHandle(forUpdating: partial)
+            try file.synchronize()
+            try file.close()
+        } catch {
+            abandon()
+            throw BackupError.cannotWrite(path: path, reason: "\(error)")
+        }
         // A hard link, unlike a rename, never replaces a file. Where the file system has no hard
         // links, a rename after a last look.
         if link(partial.path, path) != 0 {
