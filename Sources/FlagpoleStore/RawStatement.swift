@@ -62,6 +62,11 @@ struct RawStatement {
     }
 
     func bind(_ bytes: [UInt8], at index: Int32) {
+        // An empty array may have no address, which SQLite would bind as NULL.
+        guard !bytes.isEmpty else {
+            sqlite3_bind_zeroblob(handle, index, 0)
+            return
+        }
         bytes.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
     }
 
