@@ -2,6 +2,7 @@ import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
 import Foundation
+import Synchronization
 
 /// `flagpole copy --from PATH_OR_URL --to PATH_OR_URL`.
 struct CopyCommand: AsyncParsableCommand {
@@ -29,7 +30,14 @@ struct CopyCommand: AsyncParsableCommand {
         let source = try DatabaseAddress(parsing: from)
         let destination = try DatabaseAddress(parsing: to)
         let started = ContinuousClock.now
-        let report = try await FeatureStore.copy(from: source, to: destination)
+        let report: CopyReport
+        do {
+            report = try await FeatureStore.copy(from: source, to: destination, progress: Self.progressLine())
+            Self.clearProgressLine()
+        } catch {
+            Self.clearProgressLine()
+            throw error
+        }
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         if output.json {
             Console.json([
@@ -55,5 +63,23 @@ struct CopyCommand: AsyncParsableCommand {
         Console.out(
             "Copied \(report.rows) rows in \(report.tables.count) tables from \(source) to \(destination) in \(String(format: "%.1f", seconds)) s (\(perSecond) rows/s); every table read back and matched its source."
         )
+    }
+
+    /// On a terminal, one line that says which table is being copied and how many of its rows
+    /// are written, rewritten in place; nothing when stderr is a file or a pipe.
+    static func progressLine() -> @Sendable (String, Int) -> Void {
+        guard isatty(STDERR_FILENO) == 1 else { return { _, _ in } }
+        let written = Mutex<(table: String, rows: Int)>(("", 0))
+        return { table, rows in
+            let line = written.withLock { state in
+                state = state.table == table ? (table, state.rows + rows) : (table, rows)
+                return "\r\u{1B}[Kcopying \(table): \(state.rows) rows"
+            }
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    static func clearProgressLine() {
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
