@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The comparison of a valid document with an environment's current state, and how to apply
 /// it as one new revision: imports, edits and rollbacks all go through here, so each is
@@ -33,7 +32,7 @@ struct DocumentPlan {
     /// just read them in the same transaction, saves reading them again. A rollback names the
     /// revision whose configs it restores in `restoringConfigsOf`.
     init(
-        _ db: Database, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument,
+        _ db: any SQLConnection, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument,
         rendering: Rendering,
         options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil,
         restoringConfigsOf restored: RevisionRecord? = nil
@@ -123,12 +122,12 @@ struct DocumentPlan {
 
     /// Writes the revision; the users of every test whose ranges change are re-evaluated.
     /// Returns the outcome and the recorded users who moved, by feature, pair by pair.
-    func apply(_ db: Database, kind: RevisionKind) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
+    func apply(_ db: any SQLConnection, kind: RevisionKind) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
         guard !isUnchanged else { return (outcome, [:]) }
         let now = Date()
         let number = (latest?.number ?? 0) + 1
         // `now` as the database stores it, converted once rather than for every row.
-        let time = now.databaseValue
+        let time = now.sqlValue
         var salts = FeatureTable.makeSalts(count: document.features.count { stored[$0.name] == nil })[...]
         for (position, feature) in document.features.enumerated() {
             guard let existing = stored[feature.name] else {
@@ -167,7 +166,7 @@ struct DocumentPlan {
     /// follows rules, in a test with rules before or after, are decided by rule and point at once
     /// (`TargetingReevaluation`), so none moves twice.
     func reevaluate(
-        _ db: Database, writer: AssignmentWriter?, kind: RevisionKind
+        _ db: any SQLConnection, writer: AssignmentWriter?, kind: RevisionKind
     ) throws -> (moves: [String: [RecordedMove]], reassigned: Int) {
         var reassigned = 0
         var moves: [String: [RecordedMove]] = [:]

@@ -18,6 +18,7 @@ extension FeatureStore {
     ///   `StorageError.storage`.
     @discardableResult
     public func backup(toPath path: String, replacingExisting: Bool = false) async throws -> DatabaseSummary {
+        let writer = try sqliteWriter()
         let fileManager = FileManager.default
         let destination = URL(fileURLWithPath: path)
         if fileManager.fileExists(atPath: path) {
@@ -42,7 +43,8 @@ extension FeatureStore {
 
         // One step (GRDB's default): every page is copied under this read transaction's snapshot,
         // however many commits other connections make meanwhile.
-        try await read { db in
+        try await Self.translatingErrorsAsync {
+            try await writer.read { db in
             try copy.writeWithoutTransaction { copyDB in
                 do {
                     try db.backup(to: copyDB)
@@ -50,6 +52,7 @@ extension FeatureStore {
                     throw BackupError.cannotWrite(
                         path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
                 }
+            }
             }
         }
         let summary = try Self.translatingErrors {
@@ -106,6 +109,7 @@ extension FeatureStore {
     ///   `StorageError.storage`.
     @discardableResult
     public func restore(fromPath path: String, replacingData: Bool = false) async throws -> RestoreOutcome {
+        let writer = try sqliteWriter()
         if Self.isSameFile(path, writer.path) { throw BackupError.sameDatabase(path: path) }
         let staged = try StagedBackup(checking: path, besides: writer.path)
         defer { staged.discard() }
@@ -113,7 +117,8 @@ extension FeatureStore {
     }
 
     private func restore(_ staged: StagedBackup, replacingData: Bool) async throws -> RestoreOutcome {
-        let pageSize = try await read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096 }
+        let writer = try sqliteWriter()
+        let pageSize = try await read { db in try db.value(Int.self, "PRAGMA page_size") ?? 4096 }
         try staged.matchPageSize(pageSize)
         let target = writer.path
         let replaced = try await Self.translatingErrorsAsync {
@@ -136,7 +141,7 @@ extension FeatureStore {
                 return before
             }
         }
-        let restored = try await read(Self.summary(of:))
+        let restored = try await Self.translatingErrorsAsync { try await writer.read(Self.summary(of:)) }
         return RestoreOutcome(restored: restored, fileSchemaVersion: staged.schemaVersion, replaced: replaced)
     }
 

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// An environment's configs and feature tags as of a revision.
 public struct ConfigsSnapshot: Hashable, Sendable {

@@ -100,7 +100,7 @@ private enum CopySource {
         case .sqlite(let path):
             // Read-only: refuses a missing file, and one that needs migrating, as every reader does.
             let store = try FeatureStore.open(atPath: path, access: .readOnly)
-            return .sqlite(SQLiteCopyReader(reader: store.writer))
+            return .sqlite(SQLiteCopyReader(reader: try store.sqliteWriter()))
         case .postgres(let postgres):
             let session = try await PostgresSession.open(postgres)
             do {

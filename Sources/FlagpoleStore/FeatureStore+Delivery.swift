@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// What a server needs to know to serve an environment's shared document.
 public struct DeliveryState: Hashable, Sendable {

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Sets a test's biases as one new revision, re-evaluating its recorded users; with
@@ -144,7 +143,7 @@ extension FeatureStore {
     }
 
     func transaction<T: Sendable>(
-        isReadOnly: Bool, _ work: @escaping @Sendable (Database) throws -> T
+        isReadOnly: Bool, _ work: @escaping @Sendable (any SQLConnection) throws -> T
     ) async throws -> T {
         isReadOnly ? try await read(work) : try await write(work)
     }
@@ -153,7 +152,7 @@ extension FeatureStore {
     /// `kind` (unless a dry run): the path imports take, so edits are validated, audited and
     /// re-evaluate users exactly as imports do. Warnings are those of `focus` when named.
     private static func revise(
-        _ db: Database, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions,
+        _ db: any SQLConnection, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions,
         message: String,
         focus: String?, storedFeatures: [StoredFeature]? = nil, restoringConfigsOf restored: RevisionRecord? = nil,
         check: ([Diagnostic]) throws -> Void = { _ in }
@@ -190,7 +189,7 @@ extension FeatureStore {
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// What moving a feature's users to `next`'s ranges does: the shares from the geometry, the
     /// `recorded` users who move (or would) from the records.
     func rolloutPlan(of stored: StoredFeature, to next: Feature, recorded: [RecordedMove]) throws -> RolloutPlan {

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// What one user's app shows for one feature, and why.
 public struct Evaluation: Hashable, Sendable {

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// Which events are accepted, and how long raw events are kept.
 public struct EventPolicy: Hashable, Sendable {
@@ -162,7 +161,7 @@ extension FeatureStore {
     }
 
     /// The environment's tests by name key, as flags are found (case and normalization aside).
-    private static func testIDs(in scope: EnvironmentScope, db: Database) throws -> [String: Int64] {
+    private static func testIDs(in scope: EnvironmentScope, db: any SQLConnection) throws -> [String: Int64] {
         Dictionary(
             try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map {
                 (Feature.nameKey($0.feature.name), $0.id)

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Revision `number` of an environment, or its current one when `number` is `nil`.

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// What forgetting a user deleted.
 public struct ForgetReport: Hashable, Sendable {

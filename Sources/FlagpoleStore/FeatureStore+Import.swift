@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Replaces an environment's document with a file, as one transaction.

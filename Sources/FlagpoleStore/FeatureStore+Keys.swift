@@ -1,7 +1,6 @@
 import Crypto
 import FlagpoleCore
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Makes a key for `owner` with `role` and returns its secret, which is never stored: the
@@ -125,7 +124,7 @@ extension KeyIdentity {
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// The one check of a presented key, for the API and the dashboard's sign-in alike: the row
     /// of a key that is not revoked, its digest compared in constant time.
     func identity(of presented: APIKeySecret) throws -> (keyID: Int64, identity: KeyIdentity)? {

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Forces a user into a variation of a test until cleared (QA), with an `override` event.
@@ -110,7 +109,7 @@ public struct UnlockRecord: Hashable, Sendable {
     public var actor: String?
 }
 
-extension Database {
+extension SQLConnection {
     /// A test of the environment at `path` and a writer for its users under the current revision.
     fileprivate func testForUser(_ name: String, in path: EnvironmentPath) throws -> (StoredFeature, AssignmentWriter) {
         let scope = try environments.scope(of: path)

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Adds one publish's entries to the publish log, in one transaction. Entries of

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// A test's readout: per epoch and goal, each variation against the control (docs/RESULTS.md).
 public struct ExperimentResults: Sendable {

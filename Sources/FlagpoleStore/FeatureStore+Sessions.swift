@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 
 /// A dashboard sign-in just opened: the only time its token exists outside the browser.
 public struct OpenedSession: Hashable, Sendable {

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 extension FeatureStore {
     /// Creates a tenant with its `production` environment.
@@ -66,7 +65,7 @@ extension FeatureStore {
     }
 }
 
-extension Database {
+extension SQLConnection {
     func environment(_ record: EnvironmentRecord, of tenant: TenantScope) throws -> Environment {
         let scope = EnvironmentScope(record, of: tenant)
         return Environment(

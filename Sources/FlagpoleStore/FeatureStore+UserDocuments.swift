@@ -98,7 +98,7 @@ extension FeatureStore {
     }
 
     /// The plan of the revision `head` names, built and kept unless it was already.
-    func currentPlan(in db: Database, head: EnvironmentHead) throws -> PinningPlan {
+    func currentPlan(in db: any SQLConnection, head: EnvironmentHead) throws -> PinningPlan {
         if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
         let features = try db.features.storedFeatures(in: head.scope).filter { !$0.isArchived }
         let configs = try head.revision.flatMap { try db.environments.configs(ofRevision: $0, in: head.scope) }
@@ -115,13 +115,15 @@ extension FeatureStore {
     /// The same read, on the caller's thread, for an event loop that answers without handing the
     /// request on: one statement on a reader, which never waits for a writer (WAL) and needs no
     /// transaction around it to read one snapshot. `nil` when the revision's plan is not built
-    /// yet (or the environment has no revision): take the asynchronous way, which builds it.
+    /// yet (or the environment has no revision), and always on PostgreSQL, whose reads wait for
+    /// the network: take the asynchronous way, which builds it.
     ///
     /// - throws: `TenancyError.environmentNotFound`, `StorageError.storage`.
     public func readUserDocumentNow(
         for user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
     ) throws -> UserDocumentRead? {
-        try Self.translatingErrors {
+        guard case .sqlite(let writer) = backend else { return nil }
+        return try Self.translatingErrors {
             try writer.unsafeRead { db in
                 guard let plan = pinningPlans.plan(for: path) else { return nil }
                 let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)

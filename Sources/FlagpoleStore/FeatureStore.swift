@@ -3,17 +3,23 @@ import FlagpoleMigrations
 import Foundation
 import GRDB
 
-/// The repository of tenants, environments, features and their history, on SQLite.
+/// The repository of tenants, environments, features and their history, on SQLite or PostgreSQL.
 ///
 /// Every public method is one read or one write transaction, so a failed operation writes
 /// nothing and readers never see half of a change. SQL stays inside this module: callers
-/// speak of imports, exports and revisions, never of rows.
+/// speak of imports, exports and revisions, never of rows, nor of which backend holds them.
 public struct FeatureStore: Sendable {
-    let writer: any DatabaseWriter
+    let backend: Backend
     /// Gathers small concurrent writes (first assignments) into shared transactions.
     let groupCommit: GroupCommit
     /// Each environment's current revision, ready to pin for a user.
     let pinningPlans = PinningPlans()
+
+    /// Where the store's rows are.
+    enum Backend: Sendable {
+        case sqlite(any DatabaseWriter)
+        case postgres(PostgresStore)
+    }
 
     /// How a command means to use the file.
     public enum Access: Sendable {
@@ -37,9 +43,19 @@ public struct FeatureStore: Sendable {
     }
 
     /// Wraps a database whose schema is known to be current.
-    private init(current writer: any DatabaseWriter) {
-        self.writer = writer
-        self.groupCommit = GroupCommit(writer: writer)
+    private init(current backend: Backend) {
+        self.backend = backend
+        self.groupCommit = GroupCommit(backend)
+    }
+
+    /// The SQLite database, for what only SQLite does (backups, restores, copies of its file).
+    ///
+    /// - throws: `StorageError.operationsNeedSQLite` on PostgreSQL.
+    func sqliteWriter() throws -> any DatabaseWriter {
+        switch backend {
+        case .sqlite(let writer): return writer
+        case .postgres(let postgres): throw StorageError.operationsNeedSQLite(address: postgres.address.description)
+        }
     }
 
     /// Opens a store on `writer`, refusing a database migrated by a newer version and
@@ -47,8 +63,7 @@ public struct FeatureStore: Sendable {
     ///
     /// - throws: `StorageError.databaseTooNew`, `StorageError.storage`.
     init(_ writer: any DatabaseWriter) throws {
-        self.writer = writer
-        self.groupCommit = GroupCommit(writer: writer)
+        self.init(current: .sqlite(writer))
         try Self.translatingErrors {
             let unknown = try writer.read { try Self.status(of: $0).unknown }
             guard unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: unknown) }
@@ -73,7 +88,7 @@ public struct FeatureStore: Sendable {
             guard status.pending.isEmpty else {
                 throw StorageError.databaseNeedsMigration(path: path, pending: status.pending)
             }
-            return FeatureStore(current: queue)
+            return FeatureStore(current: .sqlite(queue))
         }
         let pool: DatabasePool
         do {
@@ -86,6 +101,26 @@ public struct FeatureStore: Sendable {
             throw StorageError.cannotOpen(path: path, reason: error.message ?? "\(error.resultCode)")
         }
         return try FeatureStore(pool)
+    }
+
+    /// Opens the store at `address`: a SQLite file (see `open(atPath:access:durability:)`) or a
+    /// PostgreSQL database, migrated when it is behind.
+    ///
+    /// - throws: `StorageError.databaseNotFound`, `StorageError.databaseNeedsMigration`,
+    ///   `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
+    public static func open(
+        _ address: DatabaseAddress, access: Access = .readWrite, durability: Durability = .normal
+    ) async throws -> FeatureStore {
+        switch address {
+        case .sqlite(let path): return try open(atPath: path, access: access, durability: durability)
+        case .postgres(let postgres): return FeatureStore(current: .postgres(try await PostgresStore.open(postgres)))
+        }
+    }
+
+    /// Lets go of the database: PostgreSQL's connections close (SQLite's file closes with the
+    /// last copy of the store).
+    public func close() async {
+        if case .postgres(let postgres) = backend { await postgres.close() }
     }
 
     /// A store in memory, for tests and dry runs of whole workflows.
@@ -178,19 +213,29 @@ public struct FeatureStore: Sendable {
     // MARK: Transactions
 
     /// Runs `work` in one read transaction.
-    func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await Self.translatingErrorsAsync { try await writer.read(work) }
+    func read<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await Self.translatingErrorsAsync {
+            switch backend {
+            case .sqlite(let writer): try await writer.read(work)
+            case .postgres(let postgres): try await postgres.read(work)
+            }
+        }
     }
 
     /// Runs `work` in one write transaction: all of it is written, or none.
-    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await Self.translatingErrorsAsync { try await writer.write(work) }
+    func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await Self.translatingErrorsAsync {
+            switch backend {
+            case .sqlite(let writer): try await writer.write(work)
+            case .postgres(let postgres): try await postgres.write(work)
+            }
+        }
     }
 
     /// Runs `work` in a savepoint of the next group transaction (see `GroupCommit`): all of it
     /// is written, or none, and it returns once the transaction holding it has committed. For
     /// small writes that many callers make at once.
-    func writeInGroup<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func writeInGroup<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await Self.translatingErrorsAsync { try await groupCommit.write(work) }
     }
 
@@ -215,6 +260,6 @@ public struct FeatureStore: Sendable {
 extension FeatureStore {
     /// Reads from the database, for health checks: throws when the file cannot be read.
     public func checkHealth() async throws {
-        _ = try await read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+        _ = try await read { db in try db.value(Int.self, "SELECT 1") }
     }
 }

@@ -12,7 +12,7 @@ import Synchronization
 /// gets its error. Nothing waits for a batch to fill: a write that finds the writer idle is
 /// committed at once, alone.
 final class GroupCommit: Sendable {
-    private let writer: any DatabaseWriter
+    private let backend: FeatureStore.Backend
     private let queue = Mutex(Queue())
 
     private struct Queue {
@@ -23,7 +23,7 @@ final class GroupCommit: Sendable {
     /// One caller's write, type-erased: `run` inside the transaction, then `finish` with the
     /// commit's failure, if any.
     private struct Job: Sendable {
-        let run: @Sendable (Database) -> Void
+        let run: @Sendable (any SQLConnection) -> Void
         let finish: @Sendable ((any Error)?) -> Void
     }
 
@@ -32,14 +32,14 @@ final class GroupCommit: Sendable {
         let result = Mutex<Result<T, any Error>?>(nil)
     }
 
-    init(writer: any DatabaseWriter) {
-        self.writer = writer
+    init(_ backend: FeatureStore.Backend) {
+        self.backend = backend
     }
 
     /// Runs `work` in the next group transaction and returns its result once that transaction
     /// has committed. When `work` throws, its own writes are rolled back and the error is
     /// thrown here; the other writes of the group are unaffected.
-    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             write(work) { continuation.resume(with: $0) }
         }
@@ -49,21 +49,14 @@ final class GroupCommit: Sendable {
     /// writer's queue, once that transaction has committed (or failed to): for callers that
     /// must not wait, such as an event loop.
     func write<T: Sendable>(
-        _ work: @escaping @Sendable (Database) throws -> T,
+        _ work: @escaping @Sendable (any SQLConnection) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let outcome = Outcome<T>()
         enqueue(
             Job(
                 run: { db in
-                    let result = Result {
-                        var value: T?
-                        try db.inSavepoint {
-                            value = try work(db)
-                            return .commit
-                        }
-                        return value!
-                    }
+                    let result = Result { try db.inSavepoint { try work(db) } }
                     outcome.result.withLock { $0 = result }
                 },
                 finish: { commitFailure in
@@ -98,18 +91,38 @@ final class GroupCommit: Sendable {
             return queue.pending
         }
         guard !jobs.isEmpty else { return }
-        writer.asyncWriteWithoutTransaction { db in
-            var failure: (any Error)?
-            do {
-                try db.inTransaction(.immediate) {
-                    for job in jobs { job.run(db) }
-                    return .commit
-                }
-            } catch {
-                failure = error
-            }
+        commit({ db in for job in jobs { job.run(db) } }) { failure in
             for job in jobs { job.finish(failure) }
             self.commitPending()
+        }
+    }
+
+    /// Runs `batch` in one write transaction, then `done` with the commit's failure, if any.
+    private func commit(
+        _ batch: @escaping @Sendable (any SQLConnection) -> Void, done: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        switch backend {
+        case .sqlite(let writer):
+            writer.asyncWriteWithoutTransaction { db in
+                do {
+                    try db.inTransaction(.immediate) {
+                        batch(db)
+                        return .commit
+                    }
+                    done(nil)
+                } catch {
+                    done(error)
+                }
+            }
+        case .postgres(let postgres):
+            Task {
+                do {
+                    try await postgres.write(batch)
+                    done(nil)
+                } catch {
+                    done(error)
+                }
+            }
         }
     }
 }

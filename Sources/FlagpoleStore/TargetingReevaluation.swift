@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// Who a change of rules or segments moves in one test, counted from the recorded users and
 /// their last attributes: those whose client follows rules (OFREP, configs.json, a FeatureFlags
@@ -39,7 +38,7 @@ public struct TargetingPlan: Hashable, Sendable {
 /// so nothing narrower than the test's users can be read. Moves are collected, then written, so
 /// the table is not written under its own cursor.
 struct TargetingReevaluation {
-    let db: Database
+    let db: any SQLConnection
     let test: PinningPlan.Test
     let segments: SegmentLookup
 

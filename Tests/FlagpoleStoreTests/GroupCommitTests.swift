@@ -35,9 +35,9 @@ struct GroupCommitTests {
     func writesArrivingTogetherShareOneCommit() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
         let counter = CommitCounter()
-        try await store.write { db in db.add(transactionObserver: counter, extent: .databaseLifetime) }
+        try await store.write { db in db.sqlite!.add(transactionObserver: counter, extent: .databaseLifetime) }
         try await store.write { db in
-            try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+            try db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
         }
         let before = counter.commits
 
@@ -48,16 +48,16 @@ struct GroupCommitTests {
         async let blocker: Void = store.writeInGroup { db in
             isHolding.withLock { $0 = true }
             release.wait()
-            try db.execute(sql: "INSERT INTO notes (text) VALUES ('first')")
+            try db.execute("INSERT INTO notes (text) VALUES ('first')")
         }
         while !isHolding.withLock({ $0 }) { await Task.yield() }
         let writes = (0..<50).map { index in
             Task {
                 try await store.writeInGroup { db -> Int64 in
                     // The 13th fails after writing: its row must go, the others' stay.
-                    try db.execute(sql: "INSERT INTO notes (text) VALUES (?)", arguments: ["note \(index)"])
+                    try db.execute("INSERT INTO notes (text) VALUES (?)", ["note \(index)"])
                     if index == 13 { throw StorageError.busy }
-                    return db.lastInsertedRowID
+                    return db.sqlite!.lastInsertedRowID
                 }
             }
         }
@@ -77,7 +77,7 @@ struct GroupCommitTests {
         }
         #expect(counter.commits - before == 2)
         #expect(ids.count == 49 && Set(ids).count == 49)
-        let texts = try await store.read { db in try String.fetchAll(db, sql: "SELECT text FROM notes ORDER BY id") }
+        let texts = try await store.read { db in try db.values(String.self, "SELECT text FROM notes ORDER BY id") }
         #expect(texts.count == 50 && texts.first == "first" && !texts.contains("note 13"))
     }
 
@@ -121,7 +121,7 @@ struct GroupCommitTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.document)
         let counter = CommitCounter()
-        try await store.write { db in db.add(transactionObserver: counter, extent: .databaseLifetime) }
+        try await store.write { db in db.sqlite!.add(transactionObserver: counter, extent: .databaseLifetime) }
         let user = UserID(rawValue: "regular")
         let first = try await store.pinnedDocument(for: user, in: .acmeProduction)
         let afterFirst = counter.commits
@@ -219,8 +219,8 @@ struct DurabilityTests {
         for (durability, expected) in [(FeatureStore.Durability.normal, 1), (.full, 2)] {
             let store = try FeatureStore.open(
                 atPath: directory.appendingPathComponent("\(durability).sqlite").path, durability: durability)
-            #expect(try await store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
-            #expect(try await store.writeInGroup { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected)
+            #expect(try await store.write { db in try db.value(Int.self, "PRAGMA synchronous") } == expected)
+            #expect(try await store.writeInGroup { db in try db.value(Int.self, "PRAGMA synchronous") } == expected)
         }
     }
 }

@@ -66,7 +66,7 @@ struct IdentityTests {
                 #expect(a.point != b.point)
             }
         }
-        let events = try await store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM assignment_events") }
+        let events = try await store.read { db in try db.value(Int.self, "SELECT count(*) FROM assignment_events") }
         #expect(events == 2 * (userCount + 2 * Self.equivalentPairs.count))
     }
 
@@ -129,8 +129,7 @@ struct IdentityTests {
             #expect(snapshot.document.rendered() == (try await store.revision(of: .acmeProduction).document))
             #expect(try await store.recordedAssignments(of: written, in: .acmeProduction).count == 1)
             let rows = try await store.read { db in
-                try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM features WHERE name IN (?, ?)", arguments: [written, other])
+                try db.value(Int.self, "SELECT count(*) FROM features WHERE name IN (?, ?)", [written, other])
             }
             #expect(rows == 1)
             // The audit says what changed: the name's spelling.

@@ -116,7 +116,7 @@ struct MigrationFixtureTests {
         #expect(after.applied == SchemaMigrations.all.map(\.identifier))
         #expect(after.pending.isEmpty)
         #expect(try integrityCheck(path) == ["ok"])
-        #expect(try await store.read { db in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count } == 0)
+        #expect(try await store.read { db in try db.rows("PRAGMA foreign_key_check").count } == 0)
         try await expectData(of: manifest, in: store, fixture: fixture)
 
         // And new writes work: an import, assignments, a key, a tenant
@@ -219,7 +219,7 @@ struct MigrationFixtureTests {
         let counts = try await store.read { db in
             try ["assignments", "assignment_events", "unlocks", "unlock_events"].reduce(into: [String: Int]()) {
                 counts, table in
-                counts[table] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)")
+                counts[table] = try db.value(Int.self, "SELECT count(*) FROM \(table)")
             }
         }
         for (table, count) in manifest.counts {

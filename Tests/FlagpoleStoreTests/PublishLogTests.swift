@@ -54,8 +54,8 @@ struct PublishLogTests {
         try await store.recordPublishes((1...130).map { entry("s3://one", revision: 1, .unchanged, at: Double($0)) })
         let (count, oldest) = try await store.read { db in
             (
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM publish_log")!,
-                try Int64.fetchOne(db, sql: "SELECT min(started_at) FROM publish_log")!
+                try db.value(Int.self, "SELECT count(*) FROM publish_log")!,
+                try db.value(Int64.self, "SELECT min(started_at) FROM publish_log")!
             )
         }
         #expect(count == PublishTable.kept)

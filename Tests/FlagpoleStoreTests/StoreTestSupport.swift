@@ -55,9 +55,8 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             var parts: [String] = []
             for table in ["features", "variations", "document_extras", "revisions", "audit"] {
-                let rows = try Row.fetchAll(
-                    db, sql: "SELECT * FROM \(table) WHERE tenant_id = ? ORDER BY id", arguments: [scope.tenant.id])
-                parts.append("\(table): \(rows)")
+                let rows = try db.rows("SELECT * FROM \(table) WHERE tenant_id = ? ORDER BY id", [scope.tenant.id])
+                parts.append("\(table): \(rows.map(\.values))")
             }
             return parts.joined(separator: "\n")
         }
@@ -82,9 +81,7 @@ extension FeatureStore {
         try await read { db in
             let scope = try db.environments.scope(of: path)
             let revision = try db.environments.revision(number, in: scope)!
-            return try AuditRecord.owned(by: scope.tenant).filter(AuditRecord.Columns.revisionID == revision.id!).order(
-                Column("id")
-            ).fetchAll(db)
+            return try db.environments.audit(of: revision, in: scope)
         }
     }
 }
@@ -134,10 +131,7 @@ extension FeatureStore {
     ) async throws -> [UserID: Assignment] {
         try await read { db in
             let id = try db.features.id(named: feature, in: db.environments.scope(of: path))
-            let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?",
-                arguments: [id])
+            let rows = try db.rows("SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?", [id])
             return Dictionary(
                 uniqueKeysWithValues: rows.map { row in
                     let user = UserID(rawValue: row[0])
@@ -155,9 +149,7 @@ extension FeatureStore {
     func unlockEventCount(in path: EnvironmentPath = .acmeProduction) async throws -> Int {
         try await read { db in
             let scope = try db.environments.scope(of: path)
-            return try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM unlock_events WHERE tenant_id = ? AND environment_id = ?",
-                arguments: [scope.tenant.id, scope.id]) ?? 0
+            return try db.value(Int.self, "SELECT count(*) FROM unlock_events WHERE tenant_id = ? AND environment_id = ?", [scope.tenant.id, scope.id]) ?? 0
         }
     }
 
@@ -167,9 +159,8 @@ extension FeatureStore {
         try await write { db in
             let scope = try db.environments.scope(of: path)
             try db.execute(
-                sql:
-                    "UPDATE assignment_events SET created_at = created_at - ? WHERE tenant_id = ? AND environment_id = ?",
-                arguments: [Int64(seconds * 1000), scope.tenant.id, scope.id])
+                "UPDATE assignment_events SET created_at = created_at - ? WHERE tenant_id = ? AND environment_id = ?",
+                [Int64(seconds * 1000), scope.tenant.id, scope.id])
         }
     }
 }
@@ -214,18 +205,18 @@ extension String {
 extension MigrationFixtureTests {
     /// Every (feature, variation) whose assignment deltas do not sum to the users recorded in it,
     /// variation names compared by bytes, as `assignment_deltas` and `assignments` store them.
-    @Sendable static func deltasDisagreeingWithAssignments(_ db: Database) throws -> [String] {
+    @Sendable static func deltasDisagreeingWithAssignments(_ db: any SQLConnection) throws -> [String] {
         func tally(_ sql: String) throws -> [String: Int] {
             var tally: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: sql) {
+            for row in try db.rows(sql) {
                 let variation: Data = row[1]
                 tally["\(row[0] as Int64) \(Array(variation))", default: 0] += row[2]
             }
             return tally.filter { $0.value != 0 }
         }
-        let deltas = try tally(
-            "SELECT feature_id, CAST(variation AS BLOB), sum(users) FROM assignment_deltas GROUP BY 1, 2")
-        let recorded = try tally("SELECT feature_id, CAST(variation AS BLOB), count(*) FROM assignments GROUP BY 1, 2")
+        let bytes = db.dialect == .sqlite ? "CAST(variation AS BLOB)" : "convert_to(variation, 'UTF8')"
+        let deltas = try tally("SELECT feature_id, \(bytes), sum(users) FROM assignment_deltas GROUP BY 1, 2")
+        let recorded = try tally("SELECT feature_id, \(bytes), count(*) FROM assignments GROUP BY 1, 2")
         return Set(deltas.keys).union(recorded.keys).sorted().compactMap { key in
             deltas[key] == recorded[key] ? nil : "\(key): deltas \(deltas[key] ?? 0), recorded \(recorded[key] ?? 0)"
         }

@@ -32,9 +32,7 @@ struct TargetingStoreTests {
     /// Each audit row: revision number, feature_name, segment_name, field, change.
     func auditRows(_ store: FeatureStore) async throws -> [[String: String]] {
         try await store.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
+            try db.rows("""
                     SELECT r.number, a.feature_name, a.segment_name, a.field, a.change FROM audit a
                     JOIN revisions r ON r.id = a.revision_id ORDER BY a.id
                     """
@@ -67,7 +65,7 @@ struct TargetingStoreTests {
         var copy = Self.staff
         copy.name = "staff-copy"
         _ = try await store.setSegment(copy, in: .acmeProduction, options: Self.options)
-        #expect(try await store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_lists")! } == 1)
+        #expect(try await store.read { db in try db.value(Int.self, "SELECT count(*) FROM segment_lists")! } == 1)
 
         // A changed segment: a row per field, the list by its digest and count.
         var changed = Self.staff

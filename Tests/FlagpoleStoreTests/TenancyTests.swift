@@ -62,12 +62,10 @@ struct TenancyTests {
             try await store.write { db in
                 let acme = try db.environments.scope(of: EnvironmentPath.acmeProduction)
                 let globex = try db.environments.scope(of: EnvironmentPath.globexProduction)
-                let feature = try Int64.fetchOne(
-                    db, sql: "SELECT id FROM features WHERE tenant_id = ?", arguments: [acme.tenant.id])!
+                let feature = try db.value(Int64.self, "SELECT id FROM features WHERE tenant_id = ?", [acme.tenant.id])!
                 // A variation of acme's feature, filed under globex.
                 try db.execute(
-                    sql: "INSERT INTO variations (tenant_id, feature_id, position, name) VALUES (?, ?, 9, 'x')",
-                    arguments: [globex.tenant.id, feature])
+                    "INSERT INTO variations (tenant_id, feature_id, position, name) VALUES (?, ?, 9, 'x')", [globex.tenant.id, feature])
             }
         }
         #expect(error != nil)

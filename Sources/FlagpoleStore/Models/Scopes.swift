@@ -1,5 +1,4 @@
 import FlagpoleCore
-import GRDB
 
 /// A tenant resolved inside a transaction: queries of its data filter on `id`.
 struct TenantScope: Sendable {

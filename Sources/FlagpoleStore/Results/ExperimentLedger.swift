@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// Keeps an environment's figures of tests up to date, inside one write transaction: first with
 /// what changed in the store since it last looked (new revisions start epochs; new assignment
@@ -8,8 +7,11 @@ import GRDB
 ///
 /// Nothing on the write paths of revisions or assignments knows about results: the ledger
 /// follows their history (revisions and `assignment_events`, both append-only) by position.
+/// That position is only sound if ids are in commit order and no other ledger of the environment
+/// runs at once: true of SQLite's single writer, and of PostgreSQL because every write
+/// transaction takes the store's advisory lock before it reads.
 struct ExperimentLedger {
-    private let db: Database
+    private let db: any SQLConnection
     private let scope: EnvironmentScope
     /// Each test's epochs, oldest first, by feature id.
     private(set) var epochs: [Int64: [ExperimentEpoch]] = [:]
@@ -25,7 +27,7 @@ struct ExperimentLedger {
     /// million users is followed in slices.
     private static let slice = 20_000
 
-    init(db: Database, scope: EnvironmentScope) throws {
+    init(db: any SQLConnection, scope: EnvironmentScope) throws {
         self.db = db
         self.scope = scope
         for epoch in try db.experiments.epochs(in: scope) {

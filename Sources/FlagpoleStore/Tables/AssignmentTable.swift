@@ -9,18 +9,21 @@ import GRDB
 /// Writes go through `AssignmentWriter` (moves, overrides, first assignments of a few users,
 /// re-evaluation after a revision) and `FirstAssignments` (first assignments in bulk), both
 /// below; a single event row is written by `AssignmentWriter.appendEvent` alone.
+///
+/// The statements every fetch of a user's document or every user of a bulk assignment runs are
+/// bound through SQLite's C API (`RawStatement`) on SQLite; on PostgreSQL the same SQL (or its
+/// PostgreSQL spelling, where the dialects differ) goes through the connection.
 struct AssignmentTable {
-    let db: Database
+    let db: any SQLConnection
 
     /// The recorded assignment of `user` in a feature, found by the point their id gives.
     func assignment(of user: UserID, in feature: StoredFeature) throws -> Assignment? {
-        let row = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
-                    """),
-            arguments: [feature.id, UserPoints(salt: feature.salt).point(for: user.rawValue), user.rawValue])
-        return row.map { row in
+        try db.row(
+            """
+            SELECT point, variation, revision, is_override FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ?
+            """,
+            [feature.id, UserPoints(salt: feature.salt).point(for: user.rawValue), user.rawValue], cached: true
+        ).map { row in
             Assignment(
                 user: user, feature: feature.feature.name, variation: row[1], point: row[0], revision: row[2],
                 isOverride: row[3])
@@ -29,21 +32,20 @@ struct AssignmentTable {
 
     /// Whether a feature has any recorded user.
     func hasRecordedUsers(featureID: Int64) throws -> Bool {
-        try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM assignments WHERE feature_id = ?)", arguments: [featureID]) ?? true
+        try db.value(
+            Bool.self, "SELECT EXISTS (SELECT 1 FROM assignments WHERE feature_id = ?)", [featureID]) ?? true
     }
 
     /// How many users of a feature have a recorded group: the sum of its history's deltas, a
     /// few rows a minute, rather than a count of millions of assignments.
     func recordedUserCount(featureID: Int64) throws -> Int {
-        try Int.fetchOne(
-            db.cachedStatement(sql: "SELECT sum(users) FROM assignment_deltas WHERE feature_id = ?"),
-            arguments: [featureID]) ?? 0
+        try db.value(
+            Int.self, "SELECT sum(users) FROM assignment_deltas WHERE feature_id = ?", [featureID], cached: true) ?? 0
     }
 
     /// How many assignments are recorded, in every tenant.
     func count() throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM assignments") ?? 0
+        try db.value(Int.self, "SELECT count(*) FROM assignments") ?? 0
     }
 
     /// The recorded users that moving a feature from `old` to `new` moves, pair by pair: the
@@ -56,8 +58,10 @@ struct AssignmentTable {
             for selection in AssignmentWriter.movingSelections(
                 featureID: featureID, interval: interval, followsRules: followsRules)
             {
-                let count = try db.cachedStatement(sql: "SELECT count(*) FROM assignments \(selection.sql)")
-                let users = try Int.fetchOne(count, arguments: selection.arguments) ?? 0
+                let users =
+                    try db.value(
+                        Int.self, "SELECT count(*) FROM assignments \(selection.sql)", selection.arguments,
+                        cached: true) ?? 0
                 moves.add(RecordedMove(from: interval.from, to: interval.to, users: users))
             }
         }
@@ -68,25 +72,41 @@ struct AssignmentTable {
     /// `time` (each user's last event at or before it). Variations come in the feature's order,
     /// then any others users are recorded in (`Disabled` while a test is off), by name.
     func counts(of stored: StoredFeature, at time: Date?) throws -> [VariationCount] {
-        let rows =
-            if let time {
-                try Row.fetchAll(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT variation, count(*) FROM (
-                                SELECT variation, max(id) FROM assignment_events
-                                WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
-                            GROUP BY variation
-                            """), arguments: [stored.id, time.unixMilliseconds])
-            } else {
-                try Row.fetchAll(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT variation, sum(users) FROM assignment_deltas WHERE feature_id = ? GROUP BY variation HAVING sum(users) <> 0
-                            """), arguments: [stored.id])
-            }
+        let rows: [SQLRow]
+        if let time {
+            // Each user's variation in their last event: SQLite takes `variation` from the row of
+            // max(id) (its rule for a bare column beside max()); PostgreSQL has no such rule, so
+            // its statement finds each user's last id, then that event.
+            let sql =
+                switch db.dialect {
+                case .sqlite:
+                    """
+                    SELECT variation, count(*) FROM (
+                        SELECT variation, max(id) FROM assignment_events
+                        WHERE feature_id = ? AND created_at <= ? GROUP BY user_id)
+                    GROUP BY variation
+                    """
+                case .postgres:
+                    """
+                    SELECT e.variation, count(*) FROM assignment_events e JOIN (
+                        SELECT max(id) AS id FROM assignment_events
+                        WHERE feature_id = ? AND created_at <= ? GROUP BY user_id) last ON last.id = e.id
+                    GROUP BY e.variation
+                    """
+                }
+            rows = try db.rows(sql, [stored.id, time.unixMilliseconds], cached: true)
+        } else {
+            rows = try db.rows(
+                """
+                SELECT variation, sum(users) FROM assignment_deltas WHERE feature_id = ? GROUP BY variation HAVING sum(users) <> 0
+                """, [stored.id], cached: true)
+        }
         var users: [String: Int] = [:]
-        for row in rows { users[row[0], default: 0] += row[1] }
+        for row in rows {
+            let variation: String = row[0]
+            let count: Int = row[1]
+            users[variation, default: 0] += count
+        }
         return stored.ordered(users)
     }
 
@@ -94,24 +114,30 @@ struct AssignmentTable {
     func events(
         in scope: EnvironmentScope, matching query: AssignmentEventQuery, featureID: Int64?
     ) throws -> [AssignmentEvent] {
-        // The index of the narrowest filter, named: the planner, which has no statistics,
-        // took the environment's for a feature's history and walked back through every
-        // event of the other tests newer than the feature's last (a million, in the bench).
+        // The index of the narrowest filter, named on SQLite: its planner, which has no
+        // statistics, took the environment's for a feature's history and walked back through
+        // every event of the other tests newer than the feature's last (a million, in the
+        // bench). PostgreSQL's planner keeps statistics, and takes no such hint.
         let index =
-            query.user != nil
-            ? "assignment_events_by_user"
-            : query.feature != nil ? "assignment_events_by_feature" : "assignment_events_by_environment"
+            switch db.dialect {
+            case .sqlite:
+                query.user != nil
+                    ? " INDEXED BY assignment_events_by_user"
+                    : query.feature != nil
+                        ? " INDEXED BY assignment_events_by_feature" : " INDEXED BY assignment_events_by_environment"
+            case .postgres: ""
+            }
         var sql = """
             SELECT e.id, e.user_id, f.name, e.previous_variation, e.variation, e.point, e.revision, e.reason, e.created_at,
                 e.rule
-            FROM assignment_events e INDEXED BY \(index) JOIN features f ON f.id = e.feature_id
+            FROM assignment_events e\(index) JOIN features f ON f.id = e.feature_id
             WHERE e.environment_id = ? AND e.tenant_id = ?
             """
-        var arguments: StatementArguments = [scope.id, scope.tenant.id]
-        func filter(_ condition: String, _ value: (any DatabaseValueConvertible)?) {
+        var arguments: SQLArguments = [scope.id, scope.tenant.id]
+        func filter(_ condition: String, _ value: (any SQLBindable)?) {
             guard let value else { return }
             sql += " AND \(condition)"
-            arguments += [value]
+            arguments.append(value)
         }
         filter("e.user_id = ?", query.user?.rawValue)
         filter("e.feature_id = ?", featureID)
@@ -119,9 +145,9 @@ struct AssignmentTable {
         filter("e.created_at < ?", query.until?.unixMilliseconds)
         filter("e.id < ?", query.before)
         sql += " ORDER BY e.id DESC LIMIT ?"
-        arguments += [query.limit]
+        arguments.append(query.limit)
         // One statement per combination of filters, prepared once per connection.
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+        return try db.rows(sql, arguments, cached: true).map { row in
             AssignmentEvent(
                 id: row[0], user: UserID(rawValue: row[1]), feature: row[2], previousVariation: row[3],
                 variation: row[4],
@@ -133,24 +159,49 @@ struct AssignmentTable {
     /// Users per variation of `stored` at `samples` evenly spaced times, from the minute of its
     /// first assignment to `now` (see `FeatureStore.assignmentTimeline`).
     func timeline(of stored: StoredFeature, samples: Int, now: Date) throws -> [AssignmentSnapshot] {
-        let deltas = try Row.fetchCursor(
-            db.cachedStatement(
-                sql: "SELECT minute, variation, users FROM assignment_deltas WHERE feature_id = ? ORDER BY minute"),
-            arguments: [stored.id])
-        guard samples > 0, var next = try deltas.next() else { return [] }
-        let start = Date(unixMilliseconds: (next["minute"] as Int64) * 60_000)
-        let step = samples > 1 ? max(0, now.timeIntervalSince(start)) / Double(samples - 1) : 0
+        guard samples > 0 else { return [] }
+        var snapshots: [AssignmentSnapshot] = []
+        var start: Date?
+        var step = 0.0
         var users: [String: Int] = [:]
-        var isExhausted = false
-        return try (0..<samples).map { index in
-            let time = samples > 1 ? start.addingTimeInterval(step * Double(index)) : now
-            let minute = time.unixMilliseconds / 60_000
-            while !isExhausted, (next["minute"] as Int64) <= minute {
-                users[next["variation"], default: 0] += next["users"]
-                if let row = try deltas.next() { next = row } else { isExhausted = true }
+        // The snapshots of the samples taken before the deltas of `minute` (of all that are
+        // left, with `nil`): each sample counts the deltas up to its own minute.
+        func takeSamples(before minute: Int64?) {
+            guard let start else { return }
+            while snapshots.count < samples {
+                let time = samples > 1 ? start.addingTimeInterval(step * Double(snapshots.count)) : now
+                if let minute, minute <= time.unixMilliseconds / 60_000 { return }
+                snapshots.append(AssignmentSnapshot(time: time, counts: stored.ordered(users)))
             }
-            return AssignmentSnapshot(time: time, counts: stored.ordered(users))
         }
+        // One row of deltas, in the order of their minutes.
+        func add(minute: Int64, variation: String, users delta: Int) {
+            if start == nil {
+                let first = Date(unixMilliseconds: minute * 60_000)
+                start = first
+                step = samples > 1 ? max(0, now.timeIntervalSince(first)) / Double(samples - 1) : 0
+            }
+            takeSamples(before: minute)
+            // Deltas after the last sample count in none.
+            guard snapshots.count < samples else { return }
+            users[variation, default: 0] += delta
+        }
+        let sql = "SELECT minute, variation, users FROM assignment_deltas WHERE feature_id = ? ORDER BY minute"
+        if let sqlite = db.sqlite {
+            // Stepped through SQLite's C API, a row at a time: a test of many months has many
+            // minutes.
+            let deltas = try RawStatement(cachedIn: sqlite, sql: sql)
+            deltas.bind(stored.id, at: 1)
+            try deltas.forEachRow { row in
+                add(minute: row.int(0), variation: row.text(1), users: Int(row.int(2)))
+            }
+        } else {
+            for row in try db.rows(sql, [stored.id], cached: true) {
+                add(minute: row[0], variation: row[1], users: row[2])
+            }
+        }
+        takeSamples(before: nil)
+        return snapshots
     }
 
     /// What is recorded of `user` in the tests and unlock flags of `plan`, and whether `plan` is
@@ -159,8 +210,9 @@ struct AssignmentTable {
     /// document runs it. The plan's ids are valid while its generation is: only a restore
     /// changes them.
     func userSnapshot(of user: UserID, under plan: PinningPlan) throws -> (isCurrent: Bool, state: UserState) {
+        guard let sqlite = db.sqlite else { return try portableUserSnapshot(of: user, under: plan) }
         let statement = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql: """
                 SELECT 0, NULL, (SELECT max(number) FROM revisions WHERE tenant_id = ?1 AND environment_id = ?2),
                     (SELECT generation FROM store_generation), NULL, NULL, NULL, NULL, NULL
@@ -208,14 +260,94 @@ struct AssignmentTable {
         return (isCurrent, state)
     }
 
+    /// `userSnapshot` on PostgreSQL, in one statement too. A `UNION ALL` there takes one type
+    /// per column, so each kind of row has columns of its own (the first row names their
+    /// types); the user's points are computed here and sent as JSON numbers, which Swift writes
+    /// and PostgreSQL reads back as the same doubles.
+    private func portableUserSnapshot(
+        of user: UserID, under plan: PinningPlan
+    ) throws -> (
+        isCurrent: Bool, state: UserState
+    ) {
+        let tenant = plan.head.scope.tenant.id
+        let environment = plan.head.scope.id
+        // [[feature id, the user's point], …]
+        let tests =
+            "[" + plan.tests.map { "[\($0.featureID),\($0.points.point(for: user.rawValue))]" }.joined(separator: ",")
+            + "]"
+        // Columns: kind, feature id, two integers, two doubles, two texts, two booleans.
+        let rows = try db.rows(
+            """
+            SELECT 0, CAST(NULL AS bigint), (SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?),
+                (SELECT generation FROM store_generation), CAST(NULL AS double precision), CAST(NULL AS double precision),
+                CAST(NULL AS text), CAST(NULL AS text), CAST(NULL AS boolean), CAST(NULL AS boolean)
+            UNION ALL
+            -- The primary key (feature_id, point, user_id) probed once per test.
+            SELECT 1, a.feature_id, a.revision, NULL, a.point, a.app_point, a.variation, a.rule, a.is_override, a.pinned
+            FROM json_array_elements(CAST(? AS json)) AS test (value)
+            JOIN assignments a ON a.feature_id = CAST(test.value ->> 0 AS bigint)
+                AND a.point = CAST(test.value ->> 1 AS double precision) AND a.user_id = ?
+            WHERE a.tenant_id = ? AND a.environment_id = ?
+            UNION ALL
+            SELECT 2, feature_id, NULL, NULL, NULL, NULL, NULL, NULL, unlocked, NULL
+            FROM unlocks WHERE tenant_id = ? AND environment_id = ? AND user_id = ?
+            UNION ALL
+            SELECT 3, NULL, fingerprint, seen_hour, NULL, NULL, attributes, NULL, NULL, NULL
+            FROM user_attributes WHERE environment_id = ? AND user_id = ? AND tenant_id = ?
+            """,
+            [
+                tenant, environment, tests, user.rawValue, tenant, environment, tenant, environment, user.rawValue,
+                environment, user.rawValue, tenant,
+            ], cached: true)
+        var isCurrent = false
+        var state = UserState()
+        for row in rows {
+            switch row[0] as Int64 {
+            case 0:
+                let revision: Int? = row[2]
+                let generation: Int64? = row[3]
+                isCurrent = revision == plan.head.revision && generation == plan.head.generation
+            case 1:
+                let featureID: Int64 = row[1]
+                state.assignments[featureID] = RecordedAssignment(
+                    point: row[4], variation: row[6], isOverride: row[8], revision: row[2], rule: row[7],
+                    isPinned: row[9], appPoint: row[5])
+            case 2:
+                let featureID: Int64 = row[1]
+                state.unlocks[featureID] = row[8]
+            default:
+                state.attributes = KeptAttributes(fingerprint: row[2], hour: row[3], json: row[6])
+            }
+        }
+        return (isCurrent, state)
+    }
+
     /// Hands `body` every recorded user of a feature, QA overrides aside, with their last
     /// attributes' canonical JSON (`nil`: none kept): what a change of rules is planned from.
     /// Stepped through SQLite's C API, since a plan may read millions of rows.
     func forEachUserWithAttributes(
         featureID: Int64, _ body: (UserID, RecordedAssignment, [UInt8]?) throws -> Void
     ) throws {
+        guard let sqlite = db.sqlite else {
+            // In the order SQLite's walk of the primary key gives: a plan's examples are the
+            // first users of each move.
+            let rows = try db.rows(
+                """
+                SELECT a.user_id, a.point, a.variation, a.rule, a.pinned, a.app_point, a.revision, u.attributes
+                FROM assignments a LEFT JOIN user_attributes u ON u.environment_id = a.environment_id AND u.user_id = a.user_id
+                WHERE a.feature_id = ? AND NOT a.is_override
+                ORDER BY a.point, a.user_id
+                """, [featureID])
+            for row in rows {
+                let assignment = RecordedAssignment(
+                    point: row[1], variation: row[2], isOverride: false, revision: row[6], rule: row[3],
+                    isPinned: row[4], appPoint: row[5])
+                try body(UserID(rawValue: row[0]), assignment, row[7])
+            }
+            return
+        }
         let statement = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql: """
                 SELECT a.user_id, a.point, a.variation, a.rule, a.pinned, a.app_point, a.revision, u.attributes
                 FROM assignments a LEFT JOIN user_attributes u ON u.environment_id = a.environment_id AND u.user_id = a.user_id
@@ -242,30 +374,34 @@ struct AssignmentTable {
         for stored in features {
             let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
             guard
-                let variation = try String.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            DELETE FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ? RETURNING variation
-                            """), arguments: [stored.id, point, user.rawValue])
+                let variation = try db.value(
+                    String.self,
+                    "DELETE FROM assignments WHERE feature_id = ? AND point = ? AND user_id = ? RETURNING variation",
+                    [stored.id, point, user.rawValue], cached: true)
             else { continue }
             try writer.addUsers(-1, to: variation, featureID: stored.id)
             assignments += 1
         }
-        try db.execute(
-            sql: "DELETE FROM assignment_events WHERE environment_id = ? AND user_id = ?",
-            arguments: [scope.id, user.rawValue])
-        return (assignments, db.changesCount)
+        let events = try db.execute(
+            "DELETE FROM assignment_events WHERE environment_id = ? AND user_id = ?", [scope.id, user.rawValue])
+        return (assignments, events)
     }
 
     /// The environment's events after `id`, oldest first, at most `limit`: what the figures of
     /// tests follow (`ExperimentLedger`).
     func events(in scope: EnvironmentScope, after id: Int64, limit: Int) throws -> [AssignmentEventRow] {
-        let select = try RawStatement(
-            cachedIn: db,
-            sql: """
-                SELECT id, feature_id, user_id, variation, revision, reason, rule, created_at FROM assignment_events
-                WHERE environment_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3
-                """)
+        let sql = """
+            SELECT id, feature_id, user_id, variation, revision, reason, rule, created_at FROM assignment_events
+            WHERE environment_id = ? AND id > ? ORDER BY id LIMIT ?
+            """
+        guard let sqlite = db.sqlite else {
+            return try db.rows(sql, [scope.id, id, limit], cached: true).map { row in
+                AssignmentEventRow(
+                    id: row[0], featureID: row[1], user: row[2], variation: row[3], revision: row[4], reason: row[5],
+                    byRule: !row.isNull(6), createdAt: row[7])
+            }
+        }
+        let select = try RawStatement(cachedIn: sqlite, sql: sql)
         select.bind(scope.id, at: 1)
         select.bind(id, at: 2)
         select.bind(Int64(limit), at: 3)
@@ -297,24 +433,25 @@ struct AssignmentEventRow {
     var createdAt: Int64
 }
 
-extension Database {
+extension SQLConnection {
     /// Users' recorded groups and their history.
     var assignments: AssignmentTable { AssignmentTable(db: self) }
 }
 
 /// Writes changes of recorded users' groups (moves under overrides, re-evaluations after a
 /// revision) with their events, inside one transaction; first assignments are
-/// `FirstAssignments`'. Re-evaluation can move millions of rows: its statements are prepared
-/// once per connection and bound without GRDB's per-call argument checks.
+/// `FirstAssignments`'. Re-evaluation can move millions of rows: it moves them a range of
+/// points at a time, each in one statement. The statements every new user's first fetch runs
+/// are bound through SQLite's C API on SQLite.
 struct AssignmentWriter {
-    let db: Database
+    let db: any SQLConnection
     let scope: EnvironmentScope
     /// The revision the groups are computed under.
     let revision: Int
     /// Unix milliseconds, as the per-user tables keep time.
     let time: Int64
 
-    init(db: Database, scope: EnvironmentScope, revision: Int, now: Date) {
+    init(db: any SQLConnection, scope: EnvironmentScope, revision: Int, now: Date) {
         self.db = db
         self.scope = scope
         self.revision = revision
@@ -325,15 +462,13 @@ struct AssignmentWriter {
     func move(
         _ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason
     ) throws {
-        let update = try db.cachedStatement(
-            sql: """
-                UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
-                WHERE feature_id = ? AND point = ? AND user_id = ?
-                """)
-        update.setUncheckedArguments([
-            variation, isOverride, revision, time, featureID, assignment.point, assignment.user.rawValue,
-        ])
-        try update.execute()
+        try db.execute(
+            """
+            UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
+            WHERE feature_id = ? AND point = ? AND user_id = ?
+            """,
+            [variation, isOverride, revision, time, featureID, assignment.point, assignment.user.rawValue],
+            cached: true)
         try appendEvent(
             featureID: featureID, user: assignment.user.rawValue, previous: assignment.variation, variation: variation,
             point: assignment.point, reason: reason)
@@ -341,12 +476,11 @@ struct AssignmentWriter {
 
     /// Records a user never assigned before directly under an override.
     func recordOverride(user: String, featureID: Int64, point: Double, variation: String) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at, pinned)
-                VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, 0)
-                """
-        ).execute(arguments: [scope.tenant.id, scope.id, featureID, user, point, variation, revision, time])
+        try db.execute(
+            """
+            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at, pinned)
+            VALUES (?, ?, ?, ?, ?, ?, TRUE, ?, ?, FALSE)
+            """, [scope.tenant.id, scope.id, featureID, user, point, variation, revision, time], cached: true)
         try appendEvent(
             featureID: featureID, user: user, previous: nil, variation: variation, point: point, reason: .override)
     }
@@ -358,27 +492,37 @@ struct AssignmentWriter {
     func recordFirst(
         _ assignment: RecordedAssignment, of user: UserID, featureID: Int64
     ) throws -> (assignment: RecordedAssignment, isNew: Bool) {
-        // Apps' first fetches run this for every test of every new user: bound through
-        // SQLite's C API, as bulk assignment's statements are.
-        let insert = try RawStatement(
-            cachedIn: db,
-            sql: """
-                INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision,
-                    assigned_at, rule, pinned, app_point)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (feature_id, point, user_id) DO NOTHING
-                """)
-        insert.bind(scope.tenant.id, at: 1)
-        insert.bind(scope.id, at: 2)
-        insert.bind(featureID, at: 3)
-        insert.bind(user.rawValue, at: 4)
-        insert.bind(assignment.point, at: 5)
-        insert.bind(assignment.variation, at: 6)
-        insert.bind(Int64(assignment.revision), at: 7)
-        insert.bind(time, at: 8)
-        insert.bind(assignment.rule, at: 9)
-        insert.bind(assignment.isPinned, at: 10)
-        insert.bind(assignment.appPoint, at: 11)
-        guard try insert.execute() == 1 else {
+        let sql = """
+            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision,
+                assigned_at, rule, pinned, app_point)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feature_id, point, user_id) DO NOTHING
+            """
+        let inserted: Int
+        if let sqlite = db.sqlite {
+            // Apps' first fetches run this for every test of every new user: bound through
+            // SQLite's C API, as bulk assignment's statements are.
+            let insert = try RawStatement(cachedIn: sqlite, sql: sql)
+            insert.bind(scope.tenant.id, at: 1)
+            insert.bind(scope.id, at: 2)
+            insert.bind(featureID, at: 3)
+            insert.bind(user.rawValue, at: 4)
+            insert.bind(assignment.point, at: 5)
+            insert.bind(assignment.variation, at: 6)
+            insert.bind(Int64(assignment.revision), at: 7)
+            insert.bind(time, at: 8)
+            insert.bind(assignment.rule, at: 9)
+            insert.bind(assignment.isPinned, at: 10)
+            insert.bind(assignment.appPoint, at: 11)
+            inserted = try insert.execute()
+        } else {
+            inserted = try db.execute(
+                sql,
+                [
+                    scope.tenant.id, scope.id, featureID, user.rawValue, assignment.point, assignment.variation,
+                    assignment.revision, time, assignment.rule, assignment.isPinned, assignment.appPoint,
+                ], cached: true)
+        }
+        guard inserted == 1 else {
             return (try recorded(user, featureID: featureID, point: assignment.point)!, false)
         }
         try appendEvent(
@@ -389,12 +533,11 @@ struct AssignmentWriter {
 
     /// The recorded group of `user` in a feature, whose point for them is `point`.
     func recorded(_ user: UserID, featureID: Int64, point: Double) throws -> RecordedAssignment? {
-        try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT point, variation, is_override, revision, rule, pinned, app_point FROM assignments
-                    WHERE feature_id = ? AND point = ? AND user_id = ?
-                    """), arguments: [featureID, point, user.rawValue]
+        try db.row(
+            """
+            SELECT point, variation, is_override, revision, rule, pinned, app_point FROM assignments
+            WHERE feature_id = ? AND point = ? AND user_id = ?
+            """, [featureID, point, user.rawValue], cached: true
         ).map { row in
             RecordedAssignment(
                 point: row[0], variation: row[1], isOverride: row[2], revision: row[3], rule: row[4], isPinned: row[5],
@@ -405,9 +548,9 @@ struct AssignmentWriter {
     /// Marks `assignment` as given to a FeatureFlags app, which keeps `appPoint` (`nil`: the
     /// user's own point) from now on.
     func pin(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64, appPoint: Double?) throws {
-        try db.cachedStatement(
-            sql: "UPDATE assignments SET pinned = 1, app_point = ? WHERE feature_id = ? AND point = ? AND user_id = ?"
-        ).execute(arguments: [appPoint, featureID, assignment.point, user.rawValue])
+        try db.execute(
+            "UPDATE assignments SET pinned = TRUE, app_point = ? WHERE feature_id = ? AND point = ? AND user_id = ?",
+            [appPoint, featureID, assignment.point, user.rawValue], cached: true)
     }
 
     /// Moves a recorded user to what a rule (or, with none, their point) now decides, with an
@@ -416,20 +559,26 @@ struct AssignmentWriter {
         _ assignment: RecordedAssignment, of user: UserID, featureID: Int64, to decision: PinningPlan.Decision,
         reason: AssignmentReason
     ) throws {
-        let update = try RawStatement(
-            cachedIn: db,
-            sql: """
-                UPDATE assignments SET variation = ?1, rule = ?2, revision = ?3, assigned_at = ?4
-                WHERE feature_id = ?5 AND point = ?6 AND user_id = ?7
-                """)
-        update.bind(decision.variation, at: 1)
-        update.bind(decision.rule, at: 2)
-        update.bind(Int64(revision), at: 3)
-        update.bind(time, at: 4)
-        update.bind(featureID, at: 5)
-        update.bind(assignment.point, at: 6)
-        update.bind(user.rawValue, at: 7)
-        _ = try update.execute()
+        let sql = """
+            UPDATE assignments SET variation = ?, rule = ?, revision = ?, assigned_at = ?
+            WHERE feature_id = ? AND point = ? AND user_id = ?
+            """
+        if let sqlite = db.sqlite {
+            let update = try RawStatement(cachedIn: sqlite, sql: sql)
+            update.bind(decision.variation, at: 1)
+            update.bind(decision.rule, at: 2)
+            update.bind(Int64(revision), at: 3)
+            update.bind(time, at: 4)
+            update.bind(featureID, at: 5)
+            update.bind(assignment.point, at: 6)
+            update.bind(user.rawValue, at: 7)
+            _ = try update.execute()
+        } else {
+            try db.execute(
+                sql,
+                [decision.variation, decision.rule, revision, time, featureID, assignment.point, user.rawValue],
+                cached: true)
+        }
         guard decision.variation != assignment.variation else { return }
         try appendEvent(
             featureID: featureID, user: user.rawValue, previous: assignment.variation, variation: decision.variation,
@@ -444,11 +593,12 @@ struct AssignmentWriter {
     func releaseOverrides(featureID: Int64, under next: Feature) throws -> Int {
         let ranges = next.assignmentRanges
         let clientRanges = VariationRanges(of: next)
-        let overridden = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT user_id, point, variation, revision FROM assignments WHERE feature_id = ? AND is_override = 1
-                    """), arguments: [featureID])
+        // By the primary key, as SQLite walks it: the order of the events.
+        let overridden = try db.rows(
+            """
+            SELECT user_id, point, variation, revision FROM assignments WHERE feature_id = ? AND is_override
+            ORDER BY point, user_id
+            """, [featureID], cached: true)
         var released = 0
         for row in overridden {
             let assignment = Assignment(
@@ -477,39 +627,40 @@ struct AssignmentWriter {
         featureID: Int64, from old: VariationRanges, to new: VariationRanges, reason: AssignmentReason,
         followsRules: Bool = false
     ) throws -> [RecordedMove] {
-        let lastEvent = try Int64.fetchOne(db, sql: "SELECT max(id) FROM assignment_events") ?? 0
+        // (Writes are serialized on both backends, so every event after this one is this call's.)
+        let lastEvent = try db.value(Int64.self, "SELECT max(id) FROM assignment_events") ?? 0
         var moves = MoveTally()
         for interval in old.changedIntervals(to: new) {
             for selection in Self.movingSelections(featureID: featureID, interval: interval, followsRules: followsRules)
             {
-                let record = try db.cachedStatement(
-                    sql: Self.insertingEvents(
+                // Events in the order of the index walked, which SQLite follows by itself and
+                // PostgreSQL, which may read the table in its own order, is told.
+                let order = db.dialect == .postgres ? " \(selection.order)" : ""
+                let recording: SQLArguments = [interval.to, revision, reason.rawValue, time]
+                let recorded = try db.execute(
+                    Self.insertingEvents(
                         """
                         SELECT tenant_id, environment_id, feature_id, user_id, variation, ?, point, ?, ?, ?, NULL
-                        FROM assignments \(selection.sql)
-                        """))
-                record.setUncheckedArguments([interval.to, revision, reason.rawValue, time] + selection.arguments)
-                try record.execute()
-                moves.add(RecordedMove(from: interval.from, to: interval.to, users: db.changesCount))
-                let update = try db.cachedStatement(
-                    sql: """
-                        UPDATE assignments SET variation = ?, rule = NULL, revision = ?, assigned_at = ? \(selection.sql)
-                        """)
-                update.setUncheckedArguments([interval.to, revision, time] + selection.arguments)
-                try update.execute()
+                        FROM assignments \(selection.sql)\(order)
+                        """), recording + selection.arguments, cached: true)
+                moves.add(RecordedMove(from: interval.from, to: interval.to, users: recorded))
+                let moving: SQLArguments = [interval.to, revision, time]
+                try db.execute(
+                    "UPDATE assignments SET variation = ?, rule = NULL, revision = ?, assigned_at = ? \(selection.sql)",
+                    moving + selection.arguments, cached: true)
             }
         }
         // The deltas of the events just written, by the variations' bytes as the rows hold them
         // (a name respelled in NFD is the same to the app, not to the table).
-        let pairs = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT previous_variation, variation, count(*) FROM assignment_events
-                WHERE id > ? GROUP BY previous_variation, variation
-                """, arguments: [lastEvent])
+        let pairs = try db.rows(
+            """
+            SELECT previous_variation, variation, count(*) FROM assignment_events
+            WHERE id > ? GROUP BY previous_variation, variation
+            """, [lastEvent])
         for pair in pairs {
-            try addUsers(pair[2], to: pair[1], featureID: featureID)
-            if let previous: String = pair[0] { try addUsers(-(pair[2] as Int), to: previous, featureID: featureID) }
+            let users: Int = pair[2]
+            try addUsers(users, to: pair[1], featureID: featureID)
+            if let previous: String = pair[0] { try addUsers(-users, to: previous, featureID: featureID) }
         }
         return moves.moves
     }
@@ -521,22 +672,26 @@ struct AssignmentWriter {
     /// lower, upper, the range's variation, that flag. With every other user in the group of
     /// their point, these are all in the range's previous owner.
     static let movingUsers = """
-        WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND is_override = 0
-            AND app_point IS NULL AND (pinned = 1 OR (rule IS NULL AND NOT ?))
+        WHERE feature_id = ? AND point >= ? AND point < ? AND variation <> ? AND NOT is_override
+            AND app_point IS NULL AND (pinned OR (rule IS NULL AND NOT ?))
         """
 
     /// The same for the apps that keep a point other than their own (a rule's): by that point.
     static let movingAppPoints = """
-        WHERE feature_id = ? AND app_point >= ? AND app_point < ? AND variation <> ? AND is_override = 0
+        WHERE feature_id = ? AND app_point >= ? AND app_point < ? AND variation <> ? AND NOT is_override
             AND app_point IS NOT NULL
         """
 
-    /// Both selections, each with its arguments for one interval.
+    /// Both selections, each with its arguments for one interval and the order of the index
+    /// it walks (the primary key, or `assignments_at_app_points`, which ends with the key).
     static func movingSelections(
         featureID: Int64, interval: (lower: Double, upper: Double, from: String, to: String), followsRules: Bool
-    ) -> [(sql: String, arguments: StatementArguments)] {
-        let target: StatementArguments = [featureID, interval.lower, interval.upper, interval.to]
-        return [(movingUsers, target + [followsRules]), (movingAppPoints, target)]
+    ) -> [(sql: String, order: String, arguments: SQLArguments)] {
+        let target: SQLArguments = [featureID, interval.lower, interval.upper, interval.to]
+        return [
+            (movingUsers, "ORDER BY point, user_id", target + [followsRules]),
+            (movingAppPoints, "ORDER BY app_point, point, user_id", target),
+        ]
     }
 
     /// The one statement that writes `assignment_events`, over rows from `source` (a `VALUES`
@@ -558,21 +713,29 @@ struct AssignmentWriter {
         featureID: Int64, user: String, previous: String?, variation: String, point: Double, reason: AssignmentReason,
         revision: Int? = nil, rule: String? = nil
     ) throws {
-        let insert = try RawStatement(
-            cachedIn: db,
-            sql: Self.insertingEvents("VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"))
-        insert.bind(scope.tenant.id, at: 1)
-        insert.bind(scope.id, at: 2)
-        insert.bind(featureID, at: 3)
-        insert.bind(user, at: 4)
-        insert.bind(previous, at: 5)
-        insert.bind(variation, at: 6)
-        insert.bind(point, at: 7)
-        insert.bind(Int64(revision ?? self.revision), at: 8)
-        insert.bind(reason.rawValue, at: 9)
-        insert.bind(time, at: 10)
-        insert.bind(rule, at: 11)
-        _ = try insert.execute()
+        let sql = Self.insertingEvents("VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        if let sqlite = db.sqlite {
+            let insert = try RawStatement(cachedIn: sqlite, sql: sql)
+            insert.bind(scope.tenant.id, at: 1)
+            insert.bind(scope.id, at: 2)
+            insert.bind(featureID, at: 3)
+            insert.bind(user, at: 4)
+            insert.bind(previous, at: 5)
+            insert.bind(variation, at: 6)
+            insert.bind(point, at: 7)
+            insert.bind(Int64(revision ?? self.revision), at: 8)
+            insert.bind(reason.rawValue, at: 9)
+            insert.bind(time, at: 10)
+            insert.bind(rule, at: 11)
+            _ = try insert.execute()
+        } else {
+            try db.execute(
+                sql,
+                [
+                    scope.tenant.id, scope.id, featureID, user, previous, variation, point, revision ?? self.revision,
+                    reason.rawValue, time, rule,
+                ], cached: true)
+        }
         try addUsers(1, to: variation, featureID: featureID)
         if let previous { try addUsers(-1, to: previous, featureID: featureID) }
     }
@@ -584,13 +747,16 @@ struct AssignmentWriter {
     /// never replay the events. The one statement that writes `assignment_deltas`.
     func addUsers(_ users: Int, to variation: String, featureID: Int64) throws {
         guard users != 0 else { return }
-        let upsert = try RawStatement(
-            cachedIn: db,
-            sql: """
-                INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = users + excluded.users
-                """)
+        let sql = """
+            INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = assignment_deltas.users + excluded.users
+            """
+        guard let sqlite = db.sqlite else {
+            try db.execute(sql, [scope.tenant.id, scope.id, featureID, time / 60_000, variation, users], cached: true)
+            return
+        }
+        let upsert = try RawStatement(cachedIn: sqlite, sql: sql)
         upsert.bind(scope.tenant.id, at: 1)
         upsert.bind(scope.id, at: 2)
         upsert.bind(featureID, at: 3)
@@ -608,80 +774,145 @@ struct AssignmentWriter {
 /// `assignments` and `assignment_events` by one `INSERT … SELECT` per table, so SQLite does
 /// the bulk of the work in its own loop, as the `sqlite3` shell's `.import` then `INSERT …
 /// SELECT` would. Points are staged as the doubles `UserPoints` computes, bound as they are.
+///
+/// On PostgreSQL the same statements run through the connection, and users are staged many to
+/// a statement (each statement is a round trip), in a temporary table of the session.
 struct FirstAssignments {
     /// Users per batch when some may be recorded already: large enough to amortise the set
     /// statements, small enough for the batch to stay in cache.
     static let batchSize = 4096
+    /// Users staged by one statement at most, on PostgreSQL: 4 × 1024 parameters, well under
+    /// its 65 535.
+    static let stagedPerStatement = 1024
 
+    private let db: any SQLConnection
+    private let scope: EnvironmentScope
     private let feature: StoredFeature
     private let points: UserPoints
     private let ranges: VariationRanges
     private let revision: Int
+    /// Unix milliseconds, as the per-user tables keep time.
+    private let time: Int64
     /// Whether the test had recorded users when this began. Without any (the first import of a
     /// user base), the only users already recorded are those listed earlier in the same call.
     private let hadRecordedUsers: Bool
-    private let clear: RawStatement
-    private let stage: RawStatement
-    private let known: RawStatement
-    private let unstage: RawStatement
-    private let insert: RawStatement
-    private let event: RawStatement
+    /// The staging table: in SQLite's `temp` schema, or PostgreSQL's `pg_temp` (where it lasts
+    /// as long as the session, as SQLite's lasts as long as the connection).
+    private let staged: String
+    /// SQLite's statements, prepared once for the call and bound through its C API; `nil` on
+    /// PostgreSQL.
+    private let prepared: Prepared?
     /// Adds the users recorded to the history's deltas.
     private let deltas: AssignmentWriter
 
-    init(_ db: Database, scope: EnvironmentScope, feature: StoredFeature, revision: Int, now: Date) throws {
+    /// The statements of a call on SQLite.
+    private struct Prepared {
+        let clear: RawStatement
+        let stage: RawStatement
+        let known: RawStatement
+        let unstage: RawStatement
+        let insert: RawStatement
+        let event: RawStatement
+    }
+
+    /// Users staged for PostgreSQL and not sent yet, and how many were staged since the table
+    /// was cleared (each user's ordinal, which orders the events as SQLite's rowids do).
+    private struct Staging {
+        var pending: [Assignment] = []
+        var count: Int64 = 0
+    }
+
+    init(_ db: any SQLConnection, scope: EnvironmentScope, feature: StoredFeature, revision: Int, now: Date) throws {
+        self.db = db
+        self.scope = scope
         self.feature = feature
         deltas = AssignmentWriter(db: db, scope: scope, revision: revision, now: now)
         self.points = UserPoints(salt: feature.salt)
         self.ranges = feature.feature.assignmentRanges
         self.revision = revision
+        self.time = now.unixMilliseconds
         hadRecordedUsers = try db.assignments.hasRecordedUsers(featureID: feature.id)
-        try db.execute(
-            sql: """
-                CREATE TEMP TABLE IF NOT EXISTS staged_points (user_id TEXT NOT NULL, point REAL NOT NULL, variation TEXT NOT NULL)
-                """)
-        clear = try RawStatement(db, sql: "DELETE FROM temp.staged_points")
-        stage = try RawStatement(
-            db, sql: "INSERT INTO temp.staged_points (user_id, point, variation) VALUES (?1, ?2, ?3)")
-        known = try RawStatement(
-            db,
-            sql: """
-                SELECT s.user_id, a.point, a.variation, a.revision, a.is_override
-                FROM temp.staged_points s
-                JOIN assignments a ON a.feature_id = ?1 AND a.point = s.point AND a.user_id = s.user_id
-                """)
-        unstage = try RawStatement(
-            db,
-            sql: """
-                DELETE FROM temp.staged_points
-                WHERE EXISTS (
-                    SELECT 1 FROM assignments a
-                    WHERE a.feature_id = ?1 AND a.point = staged_points.point AND a.user_id = staged_points.user_id)
-                """)
-        let columns = "?1, ?2, ?3, ?4, ?5, user_id, point, variation"
-        insert = try RawStatement(
-            db,
-            sql: """
-                INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation, pinned)
-                SELECT \(columns), 0 FROM temp.staged_points
-                """)
-        event = try RawStatement(
-            db,
-            sql: AssignmentWriter.insertingEvents(
+        guard let sqlite = db.sqlite else {
+            self.staged = "pg_temp.staged_points"
+            try db.execute(
                 """
-                SELECT ?1, ?2, ?3, user_id, NULL, variation, point, ?4, 'first', ?5, NULL
-                FROM temp.staged_points
-                """))
-        for statement in [insert, event] {
+                CREATE TEMP TABLE IF NOT EXISTS staged_points (user_id text COLLATE "C" NOT NULL,
+                    point double precision NOT NULL, variation text COLLATE "C" NOT NULL, ordinal bigint NOT NULL)
+                """)
+            self.prepared = nil
+            return
+        }
+        let staged = "temp.staged_points"
+        try db.execute(
+            """
+            CREATE TEMP TABLE IF NOT EXISTS staged_points (user_id TEXT NOT NULL, point REAL NOT NULL, variation TEXT NOT NULL)
+            """)
+        let prepared = Prepared(
+            clear: try RawStatement(sqlite, sql: "DELETE FROM temp.staged_points"),
+            stage: try RawStatement(
+                sqlite, sql: "INSERT INTO temp.staged_points (user_id, point, variation) VALUES (?1, ?2, ?3)"),
+            known: try RawStatement(sqlite, sql: Self.selectingKnown(staged)),
+            unstage: try RawStatement(sqlite, sql: Self.unstagingKnown(staged)),
+            insert: try RawStatement(sqlite, sql: Self.inserting(staged)),
+            event: try RawStatement(sqlite, sql: Self.insertingFirstEvents(staged, order: "")))
+        for statement in [prepared.insert, prepared.event] {
             statement.bind(scope.tenant.id, at: 1)
             statement.bind(scope.id, at: 2)
             statement.bind(feature.id, at: 3)
             statement.bind(Int64(revision), at: 4)
             statement.bind(now.unixMilliseconds, at: 5)
         }
-        known.bind(feature.id, at: 1)
-        unstage.bind(feature.id, at: 1)
+        prepared.known.bind(feature.id, at: 1)
+        prepared.unstage.bind(feature.id, at: 1)
+        self.staged = staged
+        self.prepared = prepared
     }
+
+    // MARK: Statements
+    // Each on the staging table `staged`, with `?`s in the order of their arguments.
+
+    /// The staged users recorded already, with their recorded groups. Argument: the feature id.
+    private static func selectingKnown(_ staged: String) -> String {
+        """
+        SELECT s.user_id, a.point, a.variation, a.revision, a.is_override
+        FROM \(staged) s
+        JOIN assignments a ON a.feature_id = ? AND a.point = s.point AND a.user_id = s.user_id
+        """
+    }
+
+    /// Unstages the users `selectingKnown` reads. Argument: the feature id.
+    private static func unstagingKnown(_ staged: String) -> String {
+        """
+        DELETE FROM \(staged)
+        WHERE EXISTS (
+            SELECT 1 FROM assignments a
+            WHERE a.feature_id = ? AND a.point = staged_points.point AND a.user_id = staged_points.user_id)
+        """
+    }
+
+    /// Records the staged users. Arguments: tenant, environment, feature, revision, time.
+    private static func inserting(_ staged: String) -> String {
+        """
+        INSERT INTO assignments (tenant_id, environment_id, feature_id, revision, assigned_at, user_id, point, variation, pinned)
+        SELECT ?, ?, ?, ?, ?, user_id, point, variation, FALSE FROM \(staged)
+        """
+    }
+
+    /// Their `first` events, the same arguments.
+    private static func insertingFirstEvents(_ staged: String, order: String) -> String {
+        AssignmentWriter.insertingEvents(
+            """
+            SELECT ?, ?, ?, user_id, NULL, variation, point, ?, 'first', ?, NULL
+            FROM \(staged)\(order)
+            """)
+    }
+
+    /// The arguments of `inserting` and `insertingFirstEvents`.
+    private var recording: SQLArguments {
+        [scope.tenant.id, scope.id, feature.id, revision, time]
+    }
+
+    // MARK: Recording
 
     /// Hands each user's assignment to `report`, in order: users new to the test are recorded,
     /// in the group of their point (`isNew`); the others keep their recorded group and nothing
@@ -699,22 +930,22 @@ struct FirstAssignments {
     /// A test without recorded users: every user is new at their first listing, so all are
     /// staged, then copied at once.
     private func recordAllNew(_ users: [UserID], report: (Assignment, Bool) throws -> Void) throws {
-        try clear.execute()
+        var staging = try clear()
         var listed = Set<UserID>(minimumCapacity: users.count)
         var added: [String: Int] = [:]
         for user in users {
             let assignment = self.assignment(of: user)
             let isFirstListing = listed.insert(user).inserted
             if isFirstListing {
-                try stage(assignment)
+                try stage(assignment, &staging)
                 added[assignment.variation, default: 0] += 1
             }
             // A second listing reads as recorded, in the group just computed: nothing can move
             // a user within this transaction.
             try report(assignment, isFirstListing)
         }
-        try insert.execute()
-        try event.execute()
+        try send(&staging)
+        try copy()
         try addDeltas(added)
     }
 
@@ -726,28 +957,20 @@ struct FirstAssignments {
     /// Some users may be recorded already: the batch is staged, those recorded are read back and
     /// unstaged, the rest copied.
     private func recordBatch(_ users: ArraySlice<UserID>, report: (Assignment, Bool) throws -> Void) throws {
-        try clear.execute()
+        var staging = try clear()
         var listed = Set<UserID>()
         var computed: [(assignment: Assignment, isFirstListing: Bool)] = []
         computed.reserveCapacity(users.count)
         for user in users {
             let assignment = self.assignment(of: user)
             let isFirstListing = listed.insert(user).inserted
-            if isFirstListing { try stage(assignment) }
+            if isFirstListing { try stage(assignment, &staging) }
             computed.append((assignment, isFirstListing))
         }
-        var recorded: [UserID: Assignment] = [:]
-        try known.forEachRow { row in
-            let user = UserID(rawValue: row.text(0))
-            recorded[user] = Assignment(
-                user: user, feature: feature.feature.name, variation: row.text(2), point: row.double(1),
-                revision: Int(row.int(3)), isOverride: row.int(4) != 0)
-        }
-        if !recorded.isEmpty { try unstage.execute() }
-        if listed.count > recorded.count {
-            try insert.execute()
-            try event.execute()
-        }
+        try send(&staging)
+        let recorded = try known()
+        if !recorded.isEmpty { try unstage() }
+        if listed.count > recorded.count { try copy() }
         var added: [String: Int] = [:]
         for (assignment, isFirstListing) in computed {
             if let before = recorded[assignment.user] {
@@ -769,10 +992,97 @@ struct FirstAssignments {
         return assignment
     }
 
-    private func stage(_ assignment: Assignment) throws {
-        stage.bind(assignment.user.rawValue, at: 1)
-        stage.bind(assignment.point, at: 2)
-        stage.bind(assignment.variation, at: 3)
-        try stage.execute()
+    // MARK: Staging
+
+    /// Empties the staging table.
+    private func clear() throws -> Staging {
+        if let prepared {
+            try prepared.clear.execute()
+        } else {
+            // Emptied by TRUNCATE rather than DELETE: PostgreSQL never vacuums a temporary table,
+            // so the dead rows of every batch would stay for the next ones to scan.
+            try db.execute("TRUNCATE \(staged)")
+        }
+        return Staging()
+    }
+
+    /// Stages one user: on SQLite, now; on PostgreSQL, with the next users, by `send`.
+    private func stage(_ assignment: Assignment, _ staging: inout Staging) throws {
+        guard let prepared else {
+            staging.pending.append(assignment)
+            if staging.pending.count == Self.stagedPerStatement { try send(&staging) }
+            return
+        }
+        prepared.stage.bind(assignment.user.rawValue, at: 1)
+        prepared.stage.bind(assignment.point, at: 2)
+        prepared.stage.bind(assignment.variation, at: 3)
+        try prepared.stage.execute()
+    }
+
+    /// Stages the users `stage` kept for PostgreSQL, by statements of a few lengths (powers of
+    /// two), so that their texts are few.
+    private func send(_ staging: inout Staging) throws {
+        var sent = 0
+        while sent < staging.pending.count {
+            var length = 1
+            while length * 2 <= staging.pending.count - sent { length *= 2 }
+            var arguments: SQLArguments = []
+            arguments.values.reserveCapacity(length * 4)
+            for assignment in staging.pending[sent..<sent + length] {
+                arguments.append(assignment.user.rawValue)
+                arguments.append(assignment.point)
+                arguments.append(assignment.variation)
+                arguments.append(staging.count)
+                staging.count += 1
+            }
+            try db.execute(
+                "INSERT INTO \(staged) (user_id, point, variation, ordinal) VALUES "
+                    + repeatElement("(?, ?, ?, ?)", count: length).joined(separator: ", "), arguments)
+            sent += length
+        }
+        staging.pending.removeAll(keepingCapacity: true)
+    }
+
+    /// The staged users recorded already, with their recorded groups.
+    private func known() throws -> [UserID: Assignment] {
+        var recorded: [UserID: Assignment] = [:]
+        guard let prepared else {
+            for row in try db.rows(Self.selectingKnown(staged), [feature.id]) {
+                let user = UserID(rawValue: row[0])
+                recorded[user] = Assignment(
+                    user: user, feature: feature.feature.name, variation: row[2], point: row[1], revision: row[3],
+                    isOverride: row[4])
+            }
+            return recorded
+        }
+        try prepared.known.forEachRow { row in
+            let user = UserID(rawValue: row.text(0))
+            recorded[user] = Assignment(
+                user: user, feature: feature.feature.name, variation: row.text(2), point: row.double(1),
+                revision: Int(row.int(3)), isOverride: row.int(4) != 0)
+        }
+        return recorded
+    }
+
+    /// Unstages the users recorded already.
+    private func unstage() throws {
+        if let prepared {
+            try prepared.unstage.execute()
+        } else {
+            try db.execute(Self.unstagingKnown(staged), [feature.id])
+        }
+    }
+
+    /// Copies the staged users into `assignments`, and their `first` events, in the order they
+    /// were staged.
+    private func copy() throws {
+        if let prepared {
+            try prepared.insert.execute()
+            try prepared.event.execute()
+        } else {
+            try db.execute(Self.inserting(staged), recording)
+            // PostgreSQL may read a table in any order: the ordinals give the staging order.
+            try db.execute(Self.insertingFirstEvents(staged, order: " ORDER BY ordinal"), recording)
+        }
     }
 }

@@ -6,7 +6,7 @@ import GRDB
 /// settings included), its numbered `revisions` with their `audit` rows, the document's other
 /// top-level keys (`document_extras`), and the store's `store_generation`, which a restore raises.
 struct EnvironmentTable {
-    let db: Database
+    let db: any SQLConnection
 
     // MARK: Environments
 
@@ -15,12 +15,11 @@ struct EnvironmentTable {
     /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     func scope(of path: EnvironmentPath) throws -> EnvironmentScope {
         // Every request starts here: one cached statement when the environment exists.
-        let found = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT t.id, e.id, e.features_position FROM tenants t JOIN environments e ON e.tenant_id = t.id
-                    WHERE t.slug = ? AND e.name = ?
-                    """), arguments: [path.tenant.rawValue, path.environment.rawValue])
+        let found = try db.row(
+            """
+            SELECT t.id, e.id, e.features_position FROM tenants t JOIN environments e ON e.tenant_id = t.id
+            WHERE t.slug = ? AND e.name = ?
+            """, [path.tenant.rawValue, path.environment.rawValue], cached: true)
         if let found {
             return EnvironmentScope(
                 tenant: TenantScope(id: found[0], slug: path.tenant), id: found[1], path: path,
@@ -41,15 +40,14 @@ struct EnvironmentTable {
     ///
     /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
     func head(of path: EnvironmentPath) throws -> EnvironmentHead {
-        let row = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT t.id, e.id, e.features_position,
-                        (SELECT max(number) FROM revisions r WHERE r.tenant_id = t.id AND r.environment_id = e.id),
-                        (SELECT generation FROM store_generation)
-                    FROM tenants t JOIN environments e ON e.tenant_id = t.id
-                    WHERE t.slug = ? AND e.name = ?
-                    """), arguments: [path.tenant.rawValue, path.environment.rawValue])
+        let row = try db.row(
+            """
+            SELECT t.id, e.id, e.features_position,
+                (SELECT max(number) FROM revisions r WHERE r.tenant_id = t.id AND r.environment_id = e.id),
+                (SELECT generation FROM store_generation)
+            FROM tenants t JOIN environments e ON e.tenant_id = t.id
+            WHERE t.slug = ? AND e.name = ?
+            """, [path.tenant.rawValue, path.environment.rawValue], cached: true)
         guard let row else {
             // Says which of the two is missing.
             _ = try scope(of: path)
@@ -64,41 +62,53 @@ struct EnvironmentTable {
     /// Whether the environment is still at `head`'s revision and generation: what a write
     /// computed from a read checks, inside its transaction, before writing.
     func isCurrent(_ head: EnvironmentHead) throws -> Bool {
-        let row = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT (SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?), (SELECT generation FROM store_generation)
-                    """), arguments: [head.scope.tenant.id, head.scope.id])!
-        return row[0] == head.revision && row[1] == head.generation
+        let row = try db.row(
+            """
+            SELECT (SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?),
+                (SELECT generation FROM store_generation)
+            """, [head.scope.tenant.id, head.scope.id], cached: true)!
+        let revision: Int? = row[0]
+        let generation: Int64 = row[1]
+        return revision == head.revision && generation == head.generation
     }
 
     /// The environments of `tenant`, by name.
     func all(of tenant: TenantScope) throws -> [EnvironmentRecord] {
-        try EnvironmentRecord.owned(by: tenant).order(EnvironmentRecord.Columns.name).fetchAll(db)
+        try db.rows(
+            "SELECT \(EnvironmentRecord.columns) FROM environments WHERE tenant_id = ? ORDER BY name", [tenant.id]
+        ).map(EnvironmentRecord.init(row:))
     }
 
     /// The row of the environment of `scope`.
     func record(of scope: EnvironmentScope) throws -> EnvironmentRecord {
-        try EnvironmentRecord.filter(key: scope.id).fetchOne(db)!
+        try db.row("SELECT \(EnvironmentRecord.columns) FROM environments WHERE id = ?", [scope.id])
+            .map(EnvironmentRecord.init(row:))!
     }
 
     /// Inserts an environment of `tenant` named `name`, with no revision.
     func insert(_ name: EnvironmentName, of tenant: TenantScope, createdAt: Date) throws -> EnvironmentRecord {
         var record = EnvironmentRecord(
             tenantID: tenant.id, name: name.rawValue, featuresPosition: 0, createdAt: createdAt)
-        try record.insert(db)
+        record.id = try db.insertReturningID(
+            """
+            INSERT INTO environments (tenant_id, name, features_position, created_at, is_private, cache_control)
+            VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+            """,
+            [
+                record.tenantID, record.name, record.featuresPosition, record.createdAt, record.isPrivate,
+                record.cacheControl,
+            ])
         return record
     }
 
     /// Every environment of every tenant with its latest revision number, by tenant then name.
     func latestRevisions() throws -> [(path: EnvironmentPath, revision: Int?)] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT t.slug, e.name, (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
-                FROM environments e JOIN tenants t ON t.id = e.tenant_id
-                ORDER BY t.slug, e.name
-                """
+        try db.rows(
+            """
+            SELECT t.slug, e.name, (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id)
+            FROM environments e JOIN tenants t ON t.id = e.tenant_id
+            ORDER BY t.slug, e.name
+            """
         ).map { row in
             (
                 EnvironmentPath(tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1])),
@@ -112,14 +122,13 @@ struct EnvironmentTable {
     /// Every environment's latest revision and delivery settings, with the store's generation,
     /// in one statement.
     func deliveryStates() throws -> [EnvironmentPath: DeliveryState] {
-        let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
-                           (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id),
-                           (SELECT generation FROM store_generation)
-                    FROM environments e JOIN tenants t ON t.id = e.tenant_id
-                    """))
+        let rows = try db.rows(
+            """
+            SELECT t.slug, e.name, e.is_private, e.cache_control, e.delivery_version,
+                   (SELECT max(number) FROM revisions r WHERE r.environment_id = e.id),
+                   (SELECT generation FROM store_generation)
+            FROM environments e JOIN tenants t ON t.id = e.tenant_id
+            """, cached: true)
         return Dictionary(
             uniqueKeysWithValues: rows.map { row in
                 let path = EnvironmentPath(
@@ -135,77 +144,89 @@ struct EnvironmentTable {
 
     /// The environment's delivery settings and their version.
     func deliverySettings(in scope: EnvironmentScope) throws -> (settings: DeliverySettings, version: Int) {
-        let row = try Row.fetchOne(
-            db, sql: "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?",
-            arguments: [scope.id])!
+        let row = try db.row(
+            "SELECT is_private, cache_control, delivery_version FROM environments WHERE id = ?", [scope.id])!
         return (DeliverySettings(isPrivate: row[0], cacheControl: row[1]), row[2])
     }
 
     /// Stores new delivery settings, raising their version.
     func updateDeliverySettings(_ settings: DeliverySettings, in scope: EnvironmentScope) throws {
         try db.execute(
-            sql:
-                "UPDATE environments SET is_private = ?, cache_control = ?, delivery_version = delivery_version + 1 WHERE id = ?",
-            arguments: [settings.isPrivate, settings.cacheControl, scope.id])
+            """
+            UPDATE environments SET is_private = ?, cache_control = ?, delivery_version = delivery_version + 1
+            WHERE id = ?
+            """,
+            [settings.isPrivate, settings.cacheControl, scope.id])
     }
 
     // MARK: Revisions and their audit
 
     /// The number of the environment's latest revision, `nil` before the first import.
     func latestRevisionNumber(in scope: EnvironmentScope) throws -> Int? {
-        try Int.fetchOne(
-            db.cachedStatement(sql: "SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?"),
-            arguments: [scope.tenant.id, scope.id])
+        try db.value(
+            Int.self, "SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?",
+            [scope.tenant.id, scope.id], cached: true)
     }
 
     /// Revision `number` of the environment, or the latest when `number` is `nil`.
     func revision(_ number: Int?, in scope: EnvironmentScope) throws -> RevisionRecord? {
-        let revisions = RevisionRecord.owned(by: scope.tenant).filter(RevisionRecord.Columns.environmentID == scope.id)
+        let select = "SELECT \(RevisionRecord.columns) FROM revisions WHERE tenant_id = ? AND environment_id = ?"
         if let number {
-            return try revisions.filter(RevisionRecord.Columns.number == number).fetchOne(db)
+            return try db.row(select + " AND number = ?", [scope.tenant.id, scope.id, number])
+                .map(RevisionRecord.init(row:))
         }
-        return try revisions.order(RevisionRecord.Columns.number.desc).limit(1).fetchOne(db)
+        return try db.row(select + " ORDER BY number DESC LIMIT 1", [scope.tenant.id, scope.id])
+            .map(RevisionRecord.init(row:))
     }
 
     /// The configs file revision `number` keeps, `nil` when it has none.
     func configs(ofRevision number: Int, in scope: EnvironmentScope) throws -> Data? {
-        try Row.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT configs FROM revisions WHERE tenant_id = ? AND environment_id = ? AND number = ?"),
-            arguments: [scope.tenant.id, scope.id, number])?[0]
+        try db.value(
+            Data.self, "SELECT configs FROM revisions WHERE tenant_id = ? AND environment_id = ? AND number = ?",
+            [scope.tenant.id, scope.id, number], cached: true)
     }
 
     /// The rules and segments kept with a revision (`nil`: none).
     func targeting(ofRevision number: Int, in scope: EnvironmentScope) throws -> Data? {
-        try Row.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT targeting FROM revisions WHERE tenant_id = ? AND environment_id = ? AND number = ?"),
-            arguments: [scope.tenant.id, scope.id, number])?[0]
+        try db.value(
+            Data.self, "SELECT targeting FROM revisions WHERE tenant_id = ? AND environment_id = ? AND number = ?",
+            [scope.tenant.id, scope.id, number], cached: true)
     }
 
     /// The environment's revisions numbered above `number`, oldest first: the latest `limit`.
     func revisions(after number: Int, limit: Int, in scope: EnvironmentScope) throws -> [RevisionRecord] {
-        try RevisionRecord.owned(by: scope.tenant)
-            .filter(RevisionRecord.Columns.environmentID == scope.id && RevisionRecord.Columns.number > number)
-            .order(RevisionRecord.Columns.number.desc).limit(limit).fetchAll(db).reversed()
+        try db.rows(
+            """
+            SELECT \(RevisionRecord.columns) FROM revisions
+            WHERE tenant_id = ? AND environment_id = ? AND number > ?
+            ORDER BY number DESC LIMIT ?
+            """, [scope.tenant.id, scope.id, number, limit]
+        ).map(RevisionRecord.init(row:)).reversed()
     }
 
     /// The environment's revisions in brief, newest first.
     func revisionSummaries(in scope: EnvironmentScope) throws -> [RevisionSummary] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT r.number, r.kind, r.actor, r.message, r.created_at, length(r.document) AS size,
-                       (SELECT count(*) FROM audit a WHERE a.revision_id = r.id AND a.tenant_id = r.tenant_id) AS changes
-                FROM revisions r
-                WHERE r.tenant_id = ? AND r.environment_id = ?
-                ORDER BY r.number DESC
-                """, arguments: [scope.tenant.id, scope.id]
+        try db.rows(
+            """
+            SELECT r.number, r.kind, r.actor, r.message, r.created_at, length(r.document) AS size,
+                   (SELECT count(*) FROM audit a WHERE a.revision_id = r.id AND a.tenant_id = r.tenant_id) AS changes
+            FROM revisions r
+            WHERE r.tenant_id = ? AND r.environment_id = ?
+            ORDER BY r.number DESC
+            """, [scope.tenant.id, scope.id]
         ).map { row in
             RevisionSummary(
                 number: row["number"], kind: RevisionKind(rawValue: row["kind"]) ?? .edit, actor: row["actor"],
                 message: row["message"], createdAt: row["created_at"], size: row["size"], changeCount: row["changes"])
         }
+    }
+
+    /// The audit rows of `revision`, in the order they were written.
+    func audit(of revision: RevisionRecord, in scope: EnvironmentScope) throws -> [AuditRecord] {
+        try db.rows(
+            "SELECT \(AuditRecord.columns) FROM audit WHERE tenant_id = ? AND revision_id = ? ORDER BY id",
+            [scope.tenant.id, revision.id]
+        ).map(AuditRecord.init(row:))
     }
 
     /// Records a new revision with its rendered document and configs (`nil`: none) and one audit
@@ -214,22 +235,30 @@ struct EnvironmentTable {
         number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8], configs: [UInt8]?,
         targeting: Data?, changes: [DocumentDiff.Change], in scope: EnvironmentScope, at time: Date
     ) throws {
-        let revision = try RevisionRecord(
-            tenantID: scope.tenant.id, environmentID: scope.id, number: number, kind: kind.rawValue,
-            actor: actor, message: message, createdAt: time, document: Data(document),
-            configs: configs.map { Data($0) },
-            targeting: targeting
-        ).inserted(db)
+        let revisionID = try db.insertReturningID(
+            """
+            INSERT INTO revisions (tenant_id, environment_id, number, kind, actor, message, created_at, document,
+                configs, targeting)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """,
+            [
+                scope.tenant.id, scope.id, number, kind.rawValue, actor, message, time, document, configs,
+                targeting,
+            ])
+        guard let sqlite = db.sqlite else {
+            try insertAudit(changes, ofRevision: revisionID, in: scope)
+            return
+        }
         // An import of a large file writes a row per feature: bound through SQLite's C API.
         let statement = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql: """
-                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json, config_name,
-                    segment_name)
+                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json,
+                    config_name, segment_name)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """)
         statement.bind(scope.tenant.id, at: 1)
-        statement.bind(revision.id!, at: 2)
+        statement.bind(revisionID, at: 2)
         for change in changes {
             statement.bind(change.feature, at: 3)
             statement.bind(change.field, at: 4)
@@ -242,61 +271,99 @@ struct EnvironmentTable {
         }
     }
 
+    /// How many audit rows one statement of `insertAudit` writes: a round trip per row would
+    /// cost a large import more than its writes (9 arguments a row, far below PostgreSQL's 65,535).
+    private static let auditRowsPerStatement = 500
+
+    /// The audit rows of a revision, many to a statement: the portable path of `insertRevision`.
+    private func insertAudit(
+        _ changes: [DocumentDiff.Change], ofRevision revisionID: Int64, in scope: EnvironmentScope
+    ) throws {
+        for start in stride(from: 0, to: changes.count, by: Self.auditRowsPerStatement) {
+            let batch = changes[start..<min(start + Self.auditRowsPerStatement, changes.count)]
+            var arguments: SQLArguments = []
+            for change in batch {
+                arguments.append(scope.tenant.id)
+                arguments.append(revisionID)
+                arguments.append(change.feature)
+                arguments.append(change.field)
+                arguments.append(change.kind.rawValue)
+                arguments.append(change.before?.storedText)
+                arguments.append(change.after?.storedText)
+                arguments.append(change.config)
+                arguments.append(change.segment)
+            }
+            // Rows in `changes`' order, so the ids keep the order the fast path gives them.
+            try db.execute(
+                """
+                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json,
+                    config_name, segment_name)
+                VALUES \(repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))
+                """, arguments)
+        }
+    }
+
     /// How many revisions there are, in every environment.
     func revisionCount() throws -> Int {
-        try RevisionRecord.fetchCount(db)
+        try db.value(Int.self, "SELECT count(*) FROM revisions") ?? 0
     }
 
     // MARK: The document's other keys
 
     /// The document's top-level keys other than `features`, in order.
     func extras(in scope: EnvironmentScope) throws -> JSONObject {
-        let records = try DocumentExtraRecord.owned(by: scope.tenant)
-            .filter(DocumentExtraRecord.Columns.environmentID == scope.id)
-            .order(DocumentExtraRecord.Columns.position)
-            .fetchAll(db)
+        let records = try db.rows(
+            """
+            SELECT \(DocumentExtraRecord.columns) FROM document_extras
+            WHERE tenant_id = ? AND environment_id = ? ORDER BY position
+            """, [scope.tenant.id, scope.id]
+        ).map(DocumentExtraRecord.init(row:))
         return JSONObject(
             try records.map { JSONObject.Member(key: $0.key, value: try JSONValue(storedText: $0.valueJSON)) })
     }
 
     /// Replaces the document's other top-level keys and the place of `features` among them.
     func replaceExtras(of document: FeaturesDocument, in scope: EnvironmentScope) throws {
-        try DocumentExtraRecord.owned(by: scope.tenant)
-            .filter(DocumentExtraRecord.Columns.environmentID == scope.id)
-            .deleteAll(db)
+        try db.execute(
+            "DELETE FROM document_extras WHERE tenant_id = ? AND environment_id = ?", [scope.tenant.id, scope.id])
         for (position, member) in document.extras.members.enumerated() {
-            var record = DocumentExtraRecord(
-                tenantID: scope.tenant.id, environmentID: scope.id, position: position,
-                key: member.key, valueJSON: member.value.storedText)
-            try record.insert(db)
+            try db.execute(
+                """
+                INSERT INTO document_extras (tenant_id, environment_id, position, key, value_json)
+                VALUES (?, ?, ?, ?, ?)
+                """, [scope.tenant.id, scope.id, position, member.key, member.value.storedText], cached: true)
         }
         try db.execute(
-            sql: "UPDATE environments SET features_position = ? WHERE id = ? AND tenant_id = ?",
-            arguments: [document.featuresPosition, scope.id, scope.tenant.id])
+            "UPDATE environments SET features_position = ? WHERE id = ? AND tenant_id = ?",
+            [document.featuresPosition, scope.id, scope.tenant.id])
     }
 
     // MARK: The store's generation
 
     /// The store's generation: it grows with every restore.
     func generation() throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT generation FROM store_generation") ?? 0
+        try db.value(Int64.self, "SELECT generation FROM store_generation") ?? 0
     }
 
     /// Sets this database's generation above `other`'s and its own: a restored file must read as
     /// newer than anything a server has served from the database it replaces.
     func raiseGeneration(above other: Int64) throws {
-        try db.execute(sql: "UPDATE store_generation SET generation = max(generation, ?) + 1", arguments: [other])
+        // The larger of the two, plus one (SQLite's scalar max() is not PostgreSQL's).
+        try db.execute(
+            "UPDATE store_generation SET generation = CASE WHEN generation >= ? THEN generation ELSE ? END + 1",
+            [other, other])
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// Environments, their revisions and audit.
     var environments: EnvironmentTable { EnvironmentTable(db: self) }
 }
 
 /// A row of `environments`: one features.json of a tenant.
-struct EnvironmentRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
-    static let databaseTableName = "environments"
+struct EnvironmentRecord {
+    /// The columns every SELECT of an environment reads, in `init(row:)`'s order.
+    static let columns = "id, tenant_id, name, features_position, created_at, is_private, cache_control"
 
     var id: Int64?
     var tenantID: Int64
@@ -305,28 +372,22 @@ struct EnvironmentRecord: Codable, FetchableRecord, MutablePersistableRecord, Te
     var createdAt: Date
     var isPrivate = false
     var cacheControl: String?
+}
 
-    enum CodingKeys: String, CodingKey {
-        case id, name
-        case isPrivate = "is_private"
-        case cacheControl = "cache_control"
-        case tenantID = "tenant_id"
-        case featuresPosition = "features_position"
-        case createdAt = "created_at"
-    }
-
-    enum Columns {
-        static let name = Column(CodingKeys.name)
-    }
-
-    mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
+extension EnvironmentRecord {
+    /// A row selected with `columns`.
+    init(row: SQLRow) {
+        self.init(
+            id: row[0], tenantID: row[1], name: row[2], featuresPosition: row[3], createdAt: row[4],
+            isPrivate: row[5], cacheControl: row[6])
     }
 }
 
 /// A row of `revisions`: one numbered state of an environment with its rendered document.
-struct RevisionRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
-    static let databaseTableName = "revisions"
+struct RevisionRecord {
+    /// The columns every SELECT of a revision reads, in `init(row:)`'s order.
+    static let columns =
+        "id, tenant_id, environment_id, number, kind, actor, message, created_at, document, configs, targeting"
 
     var id: Int64?
     var tenantID: Int64
@@ -341,27 +402,22 @@ struct RevisionRecord: Codable, FetchableRecord, MutablePersistableRecord, Tenan
     var configs: Data?
     /// The rules and segments of the revision (`TargetingDocument`); `nil` when it has none.
     var targeting: Data?
+}
 
-    enum CodingKeys: String, CodingKey {
-        case id, number, kind, actor, message, document, configs, targeting
-        case tenantID = "tenant_id"
-        case environmentID = "environment_id"
-        case createdAt = "created_at"
-    }
-
-    enum Columns {
-        static let environmentID = Column(CodingKeys.environmentID)
-        static let number = Column(CodingKeys.number)
-    }
-
-    mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
+extension RevisionRecord {
+    /// A row selected with `columns`.
+    init(row: SQLRow) {
+        self.init(
+            id: row[0], tenantID: row[1], environmentID: row[2], number: row[3], kind: row[4], actor: row[5],
+            message: row[6], createdAt: row[7], document: row[8], configs: row[9], targeting: row[10])
     }
 }
 
 /// A row of `audit`: one changed field of one revision, with its values before and after.
-struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
-    static let databaseTableName = "audit"
+struct AuditRecord {
+    /// The columns every SELECT of an audit row reads, in `init(row:)`'s order.
+    static let columns =
+        "id, tenant_id, revision_id, feature_name, field, change, before_json, after_json, config_name, segment_name"
 
     var id: Int64?
     var tenantID: Int64
@@ -373,26 +429,21 @@ struct AuditRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOw
     var afterJSON: String?
     var configName: String?
     var segmentName: String?
+}
 
-    enum CodingKeys: String, CodingKey {
-        case id, field, change
-        case tenantID = "tenant_id"
-        case revisionID = "revision_id"
-        case featureName = "feature_name"
-        case beforeJSON = "before_json"
-        case afterJSON = "after_json"
-        case configName = "config_name"
-        case segmentName = "segment_name"
-    }
-
-    enum Columns {
-        static let revisionID = Column(CodingKeys.revisionID)
+extension AuditRecord {
+    /// A row selected with `columns`.
+    init(row: SQLRow) {
+        self.init(
+            id: row[0], tenantID: row[1], revisionID: row[2], featureName: row[3], field: row[4], change: row[5],
+            beforeJSON: row[6], afterJSON: row[7], configName: row[8], segmentName: row[9])
     }
 }
 
 /// A row of `document_extras`: a top-level key of the document other than `features`.
-struct DocumentExtraRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
-    static let databaseTableName = "document_extras"
+struct DocumentExtraRecord {
+    /// The columns every SELECT of a document's key reads, in `init(row:)`'s order.
+    static let columns = "id, tenant_id, environment_id, position, key, value_json"
 
     var id: Int64?
     var tenantID: Int64
@@ -400,16 +451,12 @@ struct DocumentExtraRecord: Codable, FetchableRecord, MutablePersistableRecord, 
     var position: Int
     var key: String
     var valueJSON: String
+}
 
-    enum CodingKeys: String, CodingKey {
-        case id, position, key
-        case tenantID = "tenant_id"
-        case environmentID = "environment_id"
-        case valueJSON = "value_json"
-    }
-
-    enum Columns {
-        static let environmentID = Column(CodingKeys.environmentID)
-        static let position = Column(CodingKeys.position)
+extension DocumentExtraRecord {
+    /// A row selected with `columns`.
+    init(row: SQLRow) {
+        self.init(
+            id: row[0], tenantID: row[1], environmentID: row[2], position: row[3], key: row[4], valueJSON: row[5])
     }
 }

@@ -6,31 +6,32 @@ import GRDB
 /// are judged on, the events apps send, and the figures kept up to date from them
 /// (docs/RESULTS.md).
 struct ExperimentTable {
-    let db: Database
+    let db: any SQLConnection
 
     // MARK: Goals
 
     func insertGoal(_ goal: Goal, in scope: EnvironmentScope, at time: Date) throws {
         try db.execute(
-            sql: """
-                INSERT INTO goals (tenant_id, environment_id, name, kind, better, created_at) VALUES (?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                scope.tenant.id, scope.id, goal.name, goal.kind.rawValue, goal.better.rawValue, time.unixMilliseconds,
-            ])
+            """
+            INSERT INTO goals (tenant_id, environment_id, name, kind, better, created_at) VALUES (?, ?, ?, ?, ?, ?)
+            """,
+            [scope.tenant.id, scope.id, goal.name, goal.kind.rawValue, goal.better.rawValue, time.unixMilliseconds])
     }
 
     /// The environment's goals by name, with their ids.
     func goals(in scope: EnvironmentScope) throws -> [StoredGoal] {
-        try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT id, name, kind, better FROM goals WHERE environment_id = ? ORDER BY name COLLATE BINARY"),
-            arguments: [scope.id]
+        // Byte order: `name` is BINARY in SQLite and COLLATE "C" in PostgreSQL.
+        try db.rows(
+            "SELECT id, name, kind, better FROM goals WHERE environment_id = ? ORDER BY name", [scope.id], cached: true
         ).compactMap { row in
-            guard let kind = Goal.Kind(rawValue: row[2]), let better = Goal.Direction(rawValue: row[3]) else {
+            let kindName: String = row[2]
+            let betterName: String = row[3]
+            guard let kind = Goal.Kind(rawValue: kindName), let better = Goal.Direction(rawValue: betterName) else {
                 return nil
             }
-            return StoredGoal(id: row[0], goal: Goal(name: row[1], kind: kind, better: better))
+            let id: Int64 = row[0]
+            let name: String = row[1]
+            return StoredGoal(id: id, goal: Goal(name: name, kind: kind, better: better))
         }
     }
 
@@ -42,8 +43,17 @@ struct ExperimentTable {
     ) throws
         -> Bool
     {
+        guard let sqlite = db.sqlite else {
+            return try db.execute(
+                """
+                INSERT INTO events (environment_id, event_id, user_id, goal_id, feature_id, value, time, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """,
+                [scope.id, event.id, event.user.rawValue, goalID, featureID, event.value, event.time, event.receivedAt],
+                cached: true) == 1
+        }
         let insert = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql: """
                 INSERT INTO events (environment_id, event_id, user_id, goal_id, feature_id, value, time, received_at)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING
@@ -62,33 +72,37 @@ struct ExperimentTable {
     /// Deletes events received before `time` (Unix milliseconds), in every environment; returns
     /// how many went.
     func expireEvents(receivedBefore time: Int64) throws -> Int {
-        try db.execute(sql: "DELETE FROM events WHERE received_at < ?", arguments: [time])
-        return db.changesCount
+        try db.execute("DELETE FROM events WHERE received_at < ?", [time])
     }
 
     /// How many raw events are kept.
     func eventCount() throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM events") ?? 0
+        try db.value(Int.self, "SELECT count(*) FROM events") ?? 0
     }
 
     /// Deletes `user`'s events and part in the tests of an environment; returns how many rows went.
     /// The variations' sums keep what the user added: they name nobody.
     func forget(_ user: UserID, in scope: EnvironmentScope) throws -> Int {
-        try db.execute(
-            sql: "DELETE FROM events WHERE environment_id = ? AND user_id = ?", arguments: [scope.id, user.rawValue])
-        var deleted = db.changesCount
-        try db.execute(
-            sql: "DELETE FROM experiment_users WHERE environment_id = ? AND user_id = ?",
-            arguments: [scope.id, user.rawValue])
-        deleted += db.changesCount
+        var deleted = try db.execute(
+            "DELETE FROM events WHERE environment_id = ? AND user_id = ?", [scope.id, user.rawValue])
+        deleted += try db.execute(
+            "DELETE FROM experiment_users WHERE environment_id = ? AND user_id = ?", [scope.id, user.rawValue])
         return deleted
     }
 
     // MARK: Users' state
 
     func state(of user: String, in scope: EnvironmentScope) throws -> ExperimentUserState? {
+        guard let sqlite = db.sqlite else {
+            guard
+                let row = try db.row(
+                    "SELECT state FROM experiment_users WHERE environment_id = ? AND user_id = ?", [scope.id, user],
+                    cached: true)
+            else { return nil }
+            return ExperimentUserState(encoded: row[0])
+        }
         let select = try RawStatement(
-            cachedIn: db, sql: "SELECT state FROM experiment_users WHERE environment_id = ?1 AND user_id = ?2")
+            cachedIn: sqlite, sql: "SELECT state FROM experiment_users WHERE environment_id = ?1 AND user_id = ?2")
         select.bind(scope.id, at: 1)
         select.bind(user, at: 2)
         var state: ExperimentUserState?
@@ -97,8 +111,17 @@ struct ExperimentTable {
     }
 
     func setState(_ state: ExperimentUserState, of user: String, in scope: EnvironmentScope) throws {
+        guard let sqlite = db.sqlite else {
+            try db.execute(
+                """
+                INSERT INTO experiment_users (environment_id, user_id, state) VALUES (?, ?, ?)
+                ON CONFLICT (environment_id, user_id) DO UPDATE SET state = excluded.state
+                """,
+                [scope.id, user, state.encoded], cached: true)
+            return
+        }
         let upsert = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql: """
                 INSERT INTO experiment_users (environment_id, user_id, state) VALUES (?1, ?2, ?3)
                 ON CONFLICT (environment_id, user_id) DO UPDATE SET state = excluded.state
@@ -112,12 +135,11 @@ struct ExperimentTable {
     // MARK: Epochs and progress
 
     func epochs(in scope: EnvironmentScope) throws -> [ExperimentEpoch] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT feature_id, epoch, revision, started_at, variations, shares, signature FROM experiment_epochs
-                WHERE environment_id = ? ORDER BY feature_id, epoch
-                """, arguments: [scope.id]
+        try db.rows(
+            """
+            SELECT feature_id, epoch, revision, started_at, variations, shares, signature FROM experiment_epochs
+            WHERE environment_id = ? ORDER BY feature_id, epoch
+            """, [scope.id]
         ).map { row in
             ExperimentEpoch(
                 featureID: row[0], number: row[1], revision: row[2], startedAt: row[3],
@@ -127,12 +149,12 @@ struct ExperimentTable {
 
     func insertEpoch(_ epoch: ExperimentEpoch, in scope: EnvironmentScope) throws {
         try db.execute(
-            sql: """
-                INSERT INTO experiment_epochs (environment_id, feature_id, epoch, revision, started_at, variations, shares,
-                    signature)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
+            """
+            INSERT INTO experiment_epochs (environment_id, feature_id, epoch, revision, started_at, variations, shares,
+                signature)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
                 scope.id, epoch.featureID, epoch.number, epoch.revision, epoch.startedAt, Self.encode(epoch.variations),
                 Self.encode(epoch.shares), epoch.signature,
             ])
@@ -140,20 +162,21 @@ struct ExperimentTable {
 
     /// The last revision and assignment event the figures follow (0 and 0 at first).
     func progress(in scope: EnvironmentScope) throws -> (revision: Int, assignmentEventID: Int64) {
-        let row = try Row.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT revision, assignment_event_id FROM experiment_progress WHERE environment_id = ?"),
-            arguments: [scope.id])
-        return (row?[0] ?? 0, row?[1] ?? 0)
+        guard
+            let row = try db.row(
+                "SELECT revision, assignment_event_id FROM experiment_progress WHERE environment_id = ?", [scope.id],
+                cached: true)
+        else { return (0, 0) }
+        return (row[0], row[1])
     }
 
     func setProgress(revision: Int, assignmentEventID: Int64, in scope: EnvironmentScope) throws {
         try db.execute(
-            sql: """
-                INSERT INTO experiment_progress (environment_id, revision, assignment_event_id) VALUES (?, ?, ?)
-                ON CONFLICT (environment_id) DO UPDATE
-                SET revision = excluded.revision, assignment_event_id = excluded.assignment_event_id
-                """, arguments: [scope.id, revision, assignmentEventID])
+            """
+            INSERT INTO experiment_progress (environment_id, revision, assignment_event_id) VALUES (?, ?, ?)
+            ON CONFLICT (environment_id) DO UPDATE
+            SET revision = excluded.revision, assignment_event_id = excluded.assignment_event_id
+            """, [scope.id, revision, assignmentEventID])
     }
 
     // MARK: Figures
@@ -161,63 +184,71 @@ struct ExperimentTable {
     /// Adds `deltas` to the arms' and totals' rows, and copies the rows they touched into
     /// today's figures.
     func apply(_ deltas: ExperimentDeltas, in scope: EnvironmentScope, day: Int64) throws {
-        let arm = try db.cachedStatement(
-            sql: """
+        // The old values are named by the table's name: PostgreSQL finds a bare column of an upsert's
+        // SET ambiguous (the row's, or `excluded`'s).
+        for (key, delta) in deltas.arms {
+            try db.execute(
+                """
                 INSERT INTO experiment_arms (environment_id, feature_id, epoch, variation, users, split_users,
                     exposed_users, excluded_users)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (feature_id, epoch, variation) DO UPDATE SET users = users + excluded.users,
-                    split_users = split_users + excluded.split_users,
-                    exposed_users = exposed_users + excluded.exposed_users,
-                    excluded_users = excluded_users + excluded.excluded_users
-                """)
-        for (key, delta) in deltas.arms {
-            try arm.execute(arguments: [
-                scope.id, key.featureID, key.epoch, key.variation, delta.users, delta.splitUsers, delta.exposedUsers,
-                delta.excludedUsers,
-            ])
+                ON CONFLICT (feature_id, epoch, variation) DO UPDATE SET users = experiment_arms.users + excluded.users,
+                    split_users = experiment_arms.split_users + excluded.split_users,
+                    exposed_users = experiment_arms.exposed_users + excluded.exposed_users,
+                    excluded_users = experiment_arms.excluded_users + excluded.excluded_users
+                """,
+                [
+                    scope.id, key.featureID, key.epoch, key.variation, delta.users, delta.splitUsers,
+                    delta.exposedUsers, delta.excludedUsers,
+                ], cached: true)
         }
-        let total = try db.cachedStatement(
-            sql: """
+        for (key, delta) in deltas.totals {
+            try db.execute(
+                """
                 INSERT INTO experiment_totals (environment_id, feature_id, epoch, variation, goal_id, events, sum,
                     sum_squares, exposed_events, exposed_sum, exposed_sum_squares)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (feature_id, epoch, goal_id, variation) DO UPDATE SET events = events + excluded.events,
-                    sum = sum + excluded.sum, sum_squares = sum_squares + excluded.sum_squares,
-                    exposed_events = exposed_events + excluded.exposed_events,
-                    exposed_sum = exposed_sum + excluded.exposed_sum,
-                    exposed_sum_squares = exposed_sum_squares + excluded.exposed_sum_squares
-                """)
-        for (key, delta) in deltas.totals {
-            try total.execute(arguments: [
-                scope.id, key.featureID, key.epoch, key.variation, key.goalID, delta.itt.events, delta.itt.sum,
-                delta.itt.sumOfSquares, delta.exposed.events, delta.exposed.sum, delta.exposed.sumOfSquares,
-            ])
+                ON CONFLICT (feature_id, epoch, goal_id, variation) DO UPDATE
+                SET events = experiment_totals.events + excluded.events,
+                    sum = experiment_totals.sum + excluded.sum,
+                    sum_squares = experiment_totals.sum_squares + excluded.sum_squares,
+                    exposed_events = experiment_totals.exposed_events + excluded.exposed_events,
+                    exposed_sum = experiment_totals.exposed_sum + excluded.exposed_sum,
+                    exposed_sum_squares = experiment_totals.exposed_sum_squares + excluded.exposed_sum_squares
+                """,
+                [
+                    scope.id, key.featureID, key.epoch, key.variation, key.goalID, delta.itt.events, delta.itt.sum,
+                    delta.itt.sumOfSquares, delta.exposed.events, delta.exposed.sum, delta.exposed.sumOfSquares,
+                ], cached: true)
         }
-        // Today's figures of every goal of every epoch touched: a few rows per batch.
-        let snapshot = try db.cachedStatement(
-            sql: """
-                INSERT OR REPLACE INTO experiment_days (environment_id, feature_id, epoch, goal_id, variation, day, users,
+        // Today's figures of every goal of every epoch touched: a few rows per batch. (The day is
+        // cast: PostgreSQL can't tell a selected parameter's type.)
+        for epoch in deltas.touchedEpochs {
+            try db.execute(
+                """
+                INSERT INTO experiment_days (environment_id, feature_id, epoch, goal_id, variation, day, users,
                     sum, sum_squares, exposed_users, exposed_sum, exposed_sum_squares)
-                SELECT a.environment_id, a.feature_id, a.epoch, t.goal_id, a.variation, ?3, a.users, t.sum,
-                    t.sum_squares, a.exposed_users, t.exposed_sum, t.exposed_sum_squares
+                SELECT a.environment_id, a.feature_id, a.epoch, t.goal_id, a.variation, CAST(? AS bigint), a.users,
+                    t.sum, t.sum_squares, a.exposed_users, t.exposed_sum, t.exposed_sum_squares
                 FROM experiment_arms a JOIN experiment_totals t
                     ON t.feature_id = a.feature_id AND t.epoch = a.epoch AND t.variation = a.variation
-                WHERE a.feature_id = ?1 AND a.epoch = ?2
-                """)
-        for epoch in deltas.touchedEpochs {
-            try snapshot.execute(arguments: [epoch.featureID, epoch.epoch, day])
+                WHERE a.feature_id = ? AND a.epoch = ?
+                ON CONFLICT (feature_id, epoch, goal_id, variation, day) DO UPDATE
+                SET environment_id = excluded.environment_id, users = excluded.users, sum = excluded.sum,
+                    sum_squares = excluded.sum_squares, exposed_users = excluded.exposed_users,
+                    exposed_sum = excluded.exposed_sum, exposed_sum_squares = excluded.exposed_sum_squares
+                """,
+                [day, epoch.featureID, epoch.epoch], cached: true)
         }
     }
 
     /// The arms of a test, every epoch.
     func arms(featureID: Int64) throws -> [ArmRecord] {
-        try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT epoch, variation, users, split_users, exposed_users, excluded_users FROM experiment_arms
-                    WHERE feature_id = ?
-                    """), arguments: [featureID]
+        try db.rows(
+            """
+            SELECT epoch, variation, users, split_users, exposed_users, excluded_users FROM experiment_arms
+            WHERE feature_id = ? ORDER BY epoch, variation
+            """, [featureID], cached: true
         ).map {
             ArmRecord(
                 epoch: $0[0], variation: $0[1], users: $0[2], splitUsers: $0[3], exposedUsers: $0[4],
@@ -227,13 +258,12 @@ struct ExperimentTable {
 
     /// The totals of a test, every epoch and goal.
     func totals(featureID: Int64) throws -> [TotalRecord] {
-        try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT epoch, goal_id, variation, events, sum, sum_squares, exposed_events, exposed_sum,
-                        exposed_sum_squares
-                    FROM experiment_totals WHERE feature_id = ?
-                    """), arguments: [featureID]
+        try db.rows(
+            """
+            SELECT epoch, goal_id, variation, events, sum, sum_squares, exposed_events, exposed_sum,
+                exposed_sum_squares
+            FROM experiment_totals WHERE feature_id = ? ORDER BY epoch, goal_id, variation
+            """, [featureID], cached: true
         ).map {
             TotalRecord(
                 epoch: $0[0], goalID: $0[1], variation: $0[2],
@@ -244,12 +274,11 @@ struct ExperimentTable {
 
     /// A goal's figures in one epoch at the end of each day, oldest first.
     func days(featureID: Int64, epoch: Int64, goalID: Int64) throws -> [DayRecord] {
-        try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT day, variation, users, sum, sum_squares, exposed_users, exposed_sum, exposed_sum_squares
-                    FROM experiment_days WHERE feature_id = ? AND epoch = ? AND goal_id = ? ORDER BY day
-                    """), arguments: [featureID, epoch, goalID]
+        try db.rows(
+            """
+            SELECT day, variation, users, sum, sum_squares, exposed_users, exposed_sum, exposed_sum_squares
+            FROM experiment_days WHERE feature_id = ? AND epoch = ? AND goal_id = ? ORDER BY day, variation
+            """, [featureID, epoch, goalID], cached: true
         ).map {
             DayRecord(
                 day: $0[0], variation: $0[1], users: $0[2], sum: $0[3], sumOfSquares: $0[4], exposedUsers: $0[5],
@@ -266,7 +295,7 @@ struct ExperimentTable {
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// Goals, events and the figures of tests.
     var experiments: ExperimentTable { ExperimentTable(db: self) }
 }

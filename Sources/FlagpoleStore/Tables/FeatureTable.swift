@@ -8,25 +8,29 @@ import GRDB
 /// Imports write tens of thousands of rows: the writes are prepared once per connection and
 /// reused, never rebuilt per row.
 struct FeatureTable {
-    let db: Database
+    let db: any SQLConnection
 
     // MARK: Reads
 
     /// Every feature of the environment, current ones in file order then archived ones.
     func storedFeatures(in scope: EnvironmentScope) throws -> [StoredFeature] {
-        let records = try FeatureRecord.owned(by: scope.tenant)
-            .filter(FeatureRecord.Columns.environmentID == scope.id)
-            .order(FeatureRecord.Columns.archivedAt != nil, FeatureRecord.Columns.position, FeatureRecord.Columns.name)
-            .fetchAll(db)
+        // Archived rows all have a NULL position: they sort by name alone, whatever the
+        // backend's place for NULLs.
+        let records = try db.rows(
+            """
+            SELECT \(FeatureRecord.columns) FROM features WHERE tenant_id = ? AND environment_id = ?
+            ORDER BY archived_at IS NOT NULL, position, name
+            """, [scope.tenant.id, scope.id]
+        ).map(FeatureRecord.init(row:))
         var variationsByFeature: [Int64: [VariationRecord]] = [:]
-        let variations = try VariationRecord.owned(by: scope.tenant)
-            .filter(
-                sql: "feature_id IN (SELECT id FROM features WHERE tenant_id = ? AND environment_id = ?)",
-                arguments: [scope.tenant.id, scope.id]
-            )
-            .order(VariationRecord.Columns.featureID, VariationRecord.Columns.position)
-            .fetchCursor(db)
-        while let variation = try variations.next() {
+        let variations = try db.rows(
+            """
+            SELECT \(VariationRecord.columns) FROM variations
+            WHERE tenant_id = ? AND feature_id IN (SELECT id FROM features WHERE tenant_id = ? AND environment_id = ?)
+            ORDER BY feature_id, position
+            """, [scope.tenant.id, scope.tenant.id, scope.id])
+        for row in variations {
+            let variation = VariationRecord(row: row)
             variationsByFeature[variation.featureID, default: []].append(variation)
         }
         return try records.map { record in
@@ -43,16 +47,17 @@ struct FeatureTable {
     func stored(named name: String, in scope: EnvironmentScope, includingArchived: Bool = false) throws -> StoredFeature
     {
         // Every per-user write (assign, a pinned fetch, an override) starts here: cached
-        // statements, rather than SQL generated anew by the query interface each time.
-        let sql = "SELECT * FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
-        let record = try FeatureRecord.fetchOne(
-            db.cachedStatement(sql: includingArchived ? sql : sql + " AND archived_at IS NULL"),
-            arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
-        guard let record else { throw DocumentError.featureNotFound(scope.path, name: name) }
-        let variations = try VariationRecord.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT * FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position"),
-            arguments: [scope.tenant.id, record.id!])
+        // statements, with fixed texts.
+        let sql = "SELECT \(FeatureRecord.columns) FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
+        let row = try db.row(
+            includingArchived ? sql : sql + " AND archived_at IS NULL",
+            [scope.tenant.id, scope.id, Feature.nameKey(name)], cached: true)
+        guard let row else { throw DocumentError.featureNotFound(scope.path, name: name) }
+        let record = FeatureRecord(row: row)
+        let variations = try db.rows(
+            "SELECT \(VariationRecord.columns) FROM variations WHERE tenant_id = ? AND feature_id = ? ORDER BY position",
+            [scope.tenant.id, record.id!], cached: true
+        ).map(VariationRecord.init(row:))
         return StoredFeature(
             id: record.id!, salt: record.salt, position: record.position,
             feature: try record.feature(variations: variations))
@@ -63,48 +68,65 @@ struct FeatureTable {
     ///
     /// - throws: `DocumentError.featureNotFound`.
     func id(named name: String, in scope: EnvironmentScope) throws -> Int64 {
-        let id = try Int64.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"),
-            arguments: [scope.tenant.id, scope.id, Feature.nameKey(name)])
+        let id = try db.value(
+            Int64.self, "SELECT id FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?",
+            [scope.tenant.id, scope.id, Feature.nameKey(name)], cached: true)
         guard let id else { throw DocumentError.featureNotFound(scope.path, name: name) }
         return id
     }
 
     /// How many features the environment's current document has.
     func activeCount(in scope: EnvironmentScope) throws -> Int {
-        try FeatureRecord.owned(by: scope.tenant)
-            .filter(FeatureRecord.Columns.environmentID == scope.id)
-            .filter(FeatureRecord.Columns.archivedAt == nil)
-            .fetchCount(db)
+        try db.value(
+            Int.self,
+            "SELECT count(*) FROM features WHERE tenant_id = ? AND environment_id = ? AND archived_at IS NULL",
+            [scope.tenant.id, scope.id]) ?? 0
     }
 
     // MARK: Writes of a new revision
 
-    /// Inserts a new feature with its salt (see `makeSalts(count:)`).
+    /// Inserts a new feature with its salt (see `makeSalts(count:)`). `time` is a date as the
+    /// store writes it (`Date.sqlValue`), converted once for every row of a revision.
     func insert(
-        _ feature: Feature, at position: Int, salt: String, in scope: EnvironmentScope, at time: DatabaseValue
+        _ feature: Feature, at position: Int, salt: String, in scope: EnvironmentScope, at time: SQLValue
     ) throws {
-        // An import of a large file inserts every feature: bound through SQLite's C API, without
-        // GRDB's boxed arguments.
-        let statement = try RawStatement(
-            cachedIn: db,
-            sql: """
+        let featureID: Int64
+        if let sqlite = db.sqlite {
+            // An import of a large file inserts every feature: bound through SQLite's C API, without
+            // GRDB's boxed arguments.
+            let statement = try RawStatement(
+                cachedIn: sqlite,
+                sql: """
+                    INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
+                        development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
+                        unknown_json, created_at, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
+                    """)
+            statement.bind(scope.tenant.id, at: 1)
+            statement.bind(scope.id, at: 2)
+            statement.bind(feature.name, at: 3)
+            statement.bind(Feature.nameKey(feature.name), at: 4)
+            statement.bind(Int64(position), at: 5)
+            statement.bind(salt, at: 6)
+            Self.bindFields(of: feature, to: statement, from: 7)
+            Self.bind(time, to: statement, at: 17)
+            try statement.execute()
+            featureID = sqlite.lastInsertedRowID
+        } else {
+            var arguments: SQLArguments = [
+                scope.tenant.id, scope.id, feature.name, Feature.nameKey(feature.name), position, salt,
+            ]
+            arguments.values += Self.fieldArguments(of: feature).values + [time, time]
+            featureID = try db.insertReturningID(
+                """
                 INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
                     development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
                     unknown_json, created_at, updated_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
-                """)
-        statement.bind(scope.tenant.id, at: 1)
-        statement.bind(scope.id, at: 2)
-        statement.bind(feature.name, at: 3)
-        statement.bind(Feature.nameKey(feature.name), at: 4)
-        statement.bind(Int64(position), at: 5)
-        statement.bind(salt, at: 6)
-        Self.bindFields(of: feature, to: statement, from: 7)
-        statement.bind(time, at: 17)
-        try statement.execute()
-        try insertVariations(of: feature, featureID: db.lastInsertedRowID, in: scope)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                RETURNING id
+                """, arguments)
+        }
+        try insertVariations(of: feature, featureID: featureID, in: scope)
     }
 
     /// Rewrites every field of a stored feature (and brings it back from the archive). The name
@@ -112,47 +134,62 @@ struct FeatureTable {
     /// kept, as the revision's document has it.
     func update(
         _ stored: StoredFeature, to feature: Feature, at position: Int, in scope: EnvironmentScope,
-        at time: DatabaseValue
+        at time: SQLValue
     ) throws {
-        let statement = try RawStatement(
-            cachedIn: db,
-            sql: """
-                UPDATE features SET name = ?1, position = ?2, description = ?3, section = ?4, development = ?5,
-                    enabled = ?6, unlocked = ?7, type_json = ?8, variation_count = ?9, bias_count = ?10,
-                    label_count = ?11, unknown_json = ?12, updated_at = ?13, archived_at = NULL
-                WHERE id = ?14 AND tenant_id = ?15
-                """)
-        statement.bind(feature.name, at: 1)
-        statement.bind(Int64(position), at: 2)
-        Self.bindFields(of: feature, to: statement, from: 3)
-        statement.bind(time, at: 13)
-        statement.bind(stored.id, at: 14)
-        statement.bind(scope.tenant.id, at: 15)
-        try statement.execute()
+        if let sqlite = db.sqlite {
+            let statement = try RawStatement(
+                cachedIn: sqlite,
+                sql: """
+                    UPDATE features SET name = ?1, position = ?2, description = ?3, section = ?4, development = ?5,
+                        enabled = ?6, unlocked = ?7, type_json = ?8, variation_count = ?9, bias_count = ?10,
+                        label_count = ?11, unknown_json = ?12, updated_at = ?13, archived_at = NULL
+                    WHERE id = ?14 AND tenant_id = ?15
+                    """)
+            statement.bind(feature.name, at: 1)
+            statement.bind(Int64(position), at: 2)
+            Self.bindFields(of: feature, to: statement, from: 3)
+            Self.bind(time, to: statement, at: 13)
+            statement.bind(stored.id, at: 14)
+            statement.bind(scope.tenant.id, at: 15)
+            try statement.execute()
+        } else {
+            var arguments: SQLArguments = [feature.name, position]
+            arguments.values += Self.fieldArguments(of: feature).values + [time]
+            arguments.append(stored.id)
+            arguments.append(scope.tenant.id)
+            try db.execute(
+                """
+                UPDATE features SET name = ?, position = ?, description = ?, section = ?, development = ?,
+                    enabled = ?, unlocked = ?, type_json = ?, variation_count = ?, bias_count = ?,
+                    label_count = ?, unknown_json = ?, updated_at = ?, archived_at = NULL
+                WHERE id = ? AND tenant_id = ?
+                """, arguments)
+        }
         // Compared as written, byte for byte: a variation respelled (NFC, NFD) is rewritten too.
         let before = stored.feature.jsonObject
         let after = feature.jsonObject
         if ["test-variations", "test-biases", "labels"].contains(where: {
             !(before[$0] ?? .null).isIdentical(to: after[$0] ?? .null)
         }) {
-            try db.cachedStatement(sql: "DELETE FROM variations WHERE feature_id = ? AND tenant_id = ?")
-                .execute(arguments: [stored.id, scope.tenant.id])
+            try db.execute(
+                "DELETE FROM variations WHERE feature_id = ? AND tenant_id = ?", [stored.id, scope.tenant.id],
+                cached: true)
             try insertVariations(of: feature, featureID: stored.id, in: scope)
         }
     }
 
     /// Moves an unchanged feature to its new place in the file.
     func move(_ stored: StoredFeature, to position: Int, in scope: EnvironmentScope) throws {
-        try db.cachedStatement(sql: "UPDATE features SET position = ? WHERE id = ? AND tenant_id = ?")
-            .execute(arguments: [position, stored.id, scope.tenant.id])
+        try db.execute(
+            "UPDATE features SET position = ? WHERE id = ? AND tenant_id = ?", [position, stored.id, scope.tenant.id],
+            cached: true)
     }
 
     /// Archives a feature absent from the new document; its row, and so its salt, stays.
-    func archive(_ stored: StoredFeature, in scope: EnvironmentScope, at time: DatabaseValue) throws {
-        try db.cachedStatement(
-            sql: "UPDATE features SET position = NULL, archived_at = ?, updated_at = ? WHERE id = ? AND tenant_id = ?"
-        )
-        .execute(arguments: [time, time, stored.id, scope.tenant.id])
+    func archive(_ stored: StoredFeature, in scope: EnvironmentScope, at time: SQLValue) throws {
+        try db.execute(
+            "UPDATE features SET position = NULL, archived_at = ?, updated_at = ? WHERE id = ? AND tenant_id = ?",
+            SQLArguments(values: [time, time, stored.id.sqlValue, scope.tenant.id.sqlValue]), cached: true)
     }
 
     private func insertVariations(of feature: Feature, featureID: Int64, in scope: EnvironmentScope) throws {
@@ -161,8 +198,31 @@ struct FeatureTable {
         let labels = feature.labels ?? []
         let count = max(names.count, biases.count, labels.count)
         guard count > 0 else { return }
+        guard let sqlite = db.sqlite else {
+            // One statement per feature (per 1,000 variations), rather than a round trip per row.
+            for chunk in stride(from: 0, to: count, by: 1_000) {
+                let positions = chunk..<min(chunk + 1_000, count)
+                var arguments: SQLArguments = []
+                for position in positions {
+                    let name: String? = names.indices.contains(position) ? names[position] : nil
+                    let bias: Double? = biases.indices.contains(position) ? biases[position] : nil
+                    let label: String? = labels.indices.contains(position) ? labels[position] : nil
+                    arguments.append(scope.tenant.id)
+                    arguments.append(featureID)
+                    arguments.append(position)
+                    arguments.append(name)
+                    arguments.append(bias)
+                    arguments.append(label)
+                }
+                try db.execute(
+                    "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES "
+                        + repeatElement("(?, ?, ?, ?, ?, ?)", count: positions.count).joined(separator: ", "),
+                    arguments)
+            }
+            return
+        }
         let statement = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql:
                 "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
         )
@@ -193,6 +253,29 @@ struct FeatureTable {
             feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText, at: first + 9)
     }
 
+    /// The columns from `description` to `unknown_json`, in the order of the statements above,
+    /// as arguments (the path of backends other than SQLite).
+    private static func fieldArguments(of feature: Feature) -> SQLArguments {
+        let type: String? = feature.type.map { JSONValue.object($0).storedText }
+        let unknown: String? = feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText
+        return [
+            feature.description, feature.section, feature.development, feature.enabled, feature.unlocked, type,
+            feature.testVariations?.count, feature.testBiases?.count, feature.labels?.count, unknown,
+        ]
+    }
+
+    /// Binds a value converted once for many rows, such as a date in the store's text format.
+    private static func bind(_ value: SQLValue, to statement: RawStatement, at index: Int32) {
+        switch value {
+        case .null: statement.bindNull(at: index)
+        case .integer(let integer): statement.bind(integer, at: index)
+        case .real(let double): statement.bind(double, at: index)
+        case .text(let text): statement.bind(text, at: index)
+        case .blob(let bytes): statement.bind(bytes, at: index)
+        case .boolean(let bool): statement.bind(bool, at: index)
+        }
+    }
+
     /// A salt for each of `count` new features: 128 random bits each, fixed for the feature's
     /// life, which seed the bucketing of its users. Drawn at once: an import of a large file
     /// makes thousands, and each draw is a system call.
@@ -202,14 +285,18 @@ struct FeatureTable {
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// Features and their variations.
     var features: FeatureTable { FeatureTable(db: self) }
 }
 
 /// A row of `features`: the keys of one feature as written, its salt and its place in the file.
-struct FeatureRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
-    static let databaseTableName = "features"
+struct FeatureRecord {
+    /// The columns `init(row:)` reads, in its order.
+    static let columns = """
+        id, tenant_id, environment_id, name, position, salt, description, section, development, enabled, unlocked, \
+        type_json, variation_count, bias_count, label_count, unknown_json, created_at, updated_at, archived_at
+        """
 
     var id: Int64?
     var tenantID: Int64
@@ -230,63 +317,39 @@ struct FeatureRecord: Codable, FetchableRecord, MutablePersistableRecord, Tenant
     var createdAt: Date
     var updatedAt: Date
     var archivedAt: Date?
-
-    enum CodingKeys: String, CodingKey {
-        case id, name, position, salt, description, section, development, enabled, unlocked
-        case tenantID = "tenant_id"
-        case environmentID = "environment_id"
-        case typeJSON = "type_json"
-        case variationCount = "variation_count"
-        case biasCount = "bias_count"
-        case labelCount = "label_count"
-        case unknownJSON = "unknown_json"
-        case createdAt = "created_at"
-        case updatedAt = "updated_at"
-        case archivedAt = "archived_at"
-    }
-
-    enum Columns {
-        static let environmentID = Column(CodingKeys.environmentID)
-        static let name = Column(CodingKeys.name)
-        static let position = Column(CodingKeys.position)
-        static let archivedAt = Column(CodingKeys.archivedAt)
-    }
-
-    mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
-    }
 }
 
 extension FeatureRecord {
-    /// Reads a row without going through `Decodable`: every import and listing loads all the
-    /// features of an environment, and the generic decoder dominated that load.
-    init(row: Row) throws {
-        id = row[CodingKeys.id.rawValue]
-        tenantID = row[CodingKeys.tenantID.rawValue]
-        environmentID = row[CodingKeys.environmentID.rawValue]
-        name = row[CodingKeys.name.rawValue]
-        position = row[CodingKeys.position.rawValue]
-        salt = row[CodingKeys.salt.rawValue]
-        description = row[CodingKeys.description.rawValue]
-        section = row[CodingKeys.section.rawValue]
-        development = row[CodingKeys.development.rawValue]
-        enabled = row[CodingKeys.enabled.rawValue]
-        unlocked = row[CodingKeys.unlocked.rawValue]
-        typeJSON = row[CodingKeys.typeJSON.rawValue]
-        variationCount = row[CodingKeys.variationCount.rawValue]
-        biasCount = row[CodingKeys.biasCount.rawValue]
-        labelCount = row[CodingKeys.labelCount.rawValue]
-        unknownJSON = row[CodingKeys.unknownJSON.rawValue]
-        createdAt = row[CodingKeys.createdAt.rawValue]
-        updatedAt = row[CodingKeys.updatedAt.rawValue]
-        archivedAt = row[CodingKeys.archivedAt.rawValue]
+    /// Reads a row selected with `columns`, by position: every import and listing loads all the
+    /// features of an environment.
+    init(row: SQLRow) {
+        id = row[0]
+        tenantID = row[1]
+        environmentID = row[2]
+        name = row[3]
+        position = row[4]
+        salt = row[5]
+        description = row[6]
+        section = row[7]
+        development = row[8]
+        enabled = row[9]
+        unlocked = row[10]
+        typeJSON = row[11]
+        variationCount = row[12]
+        biasCount = row[13]
+        labelCount = row[14]
+        unknownJSON = row[15]
+        createdAt = row[16]
+        updatedAt = row[17]
+        archivedAt = row[18]
     }
 }
 
 /// A row of `variations`: element `position` of a feature's test-variations, test-biases
 /// and labels (each `nil` past the end of its array).
-struct VariationRecord: Codable, FetchableRecord, MutablePersistableRecord, TenantOwnedRecord {
-    static let databaseTableName = "variations"
+struct VariationRecord {
+    /// The columns `init(row:)` reads, in its order.
+    static let columns = "id, tenant_id, feature_id, position, name, bias, label"
 
     var id: Int64?
     var tenantID: Int64
@@ -295,28 +358,17 @@ struct VariationRecord: Codable, FetchableRecord, MutablePersistableRecord, Tena
     var name: String?
     var bias: Double?
     var label: String?
-
-    enum CodingKeys: String, CodingKey {
-        case id, position, name, bias, label
-        case tenantID = "tenant_id"
-        case featureID = "feature_id"
-    }
-
-    enum Columns {
-        static let featureID = Column(CodingKeys.featureID)
-        static let position = Column(CodingKeys.position)
-    }
 }
 
 extension VariationRecord {
-    /// Reads a row without going through `Decodable`, for the same reason as `FeatureRecord`.
-    init(row: Row) throws {
-        id = row[CodingKeys.id.rawValue]
-        tenantID = row[CodingKeys.tenantID.rawValue]
-        featureID = row[CodingKeys.featureID.rawValue]
-        position = row[CodingKeys.position.rawValue]
-        name = row[CodingKeys.name.rawValue]
-        bias = row[CodingKeys.bias.rawValue]
-        label = row[CodingKeys.label.rawValue]
+    /// Reads a row selected with `columns`, by position, for the same reason as `FeatureRecord`.
+    init(row: SQLRow) {
+        id = row[0]
+        tenantID = row[1]
+        featureID = row[2]
+        position = row[3]
+        name = row[4]
+        bias = row[5]
+        label = row[6]
     }
 }

@@ -1,53 +1,51 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on `publish_log`: each publish to object storage, per
 /// environment, and what the CDN purge hook answered.
 struct PublishTable {
-    let db: Database
+    let db: any SQLConnection
 
     /// How many rows a target and environment keep.
     static let kept = 100
 
     func insert(_ entry: PublishLogEntry, in scope: EnvironmentScope) throws {
         try db.execute(
-            sql: """
-                INSERT INTO publish_log (target, tenant_id, environment_id, revision, outcome, objects_written, error,
-                    purge_outcome, purge_error, started_at, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
+            """
+            INSERT INTO publish_log (target, tenant_id, environment_id, revision, outcome, objects_written, error,
+                purge_outcome, purge_error, started_at, finished_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
                 entry.target, scope.tenant.id, scope.id, entry.revision, entry.outcome.rawValue, entry.objectsWritten,
                 entry.error, entry.purge?.rawValue, entry.purgeError, entry.startedAt.unixMilliseconds,
                 entry.finishedAt.unixMilliseconds,
             ])
         try db.execute(
-            sql: """
-                DELETE FROM publish_log WHERE environment_id = ? AND target = ? AND id <= (
-                    SELECT id FROM publish_log WHERE environment_id = ? AND target = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
-                """, arguments: [scope.id, entry.target, scope.id, entry.target, Self.kept])
+            """
+            DELETE FROM publish_log WHERE environment_id = ? AND target = ? AND id <= (
+                SELECT id FROM publish_log WHERE environment_id = ? AND target = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
+            """, [scope.id, entry.target, scope.id, entry.target, Self.kept])
     }
 
     /// The latest entry of every target and environment (of `target` only, when given), with the
     /// latest that succeeded and the environment's current revision.
     func status(target: String?) throws -> [PublishStatus] {
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT p.target, t.slug, e.name, p.revision, p.outcome, p.objects_written, p.error, p.purge_outcome,
-                    p.purge_error, p.started_at, p.finished_at,
-                    (SELECT max(r.number) FROM revisions r WHERE r.environment_id = e.id),
-                    s.revision, s.finished_at
-                FROM publish_log p
-                JOIN environments e ON e.id = p.environment_id JOIN tenants t ON t.id = p.tenant_id
-                LEFT JOIN publish_log s ON s.id = (
-                    SELECT max(id) FROM publish_log WHERE environment_id = p.environment_id AND target = p.target
-                        AND outcome != 'failed')
-                WHERE p.id IN (SELECT max(id) FROM publish_log GROUP BY environment_id, target)
-                    AND (?1 IS NULL OR p.target = ?1)
-                ORDER BY p.target, t.slug, e.name
-                """, arguments: [target])
+        let rows = try db.rows(
+            """
+            SELECT p.target, t.slug, e.name, p.revision, p.outcome, p.objects_written, p.error, p.purge_outcome,
+                p.purge_error, p.started_at, p.finished_at,
+                (SELECT max(r.number) FROM revisions r WHERE r.environment_id = e.id),
+                s.revision, s.finished_at
+            FROM publish_log p
+            JOIN environments e ON e.id = p.environment_id JOIN tenants t ON t.id = p.tenant_id
+            LEFT JOIN publish_log s ON s.id = (
+                SELECT max(id) FROM publish_log WHERE environment_id = p.environment_id AND target = p.target
+                    AND outcome != 'failed')
+            WHERE p.id IN (SELECT max(id) FROM publish_log GROUP BY environment_id, target)
+                AND (CAST(? AS text) IS NULL OR p.target = ?)
+            ORDER BY p.target, t.slug, e.name
+            """, [target, target])
         return rows.map { row in
             let path = EnvironmentPath(
                 tenant: TenantSlug(rawValue: row[1]), environment: EnvironmentName(rawValue: row[2]))
@@ -63,7 +61,7 @@ struct PublishTable {
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// The publish log.
     var publishes: PublishTable { PublishTable(db: self) }
 }

@@ -1,33 +1,27 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// A row of `tenants`.
-struct TenantRecord: Codable, FetchableRecord, MutablePersistableRecord {
-    static let databaseTableName = "tenants"
+struct TenantRecord {
+    /// The columns every SELECT of a tenant reads, in `init(row:)`'s order.
+    static let columns = "id, slug, name, created_at"
 
     var id: Int64?
     var slug: String
     var name: String
     var createdAt: Date
+}
 
-    enum CodingKeys: String, CodingKey {
-        case id, slug, name
-        case createdAt = "created_at"
-    }
-
-    enum Columns {
-        static let slug = Column(CodingKeys.slug)
-    }
-
-    mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
+extension TenantRecord {
+    /// A row selected with `columns`.
+    init(row: SQLRow) {
+        self.init(id: row[0], slug: row[1], name: row[2], createdAt: row[3])
     }
 }
 
 /// The one home of every statement on `tenants`.
 struct TenantTable {
-    let db: Database
+    let db: any SQLConnection
 
     /// The tenant named `slug`.
     ///
@@ -39,26 +33,31 @@ struct TenantTable {
 
     /// The row of the tenant named `slug`, if there is one.
     func record(_ slug: TenantSlug) throws -> TenantRecord? {
-        try TenantRecord.filter(TenantRecord.Columns.slug == slug.rawValue).fetchOne(db)
+        try db.row("SELECT \(TenantRecord.columns) FROM tenants WHERE slug = ?", [slug.rawValue])
+            .map(TenantRecord.init(row:))
     }
 
     /// Inserts a tenant and returns its row.
     func insert(_ slug: TenantSlug, name: String, createdAt: Date) throws -> TenantRecord {
-        try TenantRecord(slug: slug.rawValue, name: name, createdAt: createdAt).inserted(db)
+        var record = TenantRecord(slug: slug.rawValue, name: name, createdAt: createdAt)
+        record.id = try db.insertReturningID(
+            "INSERT INTO tenants (slug, name, created_at) VALUES (?, ?, ?) RETURNING id",
+            [record.slug, record.name, record.createdAt])
+        return record
     }
 
     /// Every tenant, by slug.
     func all() throws -> [TenantRecord] {
-        try TenantRecord.order(TenantRecord.Columns.slug).fetchAll(db)
+        try db.rows("SELECT \(TenantRecord.columns) FROM tenants ORDER BY slug").map(TenantRecord.init(row:))
     }
 
     /// How many tenants there are.
     func count() throws -> Int {
-        try TenantRecord.fetchCount(db)
+        try db.value(Int.self, "SELECT count(*) FROM tenants") ?? 0
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// Tenants.
     var tenants: TenantTable { TenantTable(db: self) }
 }

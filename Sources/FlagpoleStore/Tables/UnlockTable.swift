@@ -1,17 +1,16 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on `unlocks` and `unlock_events`: users' recorded states of
 /// unlock flags, and the history of their changes.
 struct UnlockTable {
-    let db: Database
+    let db: any SQLConnection
 
     /// The recorded state of `user` for a feature, `nil` when none is recorded.
     func state(of user: UserID, featureID: Int64) throws -> Bool? {
-        try Bool.fetchOne(
-            db, sql: "SELECT unlocked FROM unlocks WHERE feature_id = ? AND user_id = ?",
-            arguments: [featureID, user.rawValue])
+        try db.value(
+            Bool.self, "SELECT unlocked FROM unlocks WHERE feature_id = ? AND user_id = ?",
+            [featureID, user.rawValue])
     }
 
     /// Records `user`'s state of a feature, with an event saying who made the change and why.
@@ -21,19 +20,19 @@ struct UnlockTable {
     ) throws {
         let milliseconds = time.unixMilliseconds
         try db.execute(
-            sql: """
-                INSERT INTO unlocks (tenant_id, environment_id, feature_id, user_id, unlocked, source, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (feature_id, user_id) DO UPDATE SET unlocked = excluded.unlocked, source = excluded.source,
-                    updated_at = excluded.updated_at
-                """,
-            arguments: [scope.tenant.id, scope.id, featureID, user.rawValue, isUnlocked, source, milliseconds])
+            """
+            INSERT INTO unlocks (tenant_id, environment_id, feature_id, user_id, unlocked, source, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (feature_id, user_id) DO UPDATE SET unlocked = excluded.unlocked, source = excluded.source,
+                updated_at = excluded.updated_at
+            """,
+            [scope.tenant.id, scope.id, featureID, user.rawValue, isUnlocked, source, milliseconds])
         try db.execute(
-            sql: """
-                INSERT INTO unlock_events (tenant_id, environment_id, feature_id, user_id, unlocked, source, actor, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [scope.tenant.id, scope.id, featureID, user.rawValue, isUnlocked, source, actor, milliseconds])
+            """
+            INSERT INTO unlock_events (tenant_id, environment_id, feature_id, user_id, unlocked, source, actor, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [scope.tenant.id, scope.id, featureID, user.rawValue, isUnlocked, source, actor, milliseconds])
     }
 
     /// The recorded states of an environment by feature name then user, optionally of one user
@@ -43,21 +42,22 @@ struct UnlockTable {
     ) throws -> [UnlockRecord] {
         let table = history ? "unlock_events" : "unlocks"
         var sql = """
-            SELECT f.name, u.user_id, u.unlocked, u.source, u.\(history ? "created_at" : "updated_at"), \(history ? "u.actor" : "NULL")
+            SELECT f.name, u.user_id, u.unlocked, u.source, u.\(history ? "created_at" : "updated_at"), \
+            \(history ? "u.actor" : "CAST(NULL AS text)")
             FROM \(table) u JOIN features f ON f.id = u.feature_id
             WHERE u.environment_id = ? AND u.tenant_id = ?
             """
-        var arguments: StatementArguments = [scope.id, scope.tenant.id]
+        var arguments: SQLArguments = [scope.id, scope.tenant.id]
         if let user {
             sql += " AND u.user_id = ?"
-            arguments += [user.rawValue]
+            arguments.append(user.rawValue)
         }
         if let featureID {
             sql += " AND u.feature_id = ?"
-            arguments += [featureID]
+            arguments.append(featureID)
         }
         sql += history ? " ORDER BY u.id DESC" : " ORDER BY f.name, u.user_id"
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+        return try db.rows(sql, arguments).map { row in
             UnlockRecord(
                 feature: row[0], user: UserID(rawValue: row[1]), isUnlocked: row[2], source: row[3],
                 time: Date(unixMilliseconds: row[4]), actor: row[5])
@@ -68,21 +68,19 @@ struct UnlockTable {
     func forget(_ user: UserID, in scope: EnvironmentScope) throws -> Int {
         var deleted = 0
         for table in ["unlocks", "unlock_events"] {
-            try db.execute(
-                sql: "DELETE FROM \(table) WHERE environment_id = ? AND user_id = ?",
-                arguments: [scope.id, user.rawValue])
-            deleted += db.changesCount
+            deleted += try db.execute(
+                "DELETE FROM \(table) WHERE environment_id = ? AND user_id = ?", [scope.id, user.rawValue])
         }
         return deleted
     }
 
     /// How many unlock states are recorded, in every tenant.
     func count() throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM unlocks") ?? 0
+        try db.value(Int.self, "SELECT count(*) FROM unlocks") ?? 0
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// Users' unlock states.
     var unlocks: UnlockTable { UnlockTable(db: self) }
 }

@@ -6,12 +6,23 @@ import GRDB
 /// environment, which rule changes are planned against, and on `erasures`, the anonymous record
 /// of users forgotten.
 struct UserAttributeTable {
-    let db: Database
+    let db: any SQLConnection
 
     /// Keeps `attributes` as `user`'s last, seen in the hour `hour` (Unix hours).
     func keep(_ attributes: UserAttributes, of user: UserID, in scope: EnvironmentScope, hour: Int64) throws {
+        let json = String(decoding: attributes.canonicalBytes, as: UTF8.self)
+        guard let sqlite = db.sqlite else {
+            try db.execute(
+                """
+                INSERT INTO user_attributes (tenant_id, environment_id, user_id, attributes, fingerprint, seen_hour)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (environment_id, user_id) DO UPDATE
+                SET attributes = excluded.attributes, fingerprint = excluded.fingerprint, seen_hour = excluded.seen_hour
+                """, [scope.tenant.id, scope.id, user.rawValue, json, attributes.fingerprint, hour])
+            return
+        }
         let upsert = try RawStatement(
-            cachedIn: db,
+            cachedIn: sqlite,
             sql: """
                 INSERT INTO user_attributes (tenant_id, environment_id, user_id, attributes, fingerprint, seen_hour)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -21,7 +32,7 @@ struct UserAttributeTable {
         upsert.bind(scope.tenant.id, at: 1)
         upsert.bind(scope.id, at: 2)
         upsert.bind(user.rawValue, at: 3)
-        upsert.bind(String(decoding: attributes.canonicalBytes, as: UTF8.self), at: 4)
+        upsert.bind(json, at: 4)
         upsert.bind(attributes.fingerprint, at: 5)
         upsert.bind(hour, at: 6)
         _ = try upsert.execute()
@@ -30,30 +41,26 @@ struct UserAttributeTable {
     /// Deletes `user`'s attributes in an environment; returns how many rows went (0 or 1).
     func forget(_ user: UserID, in scope: EnvironmentScope) throws -> Int {
         try db.execute(
-            sql: "DELETE FROM user_attributes WHERE environment_id = ? AND user_id = ?",
-            arguments: [scope.id, user.rawValue])
-        return db.changesCount
+            "DELETE FROM user_attributes WHERE environment_id = ? AND user_id = ?", [scope.id, user.rawValue])
     }
 
     /// Notes that someone was forgotten in a tenant, without naming them.
     func noteErasure(in tenant: TenantScope, actor: String, rowsDeleted: Int, at time: Date) throws {
         try db.execute(
-            sql: "INSERT INTO erasures (tenant_id, actor, rows_deleted, created_at) VALUES (?, ?, ?, ?)",
-            arguments: [tenant.id, actor, rowsDeleted, time.unixMilliseconds])
+            "INSERT INTO erasures (tenant_id, actor, rows_deleted, created_at) VALUES (?, ?, ?, ?)",
+            [tenant.id, actor, rowsDeleted, time.unixMilliseconds])
     }
 
     /// `user`'s last attributes in an environment, when kept.
     func attributes(of user: UserID, in scope: EnvironmentScope) throws -> KeptAttributes? {
-        try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT fingerprint, seen_hour, attributes FROM user_attributes WHERE environment_id = ? AND user_id = ?
-                    """), arguments: [scope.id, user.rawValue]
+        try db.row(
+            "SELECT fingerprint, seen_hour, attributes FROM user_attributes WHERE environment_id = ? AND user_id = ?",
+            [scope.id, user.rawValue], cached: true
         ).map { KeptAttributes(fingerprint: $0[0], hour: $0[1], json: $0[2]) }
     }
 }
 
-extension Database {
+extension SQLConnection {
     /// Users' last attributes.
     var userAttributes: UserAttributeTable { UserAttributeTable(db: self) }
 }

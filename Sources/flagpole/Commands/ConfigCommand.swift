@@ -141,7 +141,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let snapshot = try await store.configs(in: path)
             let config = try updated(snapshot.document.config(named: name))
             let outcome = try await store.setConfig(
@@ -202,7 +202,7 @@ struct ConfigCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome = try await store.deleteConfig(
                 named: name, in: try environment.path(), options: revision.options())
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
@@ -232,7 +232,7 @@ struct ConfigCommand: ParsableCommand {
             let input = InputFile(argument: file)
             let bytes = try input.read(atMost: DocumentDecoder.maximumInputSize)
             let path = try environment.path()
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome: ConfigsOutcome
             do {
                 if Self.isDeclarationFile(bytes) {
@@ -312,7 +312,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            let store = try database.openStore(user == nil ? .readOnly : .readWrite)
+            let store = try await database.openStore(user == nil ? .readOnly : .readWrite)
             let bytes: [UInt8]
             if format == "json" {
                 bytes = try await store.configs(in: path).document.rendered()

@@ -26,7 +26,7 @@ struct DemoCommand: AsyncParsableCommand {
         let path = try EnvironmentOptions.path(tenant: tenant, environment: EnvironmentName.production.rawValue)
         let file = "example-features.json"
         let bytes = PackageResources.example_features_json
-        let store = try database.openStore()
+        let store = try await database.openStore()
 
         section("1. Validate \(file) as the app reads it")
         let decoded = DocumentDecoder.decode(bytes)
@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
         for line in report.lines { Console.out(line) }
         Console.out("\(file): \(decoded.isValid ? "valid" : "invalid"), \(report.summary)")
 
-        section("2. Import it into \(path) in \(try database.path)")
+        section("2. Import it into \(path) in \(try database.address)")
         let outcome = try await Self.importExample(into: store, path: path)
         Console.out(ImportSummary(outcome: outcome, file: file).text)
 

@@ -70,7 +70,7 @@ struct EvaluateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let path = try environment.path()
-        let store = try database.openStore(user == nil ? .readOnly : .readWrite)
+        let store = try await database.openStore(user == nil ? .readOnly : .readWrite)
         let context = FlagContext(
             user: try user.map(UserOptions.id), isDevelopment: development, attributes: try userAttributes())
         if let flag {

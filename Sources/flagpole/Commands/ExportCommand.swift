@@ -77,7 +77,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         // A per-user export records the user's first assignments; every other export only reads.
-        let store = try database.openStore(user == nil ? .readOnly : .readWrite)
+        let store = try await database.openStore(user == nil ? .readOnly : .readWrite)
         if all {
             try await exportTree(store)
             return

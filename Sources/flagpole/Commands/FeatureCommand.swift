@@ -29,7 +29,7 @@ struct FeatureCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome = try await store.setTags(
                 tags, ofFeature: name, in: try environment.path(), options: revision.options())
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)

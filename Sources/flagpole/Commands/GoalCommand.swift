@@ -91,7 +91,7 @@ struct EventsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            let store = try database.openStore()
+            let store = try await database.openStore()
             let lines = try InputFile(argument: file).read().split(
                 separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             let isCSV = file.lowercased().hasSuffix(".csv")

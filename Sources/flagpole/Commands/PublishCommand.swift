@@ -72,7 +72,7 @@ struct PublishCommand: AsyncParsableCommand {
 
         func run() async throws {
             // A dry run writes nothing, not even to the publish log.
-            let store = try database.openStore(dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(dryRun ? .readOnly : .readWrite)
             let scope = try scope()
             if let tenant = scope.tenant, let environment = scope.environment {
                 // A named environment that doesn't exist, or is private and not included, is an error, not a no-op.

@@ -133,7 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try database.openStore()
+        let store = try await database.openStore()
         let level = Logger.Level(rawValue: logLevel)!
         var logger = Logger(label: "flagpole")
         logger.logLevel = level
@@ -149,7 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
             trustsProxy: trustProxy, publishing: try publishingSettings(),
             attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
         configuration.eventPolicy = eventPolicy
-        let databasePath = try database.path
+        let databasePath = try database.address.description
         let application = ServerApplication.make(
             store: store, configuration: configuration, registry: registry, logger: logger
         ) { port in

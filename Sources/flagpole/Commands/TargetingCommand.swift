@@ -52,7 +52,7 @@ struct SegmentCommand: ParsableCommand {
 
         func run() async throws {
             let (segment, source) = try decoded()
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome = try await store.setSegment(segment, in: try environment.path(), options: revision.options())
             TargetingOutput.report(outcome, isDryRun: revision.dryRun, json: output.json, file: source)
         }
@@ -165,7 +165,7 @@ struct SegmentCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome = try await store.deleteSegment(
                 named: name, in: try environment.path(), options: revision.options())
             TargetingOutput.report(outcome, isDryRun: revision.dryRun, json: output.json, file: nil)
@@ -221,7 +221,7 @@ struct RuleCommand: ParsableCommand {
                     throw CommandFailure("\(input.displayName) refused: nothing was written.")
                 }
             }
-            let store = try database.openStore(revision.dryRun ? .readOnly : .readWrite)
+            let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome = try await store.setRules(
                 rules, ofFeature: feature, in: try environment.path(), options: revision.options())
             TargetingOutput.report(outcome, isDryRun: revision.dryRun, json: output.json, file: file)

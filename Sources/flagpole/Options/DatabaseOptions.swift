@@ -25,7 +25,7 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// The SQLite file the command works on: the store's operations run on SQLite only so far.
+    /// The SQLite file the command works on, for what only SQLite does (backups, restores).
     var path: String {
         get throws {
             switch try address {
@@ -59,10 +59,11 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// Opens the store, creating and migrating the file when needed; commands that only
-    /// read pass `.readOnly` so they change nothing on disk (a missing or outdated file is refused).
-    func openStore(_ access: FeatureStore.Access = .readWrite) throws -> FeatureStore {
-        try FeatureStore.open(atPath: try path, access: access, durability: try durability)
+    /// Opens the store, creating and migrating the file or database when needed; commands that
+    /// only read pass `.readOnly` so they change nothing on disk (a missing or outdated SQLite
+    /// file is refused).
+    func openStore(_ access: FeatureStore.Access = .readWrite) async throws -> FeatureStore {
+        try await FeatureStore.open(try address, access: access, durability: try durability)
     }
 }
 

@@ -15,7 +15,7 @@ struct RevisionOptions: ParsableArguments {
         _ edit: (FeatureStore, EditOptions) async throws -> EditOutcome
     ) async throws {
         let options = EditOptions(isDryRun: dryRun, isForced: isForced, message: message, actor: Actor.current)
-        let store = try database.openStore(dryRun ? .readOnly : .readWrite)
+        let store = try await database.openStore(dryRun ? .readOnly : .readWrite)
         let status = StatusLine(dryRun ? "planning" : "applying and re-evaluating recorded users")
         let outcome: EditOutcome
         do {

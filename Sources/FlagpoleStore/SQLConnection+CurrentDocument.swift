@@ -1,7 +1,6 @@
 import FlagpoleCore
-import GRDB
 
-extension Database {
+extension SQLConnection {
     /// The environment's current document, read from its tables.
     func currentDocument(in scope: EnvironmentScope) throws -> FeaturesDocument {
         try currentDocument(in: scope, features: features.storedFeatures(in: scope))

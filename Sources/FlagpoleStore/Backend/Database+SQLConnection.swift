@@ -1,0 +1,65 @@
+import GRDB
+
+/// SQLite's side of `SQLConnection`: GRDB's connection, inside a transaction the store opened.
+extension Database: SQLConnection {
+    var dialect: SQLDialect { .sqlite }
+
+    func rows(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> [SQLRow] {
+        let statement = try cached ? cachedStatement(sql: sql) : makeStatement(sql: sql)
+        statement.arguments = StatementArguments(arguments.map(\.databaseValue))
+        let columns = SQLColumns(statement.columnNames)
+        let cursor = try Row.fetchCursor(statement)
+        var rows: [SQLRow] = []
+        while let row = try cursor.next() {
+            rows.append(SQLRow(columns: columns, values: row.databaseValues.map(SQLValue.init)))
+        }
+        return rows
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> Int {
+        let statement = try cached ? cachedStatement(sql: sql) : makeStatement(sql: sql)
+        try statement.execute(arguments: StatementArguments(arguments.map(\.databaseValue)))
+        return changesCount
+    }
+
+    func inSavepoint<T>(_ work: () throws -> T) throws -> T {
+        var value: T?
+        let body: () throws -> TransactionCompletion = {
+            value = try work()
+            return .commit
+        }
+        // GRDB's own savepoint, which returns nothing (this one returns `T`).
+        let _: Void = try inSavepoint(body)
+        return value!
+    }
+}
+
+extension SQLConnection {
+    /// The SQLite connection under this one, for the fast paths that go through SQLite's C API
+    /// (`RawStatement`); `nil` on PostgreSQL.
+    var sqlite: Database? { self as? Database }
+}
+
+extension SQLValue {
+    fileprivate var databaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .integer(let value): value.databaseValue
+        case .real(let value): value.databaseValue
+        case .text(let value): value.databaseValue
+        case .blob(let bytes): Data(bytes).databaseValue
+        case .boolean(let value): (value ? 1 : 0).databaseValue
+        }
+    }
+
+    fileprivate init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let value): self = .integer(value)
+        case .double(let value): self = .real(value)
+        case .string(let value): self = .text(value)
+        case .blob(let data): self = .blob(Array(data))
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import NIOPosix
+import PostgresNIO
+
+/// The store's connections to one PostgreSQL database: a pool, and the threads its
+/// transactions run on.
+///
+/// **Writes are serialized.** Every write transaction first takes one transaction-scoped
+/// advisory lock (`writeLock`), held until it commits or rolls back, across every instance on
+/// the database. So writes see the store as SQLite's single writer sees it: a check made inside
+/// a write (an `If-Match`, a first assignment) holds until its commit, and ids are handed out in
+/// commit order, which the experiment ledger's cursor over `assignment_events` relies on. Reads
+/// never wait for the lock: each runs in a `REPEATABLE READ, READ ONLY` snapshot, as consistent as
+/// a SQLite read transaction.
+final class PostgresStore: Sendable {
+    let address: PostgresAddress
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let logger: Logger
+
+    /// The advisory lock every write transaction holds: `flagwrit` in ASCII (migrations hold
+    /// `flagpole`).
+    static let writeLock: Int64 = 0x666c_6167_7772_6974
+
+    /// Connections at most, per store.
+    static let connections = 16
+
+    /// The threads transactions run on, shared by every store of the process: each waits for its
+    /// statements' answers, so a thread is busy only while its transaction is.
+    private static let threads: NIOThreadPool = {
+        let threads = NIOThreadPool(numberOfThreads: 64)
+        threads.start()
+        return threads
+    }()
+
+    private init(address: PostgresAddress, client: PostgresClient, logger: Logger) {
+        self.address = address
+        self.client = client
+        self.logger = logger
+        self.running = Task { await client.run() }
+    }
+
+    /// The last copy of a store gone, its connections close.
+    deinit {
+        running.cancel()
+    }
+
+    /// Connects to `address`, refusing a database in another encoding than UTF-8 or migrated by a
+    /// newer Flagpole, and applies the migrations it lacks.
+    ///
+    /// - throws: `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
+    static func open(_ address: PostgresAddress, logger: Logger = Logger(label: "flagpole.postgres")) async throws
+        -> PostgresStore
+    {
+        try await PostgresSession.with(address) { session in try await PostgresSchema.migrate(session) }
+        var configuration = PostgresClient.Configuration(
+            host: address.host, port: address.port, username: address.user, password: address.password,
+            database: address.database, tls: tls(address.tls))
+        configuration.options.maximumConnections = connections
+        configuration.options.additionalStartupParameters = [("client_encoding", "UTF8")]
+        return PostgresStore(
+            address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger),
+            logger: logger)
+    }
+
+    /// The same choices as `PostgresSession`'s, in the pool's terms.
+    private static func tls(_ mode: PostgresAddress.TLSMode) -> PostgresClient.Configuration.TLS {
+        var unverified = TLSConfiguration.makeClientConfiguration()
+        unverified.certificateVerification = .none
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(unverified)
+        case .require: return .require(unverified)
+        case .verifyFull: return .require(.makeClientConfiguration())
+        }
+    }
+
+    /// Closes every connection.
+    func close() async {
+        running.cancel()
+        _ = await running.value
+    }
+
+    /// Runs `work` in one read transaction, a snapshot of the store.
+    func read<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", work)
+    }
+
+    /// Runs `work` in one write transaction, holding the store's write lock: all of it is
+    /// written, or none.
+    func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try await transaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED", lock: true, work)
+    }
+
+    private func transaction<T: Sendable>(
+        begin: String, lock: Bool = false, _ work: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        let logger = logger
+        return try await PostgresSession.translating {
+            try await client.withConnection { connection in
+                try await Self.threads.runIfActive {
+                    let transaction = PostgresTransaction(connection, logger: logger)
+                    try transaction.execute(begin)
+                    do {
+                        if lock { try transaction.execute("SELECT pg_advisory_xact_lock(?)", [Self.writeLock]) }
+                        let value = try work(transaction)
+                        try transaction.execute("COMMIT")
+                        return value
+                    } catch {
+                        // A connection that can't roll back is closed by the pool: nothing is kept.
+                        _ = try? transaction.execute("ROLLBACK")
+                        throw error
+                    }
+                }
+            }
+        }
+    }
+}
