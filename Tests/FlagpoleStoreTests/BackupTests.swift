@@ -84,7 +84,7 @@ struct BackupTests {
             }
             // No user was assigned under a revision the copy lacks.
             let latestAssignment = try await copy.read { db in
-                try Int.fetchOne(db, sql: "SELECT max(revision) FROM assignments") ?? 0
+                try db.value(Int.self, "SELECT max(revision) FROM assignments") ?? 0
             }
             #expect(latestAssignment <= (try await copy.revision(of: .acmeProduction).number))
         }
@@ -302,7 +302,7 @@ struct BackupTests {
 
     /// Every row of every table, in order: two databases with equal contents give equal text.
     private func contents(of store: FeatureStore) async throws -> String {
-        try await store.read { db in
+        try await store.sqliteWriter().read { db in
             // The generation is the one thing a restore changes on purpose (see `restoreRaisesTheGeneration`).
             let tables = try String.fetchAll(
                 db,

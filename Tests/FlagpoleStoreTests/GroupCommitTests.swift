@@ -183,10 +183,10 @@ struct AssignmentDeltaTests {
                     featureID: feature, user: user, previous: previous, variation: variation, point: 1,
                     reason: previous == nil ? .first : .bias)
                 try db.execute(
-                    sql: """
+                    """
                         INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
                         VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, point, user_id) DO UPDATE SET variation = excluded.variation
-                        """, arguments: [scope.tenant.id, scope.id, feature, user, variation, time])
+                        """, [scope.tenant.id, scope.id, feature, user, variation, time])
                 current[user] = variation
             }
         }

@@ -25,7 +25,7 @@ struct MigrationTests {
         #expect(status.applied == SchemaMigrations.all.map(\.identifier))
         #expect(status.pending.isEmpty)
         #expect(status.unknown.isEmpty)
-        let journalMode = try await store.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        let journalMode = try await store.read { db in try db.value(String.self, "PRAGMA journal_mode") }
         #expect(journalMode == "wal")
     }
 

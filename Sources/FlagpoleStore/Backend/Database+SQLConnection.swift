@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// SQLite's side of `SQLConnection`: GRDB's connection, inside a transaction the store opened.
