@@ -122,7 +122,9 @@ struct DocumentPlan {
 
     /// Writes the revision; the users of every test whose ranges change are re-evaluated.
     /// Returns the outcome and the recorded users who moved, by feature, pair by pair.
-    func apply(_ db: any SQLConnection, kind: RevisionKind) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
+    func apply(
+        _ db: any SQLConnection, kind: RevisionKind
+    ) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
         guard !isUnchanged else { return (outcome, [:]) }
         let now = Date()
         let number = (latest?.number ?? 0) + 1

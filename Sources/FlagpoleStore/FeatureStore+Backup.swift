@@ -45,14 +45,14 @@ extension FeatureStore {
         // however many commits other connections make meanwhile.
         try await Self.translatingErrorsAsync {
             try await writer.read { db in
-            try copy.writeWithoutTransaction { copyDB in
-                do {
-                    try db.backup(to: copyDB)
-                } catch let error as DatabaseError where Self.isFileSystemFailure(error) {
-                    throw BackupError.cannotWrite(
-                        path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+                try copy.writeWithoutTransaction { copyDB in
+                    do {
+                        try db.backup(to: copyDB)
+                    } catch let error as DatabaseError where Self.isFileSystemFailure(error) {
+                        throw BackupError.cannotWrite(
+                            path: path, reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
+                    }
                 }
-            }
             }
         }
         let summary = try Self.translatingErrors {

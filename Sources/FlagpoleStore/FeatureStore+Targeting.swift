@@ -210,7 +210,9 @@ extension FeatureStore {
     }
 
     /// A segment with the users its list holds.
-    static func segment(_ definition: SegmentDefinition, in scope: EnvironmentScope, db: any SQLConnection) throws -> Segment {
+    static func segment(
+        _ definition: SegmentDefinition, in scope: EnvironmentScope, db: any SQLConnection
+    ) throws -> Segment {
         guard let users = definition.users else { return definition.segment(users: []) }
         guard let digest = Hex.decode(users.sha256),
             let bytes = try db.targeting.list(sha256: digest, tenant: scope.tenant)

@@ -42,7 +42,9 @@ struct AssignmentMigrationTests {
         #expect(summary.recorded == 10)
         #expect(try await store.allAssignmentEvents().count == 10)
         let tables = try await store.read { db in
-            try ["assignments", "assignment_events", "unlocks", "unlock_events"].filter { try db.sqlite!.tableExists($0) }
+            try ["assignments", "assignment_events", "unlocks", "unlock_events"].filter {
+                try db.sqlite!.tableExists($0)
+            }
         }
         #expect(tables.count == 4)
     }

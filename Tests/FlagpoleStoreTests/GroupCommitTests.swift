@@ -30,8 +30,8 @@ struct GroupCommitTests {
     }
 
     @Test(
-        "Writes that arrive while the writer is busy commit together, each caller hearing its own outcome; a failing one takes only its own rows back"
-    )
+        "Writes that arrive while the writer is busy commit together, each caller hearing its own outcome; a failing one takes only its own rows back",
+        TestBackend.sqliteOnly)
     func writesArrivingTogetherShareOneCommit() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
         let counter = CommitCounter()
@@ -116,7 +116,7 @@ struct GroupCommitTests {
         #expect(try await store.allAssignmentEvents().count == 2 * users.count)
     }
 
-    @Test("A recorded user's document is a read: fetching it again writes nothing")
+    @Test("A recorded user's document is a read: fetching it again writes nothing", TestBackend.sqliteOnly)
     func recordedUserIsARead() async throws {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.document)
@@ -184,9 +184,9 @@ struct AssignmentDeltaTests {
                     reason: previous == nil ? .first : .bias)
                 try db.execute(
                     """
-                        INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
-                        VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, point, user_id) DO UPDATE SET variation = excluded.variation
-                        """, [scope.tenant.id, scope.id, feature, user, variation, time])
+                    INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision, assigned_at)
+                    VALUES (?, ?, ?, ?, 1, ?, 1, ?) ON CONFLICT (feature_id, point, user_id) DO UPDATE SET variation = excluded.variation
+                    """, [scope.tenant.id, scope.id, feature, user, variation, time])
                 current[user] = variation
             }
         }

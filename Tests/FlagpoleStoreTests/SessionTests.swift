@@ -77,7 +77,7 @@ struct SessionTests {
         _ = try await store.openSession(withKey: key.secret, now: start)
         _ = try await store.openSession(
             withKey: key.secret, now: start.addingTimeInterval(FeatureStore.sessionLifetime + 1))
-        let count = try await store.sqliteWriter().read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sessions") }
+        let count = try await store.read { db in try db.value(Int.self, "SELECT count(*) FROM sessions") }
         #expect(count == 1)
     }
 }

@@ -1,6 +1,8 @@
 import FlagpoleCore
+import FlagpoleTestSupport
 import Foundation
 import GRDB
+import Testing
 
 @testable import FlagpoleStore
 
@@ -31,10 +33,25 @@ extension EnvironmentPath {
     static let globexProduction = EnvironmentPath(tenant: TenantSlug(rawValue: "globex"), environment: .production)
 }
 
+/// The backend the store's tests run on: SQLite, or PostgreSQL with `FLAGPOLE_TEST_BACKEND=postgres`
+/// (`.ci/run` runs this suite both ways; `Scripts/postgres` says where the server comes from).
+enum TestBackend {
+    static let isPostgres = ProcessInfo.processInfo.environment["FLAGPOLE_TEST_BACKEND"] == "postgres"
+
+    /// For tests of what only SQLite has (its files, pragmas, backups, GRDB's observers).
+    static let sqliteOnly = Testing.ConditionTrait.enabled(if: !isPostgres, "SQLite's own")
+}
+
 extension FeatureStore {
-    /// A fresh in-memory store with tenants acme and globex.
+    /// An empty store on the backend under test: in memory on SQLite, a new database on PostgreSQL.
+    static func makeEmpty() async throws -> FeatureStore {
+        guard TestBackend.isPostgres else { return try .inMemory() }
+        return try await open(DatabaseAddress(parsing: TestPostgres.newDatabase("store")))
+    }
+
+    /// A fresh store with tenants acme and globex, on the backend under test.
     static func makeWithTenants() async throws -> FeatureStore {
-        let store = try FeatureStore.inMemory()
+        let store = try await makeEmpty()
         try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
         try await store.createTenant(EnvironmentPath.globexProduction.tenant)
         return store
@@ -108,6 +125,7 @@ extension FeatureStore {
     /// A fresh store in a temporary SQLite file (a WAL `DatabasePool`, as the CLI and the
     /// server open it), with tenants acme and globex.
     static func makeOnFileWithTenants() async throws -> FeatureStore {
+        if TestBackend.isPostgres { return try await makeWithTenants() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "flagpole-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -131,7 +149,8 @@ extension FeatureStore {
     ) async throws -> [UserID: Assignment] {
         try await read { db in
             let id = try db.features.id(named: feature, in: db.environments.scope(of: path))
-            let rows = try db.rows("SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?", [id])
+            let rows = try db.rows(
+                "SELECT user_id, point, variation, revision, is_override FROM assignments WHERE feature_id = ?", [id])
             return Dictionary(
                 uniqueKeysWithValues: rows.map { row in
                     let user = UserID(rawValue: row[0])
@@ -149,7 +168,9 @@ extension FeatureStore {
     func unlockEventCount(in path: EnvironmentPath = .acmeProduction) async throws -> Int {
         try await read { db in
             let scope = try db.environments.scope(of: path)
-            return try db.value(Int.self, "SELECT count(*) FROM unlock_events WHERE tenant_id = ? AND environment_id = ?", [scope.tenant.id, scope.id]) ?? 0
+            return try db.value(
+                Int.self, "SELECT count(*) FROM unlock_events WHERE tenant_id = ? AND environment_id = ?",
+                [scope.tenant.id, scope.id]) ?? 0
         }
     }
 

@@ -32,10 +32,11 @@ struct TargetingStoreTests {
     /// Each audit row: revision number, feature_name, segment_name, field, change.
     func auditRows(_ store: FeatureStore) async throws -> [[String: String]] {
         try await store.read { db in
-            try db.rows("""
-                    SELECT r.number, a.feature_name, a.segment_name, a.field, a.change FROM audit a
-                    JOIN revisions r ON r.id = a.revision_id ORDER BY a.id
-                    """
+            try db.rows(
+                """
+                SELECT r.number, a.feature_name, a.segment_name, a.field, a.change FROM audit a
+                JOIN revisions r ON r.id = a.revision_id ORDER BY a.id
+                """
             ).map { row in
                 var values: [String: String] = ["number": String(row["number"] as Int)]
                 for column in ["feature_name", "segment_name", "field", "change"] {

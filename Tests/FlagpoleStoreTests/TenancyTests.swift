@@ -9,7 +9,7 @@ import Testing
 struct TenancyTests {
     @Test("A new tenant gets a production environment and no revision")
     func newTenantHasProduction() async throws {
-        let store = try FeatureStore.inMemory()
+        let store = try await FeatureStore.makeEmpty()
         try await store.createTenant(TenantSlug(rawValue: "acme"), name: "Acme Inc.")
         let tenants = try await store.tenants()
         #expect(tenants.map(\.slug.rawValue) == ["acme"])
@@ -65,10 +65,21 @@ struct TenancyTests {
                 let feature = try db.value(Int64.self, "SELECT id FROM features WHERE tenant_id = ?", [acme.tenant.id])!
                 // A variation of acme's feature, filed under globex.
                 try db.execute(
-                    "INSERT INTO variations (tenant_id, feature_id, position, name) VALUES (?, ?, 9, 'x')", [globex.tenant.id, feature])
+                    "INSERT INTO variations (tenant_id, feature_id, position, name) VALUES (?, ?, 9, 'x')",
+                    [globex.tenant.id, feature])
             }
         }
         #expect(error != nil)
         #expect(try await store.storedFeatures(of: .acmeProduction).first?.feature.testVariations == ["x", "y"])
+    }
+}
+
+@Suite("The backend under test")
+struct BackendUnderTestTests {
+    @Test("The store's tests run on the backend FLAGPOLE_TEST_BACKEND names")
+    func backendUnderTest() async throws {
+        let store = try await FeatureStore.makeEmpty()
+        let dialect = try await store.read { $0.dialect }
+        #expect(dialect == (TestBackend.isPostgres ? .postgres : .sqlite))
     }
 }

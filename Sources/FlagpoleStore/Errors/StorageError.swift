@@ -36,7 +36,7 @@ public enum StorageError: FlagpoleError {
         case .invalidAddress(let address, let reason):
             "Cannot use the database URL \(address): \(reason)."
         case .operationsNeedSQLite(let address):
-            "\(address) is a PostgreSQL database. This version of Flagpole migrates PostgreSQL databases (`flagpole migrate`) and copies whole databases to and from them (`flagpole copy`); every other command runs on a SQLite file so far. Nothing was changed; give a SQLite path with --db."
+            "\(address) is a PostgreSQL database, and this works on SQLite files only: back PostgreSQL up with pg_dump, restore it with pg_restore (docs/POSTGRES.md). Nothing was changed."
         }
     }
 

@@ -50,7 +50,9 @@ final class PostgresStore: Sendable {
     /// newer Flagpole, and applies the migrations it lacks.
     ///
     /// - throws: `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
-    static func open(_ address: PostgresAddress, logger: Logger = Logger(label: "flagpole.postgres")) async throws
+    static func open(
+        _ address: PostgresAddress, logger: Logger = Logger(label: "flagpole.postgres")
+    ) async throws
         -> PostgresStore
     {
         try await PostgresSession.with(address) { session in try await PostgresSchema.migrate(session) }

@@ -49,7 +49,10 @@ struct ExperimentTable {
                 INSERT INTO events (environment_id, event_id, user_id, goal_id, feature_id, value, time, received_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """,
-                [scope.id, event.id, event.user.rawValue, goalID, featureID, event.value, event.time, event.receivedAt],
+                [
+                    scope.id, event.id, event.user.rawValue, goalID, featureID, event.value, event.time,
+                    event.receivedAt,
+                ],
                 cached: true) == 1
         }
         let insert = try RawStatement(

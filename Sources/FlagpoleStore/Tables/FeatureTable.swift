@@ -48,7 +48,8 @@ struct FeatureTable {
     {
         // Every per-user write (assign, a pinned fetch, an override) starts here: cached
         // statements, with fixed texts.
-        let sql = "SELECT \(FeatureRecord.columns) FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
+        let sql =
+            "SELECT \(FeatureRecord.columns) FROM features WHERE tenant_id = ? AND environment_id = ? AND name_key = ?"
         let row = try db.row(
             includingArchived ? sql : sql + " AND archived_at IS NULL",
             [scope.tenant.id, scope.id, Feature.nameKey(name)], cached: true)
