@@ -91,7 +91,8 @@ final class GroupCommit: Sendable {
             return queue.pending
         }
         guard !jobs.isEmpty else { return }
-        commit({ db in for job in jobs { job.run(db) } }) { failure in
+        let batch: @Sendable (any SQLConnection) -> Void = { db in for job in jobs { job.run(db) } }
+        commit(batch) { failure in
             for job in jobs { job.finish(failure) }
             self.commitPending()
         }

@@ -292,6 +292,3 @@ enum SQLDateFormat {
         withMilliseconds.date(from: text) ?? withSeconds.date(from: text)
     }
 }
-
-// DateFormatter is documented thread-safe; the compiler can't know it.
-extension DateFormatter: @retroactive @unchecked Sendable {}
