@@ -13,11 +13,13 @@ struct CLI {
     /// A fresh directory holding this test's database and files.
     let directory: URL
 
-    var databasePath: String { directory.appendingPathComponent("flagpole.sqlite").path }
+    /// The SQLite file in `directory`, or the PostgreSQL database the test gave.
+    let databasePath: String
 
-    init() throws {
+    init(database: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flagpole-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        databasePath = database ?? directory.appendingPathComponent("flagpole.sqlite").path
     }
 
     /// The binary SwiftPM built beside this test bundle.
