@@ -77,6 +77,55 @@ struct SharedDatabaseTests {
         #expect(second.stop() == 0)
     }
 
+    @Test(
+        "Losing the database: shared documents keep coming from the cache, new users get them unrecorded, writes and /healthz answer 503, and the server reconnects by itself"
+    )
+    func databaseLost() throws {
+        let server = try TestPostgres.OwnServer()
+        let cli = try CLI(database: server.url)
+        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
+        try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+        let key = try cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let flagpole = try ServerProcess(cli)
+        let document = "\(flagpole.baseURL)\(Self.documentPath)"
+        let disable = [
+            "-X", "POST", "-H", "Authorization: Bearer \(key)", "--data", "{}",
+            "\(flagpole.baseURL)/api/v1/tenants/acme/environments/production/features/Example%20A%2FB%20Test/disable",
+        ]
+        let shared = try Curl.run([document])
+        #expect(shared.status == 200)
+        #expect(try Curl.run(["\(document)?user=before"]).headers["flagpole-recorded"] == "true")
+
+        try server.pause()
+        let stale = try Curl.run([document])
+        #expect(stale.status == 200 && stale.body == shared.body, "the cached document while the database is away")
+        let newcomer = try Curl.run(["\(document)?user=while-away"])
+        #expect(newcomer.status == 200)
+        #expect(newcomer.headers["flagpole-recorded"] == "false")
+        #expect(newcomer.body == shared.body, "the shared document, not a group the store never recorded")
+        let refused = try Curl.run(disable)
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] != nil)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("database_unavailable"))
+        let health = try Curl.run(["\(flagpole.baseURL)/healthz"])
+        #expect(health.status == 503)
+        #expect(String(decoding: health.body, as: UTF8.self).contains("database_unavailable"))
+
+        // Back, without a restart: the next requests find it.
+        try server.resume()
+        let start = Date()
+        while Date().timeIntervalSince(start) < 20, try Curl.run(["\(flagpole.baseURL)/healthz"]).status != 200 {}
+        #expect(try Curl.run(["\(flagpole.baseURL)/healthz"]).status == 200, "no reconnection within 20 s")
+        #expect(try Curl.run(disable).status == 200)
+        #expect(try Curl.run(["\(document)?user=after"]).headers["flagpole-recorded"] == "true")
+        let users = try TestPostgres.psql(
+            server.url, "SELECT string_agg(DISTINCT user_id, ',' ORDER BY user_id) FROM assignments")
+        #expect(
+            users.trimmingCharacters(in: .whitespacesAndNewlines) == "after,before", "while-away was never recorded")
+        #expect(flagpole.stop() == 0)
+    }
+
     /// Seconds until `document` is served at `revision`, polling (at most 5 s).
     static func latency(until revision: String, at document: String) throws -> TimeInterval {
         let start = Date()

@@ -22,11 +22,40 @@ public enum TestPostgres {
         try run(psql, ["-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-d", url, "-c", sql])
     }
 
+    /// A server of the test's own, which it may stop and start again (`pause`, `resume`) without
+    /// disturbing the other tests; stopped and deleted when the test process ends.
+    public struct OwnServer: Sendable {
+        public let url: String
+        let directory: String
+
+        public init() throws {
+            let output = try TestPostgres.run(
+                TestPostgres.script, ["start", "--owner-pid", String(getpid())]
+            ).split(separator: "\n")
+            guard output.count >= 2, output[0].hasPrefix("postgres://") else {
+                throw TestPostgresError(message: "Scripts/postgres printed no URL: \(output)")
+            }
+            url = String(output[0])
+            directory = String(output[1])
+        }
+
+        /// Stops the server, keeping its data: to clients, the database is gone.
+        public func pause() throws {
+            _ = try TestPostgres.run(TestPostgres.script, ["pause", directory])
+        }
+
+        /// Starts it again on the same port.
+        public func resume() throws {
+            _ = try TestPostgres.run(TestPostgres.script, ["resume", directory])
+        }
+    }
+
+    private static var script: String { repository.appendingPathComponent("Scripts/postgres").path }
+
     private static let server: Result<String, TestPostgresError> = {
         if let url = ProcessInfo.processInfo.environment["FLAGPOLE_TEST_POSTGRES"], !url.isEmpty {
             return .success(url)
         }
-        let script = repository.appendingPathComponent("Scripts/postgres").path
         do {
             let output = try run(script, ["start", "--owner-pid", String(getpid())])
             guard let url = output.split(separator: "\n").first, url.hasPrefix("postgres://") else {

@@ -168,8 +168,22 @@ struct DeliveryRoutes {
         anonymousClient client: NewUserLimiter.Client?
     ) async throws -> Response {
         let limiter = newUsers
-        let pinned = try await store.pinnedDocument(for: user, in: path, attributes: attributes) {
-            client.map { limiter.admit($0) } ?? true
+        let pinned: PinnedDocument
+        do {
+            pinned = try await store.pinnedDocument(for: user, in: path, attributes: attributes) {
+                client.map { limiter.admit($0) } ?? true
+            }
+        } catch let error as StorageError where error.isUnavailable {
+            // Without the database the user's groups are unknown: the shared document, marked
+            // unrecorded, rather than a group the store might not honour once it is back.
+            guard let state = cache.current(path), let revision = state.revision,
+                let shared = cache.document(DeliveryCache.Key(path: path, revision: revision))
+            else { throw error }
+            let (head, body) = Self.pinnedAnswer(
+                revision: revision, bytes: Array(shared.body.readableBytesView), isRecorded: false, to: request.headers)
+            return Response(
+                status: head.status, headers: head.headerFields,
+                body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
         }
         let (head, body) = Self.pinnedAnswer(pinned, to: request.headers)
         return Response(

@@ -91,6 +91,12 @@ extension APIError {
             }
         case StorageError.busy:
             self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
+        case let error as StorageError where error.isUnavailable:
+            self.init(
+                .serviceUnavailable, code: error.code,
+                "The server can't reach its database. Nothing was written; try again shortly.")
+            // The pool reconnects by itself; a few seconds is how long a restart or failover takes.
+            headers[.retryAfter] = "5"
         // The database file, backups and restores are the server's problem, never the client's:
         // their details go to the log, not to the client.
         case is StorageError, is BackupError:

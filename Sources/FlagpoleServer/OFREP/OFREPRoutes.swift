@@ -230,6 +230,13 @@ struct OFREPRoutes {
                 to: OFREPError(.notFound, code: key == nil ? "GENERAL" : "FLAG_NOT_FOUND", key: key, error.description))
         } catch let error as APIError {
             return Self.response(to: OFREPError(error.status, code: "GENERAL", key: key, error.message))
+        } catch let error as StorageError where error.isUnavailable {
+            // Nothing was recorded; the provider keeps its defaults until the database is back.
+            var error = OFREPError(
+                .serviceUnavailable, code: "GENERAL", key: key,
+                "The server can't reach its database; nothing was recorded. Try again shortly.")
+            error.headers[.retryAfter] = "5"
+            return Self.response(to: error)
         } catch StorageError.busy {
             // Another writer held the database past the busy timeout: the client may try again.
             var error = OFREPError(

@@ -16,6 +16,14 @@ struct OperationsRoutes {
             } catch {
                 // Anyone may ask: the details go to the log, not to the caller.
                 context.logger.error("Health check failed", metadata: ["error": "\(error)"])
+                if let error = error as? StorageError, error.isUnavailable {
+                    var answer = APIError(
+                        .serviceUnavailable, code: error.code,
+                        "The database can't be reached: delivery serves the documents it has cached, writes are refused, and the server reconnects by itself."
+                    )
+                    answer.headers[.retryAfter] = "5"
+                    throw answer
+                }
                 throw APIError(
                     .serviceUnavailable, code: "unavailable", "The database cannot be read. The server's log says why.")
             }

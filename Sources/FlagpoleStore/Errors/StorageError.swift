@@ -16,8 +16,11 @@ public enum StorageError: FlagpoleError {
     case storage(reason: String)
     /// `--db` or `FLAGPOLE_DB` held a PostgreSQL URL that can't be used.
     case invalidAddress(address: String, reason: String)
-    /// A command needs the store's operations, which run on SQLite only in this version.
+    /// Backup or restore named a PostgreSQL database: they work on SQLite files.
     case operationsNeedSQLite(address: String)
+    /// The PostgreSQL server can't be reached, or dropped the connection: nothing was written,
+    /// and the same request can succeed once it is back.
+    case unavailable(reason: String)
 
     public var description: String {
         switch self {
@@ -37,6 +40,8 @@ public enum StorageError: FlagpoleError {
             "Cannot use the database URL \(address): \(reason)."
         case .operationsNeedSQLite(let address):
             "\(address) is a PostgreSQL database, and this works on SQLite files only: back PostgreSQL up with pg_dump, restore it with pg_restore (docs/POSTGRES.md). Nothing was changed."
+        case .unavailable(let reason):
+            "The database can't be reached: \(reason). Nothing was written; try again shortly."
         }
     }
 
@@ -50,7 +55,14 @@ public enum StorageError: FlagpoleError {
         case .storage: "storage"
         case .invalidAddress: "invalid_address"
         case .operationsNeedSQLite: "operations_need_sqlite"
+        case .unavailable: "database_unavailable"
         }
+    }
+
+    /// Whether the database couldn't be reached: the same request may succeed once it is back.
+    public var isUnavailable: Bool {
+        if case .unavailable = self { return true }
+        return false
     }
 
     /// The error to show for a database failure the store did not foresee.

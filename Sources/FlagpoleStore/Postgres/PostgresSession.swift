@@ -131,7 +131,27 @@ struct PostgresSession: Sendable {
         } catch let error as any FlagpoleError {
             throw error
         } catch {
-            throw StorageError.storage(reason: describe(error))
+            throw storageError(error)
+        }
+    }
+
+    /// `unavailable` when the connection failed or the server is going away (SQLSTATE classes
+    /// 08 and 57P): the operation may succeed once it is back. Otherwise a failure of the store.
+    static func storageError(_ error: any Error) -> StorageError {
+        guard let error = error as? PSQLError else {
+            // A socket that failed under the driver (refused, reset).
+            return error is IOError || error is ChannelError
+                ? .unavailable(reason: describe(error)) : .storage(reason: describe(error))
+        }
+        if let state = error.serverInfo?[.sqlState] {
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+                ? .unavailable(reason: describe(error)) : .storage(reason: describe(error))
+        }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed:
+            return .unavailable(reason: describe(error))
+        default:
+            return .storage(reason: describe(error))
         }
     }
 

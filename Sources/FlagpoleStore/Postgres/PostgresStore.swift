@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// The store's connections to one PostgreSQL database: a pool, and the threads its
 /// transactions run on.
@@ -100,7 +101,7 @@ final class PostgresStore: Sendable {
     ) async throws -> T {
         let logger = logger
         return try await PostgresSession.translating {
-            try await client.withConnection { connection in
+            try await withConnection { connection in
                 try await Self.threads.runIfActive {
                     let transaction = PostgresTransaction(connection, logger: logger)
                     try transaction.execute(begin)
@@ -116,6 +117,57 @@ final class PostgresStore: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// How long a transaction waits for a connection: while the server is down, requests are
+    /// refused (`unavailable`) rather than held until their clients give up.
+    static let connectionWait: Duration = .seconds(3)
+
+    /// Runs `body` on a pooled connection, or throws `unavailable` when none comes within
+    /// `connectionWait`. A body that has started always finishes: a write is never abandoned
+    /// halfway to report a timeout.
+    private func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let claim = ConnectionClaim()
+        let client = client
+        let unavailable = StorageError.unavailable(
+            reason: "no connection to \(address) within \(Self.connectionWait.components.seconds) seconds")
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    guard claim.take(.started) else { throw unavailable }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: Self.connectionWait)
+                if claim.take(.abandoned) { throw unavailable }
+                return nil
+            }
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw unavailable
+        }
+    }
+}
+
+/// Who got to a pooled connection first: the transaction (`started`) or its deadline (`abandoned`).
+private final class ConnectionClaim: Sendable {
+    enum State { case waiting, started, abandoned }
+    private let state = Mutex(State.waiting)
+
+    /// Moves from `waiting` to `outcome`; false when the other side was first.
+    func take(_ outcome: State) -> Bool {
+        state.withLock { state in
+            guard state == .waiting else { return false }
+            state = outcome
+            return true
         }
     }
 }

@@ -64,7 +64,7 @@ final class PostgresTransaction: SQLConnection {
         do {
             result = try connection.query(query, logger: logger).wait()
         } catch {
-            throw StorageError.storage(reason: PostgresSession.describe(error))
+            throw PostgresSession.storageError(error)
         }
         var rows: [SQLRow] = []
         rows.reserveCapacity(result.rows.count)
