@@ -2,10 +2,11 @@
 -- batch of users that no request sent before, so every user costs the server a new
 -- assignment and its 'first' event (a user already recorded is only read back).
 --
--- usage: wrk ... -s assign.lua URL -- KEY BATCH
+-- usage: wrk ... -s assign.lua URL -- KEY BATCH [PREFIX]
 -- KEY is an editor key of the tenant, BATCH the users per request. The ids are
--- load-THREAD-REQUEST-N: unique across wrk's threads and requests, and apart from any
--- other user in the database, so Scripts/bench can count exactly the users wrk sent.
+-- PREFIX-THREAD-REQUEST-N (PREFIX: load): unique across wrk's threads and requests, and apart
+-- from any other user in the database, so Scripts/bench can count exactly the users wrk sent;
+-- two wrk at once give two prefixes.
 
 local thread_count = 0
 
@@ -16,6 +17,7 @@ function setup(thread)
 end
 
 local batch
+local prefix
 local requests = 0
 
 function init(args)
@@ -23,6 +25,7 @@ function init(args)
     wrk.headers["Authorization"] = "Bearer " .. args[1]
     wrk.headers["Content-Type"] = "application/json"
     batch = tonumber(args[2])
+    prefix = args[3] or "load"
 end
 
 -- Called for every request (a request() function makes wrk build each one anew).
@@ -30,7 +33,7 @@ function request()
     requests = requests + 1
     local users = {}
     for n = 1, batch do
-        users[n] = string.format('"load-%d-%d-%d"', thread_number, requests, n)
+        users[n] = string.format('"%s-%d-%d-%d"', prefix, thread_number, requests, n)
     end
     return wrk.format(nil, nil, nil, '{"users": [' .. table.concat(users, ", ") .. ']}')
 end

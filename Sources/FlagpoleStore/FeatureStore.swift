@@ -123,6 +123,22 @@ public struct FeatureStore: Sendable {
         if case .postgres(let postgres) = backend { await postgres.close() }
     }
 
+    /// What other processes' commits change, as they commit: the paths of environments whose
+    /// delivery state changed, or `nil` for "anything may have": on PostgreSQL, where servers
+    /// learn of each other's writes by `LISTEN`/`NOTIFY`. `nil` on SQLite, whose one server polls.
+    public func changeNotifications() -> AsyncStream<String?>? {
+        guard case .postgres(let postgres) = backend else { return nil }
+        return postgres.changes()
+    }
+
+    /// Runs `work` holding the lease `name`: on PostgreSQL, one instance at a time across every
+    /// server on the database (background work such as publishing, which two instances must not
+    /// do at once); on SQLite, whose file has one server, it runs at once.
+    public func withLease<T: Sendable>(_ name: String, _ work: () async throws -> T) async throws -> T {
+        guard case .postgres(let postgres) = backend else { return try await work() }
+        return try await postgres.withLease(name, work)
+    }
+
     /// A store in memory, for tests and dry runs of whole workflows.
     public static func inMemory() throws -> FeatureStore {
         try FeatureStore(DatabaseQueue(configuration: configuration))

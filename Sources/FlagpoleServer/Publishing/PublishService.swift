@@ -65,7 +65,22 @@ struct PublishService: Service {
                 guard !Task.isCancelled else { break }
                 var scope = publishing.scope
                 scope.only = pending.take()
-                let report = await publisher.publish(from: store, scope: scope)
+                // Two instances on one PostgreSQL database take turns: the second finds the
+                // bucket up to date, or publishes what came after.
+                let report: PublishReport
+                do {
+                    report = try await store.withLease("publish \(publishing.settings.target)") {
+                        await publisher.publish(from: store, scope: scope)
+                    }
+                } catch {
+                    pending.add(scope.only)
+                    logger.error(
+                        "Could not take the publishing lease; trying again in \(retry)", metadata: ["error": "\(error)"]
+                    )
+                    try? await Task.sleep(for: retry)
+                    retry = min(retry * 2, Self.longestRetry)
+                    continue
+                }
                 if let error = report.error {
                     pending.add(scope.only)
                     logger.error(

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import NIOPosix
@@ -76,6 +77,44 @@ final class PostgresStore: Sendable {
         case .prefer: return .prefer(unverified)
         case .require: return .require(unverified)
         case .verifyFull: return .require(.makeClientConfiguration())
+        }
+    }
+
+    /// The channel of the `NOTIFY` a write sends when an environment's delivery state changes
+    /// (its payload: the environment's path).
+    static let changeChannel = "flagpole_changes"
+
+    /// The paths of environments whose delivery state a commit changed, from any instance, as
+    /// they commit. `nil` when anything may have changed unheard: on each (re)connection of the
+    /// listening connection, which is its own, outside the pool, and comes back by itself.
+    func changes() -> AsyncStream<String?> {
+        let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingNewest(1_024))
+        let address = address
+        let listening = Task {
+            while !Task.isCancelled {
+                try? await PostgresSession.with(address) { session in
+                    let notifications = try await session.connection.listen(Self.changeChannel)
+                    continuation.yield(nil)
+                    for try await notification in notifications { continuation.yield(notification.payload) }
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        continuation.onTermination = { _ in listening.cancel() }
+        return stream
+    }
+
+    /// Runs `work` holding the lease `name` across every instance on the database: a
+    /// session-level advisory lock on a connection of its own, waited for, held until `work`
+    /// returns or throws, and released by the server if the connection is lost.
+    func withLease<T: Sendable>(_ name: String, _ work: () async throws -> T) async throws -> T {
+        let key = Int64(
+            bitPattern: SHA256.hash(data: Data("flagpole lease \(name)".utf8)).prefix(8).reduce(0) {
+                $0 << 8 | UInt64($1)
+            })
+        return try await PostgresSession.with(address) { session in
+            try await session.execute("SELECT pg_advisory_lock(\(key))")
+            return try await work()
         }
     }
 

@@ -157,6 +157,15 @@ struct EnvironmentTable {
             WHERE id = ?
             """,
             [settings.isPrivate, settings.cacheControl, scope.id])
+        try announceChange(of: scope)
+    }
+
+    /// Tells the other servers on a PostgreSQL database that the environment's delivery state
+    /// changed: a `NOTIFY` sent when the transaction commits (and dropped if it rolls back). A
+    /// SQLite file has one server, which polls for the command line's writes.
+    private func announceChange(of scope: EnvironmentScope) throws {
+        guard db.dialect == .postgres else { return }
+        try db.execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, scope.path.description], cached: true)
     }
 
     // MARK: Revisions and their audit
@@ -245,6 +254,7 @@ struct EnvironmentTable {
                 scope.tenant.id, scope.id, number, kind.rawValue, actor, message, time, document, configs,
                 targeting,
             ])
+        try announceChange(of: scope)
         guard let sqlite = db.sqlite else {
             try insertAudit(changes, ofRevision: revisionID, in: scope)
             return

@@ -84,8 +84,12 @@ struct PublishCommand: AsyncParsableCommand {
                     )
                 }
             }
-            let publisher = Publisher(settings: try publishing.settings(to: try target()))
-            let report = await publisher.publish(from: store, scope: scope, dryRun: dryRun)
+            let settings = try publishing.settings(to: try target())
+            let publisher = Publisher(settings: settings)
+            // The same lease as the servers': on PostgreSQL, never two publishes to one target at once.
+            let report = try await store.withLease("publish \(settings.target)") {
+                await publisher.publish(from: store, scope: scope, dryRun: dryRun)
+            }
             try? await publisher.shutdown()
             if json {
                 Console.json(PublishOutput.json(of: report))
