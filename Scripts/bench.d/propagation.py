@@ -8,7 +8,6 @@ answer, asks READER_URL for the environment's features.json until its ETag chang
 median and the 99th percentile, in milliseconds, then every sample.
 """
 
-import json
 import statistics
 import sys
 import time
@@ -31,8 +30,8 @@ for index in range(int(count)):
     request = urllib.request.Request(
         f"{action}/{'disable' if index % 2 == 0 else 'enable'}", data=b"{}", method="POST",
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request) as answer:
-        assert json.load(answer)["status"] == "applied"
+    with urllib.request.urlopen(request) as answer:  # raises unless 2xx
+        answer.read()
     written = time.monotonic()
     while etag() == before:
         if time.monotonic() - written > 10:

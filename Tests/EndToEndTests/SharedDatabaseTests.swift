@@ -73,6 +73,18 @@ struct SharedDatabaseTests {
         #expect(stale.status == 409, "\(String(decoding: stale.body, as: UTF8.self))")
         #expect(try Self.latency(until: "2", at: "\(second.baseURL)\(Self.documentPath)") < 1)
 
+        // A key revoked through the command line stops working on both at once.
+        let reader = try cli.run(["key", "create", "--tenant", "acme", "--role", "reader"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let features = "\(api)/features"
+        for base in bases {
+            #expect(try Curl.run(["-H", "Authorization: Bearer \(reader)", "\(base)\(features)"]).status == 200)
+        }
+        try #require(cli.run(["key", "revoke", String(reader.prefix(11)), "--tenant", "acme"]).status == 0)
+        for base in bases {
+            #expect(try Curl.run(["-H", "Authorization: Bearer \(reader)", "\(base)\(features)"]).status == 401)
+        }
+
         #expect(first.stop() == 0)
         #expect(second.stop() == 0)
     }

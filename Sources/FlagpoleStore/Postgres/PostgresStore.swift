@@ -36,6 +36,10 @@ final class PostgresStore: Sendable {
         return threads
     }()
 
+    /// The event loop of every store's connections: answers from the database are read on a
+    /// thread of their own, not behind the HTTP server's requests on its loops.
+    private static let eventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     private init(address: PostgresAddress, client: PostgresClient, logger: Logger) {
         self.address = address
         self.client = client
@@ -64,7 +68,8 @@ final class PostgresStore: Sendable {
         configuration.options.maximumConnections = connections
         configuration.options.additionalStartupParameters = [("client_encoding", "UTF8")]
         return PostgresStore(
-            address: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger),
+            address: address,
+            client: PostgresClient(configuration: configuration, eventLoopGroup: eventLoop, backgroundLogger: logger),
             logger: logger)
     }
 

@@ -34,12 +34,13 @@ final class PostgresTransaction: SQLConnection {
     func inSavepoint<T>(_ work: () throws -> T) throws -> T {
         savepoints += 1
         defer { savepoints -= 1 }
+        // Names repeat: a rollback goes to the latest savepoint of its name.
         let name = "flagpole_\(savepoints)"
         try execute("SAVEPOINT \(name)", [], cached: false)
         do {
-            let value = try work()
-            try execute("RELEASE SAVEPOINT \(name)", [], cached: false)
-            return value
+            // Not released: a release is a round trip and frees nothing that matters (the
+            // subtransaction stays part of the transaction), and the commit ends them all.
+            return try work()
         } catch {
             try execute("ROLLBACK TO SAVEPOINT \(name)", [], cached: false)
             throw error

@@ -498,7 +498,30 @@ struct AssignmentWriter {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (feature_id, point, user_id) DO NOTHING
             """
         let inserted: Int
-        if let sqlite = db.sqlite {
+        if db.dialect == .postgres {
+            // One round trip, not three: the assignment, and only when it is new, its `first`
+            // event and its minute's count (`appendEvent`'s statements, as writable CTEs).
+            inserted =
+                try db.value(
+                    Int.self,
+                    """
+                    WITH inserted AS (\(sql) RETURNING 1),
+                    event AS (\(Self.insertingEvents("SELECT ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ? FROM inserted"))),
+                    delta AS (\(Self.addingUsers("SELECT ?, ?, ?, ?, ?, 1 FROM inserted")))
+                    SELECT count(*) FROM inserted
+                    """,
+                    [
+                        scope.tenant.id, scope.id, featureID, user.rawValue, assignment.point, assignment.variation,
+                        assignment.revision, time, assignment.rule, assignment.isPinned, assignment.appPoint,
+                        scope.tenant.id, scope.id, featureID, user.rawValue, assignment.variation, assignment.point,
+                        assignment.revision, AssignmentReason.first.rawValue, time, assignment.rule,
+                        scope.tenant.id, scope.id, featureID, time / 60_000, assignment.variation,
+                    ], cached: true) ?? 0
+            guard inserted == 1 else {
+                return (try recorded(user, featureID: featureID, point: assignment.point)!, false)
+            }
+            return (assignment, true)
+        } else if let sqlite = db.sqlite {
             // Apps' first fetches run this for every test of every new user: bound through
             // SQLite's C API, as bulk assignment's statements are.
             let insert = try RawStatement(cachedIn: sqlite, sql: sql)
@@ -742,16 +765,22 @@ struct AssignmentWriter {
 
     // MARK: Deltas
 
+    /// The one statement that writes `assignment_deltas`, adding the users of `source`'s rows
+    /// (tenant, environment, feature, minute, variation, users) to their minute's.
+    static func addingUsers(_ source: String) -> String {
+        """
+        INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
+        \(source)
+        ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = assignment_deltas.users + excluded.users
+        """
+    }
+
     /// Adds `users` to the net change of `variation`'s users in this writer's minute: what every
     /// write of events does beside them (migration 0006), so the history's counts and charts
-    /// never replay the events. The one statement that writes `assignment_deltas`.
+    /// never replay the events.
     func addUsers(_ users: Int, to variation: String, featureID: Int64) throws {
         guard users != 0 else { return }
-        let sql = """
-            INSERT INTO assignment_deltas (tenant_id, environment_id, feature_id, minute, variation, users)
-            VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (feature_id, minute, variation) DO UPDATE SET users = assignment_deltas.users + excluded.users
-            """
+        let sql = Self.addingUsers("VALUES (?, ?, ?, ?, ?, ?)")
         guard let sqlite = db.sqlite else {
             try db.execute(sql, [scope.tenant.id, scope.id, featureID, time / 60_000, variation, users], cached: true)
             return
