@@ -21,9 +21,10 @@ final class GroupCommit: Sendable {
     }
 
     /// One caller's write, type-erased: `run` inside the transaction, then `finish` with the
-    /// commit's failure, if any.
+    /// commit's failure, if any. `run(db, true)` runs it in a savepoint, keeping its failure to
+    /// itself; `run(db, false)` runs it bare, and its failure fails the whole transaction.
     private struct Job: Sendable {
-        let run: @Sendable (any SQLConnection) -> Void
+        let run: @Sendable (any SQLConnection, _ inSavepoint: Bool) throws -> Void
         let finish: @Sendable ((any Error)?) -> Void
     }
 
@@ -38,7 +39,8 @@ final class GroupCommit: Sendable {
 
     /// Runs `work` in the next group transaction and returns its result once that transaction
     /// has committed. When `work` throws, its own writes are rolled back and the error is
-    /// thrown here; the other writes of the group are unaffected.
+    /// thrown here; the other writes of the group are unaffected. On PostgreSQL `work` may run
+    /// twice (see `commit`): it must touch nothing but the database.
     func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             write(work) { continuation.resume(with: $0) }
@@ -55,8 +57,9 @@ final class GroupCommit: Sendable {
         let outcome = Outcome<T>()
         enqueue(
             Job(
-                run: { db in
-                    let result = Result { try db.inSavepoint { try work(db) } }
+                run: { db, inSavepoint in
+                    let result =
+                        inSavepoint ? Result { try db.inSavepoint { try work(db) } } : .success(try work(db))
                     outcome.result.withLock { $0 = result }
                 },
                 finish: { commitFailure in
@@ -91,23 +94,20 @@ final class GroupCommit: Sendable {
             return queue.pending
         }
         guard !jobs.isEmpty else { return }
-        let batch: @Sendable (any SQLConnection) -> Void = { db in for job in jobs { job.run(db) } }
-        commit(batch) { failure in
+        commit(jobs) { failure in
             for job in jobs { job.finish(failure) }
             self.commitPending()
         }
     }
 
-    /// Runs `batch` in one write transaction, then `done` with the commit's failure, if any.
-    private func commit(
-        _ batch: @escaping @Sendable (any SQLConnection) -> Void, done: @escaping @Sendable ((any Error)?) -> Void
-    ) {
+    /// Runs `jobs` in one write transaction, then `done` with the commit's failure, if any.
+    private func commit(_ jobs: [Job], done: @escaping @Sendable ((any Error)?) -> Void) {
         switch backend {
         case .sqlite(let writer):
             writer.asyncWriteWithoutTransaction { db in
                 do {
                     try db.inTransaction(.immediate) {
-                        batch(db)
+                        for job in jobs { try job.run(db, true) }
                         return .commit
                     }
                     done(nil)
@@ -116,12 +116,21 @@ final class GroupCommit: Sendable {
                 }
             }
         case .postgres(let postgres):
+            // A savepoint is a round trip on PostgreSQL: the jobs run bare, and only when one
+            // fails does the transaction roll back and run them again, each in a savepoint.
+            // Running a job twice is safe: the first run's writes were rolled back, and its
+            // outcome is replaced by the second's.
             Task {
                 do {
-                    try await postgres.write(batch)
+                    try await postgres.write { db in for job in jobs { try job.run(db, false) } }
                     done(nil)
                 } catch {
-                    done(error)
+                    do {
+                        try await postgres.write { db in for job in jobs { try job.run(db, true) } }
+                        done(nil)
+                    } catch {
+                        done(error)
+                    }
                 }
             }
         }

@@ -27,11 +27,20 @@ struct ConcurrentWritersTests {
         var toggle: WriteLedger.Entry?
     }
 
-    @Test("Command-line and HTTP writes (2 000 each) on one file at once: all succeed, all are present")
-    func commandLineAndServerTogether() throws {
+    /// Where the writers write: a SQLite file, or a PostgreSQL database.
+    enum Backend: String, CaseIterable, Sendable {
+        case sqlite, postgres
+    }
+
+    @Test(
+        "Command-line and HTTP writes (2 000 each; 500 on PostgreSQL) on one database at once: all succeed, all are present",
+        arguments: Backend.allCases)
+    func commandLineAndServerTogether(_ backend: Backend) throws {
         let seed = SeededGenerator.seed(fromEnvironment: "FLAGPOLE_CONCURRENCY_SEED")
         var random = SeededGenerator(seed: seed)
-        let cli = try CLI()
+        let postgres = backend == .postgres ? try TestPostgres.newDatabase("writers") : nil
+        let writes = postgres == nil ? Self.writes : Self.writes / 4
+        let cli = try CLI(database: postgres)
         try #require(cli.run(["tenant", "create", Self.tenant]).status == 0)
         try #require(
             cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", Self.tenant]).status == 0)
@@ -40,8 +49,9 @@ struct ConcurrentWritersTests {
         let server = try ServerProcess(cli)
         defer { _ = server.stop() }
 
-        let commands = Self.commandWrites().shuffled(using: &random)
-        let requests = try Self.requestWrites(server: server, key: key, in: cli.directory).shuffled(using: &random)
+        let commands = Self.commandWrites(writes).shuffled(using: &random)
+        let requests = try Self.requestWrites(writes, server: server, key: key, in: cli.directory).shuffled(
+            using: &random)
         // The requests go in batches, each sent once the commands have done as large a share of
         // theirs: the server would otherwise finish in seconds and the commands go on alone.
         let batchSize = requests.count / Self.batches
@@ -131,14 +141,15 @@ struct ConcurrentWritersTests {
         #expect(
             failures.isEmpty, "\(failures.count) writes failed, first: \(failures.prefix(5).joined(separator: "\n"))")
 
-        // Every write is there.
-        let shell = SQLiteShell(databasePath: cli.databasePath)
+        // Every write is there (in SQL both backends run).
         func users(_ prefix: String, _ condition: String) throws -> Int {
-            try shell.int("SELECT count(*) FROM \(condition) AND user_id GLOB '\(prefix)-*'")
+            let sql = "SELECT count(*) FROM \(condition) AND user_id LIKE '\(prefix)-%'"
+            guard let postgres else { return try SQLiteShell(databasePath: cli.databasePath).int(sql) }
+            return Int(try TestPostgres.psql(postgres, sql).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         }
-        let half = Self.writes / 2
-        let overrides = Self.writes / 4
-        let unlocks = Self.writes * 3 / 20
+        let half = writes / 2
+        let overrides = writes / 4
+        let unlocks = writes * 3 / 20
         for side in ["cli", "srv"] {
             #expect(
                 try users(
@@ -147,10 +158,12 @@ struct ConcurrentWritersTests {
             #expect(
                 try users(
                     "\(side)-o",
-                    "assignments WHERE is_override = 1 AND variation = '\(side == "cli" ? "Group A" : "Group B")'")
+                    "assignments WHERE is_override AND variation = '\(side == "cli" ? "Group A" : "Group B")'")
                     == overrides)
-            #expect(try users("\(side)-u", "unlocks WHERE unlocked = 1") == unlocks)
+            #expect(try users("\(side)-u", "unlocks WHERE unlocked") == unlocks)
         }
+        // The consistency checker reads through the sqlite3 shell: SQLite's side only, so far.
+        guard postgres == nil else { return }
         let consistency = StoreConsistency(databasePath: cli.databasePath, tenant: Self.tenant)
         let problems = try consistency.violations(against: ledger)
         #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
@@ -165,7 +178,7 @@ struct ConcurrentWritersTests {
     }
 
     /// Half assignments of one user, a quarter overrides, 15 % unlocks, 10 % feature toggles.
-    static func commandWrites() -> [Command] {
+    static func commandWrites(_ writes: Int) -> [Command] {
         var commands: [Command] = []
         for index in 0..<writes / 2 {
             commands.append(
@@ -204,7 +217,8 @@ struct ConcurrentWritersTests {
     }
 
     /// The same mix over HTTP: its own users, the other variation, another flag to toggle.
-    static func requestWrites(server: ServerProcess, key: String, in directory: URL) throws -> [Request] {
+    static func requestWrites(_ writes: Int, server: ServerProcess, key: String, in directory: URL) throws -> [Request]
+    {
         let responses = directory.appendingPathComponent("responses")
         try FileManager.default.createDirectory(at: responses, withIntermediateDirectories: true)
         let base = "\(server.baseURL)/api/v1/tenants/\(tenant)/environments/production/features"

@@ -14,6 +14,9 @@ final class PostgresTransaction: SQLConnection {
     private let connection: PostgresConnection
     private let logger: Logger
     private var savepoints = 0
+    /// Each environment's latest revision and the store's generation, as this transaction read
+    /// them (`EnvironmentTable.isCurrent`), until it writes a revision or a generation.
+    var heads: [Int64: (revision: Int?, generation: Int64)] = [:]
 
     init(_ connection: PostgresConnection, logger: Logger) {
         self.connection = connection

@@ -62,6 +62,13 @@ struct EnvironmentTable {
     /// Whether the environment is still at `head`'s revision and generation: what a write
     /// computed from a read checks, inside its transaction, before writing.
     func isCurrent(_ head: EnvironmentHead) throws -> Bool {
+        // On PostgreSQL a group commit's writes each ask, and each question is a round trip:
+        // the answer is kept for the transaction, which only its own writes can change (a write
+        // holds the store's write lock; a read is one snapshot).
+        let postgres = db as? PostgresTransaction
+        if let known = postgres?.heads[head.scope.id] {
+            return known.revision == head.revision && known.generation == head.generation
+        }
         let row = try db.row(
             """
             SELECT (SELECT max(number) FROM revisions WHERE tenant_id = ? AND environment_id = ?),
@@ -69,6 +76,7 @@ struct EnvironmentTable {
             """, [head.scope.tenant.id, head.scope.id], cached: true)!
         let revision: Int? = row[0]
         let generation: Int64 = row[1]
+        postgres?.heads[head.scope.id] = (revision, generation)
         return revision == head.revision && generation == head.generation
     }
 
@@ -255,6 +263,7 @@ struct EnvironmentTable {
                 targeting,
             ])
         try announceChange(of: scope)
+        (db as? PostgresTransaction)?.heads = [:]
         guard let sqlite = db.sqlite else {
             try insertAudit(changes, ofRevision: revisionID, in: scope)
             return
@@ -362,6 +371,7 @@ struct EnvironmentTable {
         try db.execute(
             "UPDATE store_generation SET generation = CASE WHEN generation >= ? THEN generation ELSE ? END + 1",
             [other, other])
+        (db as? PostgresTransaction)?.heads = [:]
     }
 }
 
