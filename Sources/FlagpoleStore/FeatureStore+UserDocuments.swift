@@ -82,7 +82,8 @@ extension FeatureStore {
     func readUserDocument(
         for user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
     ) async throws -> UserDocumentRead {
-        try await read { db in
+        // With the plan kept, one statement: the user's snapshot.
+        try await read(expectingOneStatement: true) { db in
             if let plan = pinningPlans.plan(for: path) {
                 let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
                 if isCurrent { return UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) }

@@ -228,12 +228,16 @@ public struct FeatureStore: Sendable {
 
     // MARK: Transactions
 
-    /// Runs `work` in one read transaction.
-    func read<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    /// Runs `work` in one read transaction. `expectingOneStatement` says `work` usually runs a
+    /// single statement, which PostgreSQL then runs without a transaction around it (see
+    /// `PostgresStore.read`).
+    func read<T: Sendable>(
+        expectingOneStatement: Bool = false, _ work: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
         try await Self.translatingErrorsAsync {
             switch backend {
             case .sqlite(let writer): try await writer.read(work)
-            case .postgres(let postgres): try await postgres.read(work)
+            case .postgres(let postgres): try await postgres.read(expectingOneStatement: expectingOneStatement, work)
             }
         }
     }

@@ -130,8 +130,27 @@ final class PostgresStore: Sendable {
     }
 
     /// Runs `work` in one read transaction, a snapshot of the store.
-    func read<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", work)
+    ///
+    /// `expectingOneStatement`: `work` usually runs one statement (a user's snapshot under a kept
+    /// plan), which is a snapshot by itself: it runs without `BEGIN` and `COMMIT`, one round trip
+    /// instead of three. Should it run a second, it is stopped, and run again in a transaction.
+    func read<T: Sendable>(
+        expectingOneStatement: Bool = false, _ work: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        if expectingOneStatement {
+            let logger = logger
+            let outcome = try await PostgresSession.translating {
+                try await withConnection { connection in
+                    try await Self.threads.runIfActive { () -> Result<T, any Error>? in
+                        let statement = PostgresTransaction(connection, logger: logger, isOneStatement: true)
+                        let outcome = Result { try work(statement) }
+                        return statement.ranMoreThanOneStatement ? nil : outcome
+                    }
+                }
+            }
+            if let outcome { return try outcome.get() }
+        }
+        return try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", work)
     }
 
     /// Runs `work` in one write transaction, holding the store's write lock: all of it is

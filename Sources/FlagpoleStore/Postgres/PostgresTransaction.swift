@@ -18,9 +18,27 @@ final class PostgresTransaction: SQLConnection {
     /// them (`EnvironmentTable.isCurrent`), until it writes a revision or a generation.
     var heads: [Int64: (revision: Int?, generation: Int64)] = [:]
 
-    init(_ connection: PostgresConnection, logger: Logger) {
+    /// Outside a transaction: one statement, which is its own snapshot (see
+    /// `PostgresStore.read(expectingOneStatement:_:)`).
+    private let isOneStatement: Bool
+    private var statements = 0
+    /// Whether work meant for one statement ran more: its answer must not be used.
+    private(set) var ranMoreThanOneStatement = false
+
+    init(_ connection: PostgresConnection, logger: Logger, isOneStatement: Bool = false) {
         self.connection = connection
         self.logger = logger
+        self.isOneStatement = isOneStatement
+    }
+
+    /// Refuses a second statement outside a transaction: it would see another snapshot.
+    private func countStatement() throws {
+        guard isOneStatement else { return }
+        statements += 1
+        guard statements == 1 else {
+            ranMoreThanOneStatement = true
+            throw StorageError.storage(reason: "a read expected to be one statement ran more")
+        }
     }
 
     var dialect: SQLDialect { .postgres }
@@ -35,6 +53,7 @@ final class PostgresTransaction: SQLConnection {
     }
 
     func inSavepoint<T>(_ work: () throws -> T) throws -> T {
+        try countStatement()
         savepoints += 1
         defer { savepoints -= 1 }
         // Names repeat: a rollback goes to the latest savepoint of its name.
@@ -52,6 +71,7 @@ final class PostgresTransaction: SQLConnection {
 
     /// Runs one statement, waiting for all of its rows.
     private func run(_ sql: String, _ arguments: [SQLValue]) throws -> (rows: [SQLRow], changed: Int) {
+        try countStatement()
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {
