@@ -113,7 +113,9 @@ public struct FeatureStore: Sendable {
     ) async throws -> FeatureStore {
         switch address {
         case .sqlite(let path): return try open(atPath: path, access: access, durability: durability)
-        case .postgres(let postgres): return FeatureStore(current: .postgres(try await PostgresStore.open(postgres)))
+        case .postgres(let postgres):
+            return FeatureStore(
+                current: .postgres(try await PostgresStore.open(postgres, migrating: access == .readWrite)))
         }
     }
 

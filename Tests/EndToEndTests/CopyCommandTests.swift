@@ -58,6 +58,11 @@ struct CopyCommandTests {
     @Test("The store's commands run on PostgreSQL; backup and restore say what to do there")
     func postgresCommands() throws {
         let url = try TestPostgres.newDatabase("refusals")
+        // A command that only reads migrates nothing: an empty database is refused, unchanged.
+        let unmigrated = try cli.run(["tenant", "list", "--db", url])
+        #expect(unmigrated.status != 0)
+        #expect(unmigrated.stderr.contains("flagpole migrate"), "\(unmigrated.stderr)")
+        #expect(try TestPostgres.psql(url, "SELECT to_regclass('flagpole_migrations') IS NULL").contains("t"))
         #expect(try cli.run(["tenant", "create", "acme", "--db", url]).status == 0)
         let list = try cli.run(["tenant", "list", "--db", url])
         #expect(list.status == 0, "\(list.stderr)")

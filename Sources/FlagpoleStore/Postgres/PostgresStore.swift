@@ -53,15 +53,27 @@ final class PostgresStore: Sendable {
     }
 
     /// Connects to `address`, refusing a database in another encoding than UTF-8 or migrated by a
-    /// newer Flagpole, and applies the migrations it lacks.
+    /// newer Flagpole, and applies the migrations it lacks; with `migrating` false (a command that
+    /// only reads), a database whose migrations are pending is refused instead.
     ///
-    /// - throws: `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
+    /// - throws: `StorageError.cannotOpen`, `StorageError.databaseTooNew`,
+    ///   `StorageError.databaseNeedsMigration`.
     static func open(
-        _ address: PostgresAddress, logger: Logger = Logger(label: "flagpole.postgres")
+        _ address: PostgresAddress, migrating: Bool = true, logger: Logger = Logger(label: "flagpole.postgres")
     ) async throws
         -> PostgresStore
     {
-        try await PostgresSession.with(address) { session in try await PostgresSchema.migrate(session) }
+        try await PostgresSession.with(address) { session in
+            if migrating {
+                try await PostgresSchema.migrate(session)
+                return
+            }
+            let status = try await PostgresSchema.status(session)
+            guard status.unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: status.unknown) }
+            guard status.pending.isEmpty else {
+                throw StorageError.databaseNeedsMigration(path: address.description, pending: status.pending)
+            }
+        }
         var configuration = PostgresClient.Configuration(
             host: address.host, port: address.port, username: address.user, password: address.password,
             database: address.database, tls: tls(address.tls))

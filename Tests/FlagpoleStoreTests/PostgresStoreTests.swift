@@ -1,3 +1,4 @@
+import FlagpoleCore
 import FlagpoleTestSupport
 import Foundation
 import Synchronization
@@ -49,5 +50,40 @@ private final class Holders: Sendable {
 
     func leave() {
         state.withLock { $0.now -= 1 }
+    }
+}
+
+@Suite("PostgreSQL's reads")
+struct PostgresReadTests {
+    @Test("A read expected to be one statement that runs more is run again in one snapshot, and answers right")
+    func oneStatementReadThatRunsMore() async throws {
+        let store = try await FeatureStore.open(DatabaseAddress(parsing: TestPostgres.newDatabase("reads")))
+        try await store.createTenant(TenantSlug(rawValue: "acme"))
+        let runs = Runs()
+        let answer = try await store.read(expectingOneStatement: true) { db in
+            runs.count()
+            let tenants = try db.value(Int.self, "SELECT count(*) FROM tenants")
+            let environments = try db.value(Int.self, "SELECT count(*) FROM environments")
+            return "\(tenants ?? -1) \(environments ?? -1)"
+        }
+        #expect(answer == "1 1")
+        #expect(runs.total == 2, "stopped at its second statement, then run again in a transaction")
+        let single = try await store.read(expectingOneStatement: true) { db in
+            runs.count()
+            return try db.value(Int.self, "SELECT count(*) FROM tenants")
+        }
+        #expect(single == 1 && runs.total == 3)
+        await store.close()
+    }
+}
+
+/// How many times a read's work ran.
+private final class Runs: Sendable {
+    private let runs = Mutex(0)
+
+    var total: Int { runs.withLock { $0 } }
+
+    func count() {
+        runs.withLock { $0 += 1 }
     }
 }
