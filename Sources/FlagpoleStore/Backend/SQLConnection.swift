@@ -273,22 +273,54 @@ extension Date: SQLBindable, SQLDecodable {
 
 /// The one format of stored dates.
 enum SQLDateFormat {
-    private static let withMilliseconds = formatter("yyyy-MM-dd HH:mm:ss.SSS")
-    private static let withSeconds = formatter("yyyy-MM-dd HH:mm:ss")
-
-    private static func formatter(_ format: String) -> DateFormatter {
+    private static let withMilliseconds: DateFormatter = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(secondsFromGMT: 0)
-        formatter.dateFormat = format
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS"
         return formatter
-    }
+    }()
 
     static func string(from date: Date) -> String {
         withMilliseconds.string(from: date)
     }
 
+    /// Reads `yyyy-MM-dd HH:mm:ss[.SSS]` digit by digit: every import reads the three dates of
+    /// each of an environment's features, and a `DateFormatter` takes microseconds a date.
     static func date(from text: String) -> Date? {
-        withMilliseconds.date(from: text) ?? withSeconds.date(from: text)
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 19 || bytes.count == 23 else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for index in range {
+                    let digit = Int(bytes[index]) - 48
+                    guard (0...9).contains(digit) else { return nil }
+                    value = value * 10 + digit
+                }
+                return value
+            }
+            guard bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x20, bytes[13] == 0x3A, bytes[16] == 0x3A,
+                bytes.count == 19 || bytes[19] == 0x2E,
+                let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+                let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+                let milliseconds = bytes.count == 23 ? number(20..<23) : 0,
+                (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            else { return nil }
+            let seconds =
+                (daysSince1970(year: year, month: month, day: day) * 86_400) + hour * 3_600 + minute * 60 + second
+            return Date(timeIntervalSince1970: Double(seconds) + Double(milliseconds) / 1_000)
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
+    /// `days_from_civil`).
+    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let year = month <= 2 ? year - 1 : year
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }
