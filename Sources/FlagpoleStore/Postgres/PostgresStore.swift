@@ -150,15 +150,10 @@ final class PostgresStore: Sendable {
         expectingOneStatement: Bool = false, _ work: @escaping @Sendable (any SQLConnection) throws -> T
     ) async throws -> T {
         if expectingOneStatement {
-            let logger = logger
-            let outcome = try await PostgresSession.translating {
-                try await withConnection { connection in
-                    try await Self.threads.runIfActive { () -> Result<T, any Error>? in
-                        let statement = PostgresTransaction(connection, logger: logger, isOneStatement: true)
-                        let outcome = Result { try work(statement) }
-                        return statement.ranMoreThanOneStatement ? nil : outcome
-                    }
-                }
+            let outcome = try await onThread { connection -> Result<T, any Error>? in
+                let statement = PostgresTransaction(connection, logger: self.logger, isOneStatement: true)
+                let outcome = Result { try work(statement) }
+                return statement.ranMoreThanOneStatement ? nil : outcome
             }
             if let outcome { return try outcome.get() }
         }
@@ -174,24 +169,28 @@ final class PostgresStore: Sendable {
     private func transaction<T: Sendable>(
         begin: String, lock: Bool = false, _ work: @escaping @Sendable (any SQLConnection) throws -> T
     ) async throws -> T {
-        let logger = logger
-        return try await PostgresSession.translating {
-            try await withConnection { connection in
-                try await Self.threads.runIfActive {
-                    let transaction = PostgresTransaction(connection, logger: logger)
-                    try transaction.execute(begin)
-                    do {
-                        if lock { try transaction.execute("SELECT pg_advisory_xact_lock(?)", [Self.writeLock]) }
-                        let value = try work(transaction)
-                        try transaction.execute("COMMIT")
-                        return value
-                    } catch {
-                        // A connection that can't roll back is closed by the pool: nothing is kept.
-                        _ = try? transaction.execute("ROLLBACK")
-                        throw error
-                    }
-                }
+        try await onThread { connection in
+            let transaction = PostgresTransaction(connection, logger: self.logger)
+            try transaction.execute(begin)
+            do {
+                if lock { try transaction.execute("SELECT pg_advisory_xact_lock(?)", [Self.writeLock]) }
+                let value = try work(transaction)
+                try transaction.execute("COMMIT")
+                return value
+            } catch {
+                // A connection that can't roll back is closed by the pool: nothing is kept.
+                _ = try? transaction.execute("ROLLBACK")
+                throw error
             }
+        }
+    }
+
+    /// Runs `body` on a pooled connection, on one of the threads that may wait for answers.
+    private func onThread<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        try await PostgresSession.translating {
+            try await withConnection { connection in try await Self.threads.runIfActive { try body(connection) } }
         }
     }
 

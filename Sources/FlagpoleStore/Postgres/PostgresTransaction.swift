@@ -53,7 +53,6 @@ final class PostgresTransaction: SQLConnection {
     }
 
     func inSavepoint<T>(_ work: () throws -> T) throws -> T {
-        try countStatement()
         savepoints += 1
         defer { savepoints -= 1 }
         // Names repeat: a rollback goes to the latest savepoint of its name.
