@@ -83,7 +83,20 @@ extension FeatureStore {
                 if isKept { continue }
                 return nil
             }
-            let recorded = try await writeInGroup { db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
+            // Without rules a user's group needs no read: on PostgreSQL the group commit records
+            // them ahead, with the other writes' (see `AssignmentWriter.prerecord`).
+            var firsts: [PendingFirst] = []
+            if case .postgres = backend, test.rules.isEmpty {
+                firsts = users.map { user in
+                    PendingFirst(
+                        head: plan.head, featureID: test.featureID, user: user,
+                        assignment: test.firstAssignment(
+                            of: EvaluationContext(user: user, attributes: [:]), segments: plan.segments,
+                            revision: plan.revision, isPinned: false))
+                }
+            }
+            let recorded = try await writeInGroup(prerecording: firsts) {
+                db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.environments.isCurrent(plan.head) else { return nil }
                 let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())
                 return try users.map { user in

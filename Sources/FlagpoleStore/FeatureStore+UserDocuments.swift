@@ -178,17 +178,23 @@ extension FeatureStore {
         completion: @escaping @Sendable (Result<[Int64: RecordedAssignment]?, any Error>) -> Void
     ) {
         let (user, plan, context, attributes) = (read.user, read.plan, read.context, read.attributes)
+        let firsts = write.firsts.map { test in
+            PendingFirst(
+                head: plan.head, featureID: test.featureID, user: user,
+                assignment: test.firstAssignment(
+                    of: context, segments: plan.segments, revision: plan.revision, isPinned: write.client == .app))
+        }
         groupCommit.write(
+            prerecording: firsts,
             { db in
                 guard try db.environments.isCurrent(plan.head) else { return nil }
                 let now = Date()
                 let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: now)
                 var recorded: [Int64: RecordedAssignment] = [:]
-                for test in write.firsts {
-                    let first = test.firstAssignment(
-                        of: context, segments: plan.segments, revision: plan.revision, isPinned: write.client == .app)
-                    recorded[test.featureID] = try writer.recordFirst(first, of: user, featureID: test.featureID)
-                        .assignment
+                for first in firsts {
+                    recorded[first.featureID] = try writer.recordFirst(
+                        first.assignment, of: user, featureID: first.featureID
+                    ).assignment
                 }
                 // Read again here: another request may have moved or pinned the user meanwhile.
                 for test in write.redecided {

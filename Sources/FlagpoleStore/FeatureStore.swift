@@ -257,8 +257,10 @@ public struct FeatureStore: Sendable {
     /// Runs `work` in a savepoint of the next group transaction (see `GroupCommit`): all of it
     /// is written, or none, and it returns once the transaction holding it has committed. For
     /// small writes that many callers make at once.
-    func writeInGroup<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await Self.translatingErrorsAsync { try await groupCommit.write(work) }
+    func writeInGroup<T: Sendable>(
+        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
+        try await Self.translatingErrorsAsync { try await groupCommit.write(prerecording: firsts, work) }
     }
 
     /// Keeps SQL out of user-facing errors.

@@ -24,6 +24,9 @@ final class GroupCommit: Sendable {
     /// commit's failure, if any. `run(db, true)` runs it in a savepoint, keeping its failure to
     /// itself; `run(db, false)` runs it bare, and its failure fails the whole transaction.
     private struct Job: Sendable {
+        /// The first assignments `run` will record, which PostgreSQL records for all the jobs
+        /// of a transaction in one statement before they run (`AssignmentWriter.prerecord`).
+        let firsts: [PendingFirst]
         let run: @Sendable (any SQLConnection, _ inSavepoint: Bool) throws -> Void
         let finish: @Sendable ((any Error)?) -> Void
     }
@@ -41,22 +44,28 @@ final class GroupCommit: Sendable {
     /// has committed. When `work` throws, its own writes are rolled back and the error is
     /// thrown here; the other writes of the group are unaffected. On PostgreSQL `work` may run
     /// twice (see `commit`): it must touch nothing but the database.
-    func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+    func write<T: Sendable>(
+        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (any SQLConnection) throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            write(work) { continuation.resume(with: $0) }
+            write(prerecording: firsts, work) { continuation.resume(with: $0) }
         }
     }
 
     /// Runs `work` in the next group transaction and hands its outcome to `completion`, on the
     /// writer's queue, once that transaction has committed (or failed to): for callers that
     /// must not wait, such as an event loop.
+    ///
+    /// - parameter firsts: the first assignments `work` records (with `recordFirst`), when they
+    ///   are known before it runs.
     func write<T: Sendable>(
-        _ work: @escaping @Sendable (any SQLConnection) throws -> T,
+        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (any SQLConnection) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let outcome = Outcome<T>()
         enqueue(
             Job(
+                firsts: firsts,
                 run: { db, inSavepoint in
                     let result =
                         inSavepoint ? Result { try db.inSavepoint { try work(db) } } : .success(try work(db))
@@ -116,13 +125,17 @@ final class GroupCommit: Sendable {
                 }
             }
         case .postgres(let postgres):
-            // A savepoint is a round trip on PostgreSQL: the jobs run bare, and only when one
-            // fails does the transaction roll back and run them again, each in a savepoint.
-            // Running a job twice is safe: the first run's writes were rolled back, and its
-            // outcome is replaced by the second's.
+            // A round trip on PostgreSQL holds the write lock: the jobs' first assignments are
+            // recorded together first, and the jobs run bare. Only when one fails does the
+            // transaction roll back and run them again, one by one, each in a savepoint (itself
+            // a round trip). Running a job twice is safe: the first run's writes were rolled
+            // back, and its outcome is replaced by the second's.
             Task {
                 do {
-                    try await postgres.write { db in for job in jobs { try job.run(db, false) } }
+                    try await postgres.write { db in
+                        try AssignmentWriter.prerecord(jobs.flatMap(\.firsts), in: db)
+                        for job in jobs { try job.run(db, false) }
+                    }
                     done(nil)
                 } catch {
                     do {

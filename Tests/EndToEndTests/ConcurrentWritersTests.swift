@@ -27,11 +27,6 @@ struct ConcurrentWritersTests {
         var toggle: WriteLedger.Entry?
     }
 
-    /// Where the writers write: a SQLite file, or a PostgreSQL database.
-    enum Backend: String, CaseIterable, Sendable {
-        case sqlite, postgres
-    }
-
     @Test(
         "Command-line and HTTP writes (2 000 each; 500 on PostgreSQL) on one database at once: all succeed, all are present",
         arguments: Backend.allCases)
@@ -162,9 +157,8 @@ struct ConcurrentWritersTests {
                     == overrides)
             #expect(try users("\(side)-u", "unlocks WHERE unlocked") == unlocks)
         }
-        // The consistency checker reads through the sqlite3 shell: SQLite's side only, so far.
-        guard postgres == nil else { return }
-        let consistency = StoreConsistency(databasePath: cli.databasePath, tenant: Self.tenant)
+        // The consistency checker reads through the database's own client, sqlite3 or psql.
+        let consistency = StoreConsistency(shell: backend.shell(on: cli.databasePath), tenant: Self.tenant)
         let problems = try consistency.violations(against: ledger)
         #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
         if failures.isEmpty && problems.isEmpty { try? FileManager.default.removeItem(at: cli.directory) }

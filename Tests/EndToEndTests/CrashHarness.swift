@@ -10,7 +10,8 @@ import Foundation
 /// fetch of its pinned document), then a kill: of the command if it is
 /// still running, of the server always (it is restarted and must serve). The first runs of
 /// each operation, and 15 % of the later ones, run to completion: they measure when the writer
-/// holds SQLite's write lock, and their acknowledged writes must survive the later kills. Most
+/// holds the store's write lock (SQLite's, or the advisory lock of PostgreSQL's write
+/// transactions), and their acknowledged writes must survive the later kills. Most
 /// kills wait for the writer to take the lock and land a random moment into its measured hold;
 /// the rest land anywhere from the start to a quarter past the measured end, so start-up,
 /// parsing and the answer after the commit are hit too.
@@ -40,7 +41,7 @@ final class CrashHarness {
     let cli: CLI
     let files = ImportFiles()
     let consistency: StoreConsistency
-    let probe: WriteLockProbe
+    let probe: any WriteLockProbe
     private(set) var ledger = WriteLedger()
     private(set) var landings: [Landing: Int] = [:]
     private(set) var restarts = 0
@@ -61,11 +62,16 @@ final class CrashHarness {
         }
     }
 
-    init(seed: UInt64) throws {
+    init(seed: UInt64, backend: Backend) throws {
         random = SeededGenerator(seed: seed)
-        cli = try CLI()
-        consistency = StoreConsistency(databasePath: cli.databasePath, tenant: Self.tenant)
-        probe = WriteLockProbe(databasePath: cli.databasePath)
+        let postgres = backend == .postgres ? try TestPostgres.newDatabase("crash") : nil
+        cli = try CLI(database: postgres)
+        consistency = StoreConsistency(shell: backend.shell(on: cli.databasePath), tenant: Self.tenant)
+        if let postgres {
+            probe = try PostgresWriteLockProbe(url: postgres)
+        } else {
+            probe = SQLiteWriteLockProbe(databasePath: cli.databasePath)
+        }
         try Self.require(cli.run(["tenant", "create", Self.tenant]))
         try Self.require(cli.run(["env", "create", "staging", "--tenant", Self.tenant]))
         key = try Self.require(cli.run(["key", "create", "--tenant", Self.tenant, "--role", "editor"])).stdout
@@ -120,6 +126,8 @@ final class CrashHarness {
             try runRequests()
         }
         runs[operation, default: 0] += 1
+        // Without its answers every kill would count as before the transaction.
+        if let failure = (probe as? PostgresWriteLockProbe)?.failure { throw Failure(failure) }
     }
 
     /// Runs a command, killing it as `killPlan` says.
@@ -348,7 +356,7 @@ final class CrashHarness {
             return try consistency.shell.int("SELECT count(*) FROM revisions WHERE message = '\(entry.tag)'") > 0
         case .assign, .pinned:
             return try consistency.shell.int(
-                "SELECT count(*) FROM assignments WHERE user_id >= '\(entry.tag)-' AND user_id < '\(entry.tag).'") > 0
+                "SELECT count(*) FROM assignments WHERE \(consistency.usersTagged(entry.tag))") > 0
         }
     }
 

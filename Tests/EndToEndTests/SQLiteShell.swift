@@ -1,21 +1,74 @@
 import Foundation
 
-/// The `sqlite3` shell on a database file: an independent reader of what flagpole wrote,
-/// sharing none of its code. Waits up to 10 s for locks, as the store does.
-struct SQLiteShell {
-    let databasePath: String
+/// Where a test's writers write: a SQLite file, or a PostgreSQL database.
+enum Backend: String, CaseIterable, Sendable {
+    case sqlite, postgres
 
-    struct Failure: Error, CustomStringConvertible {
-        let script: String
-        let status: Int32
-        let stderr: String
-        var description: String { "sqlite3 exited \(status) on `\(script.prefix(300))`: \(stderr)" }
+    /// The command-line client of `database`: a SQLite file's path, or a PostgreSQL URL.
+    func shell(on database: String) -> any DatabaseShell {
+        switch self {
+        case .sqlite: return SQLiteShell(databasePath: database)
+        case .postgres: return PostgresShell(url: database)
+        }
     }
 
-    /// The rows of one statement, as `sqlite3 -json` prints them.
+    /// Its client's name, for failures.
+    var client: String {
+        switch self {
+        case .sqlite: "sqlite3"
+        case .postgres: "psql"
+        }
+    }
+}
+
+/// A database's own command-line client (`sqlite3`, `psql`): an independent reader of what
+/// flagpole wrote, sharing none of its code. Rows come back as JSON objects, decoded by
+/// `JSONSerialization`.
+protocol DatabaseShell {
+    /// Which SQL the database speaks, for the few statements written for each.
+    var backend: Backend { get }
+
+    /// The rows of each statement, run one after the other by one client process (starting
+    /// a process costs more than most of these queries).
+    func batch(_ statements: [String]) throws -> [[[String: Any]]]
+
+    /// The first column of the first row, as text.
+    func text(_ sql: String) throws -> String
+
+    /// Runs statements that return nothing.
+    func execute(_ sql: String) throws
+}
+
+extension DatabaseShell {
+    /// The rows of one statement.
     func rows(_ sql: String) throws -> [[String: Any]] {
         try batch([sql])[0]
     }
+
+    /// An integer result.
+    func int(_ sql: String) throws -> Int {
+        let value = try text(sql)
+        guard let number = Int(value) else {
+            throw ShellFailure(client: backend.client, script: sql, status: 0, stderr: "not an integer: \(value)")
+        }
+        return number
+    }
+}
+
+/// A script a database's client did not run through.
+struct ShellFailure: Error, CustomStringConvertible {
+    let client: String
+    let script: String
+    let status: Int32
+    let stderr: String
+    var description: String { "\(client) exited \(status) on `\(script.prefix(300))`: \(stderr)" }
+}
+
+/// The `sqlite3` shell on a database file. Waits up to 10 s for locks, as the store does.
+struct SQLiteShell: DatabaseShell {
+    let databasePath: String
+
+    var backend: Backend { .sqlite }
 
     /// The rows of each statement, run one after the other by one `sqlite3` process (starting
     /// a process costs more than most of these queries).
@@ -36,13 +89,6 @@ struct SQLiteShell {
             in: .whitespacesAndNewlines)
     }
 
-    /// An integer result.
-    func int(_ sql: String) throws -> Int {
-        let value = try text(sql)
-        guard let number = Int(value) else { throw Failure(script: sql, status: 0, stderr: "not an integer: \(value)") }
-        return number
-    }
-
     /// Runs statements that return nothing.
     func execute(_ sql: String) throws {
         _ = try run("\(sql);\n")
@@ -56,9 +102,9 @@ struct SQLiteShell {
             stdin: Array(".timeout 10000\n\(script)".utf8))
         let (_, output, errors) = child.finishWithBytes()
         guard child.process.terminationStatus == 0 else {
-            throw Failure(
-                script: script, status: child.process.terminationStatus, stderr: String(decoding: errors, as: UTF8.self)
-            )
+            throw ShellFailure(
+                client: backend.client, script: script, status: child.process.terminationStatus,
+                stderr: String(decoding: errors, as: UTF8.self))
         }
         return output
     }

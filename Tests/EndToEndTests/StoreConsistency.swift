@@ -1,23 +1,24 @@
 import FlagpoleCore
 import Foundation
 
-/// Checks a flagpole database through the `sqlite3` shell: SQLite's own integrity check,
-/// contiguous revisions, an audit trail that is exactly the diff between revisions, tables that
-/// hold the latest revision, assignments that agree with their history, and, against a
-/// `WriteLedger`, every acknowledged write present and every write whole or absent.
+/// Checks a flagpole database through its own client, the `sqlite3` shell or `psql`: SQLite's
+/// own integrity check, contiguous revisions, an audit trail that is exactly the diff between
+/// revisions, tables that hold the latest revision, assignments that agree with their history,
+/// and, against a `WriteLedger`, every acknowledged write present and every write whole or absent.
 ///
 /// Revisions are checked once each, in order, so a long run does not re-read every document;
-/// all the queries of a check run in one `sqlite3` process.
+/// all the queries of a check run in one client process. The checks are the same on both
+/// backends; where the two speak different SQL, the helpers at the end write each one's.
 final class StoreConsistency {
-    let shell: SQLiteShell
+    let shell: any DatabaseShell
     let tenant: String
     /// The last revision checked in each environment, decoded, and its bytes.
     private(set) var latest: [String: (number: Int, document: FeaturesDocument, bytes: [UInt8])] = [:]
     /// Ledger entries already checked by a quick check.
     private var checkedEntries = 0
 
-    init(databasePath: String, tenant: String) {
-        shell = SQLiteShell(databasePath: databasePath)
+    init(shell: any DatabaseShell, tenant: String) {
+        self.shell = shell
         self.tenant = tenant
     }
 
@@ -47,37 +48,41 @@ final class StoreConsistency {
             ? """
             SELECT tag, sum(users) AS users, sum(first) AS first FROM (
                 SELECT \(tag) AS tag, count(*) AS users, 0 AS first FROM assignments GROUP BY tag
-                UNION ALL SELECT \(tag), 0, count(*) FROM assignment_events WHERE reason = 'first' GROUP BY 1)
+                UNION ALL SELECT \(tag), 0, count(*) FROM assignment_events WHERE reason = 'first' GROUP BY 1) AS counts
             GROUP BY tag
             """
             : assignments.isEmpty
-                ? "SELECT 1 WHERE 0"
+                ? "SELECT 1 AS n WHERE false"
                 : assignments.map { tag, feature in
-                    let users = "user_id >= '\(tag)-' AND user_id < '\(tag).'"
+                    let users = usersTagged(tag)
                     return """
                         SELECT '\(tag)' AS tag,
                             (SELECT count(*) FROM assignments
-                             WHERE feature_id IN (SELECT id FROM features WHERE \(feature.map { "name = \(Self.quoted($0))" } ?? "1")) AND \(users)) AS users,
+                             WHERE feature_id IN (SELECT id FROM features WHERE \(feature.map { "name = \(Self.quoted($0))" } ?? "true")) AND \(users)) AS users,
                             (SELECT count(*) FROM assignment_events WHERE environment_id IN (SELECT id FROM environments) AND \(users) AND reason = 'first') AS first
                         """
                 }.joined(separator: " UNION ALL ")
         checkedEntries = ledger.entries.count
+        // PostgreSQL has no integrity check a client may run (amcheck is an extension only a
+        // superuser installs), and it checks every foreign key on every statement: there the
+        // two stand-ins that find nothing run, as on SQLite between full checks.
+        let checksFile = isFull && shell.backend == .sqlite
         let results: [[[String: Any]]]
         do {
             results = try shell.batch([
-                isFull ? "PRAGMA integrity_check" : "SELECT 'ok' AS integrity_check",
-                isFull ? "PRAGMA foreign_key_check" : "SELECT 1 WHERE 0",
+                checksFile ? "PRAGMA integrity_check" : "SELECT 'ok' AS integrity_check",
+                checksFile ? "PRAGMA foreign_key_check" : "SELECT 1 AS n WHERE false",
                 // UNIQUE (environment_id, number) rules out repeats, so count == max means no gap.
                 """
                 SELECT e.name AS env, count(r.id) AS n, coalesce(min(r.number), 1) AS lo, coalesce(max(r.number), 0) AS hi
                 FROM environments e LEFT JOIN revisions r ON r.environment_id = e.id GROUP BY e.id
                 """,
                 "SELECT r.message, e.name AS env, r.number FROM revisions r JOIN environments e ON e.id = r.environment_id",
-                "SELECT e.name AS env, r.id, r.number, r.message, CAST(r.document AS TEXT) AS document \(newRevisions) ORDER BY e.name, r.number",
+                "SELECT e.name AS env, r.id, r.number, r.message, \(text(ofBytes: "r.document")) AS document \(newRevisions) ORDER BY e.name, r.number",
                 "SELECT a.revision_id, a.feature_name, a.field, a.change FROM audit a JOIN (SELECT r.id \(newRevisions)) n ON n.id = a.revision_id",
                 userCounts,
                 """
-                SELECT count(*) AS n FROM assignments a WHERE \(isFull) AND a.variation IS NOT (
+                SELECT count(*) AS n FROM assignments a WHERE \(isFull) AND a.variation \(isDistinctFrom) (
                     SELECT e.variation FROM assignment_events e
                     WHERE e.environment_id = a.environment_id AND e.user_id = a.user_id AND e.feature_id = a.feature_id
                     ORDER BY e.id DESC LIMIT 1)
@@ -93,16 +98,20 @@ final class StoreConsistency {
                 WHERE t.slug = '\(tenant)' AND f.archived_at IS NULL AND \(isFull)
                 ORDER BY e.name, f.position, v.position
                 """,
-                // The deltas the store keeps beside the events sum to the users each variation holds.
+                // The deltas the store keeps beside the events sum to the users each variation holds,
+                // both ways (set operations chain left to right: each side is its own subquery).
                 """
-                WITH deltas AS (SELECT feature_id, CAST(variation AS BLOB) AS v, sum(users) AS n FROM assignment_deltas
+                WITH deltas AS (SELECT feature_id, \(bytes(ofText: "variation")) AS v, sum(users) AS n FROM assignment_deltas
                                 GROUP BY 1, 2 HAVING sum(users) <> 0),
-                     recorded AS (SELECT feature_id, CAST(variation AS BLOB) AS v, count(*) AS n FROM assignments GROUP BY 1, 2)
-                SELECT count(*) AS n FROM (SELECT * FROM deltas EXCEPT SELECT * FROM recorded
-                                           UNION ALL SELECT * FROM recorded EXCEPT SELECT * FROM deltas) WHERE \(isFull)
+                     recorded AS (SELECT feature_id, \(bytes(ofText: "variation")) AS v, count(*) AS n FROM assignments GROUP BY 1, 2)
+                SELECT count(*) AS n FROM (
+                    SELECT * FROM (SELECT * FROM deltas EXCEPT SELECT * FROM recorded) AS kept_only
+                    UNION ALL SELECT * FROM (SELECT * FROM recorded EXCEPT SELECT * FROM deltas) AS recorded_only
+                ) AS differences
+                WHERE \(isFull)
                 """,
             ])
-        } catch let failure as SQLiteShell.Failure {
+        } catch let failure as ShellFailure {
             return ["the database cannot be read: \(failure)"]
         }
         let integrity = results[0].map { "\($0["integrity_check"] ?? "")" }
@@ -265,7 +274,7 @@ final class StoreConsistency {
         for row in rows {
             let (env, name) = (row["env"] as! String, row["name"] as! String)
             var features = stored[env] ?? []
-            if features.last?.name != name { features.append((name, (row["enabled"] as? Int).map { $0 == 1 }, [], [])) }
+            if features.last?.name != name { features.append((name, Self.flag(row["enabled"]), [], [])) }
             if let variation = row["variation"] as? String { features[features.count - 1].variations.append(variation) }
             if let bias = row["bias"] as? NSNumber { features[features.count - 1].biases.append(bias.doubleValue) }
             stored[env] = features
@@ -289,6 +298,41 @@ final class StoreConsistency {
             }
         }
         return problems
+    }
+
+    /// A boolean column: 0 or 1 from SQLite, false or true from PostgreSQL; nil when NULL.
+    private static func flag(_ value: Any?) -> Bool? {
+        switch value {
+        case let flag as Bool: flag
+        case let number as Int: number == 1
+        default: nil
+        }
+    }
+
+    // MARK: SQL written for each backend
+
+    /// The users of an assignment tag, `<tag>-…`: a range of ids in byte order, where `-` comes
+    /// just before `.`. PostgreSQL compares text in byte order under the "C" collation only;
+    /// its user-id columns have it, and the clause keeps the range in byte order regardless.
+    func usersTagged(_ tag: String) -> String {
+        let userID = shell.backend == .postgres ? #"user_id COLLATE "C""# : "user_id"
+        return "\(userID) >= '\(tag)-' AND \(userID) < '\(tag).'"
+    }
+
+    /// A stored document's bytes as text: a blob cast on SQLite, a `bytea` decoded on PostgreSQL.
+    private func text(ofBytes column: String) -> String {
+        shell.backend == .postgres ? "convert_from(\(column), 'UTF8')" : "CAST(\(column) AS TEXT)"
+    }
+
+    /// Text as its bytes, to compare byte for byte.
+    private func bytes(ofText column: String) -> String {
+        shell.backend == .postgres ? "convert_to(\(column), 'UTF8')" : "CAST(\(column) AS BLOB)"
+    }
+
+    /// The comparison where NULL equals NULL and differs from any value (`IS NOT` is SQLite's;
+    /// its `IS DISTINCT FROM` is too recent for some systems' shells).
+    private var isDistinctFrom: String {
+        shell.backend == .postgres ? "IS DISTINCT FROM" : "IS NOT"
     }
 
     /// `text` as an SQL string literal.

@@ -7,7 +7,7 @@ import Testing
 /// checks can never fail would pass whatever the store did.
 @Suite("The crash checks catch a damaged database", .serialized)
 struct StoreConsistencyTests {
-    /// One kind of damage, done with the sqlite3 shell, and what the report must then say.
+    /// One kind of damage, done with the database's own client, and what the report must then say.
     enum Damage: String, CaseIterable, CustomTestStringConvertible {
         case revisionGap, auditRowLost, halfAnAssignment, acknowledgedImportLost, revisionNotTheFile,
             tablesAheadOfTheRevision, assignmentWithoutHistory, firstEventLost, eventOfAMissingRevision, zeroedPage,
@@ -15,18 +15,24 @@ struct StoreConsistencyTests {
 
         var testDescription: String { rawValue }
 
-        var sql: String {
-            switch self {
-            case .revisionGap: "DELETE FROM revisions WHERE number = 2"
+        /// The statements that do it, in the SQL of `backend`.
+        func sql(on backend: Backend) -> String {
+            let isPostgres = backend == .postgres
+            return switch self {
+            case .revisionGap:
+                // PostgreSQL keeps the audit's foreign key: its rows go first.
+                "DELETE FROM audit WHERE revision_id = (SELECT id FROM revisions WHERE number = 2); DELETE FROM revisions WHERE number = 2"
             case .auditRowLost: "DELETE FROM audit WHERE id = (SELECT max(id) FROM audit)"
             case .halfAnAssignment:
-                "DELETE FROM assignments WHERE user_id IN (SELECT user_id FROM assignments WHERE user_id GLOB 'u00003-*' LIMIT 50)"
+                "DELETE FROM assignments WHERE user_id IN (SELECT user_id FROM assignments WHERE user_id LIKE 'u00003-%' LIMIT 50)"
             case .acknowledgedImportLost:
                 "DELETE FROM audit WHERE revision_id = (SELECT max(id) FROM revisions); DELETE FROM revisions WHERE id = (SELECT max(id) FROM revisions)"
             case .revisionNotTheFile:
-                "UPDATE revisions SET document = CAST(replace(CAST(document AS TEXT), 'import-4', 'import-9') AS BLOB) WHERE message = 'import-4'"
+                isPostgres
+                    ? "UPDATE revisions SET document = convert_to(replace(convert_from(document, 'UTF8'), 'import-4', 'import-9'), 'UTF8') WHERE message = 'import-4'"
+                    : "UPDATE revisions SET document = CAST(replace(CAST(document AS TEXT), 'import-4', 'import-9') AS BLOB) WHERE message = 'import-4'"
             case .tablesAheadOfTheRevision:
-                "UPDATE features SET enabled = CASE enabled WHEN 1 THEN 0 ELSE 1 END WHERE id = (SELECT min(id) FROM features WHERE archived_at IS NULL)"
+                "UPDATE features SET enabled = NOT enabled WHERE id = (SELECT min(id) FROM features WHERE archived_at IS NULL)"
             case .assignmentWithoutHistory: "UPDATE assignments SET variation = 'Nowhere' WHERE user_id = 'u00003-0'"
             case .firstEventLost: "DELETE FROM assignment_events WHERE reason = 'first' AND user_id = 'u00003-1'"
             case .eventOfAMissingRevision:
@@ -55,14 +61,19 @@ struct StoreConsistencyTests {
         }
     }
 
-    @Test("An intact database passes; a damaged one is reported", arguments: Damage.allCases)
-    func damaged(_ damage: Damage) throws {
-        let (cli, ledger) = try Self.makeDatabase()
-        defer { try? FileManager.default.removeItem(at: cli.directory) }
-        #expect(try StoreConsistency(databasePath: cli.databasePath, tenant: "acme").violations(against: ledger) == [])
+    /// Every damage on each backend, but a zeroed page, which only a file can have.
+    static let cases = Backend.allCases.flatMap { backend in
+        Damage.allCases.filter { backend == .sqlite || $0 != .zeroedPage }.map { (backend, $0) }
+    }
 
-        let shell = SQLiteShell(databasePath: cli.databasePath)
-        try shell.execute(damage.sql)
+    @Test("An intact database passes; a damaged one is reported", arguments: cases)
+    func damaged(_ backend: Backend, _ damage: Damage) throws {
+        let (cli, ledger) = try Self.makeDatabase(on: backend)
+        defer { try? FileManager.default.removeItem(at: cli.directory) }
+        let shell = backend.shell(on: cli.databasePath)
+        #expect(try StoreConsistency(shell: shell, tenant: "acme").violations(against: ledger) == [])
+
+        try shell.execute(damage.sql(on: backend))
         if damage == .zeroedPage {
             // The root page of an index, zeroed in the file the checkpoint just completed.
             let page = try shell.int("SELECT rootpage FROM sqlite_schema WHERE name = 'assignment_events_by_user'")
@@ -72,15 +83,15 @@ struct StoreConsistencyTests {
             file.write(Data(count: size))
             try file.close()
         }
-        let problems = try StoreConsistency(databasePath: cli.databasePath, tenant: "acme").violations(against: ledger)
+        let problems = try StoreConsistency(shell: shell, tenant: "acme").violations(against: ledger)
         #expect(
             problems.contains { problem in damage.reported.contains { problem.contains($0) } }, "reported: \(problems)")
     }
 
     /// A database written by the command line: an import, a bias change, 100 users assigned,
     /// another import; and its ledger.
-    static func makeDatabase() throws -> (CLI, WriteLedger) {
-        let cli = try CLI()
+    static func makeDatabase(on backend: Backend) throws -> (CLI, WriteLedger) {
+        let cli = try CLI(database: backend == .postgres ? try TestPostgres.newDatabase("damage") : nil)
         var random = SeededGenerator(seed: 1)
         var ledger = WriteLedger()
         let files = ImportFiles()

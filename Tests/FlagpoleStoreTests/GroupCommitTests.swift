@@ -132,6 +132,92 @@ struct GroupCommitTests {
     }
 
     @Test(
+        "One batch recording the same new users twice, by the API and by their apps: each recorded once, reported new once, pinned where an app fetched; with a failing write beside them, its users absent",
+        arguments: [false, true])
+    func oneBatchRecordingUsersTwice(withFailingWrite: Bool) async throws {
+        // On a file: the apps' reads go to a reader while the writer is held.
+        let store = try await FeatureStore.makeOnFileWithTenants()
+        try await store.importText(Self.document)
+        // The revision's plan is built and kept: the writes below know their groups before they run.
+        _ = try await store.pinnedDocument(for: UserID(rawValue: "warm-up"), in: .acmeProduction)
+        let plan = try #require(store.pinningPlans.plan(for: .acmeProduction))
+        let test = try #require(plan.tests.first { $0.name == "A/B" })
+
+        // Given the writer held until every write below waits for it: one batch.
+        let release = DispatchSemaphore(value: 0)
+        let isHolding = Mutex(false)
+        async let blocker: Void = store.writeInGroup { _ in
+            isHolding.withLock { $0 = true }
+            release.wait()
+        }
+        while !isHolding.withLock({ $0 }) { await Task.yield() }
+        let users = UserID.numbered(10, prefix: "twice")
+        var pending = 0
+        func waitForQueue(_ count: Int) async {
+            pending += count
+            while store.groupCommit.pendingCount < pending { await Task.yield() }
+        }
+        let posts = (0..<2).map { _ in Task { try await store.assign(users, to: "A/B", in: .acmeProduction) } }
+        await waitForQueue(2)
+        let fetches = users.prefix(5).map { user in
+            Task { try await store.pinnedDocument(for: user, in: .acmeProduction) }
+        }
+        await waitForQueue(5)
+        // A write that records a user, as the others do, then fails.
+        let doomed = UserID(rawValue: "doomed")
+        let first = PendingFirst(
+            head: plan.head, featureID: test.featureID, user: doomed,
+            assignment: test.firstAssignment(
+                of: EvaluationContext(user: doomed, attributes: [:]), segments: plan.segments,
+                revision: plan.revision, isPinned: false))
+        let failing = Task {
+            try await store.writeInGroup(prerecording: withFailingWrite ? [first] : []) { db in
+                guard withFailingWrite else { return }
+                _ = try db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())
+                    .recordFirst(first.assignment, of: doomed, featureID: test.featureID)
+                throw StorageError.busy
+            }
+        }
+        await waitForQueue(1)
+        release.signal()
+        try await blocker
+
+        // Then each user is new to exactly one of the two POSTs
+        var summaries: [AssignmentSummary] = []
+        for post in posts { summaries.append(try await post.value) }
+        #expect(summaries.map(\.recorded).reduce(0, +) == users.count)
+        #expect(summaries.map(\.known).reduce(0, +) == users.count)
+        // and each app was answered the group on record, now kept for it
+        let recorded = try await store.recordedAssignments(of: "A/B")
+        for (user, fetch) in zip(users, fetches) {
+            let document = try await fetch.value
+            #expect(document.assignments.first { $0.feature == "A/B" }?.variation == recorded[user]?.variation)
+        }
+        let pinned = try await store.read { db in
+            try db.values(
+                String.self,
+                "SELECT user_id FROM assignments WHERE feature_id = ? AND user_id LIKE 'twice-%' AND pinned ORDER BY user_id",
+                [test.featureID])
+        }
+        #expect(pinned == users.prefix(5).map(\.rawValue).sorted())
+        // with one `first` event per user and test, and counts that agree with the rows
+        for (index, user) in users.enumerated() {
+            let events = try await store.allAssignmentEvents(user: user)
+            #expect(events.map(\.reason) == Array(repeating: .first, count: index < 5 ? 2 : 1), "\(user)")
+        }
+        #expect(try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments).isEmpty)
+        // and the failing write's user nowhere.
+        let outcome = await failing.result
+        if withFailingWrite {
+            #expect(throws: StorageError.self) { try outcome.get() }
+        } else {
+            #expect(throws: Never.self) { try outcome.get() }
+        }
+        #expect(recorded[doomed] == nil)
+        #expect(try await store.allAssignmentEvents(user: doomed).isEmpty)
+    }
+
+    @Test(
         "First assignments computed under a revision that another write replaced are not written; the fetch reads again under the new one"
     )
     func staleFirstAssignmentsAreNotWritten() async throws {

@@ -12,14 +12,14 @@ public enum TestPostgres {
         let base = try server.get()
         let name =
             "\(label.filter { $0.isLetter || $0.isNumber }.lowercased())_\(UUID().uuidString.prefix(8).lowercased())"
-        try run(psql, ["-v", "ON_ERROR_STOP=1", "-q", "-d", base, "-c", "CREATE DATABASE \"\(name)\""])
+        try run(psqlPath, ["-v", "ON_ERROR_STOP=1", "-q", "-d", base, "-c", "CREATE DATABASE \"\(name)\""])
         return replacingDatabase(of: base, with: name)
     }
 
     /// Runs SQL on the database at `url` with `psql`, and returns what it printed, unaligned.
     @discardableResult
     public static func psql(_ url: String, _ sql: String) throws -> String {
-        try run(psql, ["-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-d", url, "-c", sql])
+        try run(psqlPath, ["-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-d", url, "-c", sql])
     }
 
     /// A server of the test's own, which it may stop and start again (`pause`, `resume`) without
@@ -78,8 +78,8 @@ public enum TestPostgres {
             .deletingLastPathComponent()
     }
 
-    /// Debian's psql, or the one on PATH.
-    private static var psql: String {
+    /// Debian's psql, or the one on PATH: for tests that run it themselves.
+    public static var psqlPath: String {
         let candidates = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         for version in candidates.sorted().reversed() {
             let path = "/usr/lib/postgresql/\(version)/bin/psql"

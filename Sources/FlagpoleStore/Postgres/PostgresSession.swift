@@ -20,9 +20,11 @@ struct PostgresSession: Sendable {
     {
         let configuration: PostgresConnection.Configuration
         do {
-            configuration = PostgresConnection.Configuration(
+            var options = PostgresConnection.Configuration(
                 host: address.host, port: address.port, username: address.user, password: address.password,
                 database: address.database, tls: try tls(address.tls))
+            options.options.additionalStartupParameters = startupParameters
+            configuration = options
         } catch {
             throw StorageError.cannotOpen(path: address.description, reason: "its TLS settings failed: \(error)")
         }
@@ -57,6 +59,14 @@ struct PostgresSession: Sendable {
             )
         }
     }
+
+    /// Sent on every connection Flagpole opens, its pool's included: text in UTF-8, and the
+    /// process's id as `application_name`, so that `pg_stat_activity` (and `pg_locks` joined to it)
+    /// tells which instance or command holds a connection, a lock or a long transaction.
+    static let startupParameters = [
+        ("client_encoding", "UTF8"),
+        ("application_name", "flagpole (pid \(ProcessInfo.processInfo.processIdentifier))"),
+    ]
 
     private static func tls(_ mode: PostgresAddress.TLSMode) throws -> PostgresConnection.Configuration.TLS {
         var unverified = TLSConfiguration.makeClientConfiguration()

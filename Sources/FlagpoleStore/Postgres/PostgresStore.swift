@@ -78,7 +78,7 @@ final class PostgresStore: Sendable {
             host: address.host, port: address.port, username: address.user, password: address.password,
             database: address.database, tls: tls(address.tls))
         configuration.options.maximumConnections = connections
-        configuration.options.additionalStartupParameters = [("client_encoding", "UTF8")]
+        configuration.options.additionalStartupParameters = PostgresSession.startupParameters
         return PostgresStore(
             address: address,
             client: PostgresClient(configuration: configuration, eventLoopGroup: eventLoop, backgroundLogger: logger),

@@ -17,6 +17,17 @@ final class PostgresTransaction: SQLConnection {
     /// Each environment's latest revision and the store's generation, as this transaction read
     /// them (`EnvironmentTable.isCurrent`), until it writes a revision or a generation.
     var heads: [Int64: (revision: Int?, generation: Int64)] = [:]
+    /// First assignments this transaction recorded ahead of the writes that record them (see
+    /// `AssignmentWriter.prerecord`), each until its write takes it.
+    var prerecorded: [PendingFirst.Key: RecordedAssignment] = [:]
+
+    /// Whether `assignment` was recorded ahead under `key`; if so its write takes it, and reports
+    /// it new, exactly once.
+    func takePrerecorded(_ key: PendingFirst.Key, _ assignment: RecordedAssignment) -> Bool {
+        guard prerecorded[key] == assignment else { return false }
+        prerecorded[key] = nil
+        return true
+    }
 
     /// Outside a transaction: one statement, which is its own snapshot (see
     /// `PostgresStore.read(expectingOneStatement:_:)`).

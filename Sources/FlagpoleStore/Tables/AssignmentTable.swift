@@ -492,6 +492,12 @@ struct AssignmentWriter {
     func recordFirst(
         _ assignment: RecordedAssignment, of user: UserID, featureID: Int64
     ) throws -> (assignment: RecordedAssignment, isNew: Bool) {
+        if let postgres = db as? PostgresTransaction,
+            postgres.takePrerecorded(
+                PendingFirst.Key(featureID: featureID, point: assignment.point, user: user), assignment)
+        {
+            return (assignment, true)
+        }
         let sql = """
             INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision,
                 assigned_at, rule, pinned, app_point)
@@ -553,6 +559,69 @@ struct AssignmentWriter {
             point: assignment.point, reason: .first, revision: assignment.revision, rule: assignment.rule)
         return (assignment, true)
     }
+
+    /// Records, in one statement, the first assignments that a group commit's writes are about
+    /// to record one by one (`recordFirst`) under heads still current, and keeps those it
+    /// inserted in the transaction, where each write's `recordFirst` takes its own without a
+    /// round trip. A user recorded already (another instance came first) is left to that
+    /// `recordFirst`, which reads back the winner. PostgreSQL only: every round trip of a group
+    /// commit holds the write lock, and a statement per new user was most of its time.
+    static func prerecord(_ firsts: [PendingFirst], in db: any SQLConnection) throws {
+        guard let postgres = db as? PostgresTransaction, !firsts.isEmpty else { return }
+        var seen = Set<PendingFirst.Key>()
+        var candidates: [PrerecordCandidate] = []
+        for first in firsts where seen.insert(first.key).inserted {
+            guard try db.environments.isCurrent(first.head) else { continue }
+            candidates.append(PrerecordCandidate(ordinal: candidates.count, first: first))
+        }
+        let time = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        for start in stride(from: 0, to: candidates.count, by: prerecordChunk) {
+            let chunk = candidates[start..<min(start + prerecordChunk, candidates.count)]
+            let inserted = try db.values(
+                Int.self, prerecording,
+                [
+                    String(decoding: try JSONEncoder().encode(Array(chunk)), as: UTF8.self), time,
+                    AssignmentReason.first.rawValue, time, time / 60_000,
+                ], cached: true)
+            for ordinal in inserted {
+                let first = candidates[ordinal].first
+                postgres.prerecorded[first.key] = first.assignment
+            }
+        }
+    }
+
+    /// Candidates per statement: its one JSON argument stays small.
+    static let prerecordChunk = 1_000
+
+    /// `prerecord`'s statement. Its candidates come as one JSON array (a statement of one text,
+    /// prepared once, whatever their number); doubles written by Swift are read back by
+    /// PostgreSQL as the same doubles. Arguments: the candidates, the time, the reason `first`,
+    /// the time, the minute.
+    private static let prerecording = """
+        WITH candidates AS (
+            SELECT * FROM json_to_recordset(CAST(? AS json)) AS c (ordinal bigint, tenant_id bigint,
+                environment_id bigint, feature_id bigint, user_id text COLLATE "C", point double precision,
+                variation text COLLATE "C", revision bigint, rule text, pinned boolean, app_point double precision)),
+        inserted AS (
+            INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision,
+                assigned_at, rule, pinned, app_point)
+            SELECT tenant_id, environment_id, feature_id, user_id, point, variation, revision, ?, rule, pinned, app_point
+            FROM candidates ORDER BY ordinal
+            ON CONFLICT (feature_id, point, user_id) DO NOTHING
+            RETURNING feature_id, point, user_id),
+        new AS (
+            SELECT c.* FROM inserted i
+            JOIN candidates c ON c.feature_id = i.feature_id AND c.point = i.point AND c.user_id = i.user_id),
+        event AS (\(insertingEvents("""
+            SELECT tenant_id, environment_id, feature_id, user_id, NULL, variation, point, revision, ?, ?, rule
+            FROM new ORDER BY ordinal
+            """))),
+        delta AS (\(addingUsers("""
+            SELECT tenant_id, environment_id, feature_id, ?, variation, count(*) FROM new
+            GROUP BY tenant_id, environment_id, feature_id, variation
+            """)))
+        SELECT ordinal FROM new
+        """
 
     /// The recorded group of `user` in a feature, whose point for them is `point`.
     func recorded(_ user: UserID, featureID: Int64, point: Double) throws -> RecordedAssignment? {
@@ -1113,5 +1182,55 @@ struct FirstAssignments {
             // PostgreSQL may read a table in any order: the ordinals give the staging order.
             try db.execute(Self.insertingFirstEvents(staged, order: " ORDER BY ordinal"), recording)
         }
+    }
+}
+
+/// A first assignment a group commit's write will record (`AssignmentWriter.recordFirst`), known
+/// before the write runs: see `AssignmentWriter.prerecord`.
+struct PendingFirst: Sendable {
+    /// The head the write records under: nothing is recorded unless it is still current.
+    var head: EnvironmentHead
+    var featureID: Int64
+    var user: UserID
+    var assignment: RecordedAssignment
+
+    /// The assignment's primary key.
+    struct Key: Hashable {
+        var featureID: Int64
+        var point: Double
+        var user: UserID
+    }
+
+    var key: Key { Key(featureID: featureID, point: assignment.point, user: user) }
+}
+
+/// One row of `prerecord`'s JSON argument.
+private struct PrerecordCandidate: Encodable {
+    let ordinal: Int
+    let first: PendingFirst
+
+    enum CodingKeys: String, CodingKey {
+        case ordinal, point, variation, revision, rule, pinned
+        case tenantID = "tenant_id"
+        case environmentID = "environment_id"
+        case featureID = "feature_id"
+        case userID = "user_id"
+        case appPoint = "app_point"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        let assignment = first.assignment
+        try container.encode(ordinal, forKey: .ordinal)
+        try container.encode(first.head.scope.tenant.id, forKey: .tenantID)
+        try container.encode(first.head.scope.id, forKey: .environmentID)
+        try container.encode(first.featureID, forKey: .featureID)
+        try container.encode(first.user.rawValue, forKey: .userID)
+        try container.encode(assignment.point, forKey: .point)
+        try container.encode(assignment.variation, forKey: .variation)
+        try container.encode(assignment.revision, forKey: .revision)
+        try container.encodeIfPresent(assignment.rule, forKey: .rule)
+        try container.encode(assignment.isPinned, forKey: .pinned)
+        try container.encodeIfPresent(assignment.appPoint, forKey: .appPoint)
     }
 }

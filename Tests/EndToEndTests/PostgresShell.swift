@@ -1,0 +1,56 @@
+import FlagpoleTestSupport
+import Foundation
+
+/// `psql` on a PostgreSQL database's URL. Readers never wait for writers there: no lock
+/// timeout to set.
+struct PostgresShell: DatabaseShell {
+    let url: String
+
+    var backend: Backend { .postgres }
+
+    /// The rows of each statement, run one after the other by one `psql` process, as one
+    /// JSON array each. They read one snapshot (a read-only repeatable-read transaction), so
+    /// they agree with each other even while a writer commits. `json_agg` keeps the order of
+    /// a sorted subquery, but breaks lines between rows: a marker line ends each statement.
+    func batch(_ statements: [String]) throws -> [[[String: Any]]] {
+        let marker = "--8<-- end of statement --8<--"
+        let queries = statements.map {
+            "SELECT coalesce(json_agg(t), '[]'::json) FROM (\n\($0)\n) t;\n\\echo \(marker)\n"
+        }
+        let script = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;\n\(queries.joined())COMMIT;\n"
+        let output = String(decoding: try run(script), as: UTF8.self)
+        return try output.components(separatedBy: marker + "\n").dropLast().map { text in
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { return [] }
+            return try JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [[String: Any]] ?? []
+        }
+    }
+
+    /// The first column of the first row, as text.
+    func text(_ sql: String) throws -> String {
+        String(decoding: try run("\(sql);\n"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs statements that return nothing.
+    func execute(_ sql: String) throws {
+        _ = try run("\(sql);\n")
+    }
+
+    /// Runs a script read from standard input, stopping at the first error; prints rows
+    /// unaligned, without headers or status lines. Never prompts for a password: a URL that
+    /// needs one it lacks fails.
+    private func run(_ script: String) throws -> Data {
+        let child = try ChildProcess(
+            URL(fileURLWithPath: TestPostgres.psqlPath),
+            ["-X", "-w", "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-d", url],
+            in: FileManager.default.temporaryDirectory, environment: ["PGCLIENTENCODING": "UTF8"],
+            stdin: Array(script.utf8))
+        let (_, output, errors) = child.finishWithBytes()
+        guard child.process.terminationStatus == 0 else {
+            throw ShellFailure(
+                client: backend.client, script: script, status: child.process.terminationStatus,
+                stderr: String(decoding: errors, as: UTF8.self))
+        }
+        return output
+    }
+}
