@@ -85,26 +85,30 @@ extension FeatureStore {
             }
             // Without rules a user's group needs no read: on PostgreSQL the group commit records
             // them ahead, with the other writes' (see `AssignmentWriter.prerecord`).
-            var firsts: [PendingFirst] = []
-            if case .postgres = backend, test.rules.isEmpty {
-                firsts = users.map { user in
-                    PendingFirst(
-                        head: plan.head, featureID: test.featureID, user: user,
-                        assignment: test.firstAssignment(
-                            of: EvaluationContext(user: user, attributes: [:]), segments: plan.segments,
-                            revision: plan.revision, isPinned: false))
+            let firsts: [PendingFirst] =
+                if case .postgres = backend, test.rules.isEmpty {
+                    users.map { user in
+                        PendingFirst(
+                            head: plan.head, featureID: test.featureID, user: user,
+                            assignment: test.firstAssignment(
+                                of: EvaluationContext(user: user, attributes: [:]), segments: plan.segments,
+                                revision: plan.revision, isPinned: false))
+                    }
+                } else {
+                    []
                 }
-            }
             let recorded = try await writeInGroup(prerecording: firsts) {
                 db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.environments.isCurrent(plan.head) else { return nil }
                 let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())
-                return try users.map { user in
+                return try users.indices.map { index in
                     try writer.recordFirst(
-                        try Self.firstAssignment(
-                            of: user, in: test, segments: plan.segments, revision: plan.revision, db: db,
-                            scope: plan.head.scope),
-                        of: user, featureID: test.featureID)
+                        try firsts.isEmpty
+                            ? Self.firstAssignment(
+                                of: users[index], in: test, segments: plan.segments, revision: plan.revision, db: db,
+                                scope: plan.head.scope)
+                            : firsts[index].assignment,
+                        of: users[index], featureID: test.featureID)
                 }
             }
             guard let recorded else { continue }

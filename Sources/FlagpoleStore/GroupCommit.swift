@@ -135,6 +135,7 @@ final class GroupCommit: Sendable {
                     try await postgres.write { db in
                         try AssignmentWriter.prerecord(jobs.flatMap(\.firsts), in: db)
                         for job in jobs { try job.run(db, false) }
+                        try AssignmentWriter.requireEveryPrerecordedTaken(in: db)
                     }
                     done(nil)
                 } catch {

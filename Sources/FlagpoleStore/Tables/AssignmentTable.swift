@@ -570,11 +570,11 @@ struct AssignmentWriter {
         guard let postgres = db as? PostgresTransaction, !firsts.isEmpty else { return }
         var seen = Set<PendingFirst.Key>()
         var candidates: [PrerecordCandidate] = []
-        for first in firsts where seen.insert(first.key).inserted {
-            guard try db.environments.isCurrent(first.head) else { continue }
+        for first in firsts {
+            guard try db.environments.isCurrent(first.head), seen.insert(first.key).inserted else { continue }
             candidates.append(PrerecordCandidate(ordinal: candidates.count, first: first))
         }
-        let time = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let time = Date().unixMilliseconds
         for start in stride(from: 0, to: candidates.count, by: prerecordChunk) {
             let chunk = candidates[start..<min(start + prerecordChunk, candidates.count)]
             let inserted = try db.values(
@@ -588,6 +588,15 @@ struct AssignmentWriter {
                 postgres.prerecorded[first.key] = first.assignment
             }
         }
+    }
+
+    /// Throws when a row `prerecord` inserted was taken by no write: the writes must record
+    /// exactly the first assignments they announced, or a row would be committed that no caller
+    /// reports. The group then runs again without prerecording.
+    static func requireEveryPrerecordedTaken(in db: any SQLConnection) throws {
+        guard let postgres = db as? PostgresTransaction, !postgres.prerecorded.isEmpty else { return }
+        throw StorageError.storage(
+            reason: "\(postgres.prerecorded.count) first assignments recorded ahead were not taken by their writes")
     }
 
     /// Candidates per statement: its one JSON argument stays small.
@@ -606,7 +615,7 @@ struct AssignmentWriter {
             INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, revision,
                 assigned_at, rule, pinned, app_point)
             SELECT tenant_id, environment_id, feature_id, user_id, point, variation, revision, ?, rule, pinned, app_point
-            FROM candidates ORDER BY ordinal
+            FROM candidates
             ON CONFLICT (feature_id, point, user_id) DO NOTHING
             RETURNING feature_id, point, user_id),
         new AS (
