@@ -13,17 +13,11 @@ struct PostgresShell: DatabaseShell {
     /// they agree with each other even while a writer commits. `json_agg` keeps the order of
     /// a sorted subquery, but breaks lines between rows: a marker line ends each statement.
     func batch(_ statements: [String]) throws -> [[[String: Any]]] {
-        let marker = "--8<-- end of statement --8<--"
         let queries = statements.map {
-            "SELECT coalesce(json_agg(t), '[]'::json) FROM (\n\($0)\n) t;\n\\echo \(marker)\n"
+            "SELECT coalesce(json_agg(t), '[]'::json) FROM (\n\($0)\n) t;\n\\echo \(Self.statementEnd)\n"
         }
         let script = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;\n\(queries.joined())COMMIT;\n"
-        let output = String(decoding: try run(script), as: UTF8.self)
-        return try output.components(separatedBy: marker + "\n").dropLast().map { text in
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty else { return [] }
-            return try JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [[String: Any]] ?? []
-        }
+        return try rowsOfEachStatement(in: run(script))
     }
 
     /// The first column of the first row, as text.

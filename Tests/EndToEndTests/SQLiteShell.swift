@@ -40,6 +40,20 @@ protocol DatabaseShell {
 }
 
 extension DatabaseShell {
+    /// The line each client prints after a statement's rows in `batch`.
+    static var statementEnd: String { "--8<-- end of statement --8<--" }
+
+    /// The rows of each statement in what `batch`'s script printed: one JSON array of objects
+    /// per statement, each followed by `statementEnd` (nothing at all: no rows).
+    func rowsOfEachStatement(in output: Data) throws -> [[[String: Any]]] {
+        try String(decoding: output, as: UTF8.self).components(separatedBy: Self.statementEnd + "\n").dropLast().map {
+            text in
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { return [] }
+            return try JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [[String: Any]] ?? []
+        }
+    }
+
     /// The rows of one statement.
     func rows(_ sql: String) throws -> [[String: Any]] {
         try batch([sql])[0]
@@ -73,14 +87,8 @@ struct SQLiteShell: DatabaseShell {
     /// The rows of each statement, run one after the other by one `sqlite3` process (starting
     /// a process costs more than most of these queries).
     func batch(_ statements: [String]) throws -> [[[String: Any]]] {
-        let marker = "--8<-- end of statement --8<--"
-        let script = ".mode json\n" + statements.map { "\($0);\n.print \(marker)\n" }.joined()
-        let output = String(decoding: try run(script), as: UTF8.self)
-        return try output.components(separatedBy: marker + "\n").dropLast().map { text in
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty else { return [] }
-            return try JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [[String: Any]] ?? []
-        }
+        let script = ".mode json\n" + statements.map { "\($0);\n.print \(Self.statementEnd)\n" }.joined()
+        return try rowsOfEachStatement(in: run(script))
     }
 
     /// The first column of the first row, as text.
