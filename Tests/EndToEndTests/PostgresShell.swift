@@ -39,12 +39,6 @@ struct PostgresShell: DatabaseShell {
             ["-X", "-w", "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-d", url],
             in: FileManager.default.temporaryDirectory, environment: ["PGCLIENTENCODING": "UTF8"],
             stdin: Array(script.utf8))
-        let (_, output, errors) = child.finishWithBytes()
-        guard child.process.terminationStatus == 0 else {
-            throw ShellFailure(
-                client: backend.client, script: script, status: child.process.terminationStatus,
-                stderr: String(decoding: errors, as: UTF8.self))
-        }
-        return output
+        return try output(of: child, running: script)
     }
 }

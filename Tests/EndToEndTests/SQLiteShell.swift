@@ -54,6 +54,18 @@ extension DatabaseShell {
         }
     }
 
+    /// What `child`, the client running `script`, printed; a `ShellFailure` with what it said
+    /// when it exits with an error.
+    func output(of child: ChildProcess, running script: String) throws -> Data {
+        let (_, output, errors) = child.finishWithBytes()
+        guard child.process.terminationStatus == 0 else {
+            throw ShellFailure(
+                client: backend.client, script: script, status: child.process.terminationStatus,
+                stderr: String(decoding: errors, as: UTF8.self))
+        }
+        return output
+    }
+
     /// The rows of one statement.
     func rows(_ sql: String) throws -> [[String: Any]] {
         try batch([sql])[0]
@@ -108,12 +120,6 @@ struct SQLiteShell: DatabaseShell {
             URL(fileURLWithPath: "/usr/bin/env"), ["sqlite3", "-bail", "-batch", databasePath],
             in: URL(fileURLWithPath: databasePath).deletingLastPathComponent(),
             stdin: Array(".timeout 10000\n\(script)".utf8))
-        let (_, output, errors) = child.finishWithBytes()
-        guard child.process.terminationStatus == 0 else {
-            throw ShellFailure(
-                client: backend.client, script: script, status: child.process.terminationStatus,
-                stderr: String(decoding: errors, as: UTF8.self))
-        }
-        return output
+        return try output(of: child, running: script)
     }
 }
