@@ -8,6 +8,9 @@ public struct ConfigsSnapshot: Hashable, Sendable {
     public var document: ConfigsDocument
     /// The features of the same revision, which configs follow and tags label.
     public var features: [Feature]
+    /// What the stored configs hold that no app can take, which an earlier version accepted: a
+    /// JSON `null` (served without it) or a control character (see `ConfigValue.problemsForApps`).
+    public var warnings: [ConfigIssue] = []
 }
 
 /// What a change of configs, tags, rules or segments did, or would do on a dry run.
@@ -33,12 +36,29 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             let latest = try db.environments.revision(nil, in: scope)
             let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
-            return ConfigsSnapshot(
-                revision: latest?.number, document: try ConfigsDocument(stored: latest?.configs), features: features)
+            let (document, warnings) = try ConfigsDocument.decoding(stored: latest?.configs)
+            return ConfigsSnapshot(revision: latest?.number, document: document, features: features, warnings: warnings)
         }
     }
 
-    /// Adds `config`, or replaces the config of the same name (as apps compare names) in its place.
+    /// Every environment whose current configs hold what no app can take, with what: the
+    /// warnings of `configs(in:)`, for `flagpole migrate` to report after an upgrade.
+    ///
+    /// - throws: `StorageError`.
+    public func configWarnings() async throws -> [(path: EnvironmentPath, warnings: [ConfigIssue])] {
+        var found: [(path: EnvironmentPath, warnings: [ConfigIssue])] = []
+        for tenant in try await tenants() {
+            for environment in try await environments(of: tenant.slug) {
+                let warnings = try await configs(in: environment.path).warnings
+                if !warnings.isEmpty { found.append((environment.path, warnings)) }
+            }
+        }
+        return found
+    }
+
+    /// Adds `config`, or replaces the config of the same name (as apps compare names) in its place,
+    /// keeping the stored config's declaration when `config` has none (only a declaration import
+    /// changes it).
     ///
     /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
     public func setConfig(
@@ -49,7 +69,7 @@ extension FeatureStore {
         // Issues point into the one config, as its writer sent it.
         try await changeConfigs(
             in: path, options: options, message: "set config \(config.name)", pointer: { _ in .root },
-            change: { document, _ in document.set(config) })
+            change: { document, _ in document.set(config.declared(as: document.config(named: config.name))) })
     }
 
     /// Removes the config named `name`.
@@ -69,7 +89,8 @@ extension FeatureStore {
     }
 
     /// Replaces the environment's configs with `imported`'s, in its order; its feature tags
-    /// replace the current ones only when it has some.
+    /// replace the current ones only when it has some. A config without a declaration keeps the
+    /// stored one's.
     ///
     /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
     public func importConfigs(
@@ -78,7 +99,7 @@ extension FeatureStore {
         async throws -> ConfigsOutcome
     {
         try await changeConfigs(in: path, options: options, message: "import configs") { document in
-            document.configs = imported.configs
+            document.configs = imported.configs.map { $0.declared(as: document.config(named: $0.name)) }
             if !imported.featureTags.isEmpty { document.featureTags = imported.featureTags }
         }
     }
@@ -149,10 +170,11 @@ extension FeatureStore {
             // Only what this change writes is checked: a config an import made stale (its feature
             // gone) gives its default, and must not block changes to the others.
             var issues = next.configs.enumerated().flatMap { index, config in
-                let unchanged = current.config(named: config.name).map { $0.isIdentical(to: config) } ?? false
-                return unchanged
+                let stored = current.config(named: config.name)
+                return stored.map { $0.isIdentical(to: config) } ?? false
                     ? []
                     : config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
+                        + (options.isForced ? [] : config.declarationProblems(replacing: stored, at: pointer(index)))
                         + config.rules.problems(variations: nil, segments: segments).filter { $0.severity == .error }
                         .map { issue in
                             var issue = issue
@@ -191,20 +213,34 @@ extension FeatureStore {
 }
 
 extension ConfigsDocument {
-    /// The configs a revision keeps (`nil`: none).
+    /// The configs a revision keeps (`nil`: none), as they are served (`decoding(stored:)`).
     ///
     /// - throws: `StorageError.storage` when they no longer decode, which only a damaged file explains.
     init(stored: Data?) throws {
-        guard let stored else {
-            self.init()
-            return
-        }
+        self = try Self.decoding(stored: stored).document
+    }
+
+    /// The configs a revision keeps, without what no app can take, and the warnings that say what
+    /// was (`ConfigsDecoder.decodeStored`).
+    ///
+    /// - throws: `StorageError.storage` when they no longer decode, which only a damaged file explains.
+    static func decoding(stored: Data?) throws -> (document: ConfigsDocument, warnings: [ConfigIssue]) {
+        guard let stored else { return (ConfigsDocument(), []) }
         do {
-            self = try ConfigsDecoder.decode(Array(stored)).0
+            return try ConfigsDecoder.decodeStored(Array(stored))
         } catch {
             throw StorageError.storage(
                 reason: "the configs kept with a revision do not decode: \(error.issues.first?.description ?? "")")
         }
+    }
+}
+
+extension Config {
+    /// The config with `stored`'s declaration when it has none of its own.
+    func declared(as stored: Config?) -> Config {
+        var config = self
+        if config.declaration == nil { config.declaration = stored?.declaration }
+        return config
     }
 }
 

@@ -105,6 +105,12 @@ extension Config {
                 )
             }
         }
-        return issues
+        if let declaration, declaration.defaultValue.type != declaration.type.configType {
+            issue(
+                pointer.appending("declared").appending("default"),
+                "the declared default is \(declaration.defaultValue.type.withArticle), not a \(declaration.type)",
+                "write the default the declaration file gives, as a \(declaration.type)")
+        }
+        return issues + problemsForApps(at: pointer)
     }
 }

@@ -19,6 +19,9 @@ public struct Config: Hashable, Sendable {
     /// The config's own rules, serving values: for a user they decide first, before the
     /// followed feature and the default (docs/TARGETING.md).
     public var rules: [TargetingRule]
+    /// What the app's declaration file says of the config, from its import on (`nil`: not
+    /// declared there, or not imported from it).
+    public var declaration: ConfigDeclaration?
 
     /// The value of one variation of the followed feature.
     public struct Variant: Hashable, Sendable {
@@ -33,9 +36,11 @@ public struct Config: Hashable, Sendable {
 
     public init(
         name: String, type: ConfigType, defaultValue: ConfigValue, description: String? = nil, tags: [String] = [],
-        follows: String? = nil, values: [Variant] = [], rules: [TargetingRule] = []
+        follows: String? = nil, values: [Variant] = [], rules: [TargetingRule] = [],
+        declaration: ConfigDeclaration? = nil
     ) {
         self.rules = rules
+        self.declaration = declaration
         self.name = name
         self.type = type
         self.defaultValue = defaultValue
@@ -66,7 +71,7 @@ public struct Config: Hashable, Sendable {
     }
 
     /// The config as its definition is written in a configs file: `name`, `type`, `description`,
-    /// `tags`, `default`, `follows`, `values`, `rules`, the optional ones only when set.
+    /// `tags`, `default`, `follows`, `values`, `rules`, `declared`, the optional ones only when set.
     public var jsonObject: JSONObject {
         var object: JSONObject = ["name": .string(name), "type": .string(type.rawValue)]
         if let description { object.append("description", .string(description)) }
@@ -79,13 +84,36 @@ public struct Config: Hashable, Sendable {
                 .object(JSONObject(values.map { JSONObject.Member(key: $0.variation, value: $0.value.jsonValue) })))
         }
         if !rules.isEmpty { object.append("rules", .array(rules.map(\.jsonValue))) }
+        if let declaration { object.append("declared", .object(declaration.jsonObject)) }
         return object
+    }
+
+    /// The definition as JSON, laid out as a configs file lays it out, each value in its type's
+    /// form (a double with its decimal point, which `jsonObject` loses).
+    public func rendered() -> [UInt8] {
+        var output: [UInt8] = []
+        ConfigsDocument.write(self, indent: 0, into: &output)
+        output.append(UInt8(ascii: "\n"))
+        return output
+    }
+
+    /// Definitions as a JSON array, each as `rendered()` writes it.
+    public static func rendered(_ configs: [Config]) -> [UInt8] {
+        guard !configs.isEmpty else { return Array("[]\n".utf8) }
+        var output: [UInt8] = [UInt8(ascii: "[")]
+        for (index, config) in configs.enumerated() {
+            output.append(contentsOf: (index == 0 ? "\n" : ",\n").utf8)
+            ConfigsDocument.write(config, indent: 4, into: &output)
+        }
+        output.append(contentsOf: "\n]\n".utf8)
+        return output
     }
 
     /// Whether the two are written alike, byte for byte (see `JSONValue.isIdentical(to:)`).
     public func isIdentical(to other: Config) -> Bool {
         type == other.type && jsonObject.isIdentical(to: other.jsonObject) && defaultValue == other.defaultValue
             && values.map(\.value) == other.values.map(\.value) && rules == other.rules
+            && declaration == other.declaration
     }
 }
 
@@ -132,37 +160,48 @@ public struct ConfigsDocument: Hashable, Sendable {
     /// The document as JSON: `{"configs": [...]}`, then `"feature-tags"` when any feature has some.
     public var jsonValue: JSONValue {
         var object: JSONObject = ["configs": .array(configs.map { .object($0.jsonObject) })]
-        if !featureTags.isEmpty {
-            object.append(
-                "feature-tags",
-                .object(
-                    JSONObject(
-                        featureTags.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
-                            JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
-                        })))
-        }
+        if let featureTagsJSON { object.append("feature-tags", featureTagsJSON) }
         return .object(object)
     }
 
-    /// The document's bytes as revisions keep them and `flagpole config export` writes them.
-    public func rendered() -> [UInt8] {
+    /// `{"Feature": ["ios"]}` by feature name, as bytes sort; `nil` when no feature has tags.
+    private var featureTagsJSON: JSONValue? {
+        guard !featureTags.isEmpty else { return nil }
+        return .object(
+            JSONObject(
+                featureTags.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+                    JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
+                }))
+    }
+
+    /// The document's bytes as revisions keep them and `flagpole config export` writes them;
+    /// with a `revision`, that member first (`{"revision": N, "configs": …}`), and `extra`
+    /// members last, as the API answers.
+    public func rendered(revision: Int?? = .none, extra: JSONObject = [:]) -> [UInt8] {
         var output: [UInt8] = []
-        renderPretty(into: &output)
+        renderPretty(revision: revision, extra: extra, into: &output)
         return output
     }
 
     /// Pretty JSON laid out as `JSONWriter` lays it out, written member by member because
     /// `JSONValue` numbers have no type: a double must keep its decimal point.
-    private func renderPretty(into output: inout [UInt8]) {
-        output.append(contentsOf: "{\n    \"configs\": [".utf8)
+    private func renderPretty(revision: Int??, extra: JSONObject, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        if case .some(let number) = revision {
+            output.append(contentsOf: "\n    \"revision\": \(number.map(String.init) ?? "null"),".utf8)
+        }
+        output.append(contentsOf: "\n    \"configs\": [".utf8)
         for (index, config) in configs.enumerated() {
             output.append(contentsOf: (index == 0 ? "\n" : ",\n").utf8)
             Self.write(config, indent: 8, into: &output)
         }
         output.append(contentsOf: (configs.isEmpty ? "]" : "\n    ]").utf8)
-        if case .object(let object) = jsonValue, let tags = object["feature-tags"] {
-            output.append(contentsOf: ",\n    \"feature-tags\": ".utf8)
-            var bytes = JSONWriter(style: .pretty).bytes(of: tags)
+        let tags = featureTagsJSON.map { [JSONObject.Member(key: "feature-tags", value: $0)] } ?? []
+        for member in tags + extra.members {
+            output.append(contentsOf: ",\n    ".utf8)
+            JSONWriter.writeString(member.key, into: &output)
+            output.append(contentsOf: ": ".utf8)
+            var bytes = JSONWriter(style: .pretty).bytes(of: member.value)
             bytes.removeLast()
             for byte in bytes {
                 output.append(byte)
@@ -172,7 +211,7 @@ public struct ConfigsDocument: Hashable, Sendable {
         output.append(contentsOf: "\n}\n".utf8)
     }
 
-    private static func write(_ config: Config, indent: Int, into output: inout [UInt8]) {
+    static func write(_ config: Config, indent: Int, into output: inout [UInt8]) {
         let pad = String(repeating: " ", count: indent)
         let inner = pad + "    "
         output.append(contentsOf: "\(pad){".utf8)
@@ -217,6 +256,21 @@ public struct ConfigsDocument: Hashable, Sendable {
                     rule.writeJSON(into: &output)
                 }
                 output.append(contentsOf: ("\n" + inner + "]").utf8)
+            }
+        }
+        if let declaration = config.declaration {
+            // On one line, the default in its type's form (a double with its decimal point).
+            member("declared") { output in
+                output.append(contentsOf: "{\"type\": ".utf8)
+                JSONWriter.writeString(declaration.type.rawValue, into: &output)
+                output.append(contentsOf: ", \"default\": ".utf8)
+                declaration.defaultValue.writeJSON(into: &output)
+                if let doc = declaration.doc {
+                    output.append(contentsOf: ", \"doc\": ".utf8)
+                    JSONWriter.writeString(doc, into: &output)
+                }
+                if declaration.isWithdrawn { output.append(contentsOf: ", \"withdrawn\": true".utf8) }
+                output.append(UInt8(ascii: "}"))
             }
         }
         output.append(contentsOf: "\n\(pad)}".utf8)

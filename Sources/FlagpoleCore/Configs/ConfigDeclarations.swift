@@ -40,7 +40,7 @@ public enum ConfigDeclarations {
         /// override plist the library reads (`<SubclassName>.plist`); `nil` when the file has none.
         public var collectionName: String?
         /// One config per feature, in order, named by its `key` or else its `name` (see above),
-        /// described by its `doc`.
+        /// described by its `doc`, with its declaration.
         public var configs: [Config]
         /// What the generator accepts but is worth fixing, such as trailing commas.
         public var warnings: [ConfigIssue]
@@ -51,12 +51,6 @@ public enum ConfigDeclarations {
             self.warnings = warnings
         }
     }
-
-    /// The Swift types the generator can declare, as the config type of each: `Float` is a number
-    /// like `Double` (the file's own example uses `Float`).
-    static let configTypes: [String: ConfigType] = [
-        "Bool": .bool, "Int": .int, "Float": .double, "Double": .double, "String": .string,
-    ]
 
     /// The keys of a feature that the generator's template reads.
     static let featureKeys: Set<String> = ["type", "name", "key", "default", "doc"]
@@ -221,7 +215,7 @@ public enum ConfigDeclarations {
         }
         let type = decodeType(node, at: pointer, config: configName, issues: &issues)
         let defaultValue = type.flatMap {
-            decodeDefault(node, as: $0, at: pointer, config: configName, issues: &issues)
+            decodeDefault(node, as: $0.configType, at: pointer, config: configName, issues: &issues)
         }
         var description: String?
         if let docNode = node.member("doc")?.node {
@@ -237,17 +231,19 @@ public enum ConfigDeclarations {
             issues.errorCount == errorsBefore
         else { return nil }
         return DeclaredFeature(
-            config: Config(name: configName, type: type, defaultValue: defaultValue, description: description),
+            config: Config(
+                name: configName, type: type.configType, defaultValue: defaultValue, description: description,
+                declaration: ConfigDeclaration(type: type, defaultValue: defaultValue, doc: description)),
             property: property, propertyOffset: nameNode.offset,
             namePointer: pointer.appending(key == nil ? "name" : "key"), nameOffset: (keyNode ?? nameNode).offset)
     }
 
-    /// The config type of a feature's `type`, or `nil` after reporting it.
+    /// A feature's `type`, or `nil` after reporting it.
     private static func decodeType(
         _ node: JSONNode, at pointer: JSONPointer, config: String?, issues: inout IssueList
-    ) -> ConfigType? {
+    ) -> DeclaredType? {
         let typeNode = node.member("type")?.node
-        if case .string(let name)? = typeNode?.content, let type = configTypes[name] { return type }
+        if case .string(let name)? = typeNode?.content, let type = DeclaredType(rawValue: name) { return type }
         let found = typeNode?.value.summary ?? "none"
         issues.error(
             config, pointer.appending("type"), offset: typeNode?.offset ?? node.offset,

@@ -115,6 +115,11 @@ public enum ConfigValue: Hashable, Sendable {
                 throw ConfigValueProblem(
                     message: "expected a number, found \"\(text)\"", fix: "write a number such as 12.4 or 1e-3")
             }
+            guard !JSONParser.underflows(Array(text.utf8), to: number) else {
+                throw ConfigValueProblem(
+                    message: "\(text) is too small for a double: it would be stored and served as 0.0",
+                    fix: "write 0, or a number of magnitude 5e-324 or more")
+            }
             self = .double(number)
         case .string:
             try self.init(.string(text), as: .string)
@@ -127,7 +132,67 @@ public enum ConfigValue: Hashable, Sendable {
             }
             try self.init(parsed.value, as: .json)
         }
+        if let first = problemsForApps.first { throw first.problem }
     }
+
+    /// What a stock app cannot take in this value, each with where it is inside the value
+    /// (`.root`: the value itself). A value of the right type can still hurt an app:
+    /// - a JSON `null` in a `json` value: SwiftFeatureConfigs' `persist()` hands the whole
+    ///   dictionary to `UserDefaults`, which refuses `NSNull`, an exception that ends the app on
+    ///   iOS (a fatal error on Linux); a property list has no form for it either;
+    /// - a C0 control character other than tab, line feed and carriage return in a string (or a
+    ///   key of a `json` value): XML 1.0 has no form for it, so the override plist that holds it is
+    ///   refused whole by strict readers (Python's `plistlib`).
+    public var problemsForApps: [(pointer: JSONPointer, problem: ConfigValueProblem)] {
+        switch self {
+        case .bool, .int, .double: []
+        case .string(let text): Self.controlProblem(in: text).map { [(.root, $0)] } ?? []
+        case .json(let object): Self.problemsForApps(in: .object(object), at: .root)
+        }
+    }
+
+    private static func problemsForApps(
+        in value: JSONValue, at pointer: JSONPointer
+    ) -> [(pointer: JSONPointer, problem: ConfigValueProblem)] {
+        switch value {
+        case .null:
+            return [(pointer, nullProblem)]
+        case .bool, .number:
+            return []
+        case .string(let text):
+            return controlProblem(in: text).map { [(pointer, $0)] } ?? []
+        case .array(let elements):
+            return elements.enumerated().flatMap { problemsForApps(in: $1, at: pointer.appending($0)) }
+        case .object(let object):
+            return object.members.flatMap { member in
+                (controlProblem(in: member.key).map { [(pointer.appending(member.key), $0)] } ?? [])
+                    + problemsForApps(in: member.value, at: pointer.appending(member.key))
+            }
+        }
+    }
+
+    static let nullProblem = ConfigValueProblem(
+        message:
+            "a JSON null, which crashes apps that persist their configs: SwiftFeatureConfigs' persist() hands the dictionary to UserDefaults, which refuses NSNull",
+        fix: "leave the member out, or give it a value")
+
+    /// Whether `text` holds a C0 control character that XML 1.0 cannot carry.
+    private static func controlProblem(in text: String) -> ConfigValueProblem? {
+        guard let scalar = text.unicodeScalars.first(where: { $0.value < 0x20 && !allowedControls.contains($0) })
+        else { return nil }
+        return ConfigValueProblem(
+            message:
+                "the string holds the control character U+\(hex4(scalar.value)), which the override plist cannot carry: strict XML readers refuse the whole file",
+            fix: "remove it; tab, line feed and carriage return are the only control characters a config can hold")
+    }
+
+    /// `7` as `0007`, as Unicode writes code points.
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    private static let allowedControls: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
 
     /// The value as a command line writes it: the inverse of `init(text:as:)`.
     public var text: String {

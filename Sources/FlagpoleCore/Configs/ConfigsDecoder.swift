@@ -3,8 +3,18 @@
 public enum ConfigsDecoder {
     /// The keys of a config definition.
     static let configKeys: Set<String> = [
-        "name", "type", "description", "tags", "default", "follows", "values", "rules",
+        "name", "type", "description", "tags", "default", "follows", "values", "rules", "declared",
     ]
+
+    /// Where the configs read come from, which decides what becomes of a value no app can take
+    /// (`ConfigValue.problemsForApps`).
+    enum Source {
+        /// A file or a body someone sends: such a value is an error.
+        case input
+        /// What a revision keeps, which an earlier version may have accepted: a JSON `null` is
+        /// left out (so it is never served) and every such value is a warning.
+        case stored
+    }
 
     /// Decodes a whole configs file.
     ///
@@ -14,10 +24,30 @@ public enum ConfigsDecoder {
         return (document, warnings)
     }
 
+    /// Decodes the configs a revision keeps, which an earlier version wrote: a value no app can
+    /// take is kept out of what is served where it can be (a JSON `null`), and reported as a
+    /// warning either way.
+    ///
+    /// - throws: `ConfigsRefused` when they don't decode.
+    public static func decodeStored(
+        _ bytes: [UInt8]
+    ) throws(ConfigsRefused) -> (ConfigsDocument, warnings: [ConfigIssue]) {
+        let (document, warnings, _) = try decode(bytes, optionKeys: [], source: .stored)
+        return (document, warnings)
+    }
+
     /// Decodes a whole configs file whose top level may also hold `optionKeys` (an API body's
     /// `dryRun`, `message`), returned as they are.
     public static func decode(
         _ bytes: [UInt8], optionKeys: Set<String>
+    ) throws(ConfigsRefused) -> (
+        ConfigsDocument, warnings: [ConfigIssue], options: JSONObject
+    ) {
+        try decode(bytes, optionKeys: optionKeys, source: .input)
+    }
+
+    private static func decode(
+        _ bytes: [UInt8], optionKeys: Set<String>, source: Source
     ) throws(ConfigsRefused) -> (
         ConfigsDocument, warnings: [ConfigIssue], options: JSONObject
     ) {
@@ -51,7 +81,7 @@ public enum ConfigsDecoder {
         var seen: [String: JSONPointer] = [:]
         for (index, node) in nodes.enumerated() {
             let pointer = JSONPointer.root.appending("configs").appending(index)
-            guard let config = decodeConfig(node, at: pointer, issues: &issues) else { continue }
+            guard let config = decodeConfig(node, at: pointer, source: source, issues: &issues) else { continue }
             let key = Feature.nameKey(config.name)
             if let first = seen[key] {
                 issues.error(
@@ -126,7 +156,7 @@ public enum ConfigsDecoder {
                 }
                 node.content = .object(members)
             }
-            if let config = decodeConfig(node, at: .root, issues: &issues), !issues.hasErrors {
+            if let config = decodeConfig(node, at: .root, source: .input, issues: &issues), !issues.hasErrors {
                 return (config, options)
             }
         } catch {
@@ -135,7 +165,9 @@ public enum ConfigsDecoder {
         throw ConfigsRefused(issues.all)
     }
 
-    static func decodeConfig(_ node: JSONNode, at pointer: JSONPointer, issues: inout IssueList) -> Config? {
+    static func decodeConfig(
+        _ node: JSONNode, at pointer: JSONPointer, source: Source, issues: inout IssueList
+    ) -> Config? {
         guard case .object(let members) = node.content else {
             issues.error(
                 nil, pointer, offset: node.offset, "a config must be an object",
@@ -163,7 +195,10 @@ public enum ConfigsDecoder {
                 fix: "write \"type\": \"string\" (or bool, int, double, json)")
             return nil
         }
+        // Where each value read is written, for the problems found once the config is whole.
+        var valueOffsets: [JSONPointer: Int] = [:]
         func value(_ node: JSONNode, at pointer: JSONPointer) -> ConfigValue? {
+            valueOffsets[pointer] = node.offset
             do {
                 return try ConfigValue(node.value, as: type)
             } catch {
@@ -234,10 +269,92 @@ public enum ConfigsDecoder {
         let rules = node.member("rules").map {
             TargetingDecoder.decodeRuleList($0.node, at: pointer.appending("rules"), configType: type, issues: &issues)
         }
+        let declaration = node.member("declared").flatMap {
+            decodeDeclaration($0.node, at: pointer.appending("declared"), config: name, issues: &issues)
+        }
         guard let defaultValue, issues.errorCount == errorsBefore else { return nil }
-        return Config(
+        let config = Config(
             name: name, type: type, defaultValue: defaultValue, description: description, tags: tags,
-            follows: follows, values: variants, rules: rules ?? [])
+            follows: follows, values: variants, rules: rules ?? [], declaration: declaration)
+        for served in config.servedValues {
+            let at = pointer.appending(served.pointer)
+            // A rule's value is located at its rules.
+            let offset = valueOffsets[at] ?? node.member("rules")?.node.offset ?? node.offset
+            for (inner, problem) in served.value.problemsForApps {
+                switch source {
+                case .input: issues.error(name, at.appending(inner), offset: offset, problem.message, fix: problem.fix)
+                case .stored:
+                    let served = problem == ConfigValue.nullProblem ? "served without it" : "served as it is"
+                    issues.warning(
+                        name, at.appending(inner), offset: nil, "\(problem.message): \(served)",
+                        fix: "\(problem.fix), then write the config again")
+                }
+            }
+        }
+        if case .stored = source { return config.withoutNulls() }
+        return config
+    }
+
+    /// A config's `declared` object, `{"type", "default", "doc"?, "withdrawn"?}`, or `nil` after
+    /// reporting what is wrong with it.
+    static func decodeDeclaration(
+        _ node: JSONNode, at pointer: JSONPointer, config: String, issues: inout IssueList
+    ) -> ConfigDeclaration? {
+        let errorsBefore = issues.errorCount
+        guard case .object(let members) = node.content else {
+            issues.error(
+                config, pointer, offset: node.offset, "\"declared\" must be an object",
+                fix: "write {\"type\": \"Int\", \"default\": 12}, or leave \"declared\" out")
+            return nil
+        }
+        for member in members where !["type", "default", "doc", "withdrawn"].contains(member.key) {
+            issues.error(
+                config, pointer.appending(member.key), offset: member.keyOffset, "unknown key \"\(member.key)\"",
+                fix: "a declaration has \"type\", \"default\", \"doc\" and \"withdrawn\" only")
+        }
+        let typeNode = node.member("type")?.node
+        guard case .string(let typeName)? = typeNode?.content, let type = DeclaredType(rawValue: typeName) else {
+            issues.error(
+                config, pointer.appending("type"), offset: typeNode?.offset ?? node.offset,
+                "a declaration's \"type\" is one of \(DeclaredType.allCases.map(\.rawValue).joined(separator: ", "))",
+                fix: "write the Swift type the app declares, such as \"Int\"")
+            return nil
+        }
+        var defaultValue: ConfigValue?
+        if let defaultNode = node.member("default")?.node {
+            do {
+                defaultValue = try ConfigValue(defaultNode.value, as: type.configType)
+            } catch {
+                issues.error(
+                    config, pointer.appending("default"), offset: defaultNode.offset, error.message, fix: error.fix)
+            }
+        } else {
+            issues.error(
+                config, pointer.appending("default"), offset: node.offset, "a declaration needs its \"default\"",
+                fix: "write the default the declaration file gives")
+        }
+        var doc: String?
+        if let docNode = node.member("doc")?.node {
+            if case .string(let text) = docNode.content, !text.utf8.contains(0) {
+                doc = text
+            } else {
+                issues.error(
+                    config, pointer.appending("doc"), offset: docNode.offset, "\"doc\" must be a string",
+                    fix: "write the declaration's doc, or leave it out")
+            }
+        }
+        var isWithdrawn = false
+        if let withdrawnNode = node.member("withdrawn")?.node {
+            if case .bool(let flag) = withdrawnNode.content {
+                isWithdrawn = flag
+            } else {
+                issues.error(
+                    config, pointer.appending("withdrawn"), offset: withdrawnNode.offset,
+                    "\"withdrawn\" must be true or false", fix: "write true, or leave it out")
+            }
+        }
+        guard let defaultValue, issues.errorCount == errorsBefore else { return nil }
+        return ConfigDeclaration(type: type, defaultValue: defaultValue, doc: doc, isWithdrawn: isWithdrawn)
     }
 
     static func decodeTags(

@@ -26,6 +26,16 @@ public enum JSONParser {
     }
 }
 
+extension JSONParser {
+    /// Whether `text`, a number written in decimal, names a number other than zero that reads as
+    /// `value` zero: one too small for a double, which clients read as 0 or refuse.
+    static func underflows(_ text: some Collection<UInt8>, to value: Double) -> Bool {
+        guard value == 0 else { return false }
+        let mantissa = text.prefix { !"eEpP".utf8.contains($0) }
+        return mantissa.contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
+    }
+}
+
 private struct Scanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
@@ -241,6 +251,13 @@ private struct Scanner {
                 offset: start,
                 message: "the number \(String(decoding: lexeme, as: UTF8.self)) is too large for a double",
                 fix: "write a number between -1.7e308 and 1.7e308")
+        }
+        guard !JSONParser.underflows(lexeme, to: value) else {
+            throw JSONSyntaxError(
+                offset: start,
+                message:
+                    "the number \(String(decoding: lexeme, as: UTF8.self)) is too small for a double: it would be read as 0",
+                fix: "write 0, or a number of magnitude 5e-324 or more")
         }
         return value
     }

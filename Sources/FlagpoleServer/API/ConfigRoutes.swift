@@ -7,14 +7,17 @@ import Hummingbird
 /// Typed configs and tags: `flagpole config` and `flagpole feature tag`.
 extension AdminAPI {
     /// What a body may carry beside a config or a configs file.
-    private static let optionKeys: Set<String> = ["dryRun", "message"]
+    private static let optionKeys: Set<String> = ["dryRun", "force", "message"]
 
     func registerConfigs(on api: RouterGroup<FlagpoleRequestContext>) {
         let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
         let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
         reader.get("configs") { request, context -> Response in
-            .json(try await store.configs(in: context.path).jsonValue)
+            let snapshot = try await store.configs(in: context.path)
+            let warnings: JSONObject =
+                snapshot.warnings.isEmpty ? [:] : ["warnings": .array(snapshot.warnings.map(\.jsonValue))]
+            return .json(bytes: snapshot.document.rendered(revision: .some(snapshot.revision), extra: warnings))
         }
         // The configs file, as `flagpole config import` takes it, with `dryRun` and `message` beside "configs".
         editor.put("configs") { request, context -> Response in
@@ -32,7 +35,7 @@ extension AdminAPI {
                 throw ConfigError.configNotFound(
                     context.path, name: name, existing: snapshot.document.configs.map(\.name))
             }
-            return .json(.object(config.jsonObject))
+            return .json(bytes: config.rendered())
         }
         // The definition as in a configs file ("name" optional), with `dryRun` and `message` beside it.
         editor.put("configs/:config") { request, context -> Response in
@@ -74,14 +77,16 @@ extension AdminAPI {
     }
 
     /// Edit options from the option keys found beside a config, rules or a segment: `dryRun`,
-    /// `message`, and `If-Match`.
+    /// `force`, `message`, and `If-Match`.
     func editOptions(beside options: JSONObject, _ request: Request, actor: String) throws -> EditOptions {
-        let isDryRun: Bool
-        switch options["dryRun"] {
-        case nil, .null: isDryRun = false
-        case .bool(let value): isDryRun = value
-        default: throw APIError.invalid("\"dryRun\" must be true or false.", pointer: "/dryRun")
+        func flag(_ key: String) throws -> Bool {
+            switch options[key] {
+            case nil, .null: return false
+            case .bool(let value): return value
+            default: throw APIError.invalid("\"\(key)\" must be true or false.", pointer: "/\(key)")
+            }
         }
+        let isDryRun = try flag("dryRun")
         let message: String?
         switch options["message"] {
         case nil, .null: message = nil
@@ -89,7 +94,8 @@ extension AdminAPI {
         default: throw APIError.invalid("\"message\" must be a string.", pointer: "/message")
         }
         return EditOptions(
-            isDryRun: isDryRun, message: message, actor: actor, expectedRevision: try request.expectedRevision())
+            isDryRun: isDryRun, isForced: try flag("force"), message: message, actor: actor,
+            expectedRevision: try request.expectedRevision())
     }
 
     private func respond(to outcome: ConfigsOutcome, of path: EnvironmentPath, isDryRun: Bool) async -> Response {

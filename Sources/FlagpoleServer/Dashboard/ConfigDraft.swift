@@ -169,9 +169,11 @@ struct ConfigForm: DashboardForm {
     /// `variations[]` and `values[]`: one pair per row, in order.
     var variations: [String]?
     var values: [String]?
+    /// The Force box: save even though the app's declared type would skip the value.
+    var force: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case csrf, revision, type, description, tags, follows, followed, variations, values
+        case csrf, revision, type, description, tags, follows, followed, variations, values, force
         case isNew = "new"
         case defaultValue = "default"
     }

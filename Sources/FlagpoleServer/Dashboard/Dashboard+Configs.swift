@@ -101,9 +101,15 @@ extension Dashboard {
                 )
             } else {
                 do {
+                    // The editor has no rules: the saved config keeps its own (its declaration
+                    // is the store's to keep).
+                    var config = try draft.config(beside: snapshot.features)
+                    config.rules = existing?.rules ?? []
                     let outcome = try await store.setConfig(
-                        try draft.config(beside: snapshot.features), in: path,
-                        options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+                        config, in: path,
+                        options: EditOptions(
+                            isForced: form.force ?? false, actor: session.identity.actor,
+                            expectedRevision: form.revision))
                     if outcome.isApplied { await refreshDelivery(of: path) }
                     return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).config(draft.name)))
                 } catch let refused as ConfigsRefused {
@@ -228,7 +234,14 @@ extension Dashboard {
                 isFollowing: config.follows.map { name in
                     snapshot.features.contains { Feature.nameKey($0.name) == Feature.nameKey(name) }
                 } ?? false,
-                savedValues: config.values.map { ConfigPage.Value(variation: $0.variation, value: $0.value.json) })
+                savedValues: config.values.map { ConfigPage.Value(variation: $0.variation, value: $0.value.json) },
+                savedDeclaration: config.declaration.map {
+                    "\($0.type) in the app's featureConfigs.json, default \($0.defaultValue.json)"
+                        + ($0.isWithdrawn ? " (no longer declared: still served)" : "")
+                },
+                savedWarnings: snapshot.warnings.filter { $0.config == config.name }.map {
+                    ConfigPage.Warning(message: $0.message, pointer: $0.pointer.description, fix: $0.fix)
+                })
         }
         return ConfigPage(
             chrome: try await chrome(session, at: .configs, of: path, notice: notice), path: path.description,
@@ -241,7 +254,7 @@ extension Dashboard {
             description: draft.description, descriptionIssue: issues.message(at: .root.appending("description")),
             tags: draft.tags, tagsIssue: issues.message(at: .root.appending("tags")), follows: follows,
             followed: draft.follows, followsIssue: issues.message(at: .root.appending("follows")), rows: rows,
-            hasRows: !rows.isEmpty)
+            hasRows: !rows.isEmpty, isDeclared: snapshot.document.config(named: draft.name)?.declaration != nil)
     }
 }
 
@@ -321,6 +334,16 @@ struct ConfigPage: Sendable {
         var savedFollowsURL: String
         var isFollowing: Bool
         var savedValues: [Value]
+        /// What the app's declaration file says of it.
+        var savedDeclaration: String?
+        /// What the stored config holds that no app can take (an earlier version's).
+        var savedWarnings: [Warning]
+    }
+
+    struct Warning: Sendable {
+        var message: String
+        var pointer: String
+        var fix: String
     }
 
     struct Value: Sendable {
@@ -357,6 +380,8 @@ struct ConfigPage: Sendable {
     var followsIssue: String?
     var rows: [ValueInput]
     var hasRows: Bool
+    /// The app declares the config: the form offers the Force box.
+    var isDeclared: Bool
     var deletion: Deletion?
 }
 

@@ -82,9 +82,13 @@ extension HTTPField.Name {
 extension Response {
     /// A compact JSON body.
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        json(bytes: JSONWriter(style: .compact).bytes(of: value), status: status, headers: headers)
+    }
+
+    /// A JSON body already written, such as configs whose doubles keep their decimal point.
+    static func json(bytes: [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let bytes = JSONWriter(style: .compact).bytes(of: value)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

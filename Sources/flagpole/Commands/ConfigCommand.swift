@@ -24,20 +24,21 @@ struct ConfigCommand: ParsableCommand {
         func run() async throws {
             let snapshot = try await database.openStore(.readOnly).configs(in: try environment.path())
             let configs = snapshot.document.configs.filter { config in tag.map(config.tags.contains) ?? true }
+            ConfigCommand.print(snapshot.warnings, file: "revision \(snapshot.revision ?? 0)")
             if output.json {
-                Console.json(.array(configs.map { .object($0.jsonObject) }))
+                Console.out(bytes: Config.rendered(configs))
                 return
             }
             guard !configs.isEmpty else {
                 Console.out("No configs\(tag.map { " tagged \($0)" } ?? ""). Add one with `flagpole config set`.")
                 return
             }
-            var table = TextTable("NAME", "TYPE", "DEFAULT", "FOLLOWS", "TAGS")
+            var table = TextTable("NAME", "TYPE", "DEFAULT", "FOLLOWS", "TAGS", "DECLARED")
             for config in configs {
                 table.append(
-                    config.name, config.type.rawValue, ConfigCommand.shown(config.defaultValue),
+                    config.name, config.type.rawValue, config.defaultValue.shown,
                     config.follows.map { "\($0) (\(config.values.count) values)" } ?? "-",
-                    config.tags.joined(separator: ","))
+                    config.tags.joined(separator: ","), ConfigCommand.declared(config) ?? "-")
             }
             Console.out(table.text)
         }
@@ -59,20 +60,23 @@ struct ConfigCommand: ParsableCommand {
             guard let config = snapshot.document.config(named: name) else {
                 throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
             }
+            ConfigCommand.print(
+                snapshot.warnings.filter { $0.config == config.name }, file: "revision \(snapshot.revision ?? 0)")
             if output.json {
-                Console.json(.object(config.jsonObject))
+                Console.out(bytes: config.rendered())
                 return
             }
             var lines = ["\(config.name)  ·  \(config.type)  ·  revision \(snapshot.revision ?? 0)"]
             if let description = config.description { lines.append("description   \(description)") }
             if !config.tags.isEmpty { lines.append("tags          \(config.tags.joined(separator: ", "))") }
-            lines.append("default       \(ConfigCommand.shown(config.defaultValue))")
+            lines.append("default       \(config.defaultValue.shown)")
             if let follows = config.follows {
                 lines.append("follows       \(follows)")
                 for variant in config.values {
-                    lines.append("  \(variant.variation) → \(ConfigCommand.shown(variant.value))")
+                    lines.append("  \(variant.variation) → \(variant.value.shown)")
                 }
             }
+            if let declared = ConfigCommand.declared(config) { lines.append("declared      \(declared)") }
             Console.out(lines.joined(separator: "\n"))
         }
     }
@@ -120,6 +124,12 @@ struct ConfigCommand: ParsableCommand {
         @Flag(help: "Stop following a feature: everyone gets the default.")
         var unfollow = false
 
+        @Flag(
+            help:
+                "Write it even though the app's declared type would skip it (a change of type, or a value a Float doesn't hold)."
+        )
+        var force = false
+
         @OptionGroup var environment: EnvironmentOptions
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var revision: RevisionOptions
@@ -145,7 +155,7 @@ struct ConfigCommand: ParsableCommand {
             let snapshot = try await store.configs(in: path)
             let config = try updated(snapshot.document.config(named: name))
             let outcome = try await store.setConfig(
-                config, in: path, options: revision.options(expected: snapshot.revision ?? 0))
+                config, in: path, options: revision.options(expected: snapshot.revision ?? 0, isForced: force))
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
         }
 
@@ -212,16 +222,23 @@ struct ConfigCommand: ParsableCommand {
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Import configs: a configs file (replaces them all) or SwiftFeatureConfigs' featureConfigs.json (adds or replaces those it declares).",
+                "Import configs: a configs file (replaces them all) or SwiftFeatureConfigs' featureConfigs.json (merges what it declares).",
             discussion: """
                 A configs file is what `flagpole config export` writes: {"configs": [...]}, values in their types. \
                 SwiftFeatureConfigs' declaration file ({"configCollectionName", "features": [{"type", "name", "key", \
                 "default", "doc"}]}) is recognised by its "features" array; its trailing commas are accepted with a \
-                warning, and each config is named by its "key", else its "name", as the library looks it up.
+                warning, and each config is named by its "key", else its "name", as the library looks it up. \
+                Importing it again merges, and prints the plan first: new declarations are added; a config no \
+                longer declared stays served, marked withdrawn; a default or description the team edited is kept, \
+                one nobody edited follows the declaration; a changed type needs --force, since installed apps \
+                still read the old one.
                 """)
 
         @Argument(help: "The file, or - for standard input.")
         var file: String
+
+        @Flag(help: "Apply a change of a declared type, which installed apps skip until they are updated.")
+        var force = false
 
         @OptionGroup var environment: EnvironmentOptions
         @OptionGroup var database: DatabaseOptions
@@ -234,6 +251,7 @@ struct ConfigCommand: ParsableCommand {
             let path = try environment.path()
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
             let outcome: ConfigsOutcome
+            var merge: DeclarationsMerge?
             do {
                 if Self.isDeclarationFile(bytes) {
                     let declarations = try ConfigDeclarations.decode(bytes)
@@ -244,17 +262,22 @@ struct ConfigCommand: ParsableCommand {
                         )
                     }
                     let snapshot = try await store.configs(in: path)
-                    var document = snapshot.document
-                    for config in declarations.configs { document.set(config) }
+                    let plan = DeclarationsMerge(declarations.configs, into: snapshot.document)
+                    merge = plan
+                    if !output.json {
+                        Console.out("Plan for \(path) from \(input.displayName):")
+                        for line in plan.lines { Console.out(line) }
+                    }
                     outcome = try await store.importConfigs(
-                        document, in: path,
+                        plan.document, in: path,
                         options: revision.options(
-                            expected: snapshot.revision ?? 0, message: "import \(input.displayName)"))
+                            expected: snapshot.revision ?? 0, isForced: force, message: "import \(input.displayName)"))
                 } else {
                     let (document, warnings) = try ConfigsDecoder.decode(bytes)
                     ConfigCommand.print(warnings, file: input.displayName)
                     outcome = try await store.importConfigs(
-                        document, in: path, options: revision.options(message: "import \(input.displayName)"))
+                        document, in: path,
+                        options: revision.options(isForced: force, message: "import \(input.displayName)"))
                 }
             } catch let refused as ConfigsRefused {
                 ConfigCommand.print(refused.issues, file: input.displayName)
@@ -262,6 +285,10 @@ struct ConfigCommand: ParsableCommand {
             } catch ConfigError.refused(_, let issues) {
                 ConfigCommand.print(issues, file: input.displayName)
                 throw CommandFailure("\(input.displayName) refused: nothing was written.")
+            }
+            if output.json, let merge, case .object(var object) = outcome.jsonValue(isDryRun: revision.dryRun) {
+                object.append("plan", merge.jsonValue)
+                return Console.json(.object(object))
             }
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
         }
@@ -339,12 +366,6 @@ struct ConfigCommand: ParsableCommand {
 
     // MARK: Shared
 
-    /// A value as a command line writes it, a string quoted.
-    static func shown(_ value: ConfigValue) -> String {
-        if case .string(let text) = value { return "\"\(text)\"" }
-        return value.text
-    }
-
     /// A value of `type` written on the command line; one that is not is refused (exit 1), as
     /// the API refuses it (422).
     static func value(_ text: String?, as type: ConfigType, _ option: String) throws -> ConfigValue {
@@ -353,6 +374,13 @@ struct ConfigCommand: ParsableCommand {
             return try ConfigValue(text: text, as: type)
         } catch {
             throw CommandFailure("\(option): \(error.message); \(error.fix). Nothing was written.")
+        }
+    }
+
+    /// What the app's declaration says of the config: `Int, default 12`, marked when withdrawn.
+    static func declared(_ config: Config) -> String? {
+        config.declaration.map {
+            "\($0.type), default \($0.defaultValue.shown)\($0.isWithdrawn ? " (no longer declared)" : "")"
         }
     }
 
@@ -384,8 +412,9 @@ struct ConfigCommand: ParsableCommand {
 extension RevisionOptions {
     /// Edit options of this command line, refused if the current revision is not `expected` (0:
     /// none) when given: a command that read before writing never overwrites a change in between.
-    func options(expected: Int? = nil, message defaultMessage: String? = nil) -> EditOptions {
+    func options(expected: Int? = nil, isForced: Bool = false, message defaultMessage: String? = nil) -> EditOptions {
         EditOptions(
-            isDryRun: dryRun, message: message ?? defaultMessage, actor: Actor.current, expectedRevision: expected)
+            isDryRun: dryRun, isForced: isForced, message: message ?? defaultMessage, actor: Actor.current,
+            expectedRevision: expected)
     }
 }

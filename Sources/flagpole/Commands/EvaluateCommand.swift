@@ -113,7 +113,7 @@ struct EvaluateCommand: AsyncParsableCommand {
             switch result {
             case .success(let flag):
                 table.append(
-                    flag.key, ConfigCommand.shown(flag.value), flag.variant, flag.reason.rawValue, flag.kind,
+                    flag.key, flag.value.shown, flag.variant, flag.reason.rawValue, flag.kind,
                     flag.rule ?? "")
             case .failure(let problem):
                 table.append(problem.key, "-", "-", problem.code, "", "")

@@ -34,13 +34,33 @@ struct MigrateCommand: AsyncParsableCommand {
         }
         let newlyApplied = status ? [] : try await FeatureStore.migrate(address)
         guard let after = try await FeatureStore.migrationStatus(at: address) else { return }
+        // What earlier versions stored that no app can take, now that the schema is current.
+        let configWarnings =
+            status || !after.pending.isEmpty || !after.unknown.isEmpty
+            ? [] : try await database.openStore(.readOnly).configWarnings()
         if output.json {
             let names = { (ids: [String]) in JSONValue.array(ids.map(JSONValue.string)) }
-            Console.json([
+            var object: JSONObject = [
                 "exists": .bool(true), "applied": names(after.applied), "pending": names(after.pending),
                 "unknown": names(after.unknown),
-            ])
+            ]
+            if !status {
+                object.append(
+                    "configWarnings",
+                    .array(
+                        configWarnings.flatMap { path, warnings in
+                            warnings.map { warning in
+                                guard case .object(var issue) = warning.jsonValue else { return warning.jsonValue }
+                                issue.members.insert(.init(key: "environment", value: .string(path.description)), at: 0)
+                                return .object(issue)
+                            }
+                        }))
+            }
+            Console.json(.object(object))
             return
+        }
+        for (path, warnings) in configWarnings {
+            for warning in warnings { Console.error("\(path): config \"\(warning.config ?? "")\": \(warning)") }
         }
         if status {
             for id in after.applied { Console.out("applied  \(id)") }
