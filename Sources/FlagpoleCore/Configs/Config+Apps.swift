@@ -42,8 +42,7 @@ extension Config {
     /// stored config), or a value its declared type doesn't hold as the app casts it. A forced
     /// write stores it anyway.
     public func declarationProblems(replacing current: Config?, at pointer: JSONPointer = .root) -> [ConfigIssue] {
-        let fix =
-            "keep it \(declaration.map { $0.type.configType.withArticle } ?? "of its type"); if the app now declares another type, import its declaration file, or force the write (--force, \"force\": true in the API, or the editor's Force box)"
+        let force = "force the write (--force, \"force\": true in the API, or the editor's Force box)"
         if let current, current.type != type, let declared = (current.declaration ?? declaration)?.type {
             let reading =
                 current.declaration.map { "read it with `as? \($0.type)`" } ?? "read it as \(current.type.withArticle)"
@@ -52,10 +51,16 @@ extension Config {
                     .error, config: name, pointer: pointer.appending("type"), location: nil,
                     message:
                         "\"\(name)\" is declared \(declared) in the app's featureConfigs.json, and changing its type from \(current.type) to \(type) reaches installed apps that \(reading): they skip \(type.withArticle) without a word and show their compiled default",
-                    fix: fix)
+                    fix:
+                        "keep it \(current.type.withArticle); once a release of the app declares the new type, import its declaration file with --force, or \(force)"
+                )
             ]
         }
         guard let declaration else { return [] }
+        let fix =
+            declaration.type == .float && type == .double
+            ? "use a number a Float holds exactly (0.5, 12.25), declare Double in the app, or \(force)"
+            : "write \(declaration.type.configType.withArticle), or \(force)"
         return servedValues.compactMap { served in
             // The declared default is the one the app compiled in: skipped or not, users get it
             // (a Float's 12.4, which `as? Float` skips).

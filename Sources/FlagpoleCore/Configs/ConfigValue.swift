@@ -178,7 +178,11 @@ public enum ConfigValue: Hashable, Sendable {
 
     /// Whether `text` holds a C0 control character that XML 1.0 cannot carry.
     private static func controlProblem(in text: String) -> ConfigValueProblem? {
-        guard let scalar = text.unicodeScalars.first(where: { $0.value < 0x20 && !allowedControls.contains($0) })
+        // U+0000 is refused on its own: the store cannot keep it.
+        guard
+            let scalar = text.unicodeScalars.first(where: {
+                $0.value > 0 && $0.value < 0x20 && !allowedControls.contains($0)
+            })
         else { return nil }
         return ConfigValueProblem(
             message:

@@ -1,0 +1,186 @@
+import FlagpoleCore
+import Foundation
+import Testing
+
+@testable import FlagpoleStore
+
+/// Configs a SwiftFeatureConfigs app declares, and configs an earlier version stored that no app
+/// can take: every write path goes through `setConfig` or `importConfigs`.
+@Suite("Declared configs and what apps can take, in the store")
+struct DeclaredConfigTests {
+    static let options = EditOptions(actor: "test")
+
+    /// A store whose environment has the SwiftFeatureConfigs fixture's twelve declarations.
+    static func declaredStore() async throws -> FeatureStore {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "Onboarding", "test-variations": ["A", "B"]}]}"#)
+        try await importDeclarations(try fixture(), into: store)
+        return store
+    }
+
+    static func fixture() throws -> [UInt8] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/swiftfeatureconfigs/featureConfigs.json")
+        return Array(try Data(contentsOf: url))
+    }
+
+    @discardableResult
+    static func importDeclarations(
+        _ bytes: [UInt8], into store: FeatureStore, options: EditOptions = options
+    ) async throws -> (DeclarationsMerge, ConfigsOutcome) {
+        let snapshot = try await store.configs(in: .acmeProduction)
+        let merge = DeclarationsMerge(try ConfigDeclarations.decode(bytes).configs, into: snapshot.document)
+        var options = options
+        options.expectedRevision = snapshot.revision ?? 0
+        return (merge, try await store.importConfigs(merge.document, in: .acmeProduction, options: options))
+    }
+
+    static func refusal(_ work: () async throws -> Void) async -> [ConfigIssue] {
+        do {
+            try await work()
+        } catch ConfigError.refused(_, let issues) {
+            return issues
+        } catch {
+            Issue.record("expected a refusal, got \(error)")
+        }
+        return []
+    }
+
+    @Test("A declared Int can't become a string unless forced: apps would skip it and show their compiled default")
+    func retypeRefused() async throws {
+        let store = try await Self.declaredStore()
+        let before = try await store.configs(in: .acmeProduction)
+        var retyped = try #require(before.document.config(named: "numberOfCellsToDisplaySomeWhere"))
+        retyped.type = .string
+        retyped.defaultValue = .string("15")
+        let issues = await Self.refusal {
+            try await store.setConfig(retyped, in: .acmeProduction, options: Self.options)
+        }
+        #expect(issues.map(\.pointer.description) == ["/type"])
+        #expect(issues.first?.message.contains("as? Int") == true)
+        #expect(try await store.configs(in: .acmeProduction).revision == before.revision, "nothing written")
+
+        var forced = Self.options
+        forced.isForced = true
+        let outcome = try await store.setConfig(retyped, in: .acmeProduction, options: forced)
+        #expect(outcome.isApplied)
+        let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
+        #expect(shared.contains(#""numberOfCellsToDisplaySomeWhere": "15""#))
+        // The app still declares Int: the declaration stays on record, and says so on the next write.
+        let after = try #require(try await store.configs(in: .acmeProduction).document.config(named: retyped.name))
+        #expect(after.declaration?.type == .int)
+    }
+
+    @Test("A Float takes 0.5 but not 0.1, which `as? Float` skips; the declared 12.4 itself stays")
+    func floatValues() async throws {
+        let store = try await Self.declaredStore()
+        var config = try #require(try await store.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
+        #expect(config.defaultValue == .double(12.4))
+        config.defaultValue = .double(0.1)
+        let issues = await Self.refusal { try await store.setConfig(config, in: .acmeProduction, options: Self.options) }
+        #expect(issues.map(\.pointer.description) == ["/default"])
+        #expect(issues.first?.message.contains("Float") == true)
+        config.defaultValue = .double(0.5)
+        #expect(try await store.setConfig(config, in: .acmeProduction, options: Self.options).isApplied)
+    }
+
+    @Test("A config written without its declaration (an API body, a configs file) keeps the stored one")
+    func declarationKept() async throws {
+        let store = try await Self.declaredStore()
+        let (body, _) = try ConfigsDecoder.decodeConfig(
+            Array(#"{"type": "int", "default": 20, "tags": ["ios"]}"#.utf8), name: "numberOfCellsToDisplaySomeWhere")
+        #expect(body.declaration == nil)
+        _ = try await store.setConfig(body, in: .acmeProduction, options: Self.options)
+        let stored = try #require(
+            try await store.configs(in: .acmeProduction).document.config(named: "numberOfCellsToDisplaySomeWhere"))
+        #expect(stored.declaration == ConfigDeclaration(type: .int, defaultValue: .int(12)))
+        #expect(stored.defaultValue == .int(20))
+        // A configs file without `declared` keeps them too: export, drop the key, import.
+        var file = try await store.configs(in: .acmeProduction).document
+        for index in file.configs.indices { file.configs[index].declaration = nil }
+        let outcome = try await store.importConfigs(file, in: .acmeProduction, options: Self.options)
+        #expect(outcome.isUnchanged)
+    }
+
+    @Test("The unchanged declaration file imported again after the team's edits changes nothing")
+    func reimportKeepsEdits() async throws {
+        let store = try await Self.declaredStore()
+        var cells = try #require(
+            try await store.configs(in: .acmeProduction).document.config(named: "numberOfCellsToDisplaySomeWhere"))
+        cells.defaultValue = .int(20)
+        cells.tags = ["ios"]
+        cells.follows = "Onboarding"
+        cells.values = [Config.Variant(variation: "B", value: .int(30))]
+        cells.description = "Cells on the home screen"
+        _ = try await store.setConfig(cells, in: .acmeProduction, options: Self.options)
+        let before = try await store.configs(in: .acmeProduction)
+        let (merge, outcome) = try await Self.importDeclarations(try Self.fixture(), into: store)
+        #expect(merge.steps.isEmpty && merge.unchanged == 12)
+        #expect(outcome.isUnchanged)
+        #expect(try await store.configs(in: .acmeProduction) == before)
+    }
+
+    @Test("A re-import that changes a declared type is refused unless forced, and names the config")
+    func reimportRetypeNeedsForce() async throws {
+        let store = try await Self.declaredStore()
+        let text = String(decoding: try Self.fixture(), as: UTF8.self).replacingOccurrences(
+            of: #""type":"Int","#, with: #""type":"String","#)
+        let issues = await Self.refusal { try await Self.importDeclarations(Array(text.utf8), into: store) }
+        #expect(issues.map(\.config) == ["numberOfCellsToDisplaySomeWhere"])
+        var forced = Self.options
+        forced.isForced = true
+        let (merge, outcome) = try await Self.importDeclarations(Array(text.utf8), into: store, options: forced)
+        #expect(merge.steps.map(\.kind) == [.retyped])
+        #expect(outcome.isApplied)
+        let config = try #require(
+            try await store.configs(in: .acmeProduction).document.config(named: "numberOfCellsToDisplaySomeWhere"))
+        #expect(config.type == .string && config.defaultValue == .string("12") && config.declaration?.type == .string)
+    }
+
+    @Test("A null an earlier version stored is served without it, reported, and gone once the configs are written again")
+    func storedNulls() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "Dark mode", "enabled": true}]}"#)
+        let stored = #"{"configs": [{"name": "theme", "type": "json", "default": {"accent": null, "size": 8, "list": [1, null]}}]}"#
+        try await store.write { db in
+            let scope = try db.environments.scope(of: .acmeProduction)
+            let latest = try #require(try db.environments.revision(nil, in: scope))
+            try db.environments.insertRevision(
+                number: latest.number + 1, kind: .edit, actor: "an earlier version", message: "configs an earlier version took",
+                document: Array(latest.document), configs: Array(stored.utf8), targeting: nil, changes: [], in: scope,
+                at: Date())
+        }
+        let snapshot = try await store.configs(in: .acmeProduction)
+        #expect(snapshot.warnings.map(\.pointer.description) == ["/configs/0/default/accent", "/configs/0/default/list/1"])
+        let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
+        #expect(!shared.contains("null") && shared.contains(#""theme": {"size":8,"list":[1]}"#), "\(shared)")
+        let user = String(
+            decoding: try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction).bytes, as: UTF8.self)
+        #expect(!user.contains("null"))
+        #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
+
+        // Writing any config stores the configs as they are served.
+        _ = try await store.setConfig(
+            Config(name: "count", type: .int, defaultValue: .int(1)), in: .acmeProduction, options: Self.options)
+        #expect(try await store.configs(in: .acmeProduction).warnings.isEmpty)
+        #expect(try await store.configWarnings().isEmpty)
+    }
+
+    @Test("Every write path refuses a null, a control character and a retype alike: the store checks what it stores")
+    func storeChecksWhatItStores() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        let nulls = Config(name: "nulls", type: .json, defaultValue: .json(["a": .null]))
+        let bell = Config(name: "bell", type: .string, defaultValue: .string("ding\u{7}"))
+        for config in [nulls, bell] {
+            let issues = await Self.refusal {
+                try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+            }
+            #expect(issues.count == 1)
+            let imported = await Self.refusal {
+                try await store.importConfigs(ConfigsDocument(configs: [config]), in: .acmeProduction, options: Self.options)
+            }
+            #expect(imported.map(\.pointer.description.count).allSatisfy { $0 > 0 })
+        }
+        #expect(try await store.configs(in: .acmeProduction).revision == nil, "nothing written")
+    }
+}
