@@ -2,7 +2,7 @@ import FlagpoleCore
 import Foundation
 
 extension FeatureStore {
-    /// Puts users in a test's groups by their points and records the ones seen for the first
+    /// Puts users in a test's groups (its rules on their last attributes, else their points) and records the ones seen for the first
     /// time, with a `first` event each, all or none, through the group commit that also records
     /// the users of pinned documents. A user already recorded keeps their group (bias changes
     /// have re-evaluated it) and nothing is written for them.

@@ -57,7 +57,7 @@ extension FeatureStore {
     }
 
     /// Adds `config`, or replaces the config of the same name (as apps compare names) in its place,
-    /// keeping the stored config's declaration when `config` has none (only a declaration import
+    /// with the stored config's declaration, whatever `config` says (only `importDeclarations`
     /// changes it).
     ///
     /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
@@ -89,8 +89,8 @@ extension FeatureStore {
     }
 
     /// Replaces the environment's configs with `imported`'s, in its order; its feature tags
-    /// replace the current ones only when it has some. A config without a declaration keeps the
-    /// stored one's.
+    /// replace the current ones only when it has some. Each config keeps the stored one's
+    /// declaration, whatever the file says (another environment's, say).
     ///
     /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
     public func importConfigs(
@@ -102,6 +102,19 @@ extension FeatureStore {
             document.configs = imported.configs.map { $0.declared(as: document.config(named: $0.name)) }
             if !imported.featureTags.isEmpty { document.featureTags = imported.featureTags }
         }
+    }
+
+    /// Applies a merge of the app's declaration file (`DeclarationsMerge`, planned from the
+    /// current configs, whose revision `options.expectedRevision` should name): the one write
+    /// that sets declarations. Issues point into each config, which they name.
+    ///
+    /// - throws: `ConfigError.refused` (a type change unless forced), `DocumentError.revisionConflict`.
+    public func importDeclarations(
+        _ merge: DeclarationsMerge, in path: EnvironmentPath, options: EditOptions
+    ) async throws -> ConfigsOutcome {
+        try await changeConfigs(
+            in: path, options: options, message: "import declarations", pointer: { _ in .root },
+            change: { document, _ in document.configs = merge.document.configs })
     }
 
     /// Sets the tags the store gives a feature (an empty list removes them); tags written in the
@@ -163,25 +176,30 @@ extension FeatureStore {
                 throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
             }
             let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
-            let current = try ConfigsDocument(stored: latest?.configs)
+            let (current, storedWarnings) = try ConfigsDocument.decoding(stored: latest?.configs)
             var next = current
             try change(&next, features)
             let segments = Set(try TargetingDocument(stored: latest?.targeting).segments.keys)
             // Only what this change writes is checked: a config an import made stale (its feature
             // gone) gives its default, and must not block changes to the others.
-            var issues = next.configs.enumerated().flatMap { index, config in
+            var issues = next.configs.enumerated().flatMap { index, config -> [ConfigIssue] in
                 let stored = current.config(named: config.name)
-                return stored.map { $0.isIdentical(to: config) } ?? false
-                    ? []
-                    : config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
-                        + (options.isForced ? [] : config.declarationProblems(replacing: stored, at: pointer(index)))
-                        + config.rules.problems(variations: nil, segments: segments).filter { $0.severity == .error }
-                        .map { issue in
-                            var issue = issue
-                            issue.config = config.name
-                            issue.pointer = pointer(index).appending(issue.pointer)
-                            return issue
-                        }
+                let declarationProblems =
+                    options.isForced ? [] : config.declarationProblems(replacing: stored, at: pointer(index))
+                guard let stored else {
+                    return config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
+                        + declarationProblems + Self.ruleProblems(of: config, segments: segments, at: pointer(index))
+                }
+                if stored.isIdentical(to: config) { return [] }
+                // A declaration import that only updates what is on record (a declared default, a
+                // doc) checks nothing more; a newly declared type checks the values against it.
+                var bookkeeping = stored
+                bookkeeping.declaration = config.declaration
+                if bookkeeping.isIdentical(to: config) {
+                    return stored.declaration?.type == config.declaration?.type ? [] : declarationProblems
+                }
+                return config.problems(at: pointer(index)) + config.problems(beside: features, at: pointer(index))
+                    + declarationProblems + Self.ruleProblems(of: config, segments: segments, at: pointer(index))
             }
             var names: Set<String> = []
             for (index, config) in next.configs.enumerated() where !names.insert(Feature.nameKey(config.name)).inserted
@@ -193,11 +211,13 @@ extension FeatureStore {
                         fix: "rename one"))
             }
             if !issues.isEmpty { throw ConfigError.refused(path, issues: issues) }
-            let changes = ConfigsDiff.changes(from: current, to: next)
+            var changes = ConfigsDiff.changes(from: current, to: next)
             let number = (latest?.number ?? 0) + 1
             guard !changes.isEmpty else {
                 return ConfigsOutcome(revision: latest?.number ?? 0, isApplied: false, isUnchanged: true, changes: [])
             }
+            // The nulls an earlier version stored leave with this revision, which says so.
+            changes += ConfigsDiff.removedNulls(storedWarnings)
             guard !options.isDryRun else {
                 return ConfigsOutcome(revision: number, isApplied: false, isUnchanged: false, changes: changes)
             }
@@ -235,11 +255,25 @@ extension ConfigsDocument {
     }
 }
 
+extension FeatureStore {
+    /// The errors of a config's own rules, located in the config at `pointer`.
+    fileprivate static func ruleProblems(
+        of config: Config, segments: Set<String>, at pointer: JSONPointer
+    ) -> [ConfigIssue] {
+        config.rules.problems(variations: nil, segments: segments).filter { $0.severity == .error }.map { issue in
+            var issue = issue
+            issue.config = config.name
+            issue.pointer = pointer.appending(issue.pointer)
+            return issue
+        }
+    }
+}
+
 extension Config {
-    /// The config with `stored`'s declaration when it has none of its own.
+    /// The config with `stored`'s declaration, whatever its own: only a declaration import sets one.
     func declared(as stored: Config?) -> Config {
         var config = self
-        if config.declaration == nil { config.declaration = stored?.declaration }
+        config.declaration = stored?.declaration
         return config
     }
 }

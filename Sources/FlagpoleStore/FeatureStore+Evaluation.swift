@@ -68,10 +68,19 @@ extension UserDocumentRead {
                 feature: feature.name, kind: stored.kind, variation: isUnlocked ? "Unlocked" : "Locked",
                 reason: .unlock, point: nil, isRecorded: recorded != nil)
         }
+        // A release app: a development flag is off (FORMAT.md §3); `flagpole evaluate
+        // --development` and OFREP's `development` context turn it on (`FlagContext`).
+        if stored.kind == .developmentFlag {
+            return Evaluation(
+                feature: feature.name, kind: stored.kind, variation: "Disabled", reason: .disabled, point: nil,
+                isRecorded: false)
+        }
         if !feature.isEnabled || !feature.isBucketed {
+            // A disabled test still has its users' groups on record, for when it is enabled again.
             return Evaluation(
                 feature: feature.name, kind: stored.kind, variation: feature.variation(at: 0),
-                reason: feature.isEnabled ? .flag : .disabled, point: nil, isRecorded: false)
+                reason: feature.isEnabled ? .flag : .disabled, point: nil,
+                isRecorded: feature.isBucketed && state.assignments[stored.id] != nil)
         }
         let test = plan.test(featureID: stored.id)
         if let assignment = state.assignments[stored.id] {

@@ -6,9 +6,10 @@ struct Flagpole: AsyncParsableCommand {
         commandName: "flagpole",
         abstract: "A self-hosted store for the features.json files of the FeatureFlags iOS library.",
         discussion: """
-            Every command works on one SQLite file: --db PATH, else $FLAGPOLE_DB, else ./flagpole.sqlite \
-            (created and migrated on first use by a command that writes; a command that only reads refuses a \
-            missing file, or one whose migrations are pending).
+            Every command works on one database: a SQLite file, --db PATH, else $FLAGPOLE_DB, else \
+            ./flagpole.sqlite (created and migrated on first use by a command that writes; a command that only \
+            reads refuses a missing file, or one whose migrations are pending), or PostgreSQL, \
+            --db postgres://USER@HOST/DB, shared by several servers (docs/POSTGRES.md).
             """,
         version: "0.1.0",
         subcommands: [

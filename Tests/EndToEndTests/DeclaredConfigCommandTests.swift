@@ -21,7 +21,9 @@ struct DeclaredConfigCommandTests {
     func nullRefused() throws {
         let cli = try ConfigCommandTests.demo()
         let before = try cli.run(["revisions", "--tenant", "demo"]).stdout
-        let set = try cli.run(["config", "set", "nulls", "--type", "json", "--default", #"{"a":null}"#, "--tenant", "demo"])
+        let set = try cli.run([
+            "config", "set", "nulls", "--type", "json", "--default", #"{"a":null}"#, "--tenant", "demo",
+        ])
         #expect(set.status == 1)
         #expect(set.stderr.contains("null") && set.stderr.contains("UserDefaults"), "\(set.stderr)")
         let file = try cli.write(
@@ -35,11 +37,14 @@ struct DeclaredConfigCommandTests {
     @Test("A bell character and a number too small for a double are refused with the reason")
     func controlAndUnderflowRefused() throws {
         let cli = try ConfigCommandTests.demo()
-        let bell = try cli.run(["config", "set", "title", "--type", "string", "--default", "ding\u{7}", "--tenant", "demo"])
+        let bell = try cli.run([
+            "config", "set", "title", "--type", "string", "--default", "ding\u{7}", "--tenant", "demo",
+        ])
         #expect(bell.status == 1 && bell.stderr.contains("U+0007") && bell.stderr.contains("plist"), "\(bell.stderr)")
         let tiny = try cli.run(["config", "set", "tiny", "--type", "double", "--default", "1e-400", "--tenant", "demo"])
         #expect(tiny.status == 1 && tiny.stderr.contains("too small"), "\(tiny.stderr)")
-        let file = try cli.write(#"{"configs": [{"name": "tiny", "type": "double", "default": 1e-400}]}"#, to: "tiny.json")
+        let file = try cli.write(
+            #"{"configs": [{"name": "tiny", "type": "double", "default": 1e-400}]}"#, to: "tiny.json")
         #expect(try cli.run(["config", "import", file, "--tenant", "demo"]).status == 1)
     }
 
@@ -47,14 +52,16 @@ struct DeclaredConfigCommandTests {
     func declaredTypesEnforced() throws {
         let cli = try Self.declared()
         let retype = try cli.run([
-            "config", "set", "numberOfCellsToDisplaySomeWhere", "--type", "string", "--default", "15", "--tenant", "demo",
+            "config", "set", "numberOfCellsToDisplaySomeWhere", "--type", "string", "--default", "15", "--tenant",
+            "demo",
         ])
         #expect(retype.status == 1)
         #expect(retype.stderr.contains("as? Int") && retype.stderr.contains("--force"), "\(retype.stderr)")
         #expect(try Self.config(cli, "numberOfCellsToDisplaySomeWhere")["type"] as? String == "int")
         let float = try cli.run(["config", "set", "specialFloatValue", "--default", "0.1", "--tenant", "demo"])
         #expect(float.status == 1 && float.stderr.contains("Float"), "\(float.stderr)")
-        #expect(try cli.run(["config", "set", "specialFloatValue", "--default", "0.5", "--tenant", "demo"]).status == 0)
+        #expect(
+            try cli.run(["config", "set", "specialFloatValue", "--default", "0.5", "--tenant", "demo"]).status == 0)
         let forced = try cli.run([
             "config", "set", "numberOfCellsToDisplaySomeWhere", "--type", "string", "--default", "15", "--force",
             "--tenant", "demo",
@@ -91,7 +98,8 @@ struct DeclaredConfigCommandTests {
         let before = try cli.run(["revisions", "--tenant", "demo"]).stdout
         let plan = try cli.run(["config", "import", next, "--dry-run", "--tenant", "demo"])
         #expect(plan.status == 0, "\(plan.stderr)")
-        #expect(plan.stdout.contains("~ numberOfCellsToDisplaySomeWhere: keeps the team's default 20 (declared 12 → 14)"))
+        #expect(
+            plan.stdout.contains("~ numberOfCellsToDisplaySomeWhere: keeps the team's default 20 (declared 12 → 14)"))
         #expect(plan.stdout.contains(#"~ titleStringKey: default "My Default title" → "Welcome", as declared"#))
         #expect(plan.stdout.contains("- otherThingEnabled7: no longer declared: still served"))
         #expect(plan.stdout.contains("+ ratio: Double, default 1.5"))
@@ -114,8 +122,11 @@ struct DeclaredConfigCommandTests {
     @Test("config show and list --json write a double's 2.0 as 2.0")
     func doublesKeepTheirPoint() throws {
         let cli = try ConfigCommandTests.demo()
-        #expect(try cli.run(["config", "set", "ratio", "--type", "double", "--default", "2", "--tenant", "demo"]).status == 0)
-        #expect(try cli.run(["config", "show", "ratio", "--tenant", "demo", "--json"]).stdout.contains(#""default": 2.0"#))
+        #expect(
+            try cli.run(["config", "set", "ratio", "--type", "double", "--default", "2", "--tenant", "demo"]).status
+                == 0)
+        #expect(
+            try cli.run(["config", "show", "ratio", "--tenant", "demo", "--json"]).stdout.contains(#""default": 2.0"#))
         #expect(try cli.run(["config", "list", "--tenant", "demo", "--json"]).stdout.contains(#""default": 2.0"#))
     }
 
@@ -123,7 +134,8 @@ struct DeclaredConfigCommandTests {
     func storedNullReported() throws {
         let cli = try ConfigCommandTests.demo()
         #expect(
-            try cli.run(["config", "set", "theme", "--type", "json", "--default", #"{"a":1}"#, "--tenant", "demo"]).status
+            try cli.run(["config", "set", "theme", "--type", "json", "--default", #"{"a":1}"#, "--tenant", "demo"])
+                .status
                 == 0)
         // What an earlier version let through, written straight into the newest revision.
         try SQLiteShell(databasePath: cli.databasePath).execute(
@@ -131,7 +143,9 @@ struct DeclaredConfigCommandTests {
         )
         let migrate = try cli.run(["migrate"])
         #expect(migrate.status == 0)
-        #expect(migrate.stderr.contains("demo/production: config \"theme\"") && migrate.stderr.contains("served without it"), "\(migrate.stderr)")
+        #expect(
+            migrate.stderr.contains("demo/production: config \"theme\"")
+                && migrate.stderr.contains("served without it"), "\(migrate.stderr)")
         let list = try cli.run(["config", "list", "--tenant", "demo"])
         #expect(list.stderr.contains("/configs/") && list.stderr.contains("null"), "\(list.stderr)")
         let served = try cli.run(["config", "export", "--format", "dictionary", "--tenant", "demo"]).stdout

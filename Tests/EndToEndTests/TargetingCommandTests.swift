@@ -119,4 +119,29 @@ struct TargetingCommandTests {
             try cli.json(["user", "forget", "cli-0", "--tenant", "demo", "--json"]) as? [String: Any])
         #expect((again["deleted"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true)
     }
+
+    @Test("evaluate --attr keeps each value as text, as a query parameter: 5.10 stays 5.10, 007 stays 007")
+    func attributesAreText() throws {
+        let cli = try CLI()
+        try #require(cli.run(["demo"]).status == 0)
+        let rules = try cli.write(
+            #"{"rules": [{"id": "old-app", "clauses": [{"attribute": "appVersion", "operator": "versionLessThan", "values": ["5.9"]}], "serve": {"variation": "Group B"}}]}"#,
+            to: "rules.json")
+        #expect(try cli.run(["rule", "set", "Example A/B Test", "--file", rules, "--tenant", "demo"]).status == 0)
+        let evaluated = try cli.run([
+            "evaluate", "--user", "u-510", "--attr", "appVersion=5.10", "--attr", "zip=007", "--flag",
+            "Example A/B Test", "--tenant", "demo", "--json",
+        ])
+        #expect(evaluated.status == 0, "\(evaluated.stderr)")
+        // 5.10 is above 5.9: the rule doesn't hold, as it doesn't for OFREP's "5.10".
+        #expect(!evaluated.stdout.contains(#""rule":"old-app""#), "\(evaluated.stdout)")
+        let kept = try SQLiteShell(databasePath: cli.databasePath).text(
+            "SELECT attributes FROM user_attributes WHERE user_id = 'u-510'")
+        #expect(kept.contains(#""appVersion":"5.10""#) && kept.contains(#""zip":"007""#), "\(kept)")
+        let older = try cli.run([
+            "evaluate", "--user", "u-58", "--attr", "appVersion=5.8", "--flag", "Example A/B Test", "--tenant", "demo",
+            "--json",
+        ])
+        #expect(older.stdout.contains(#""rule":"old-app""#), "\(older.stdout)")
+    }
 }

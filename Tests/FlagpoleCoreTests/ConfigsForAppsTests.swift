@@ -92,11 +92,15 @@ struct ConfigsForAppsTests {
     @Test(
         "A number too small for a double is refused, not stored as zero; zero and the smallest double stay",
         arguments: ["1e-400", "-2.5e-330", "0.0000000001e-320"])
-    func underflowRefused(text: String) {
+    func underflowRefused(text: String) throws {
         #expect(throws: ConfigValueProblem.self) { try ConfigValue(text: text, as: .double) }
-        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Array("[\(text)]".utf8)) }
+        #expect(throws: ConfigValueProblem.self) { try ConfigValue(text: #"{"a": [\#(text)]}"#, as: .json) }
         let issues = Self.issues(of: #"{"configs": [{"name": "tiny", "type": "double", "default": \#(text)}]}"#)
         #expect(issues.first?.message.contains("too small") == true)
+        let nested = Self.issues(of: #"{"configs": [{"name": "t", "type": "json", "default": {"a": [1, \#(text)]}}]}"#)
+        #expect(nested.map(\.pointer.description) == ["/configs/0/default/a/1"])
+        // features.json reads it as 0, as the FeatureFlags client does: only configs refuse it.
+        #expect(try JSONParser.parse(Array("[\(text)]".utf8)).value == .array([.number(0)]))
     }
 
     @Test(

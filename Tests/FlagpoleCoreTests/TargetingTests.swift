@@ -12,17 +12,17 @@ struct TargetingTests {
         "App versions compare as apps write them",
         arguments: [
             ("5.2", "5.2.0", 0), ("5.2.1", "5.2", 1), ("5.10", "5.9", 1), ("v5.2", "5.2", 0), ("5", "5.0.0.0", 0),
-            ("5.2.1 (123)", "5.2.1 (124)", -1), ("5.2.1 (123)", "5.2.1", 0), ("5.2.1", "5.2.1 (1)", -1),
+            ("5.2.1 (123)", "5.2.1 (124)", -1), ("5.2.1 (123)", "5.2.1", 0), ("5.2.1", "5.2.1 (1)", 0),
+            ("5.2.1", "5.2.1 (130)", 0), ("5.2.0-beta.2+7", "5.2.0-beta.2", 0),
+            ("5.2.0-beta.2+7", "5.2.0-beta.2+8", -1),
             ("5.2.1+7", "5.2.1 (7)", 0), ("5.2.0-beta.2", "5.2.0", -1), ("5.2.0-beta.2", "5.2.0-beta.10", -1),
             ("5.2.0-alpha", "5.2.0-beta", -1), ("5.2.0-beta", "5.2.0-beta.1", -1), ("5.2.0-1", "5.2.0-alpha", -1),
             ("6.0-rc.1", "5.9.9", 1), (" 5.2 ", "5.2", 0),
         ])
     func versionOrder(_ a: String, _ b: String, _ order: Int) {
         #expect(Self.version(a).compare(to: Self.version(b)) == order, "\(a) vs \(b)")
-        // Builds count only against a version that names one, so the reverse is not always the opposite.
-        if (AppVersion(a)!.build == nil) == (AppVersion(b)!.build == nil) {
-            #expect(Self.version(b).compare(to: Self.version(a)) == -order, "\(b) vs \(a)")
-        }
+        // Builds count only when both name one, whichever side: the reverse is always the opposite.
+        #expect(Self.version(b).compare(to: Self.version(a)) == -order, "\(b) vs \(a)")
     }
 
     @Test(
@@ -41,7 +41,8 @@ struct TargetingTests {
             "country": .string("DE"), "age": .number(34), "ageText": .string("34"), "beta": .bool(true),
             "betaText": .string("true"), "appVersion": .string("5.2.1 (40)"), "numericVersion": .number(5.2),
             "installed": .string("2026-03-01T10:00:00Z"), "installedSeconds": .number(1_772_359_200),
-            "email": .string("ana@example.com"),
+            "installedText": .string("1772359200"), "email": .string("ana@example.com"), "junk": .string("abc"),
+            "premium": .string("yes"), "plainVersion": .string("5.2.1"),
         ])
 
     static func clause(_ attribute: String?, _ op: ClauseOperator, _ values: AttributeValue...) -> Clause {
@@ -82,6 +83,18 @@ struct TargetingTests {
             (clause("installed", .before, .string("2026-03-01T09:00:00Z")), false),
             (clause("installedSeconds", .after, .string("2026-02-28T23:00:00Z")), true),
             (clause("country", .before, .string("2030-01-01")), false),
+            // Seconds since 1970 written as text, as a query parameter always is.
+            (clause("installedText", .after, .string("2026-02-28T23:00:00Z")), true),
+            (clause("installedText", .before, .string("2026-03-01T09:00:00Z")), false),
+            // A value the operator can't read makes a negative clause false too.
+            (clause("junk", .notEquals, .number(18)), false), (clause("junk", .notIn, .number(18), .number(21)), false),
+            (clause("premium", .notEquals, .bool(true)), false), (clause("age", .notEquals, .bool(true)), false),
+            (clause("ageText", .notEquals, .number(18)), true), (clause("betaText", .notEquals, .bool(false)), true),
+            (clause("country", .notIn, .string("AT"), .number(1)), false),
+            // A build number breaks ties only when both sides name one.
+            (clause("plainVersion", .versionEquals, .string("5.2.1 (123)")), true),
+            (clause("plainVersion", .versionLessThan, .string("5.2.1 (130)")), false),
+            (clause("appVersion", .versionLessThan, .string("5.2.1 (130)")), true),
             (clause(nil, .inSegment, .string("staff")), true), (clause(nil, .inSegment, .string("germany")), true),
             (clause(nil, .inSegment, .string("nobody"), .string("unknown")), false),
             (clause(nil, .notInSegment, .string("nobody")), true),
@@ -310,7 +323,10 @@ struct TargetingTests {
         let attributes = ["country", "age", "plan", "beta"]
         let pool: [AttributeValue] = [
             .string("DE"), .string("FR"), .string("34"), .string("true"), .number(34), .number(18), .number(0),
-            .bool(true), .bool(false), .string("pro"), .string("pr"), .string(""),
+            .bool(true), .bool(false), .string("pro"), .string("pr"), .string(""), .string("abc"), .string("5.2.1"),
+            .string("5.9"), .string("5.2.1 (125)"), .number(5.2), .string("1735689599"),
+            .string("2024-12-31T23:59:59Z"),
+            .number(1_800_000_000),
         ]
         let clauses = ClauseGenerator(attributes: attributes, segments: ["staff", "germany", "ghost"], values: pool)
         let segments = [

@@ -681,6 +681,49 @@ struct DashboardTests {
         #expect(revision.changeCount > 0 && revision.actor.contains("key"))
     }
 
+    @Test(
+        "Saving the editor keeps the config's rules and declaration; a declared type is enforced unless the Force box is ticked"
+    )
+    func declaredConfigEditor() async throws {
+        let server = try await TestServer()
+        let declarations = try ConfigDeclarations.decode(
+            Array(
+                #"{"configCollectionName": "App", "features": [{"type": "Float", "name": "zoom", "default": "0.5"}]}"#
+                    .utf8))
+        _ = try await server.store.importDeclarations(
+            DeclarationsMerge(declarations.configs, into: ConfigsDocument()), in: TestServer.acme,
+            options: EditOptions(actor: "test"))
+        var zoom = try #require(try await Self.config("zoom", in: server))
+        zoom.rules = [
+            TargetingRule(
+                id: "nz", clauses: [Clause(attribute: "country", op: .equals, values: [.string("NZ")])],
+                serve: .value(.double(2)))
+        ]
+        _ = try await server.store.setConfig(zoom, in: TestServer.acme, options: EditOptions(actor: "test"))
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let editor = try await browser.get("\(Self.configs)/zoom")
+            #expect(
+                editor.text.contains("Float in the app&#39;s featureConfigs.json")
+                    || editor.text.contains("Float in the app's featureConfigs.json"), "\(editor.text)")
+            #expect(editor.text.contains(#"name="force""#))
+            let csrf = DashboardBrowser.csrf(in: editor)
+            let refused = try await browser.post(
+                "\(Self.configs)/zoom", ["csrf": csrf, "revision": "3", "type": "double", "default": "0.1"])
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.contains("as? Float"), "\(refused.text)")
+            let forced = try await browser.post(
+                "\(Self.configs)/zoom",
+                ["csrf": csrf, "revision": "3", "type": "double", "default": "0.1", "force": "true"])
+            #expect(forced.status == .seeOther, "\(forced.text)")
+        }
+        let saved = try #require(try await Self.config("zoom", in: server))
+        #expect(saved.defaultValue == .double(0.1))
+        #expect(saved.rules.map(\.id) == ["nz"], "the editor has no rules: saving keeps them")
+        #expect(saved.declaration?.type == .float)
+    }
+
     @Test("An unchecked switch saves false; values per variation are typed, a blank one is none")
     func switchAndVariations() async throws {
         let server = try await TestServer()

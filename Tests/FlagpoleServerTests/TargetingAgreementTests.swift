@@ -32,7 +32,10 @@ struct TargetingAgreementTests {
         ("Checkout", ["A", "B", "C"], [40, 40, 20]), ("Theme", ["red", "green", "blue", "gold"], [25, 25, 25, 25]),
     ]
     static let attributeNames = ["country", "age", "plan", "beta"]
-    static let attributeValues = ["DE", "FR", "34", "18", "7", "true", "false", "pro", "pr", "x"]
+    static let attributeValues = [
+        "DE", "FR", "34", "18", "7", "true", "false", "pro", "pr", "x", "5.2.1", "5.10", "5.2.1 (125)", "1735689599",
+        "2024-12-31",
+    ]
     static let options = EditOptions(actor: "test")
 
     /// What one user sent, and the order they asked in.

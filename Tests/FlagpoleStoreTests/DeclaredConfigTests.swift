@@ -32,7 +32,7 @@ struct DeclaredConfigTests {
         let merge = DeclarationsMerge(try ConfigDeclarations.decode(bytes).configs, into: snapshot.document)
         var options = options
         options.expectedRevision = snapshot.revision ?? 0
-        return (merge, try await store.importConfigs(merge.document, in: .acmeProduction, options: options))
+        return (merge, try await store.importDeclarations(merge, in: .acmeProduction, options: options))
     }
 
     static func refusal(_ work: () async throws -> Void) async -> [ConfigIssue] {
@@ -66,7 +66,7 @@ struct DeclaredConfigTests {
         #expect(outcome.isApplied)
         let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(shared.contains(#""numberOfCellsToDisplaySomeWhere": "15""#))
-        // The app still declares Int: the declaration stays on record, and says so on the next write.
+        // The app still declares Int: the declaration stays on record (forcedRetypeKept goes on).
         let after = try #require(try await store.configs(in: .acmeProduction).document.config(named: retyped.name))
         #expect(after.declaration?.type == .int)
     }
@@ -74,10 +74,13 @@ struct DeclaredConfigTests {
     @Test("A Float takes 0.5 but not 0.1, which `as? Float` skips; the declared 12.4 itself stays")
     func floatValues() async throws {
         let store = try await Self.declaredStore()
-        var config = try #require(try await store.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
+        var config = try #require(
+            try await store.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
         #expect(config.defaultValue == .double(12.4))
         config.defaultValue = .double(0.1)
-        let issues = await Self.refusal { try await store.setConfig(config, in: .acmeProduction, options: Self.options) }
+        let issues = await Self.refusal {
+            try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+        }
         #expect(issues.map(\.pointer.description) == ["/default"])
         #expect(issues.first?.message.contains("Float") == true)
         config.defaultValue = .double(0.5)
@@ -127,6 +130,7 @@ struct DeclaredConfigTests {
             of: #""type":"Int","#, with: #""type":"String","#)
         let issues = await Self.refusal { try await Self.importDeclarations(Array(text.utf8), into: store) }
         #expect(issues.map(\.config) == ["numberOfCellsToDisplaySomeWhere"])
+        #expect(issues.map(\.pointer.description) == ["/type"], "located in the config it names")
         var forced = Self.options
         forced.isForced = true
         let (merge, outcome) = try await Self.importDeclarations(Array(text.utf8), into: store, options: forced)
@@ -137,36 +141,126 @@ struct DeclaredConfigTests {
         #expect(config.type == .string && config.defaultValue == .string("12") && config.declaration?.type == .string)
     }
 
-    @Test("A null an earlier version stored is served without it, reported, and gone once the configs are written again")
+    @Test(
+        "A null an earlier version stored is served without it, reported, and gone once the configs are written again")
     func storedNulls() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "Dark mode", "enabled": true}]}"#)
-        let stored = #"{"configs": [{"name": "theme", "type": "json", "default": {"accent": null, "size": 8, "list": [1, null]}}]}"#
+        let stored =
+            #"{"configs": [{"name": "theme", "type": "json", "default": {"accent": null, "size": 8, "list": [1, null]}}]}"#
         try await store.write { db in
             let scope = try db.environments.scope(of: .acmeProduction)
             let latest = try #require(try db.environments.revision(nil, in: scope))
             try db.environments.insertRevision(
-                number: latest.number + 1, kind: .edit, actor: "an earlier version", message: "configs an earlier version took",
+                number: latest.number + 1, kind: .edit, actor: "an earlier version",
+                message: "configs an earlier version took",
                 document: Array(latest.document), configs: Array(stored.utf8), targeting: nil, changes: [], in: scope,
                 at: Date())
         }
         let snapshot = try await store.configs(in: .acmeProduction)
-        #expect(snapshot.warnings.map(\.pointer.description) == ["/configs/0/default/accent", "/configs/0/default/list/1"])
+        #expect(
+            snapshot.warnings.map(\.pointer.description) == ["/configs/0/default/accent", "/configs/0/default/list/1"])
         let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(!shared.contains("null") && shared.contains(#""theme": {"size":8,"list":[1]}"#), "\(shared)")
         let user = String(
-            decoding: try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction).bytes, as: UTF8.self)
+            decoding: try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction).bytes, as: UTF8.self
+        )
         #expect(!user.contains("null"))
         #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
 
-        // Writing any config stores the configs as they are served.
-        _ = try await store.setConfig(
+        // Writing any config stores the configs as they are served; the audit names each null removed.
+        let outcome = try await store.setConfig(
             Config(name: "count", type: .int, defaultValue: .int(1)), in: .acmeProduction, options: Self.options)
+        #expect(
+            outcome.changes.filter { $0.kind == .removed && $0.before == .null }.map(\.field) == [
+                "/configs/0/default/accent", "/configs/0/default/list/1",
+            ])
         #expect(try await store.configs(in: .acmeProduction).warnings.isEmpty)
         #expect(try await store.configWarnings().isEmpty)
     }
 
-    @Test("Every write path refuses a null, a control character and a retype alike: the store checks what it stores")
+    @Test(
+        "After a forced retype, going back to the declared type needs no force, and a re-import keeps the team's type")
+    func forcedRetypeKept() async throws {
+        let store = try await Self.declaredStore()
+        let name = "numberOfCellsToDisplaySomeWhere"
+        let declared = try #require(try await store.configs(in: .acmeProduction).document.config(named: name))
+        var retyped = declared
+        retyped.type = .string
+        retyped.defaultValue = .string("15")
+        var forced = Self.options
+        forced.isForced = true
+        _ = try await store.setConfig(retyped, in: .acmeProduction, options: forced)
+        // Another write of the string still needs force: the app reads an Int.
+        var again = retyped
+        again.defaultValue = .string("16")
+        let issues = await Self.refusal { try await store.setConfig(again, in: .acmeProduction, options: Self.options) }
+        #expect(issues.map(\.pointer.description) == ["/default"])
+        // The unchanged declaration file keeps the forced type: no step, no refusal.
+        let (merge, outcome) = try await Self.importDeclarations(try Self.fixture(), into: store)
+        #expect(merge.steps.isEmpty && outcome.isUnchanged)
+        // Back to the declared type: no force needed.
+        var back = declared
+        back.defaultValue = .int(15)
+        #expect(try await store.setConfig(back, in: .acmeProduction, options: Self.options).isApplied)
+    }
+
+    @Test("A `declared` sent in a body or a configs file is ignored: only a declaration import sets one")
+    func declaredFromInputIgnored() async throws {
+        let store = try await Self.declaredStore()
+        let (body, _) = try ConfigsDecoder.decodeConfig(
+            Array(#"{"type": "double", "default": 0.1, "declared": {"type": "Double", "default": 0.1}}"#.utf8),
+            name: "specialFloatValue")
+        let issues = await Self.refusal { try await store.setConfig(body, in: .acmeProduction, options: Self.options) }
+        #expect(issues.map(\.pointer.description) == ["/default"])
+        var file = try await store.configs(in: .acmeProduction).document
+        let index = try #require(file.index(of: "specialFloatValue"))
+        file.configs[index].declaration = ConfigDeclaration(type: .double, defaultValue: .double(99))
+        file.configs[index].description = "changed"
+        _ = try await store.importConfigs(file, in: .acmeProduction, options: Self.options)
+        let stored = try #require(
+            try await store.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
+        #expect(stored.declaration == ConfigDeclaration(type: .float, defaultValue: .double(12.4)))
+        #expect(stored.description == "changed")
+    }
+
+    @Test("A config whose feature is gone doesn't block a re-import that only updates what is on record")
+    func staleConfigDoesNotBlockReimport() async throws {
+        let store = try await Self.declaredStore()
+        // The team's edit of isaEnabledKey: on, and following a test that a later import removes.
+        var isa = try #require(try await store.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
+        isa.defaultValue = .bool(true)
+        isa.follows = "Onboarding"
+        isa.values = [Config.Variant(variation: "B", value: .bool(false))]
+        _ = try await store.setConfig(isa, in: .acmeProduction, options: Self.options)
+        try await store.importText(#"{"features": []}"#)
+        // The app's next release declares it on by default: only the declaration on record changes.
+        let text = String(decoding: try Self.fixture(), as: UTF8.self).replacingOccurrences(
+            of: #""default":"false""#, with: #""default":"true""#)
+        let (merge, outcome) = try await Self.importDeclarations(Array(text.utf8), into: store)
+        #expect(merge.steps.map(\.details) == [["keeps the team's default true (declared false → true)"]])
+        #expect(outcome.isApplied)
+        // A change of the stale config itself is checked, and refused while its feature is gone.
+        var edited = try #require(try await store.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
+        edited.description = "ISAs"
+        let issues = await Self.refusal {
+            try await store.setConfig(edited, in: .acmeProduction, options: Self.options)
+        }
+        #expect(issues.map(\.pointer.description) == ["/follows"])
+    }
+
+    @Test("A control character in a config's name is refused: the name is the plist's key")
+    func controlInName() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        let issues = await Self.refusal {
+            try await store.setConfig(
+                Config(name: "bell\u{7}", type: .int, defaultValue: .int(1)), in: .acmeProduction, options: Self.options
+            )
+        }
+        #expect(issues.map(\.pointer.description) == ["/name"])
+    }
+
+    @Test("setConfig and importConfigs both refuse a null and a control character: the store checks what it stores")
     func storeChecksWhatItStores() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let nulls = Config(name: "nulls", type: .json, defaultValue: .json(["a": .null]))
@@ -177,7 +271,8 @@ struct DeclaredConfigTests {
             }
             #expect(issues.count == 1)
             let imported = await Self.refusal {
-                try await store.importConfigs(ConfigsDocument(configs: [config]), in: .acmeProduction, options: Self.options)
+                try await store.importConfigs(
+                    ConfigsDocument(configs: [config]), in: .acmeProduction, options: Self.options)
             }
             #expect(imported.map(\.pointer.description.count).allSatisfy { $0 > 0 })
         }

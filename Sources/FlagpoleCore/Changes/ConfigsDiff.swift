@@ -57,4 +57,14 @@ public enum ConfigsDiff {
         }
         return changes
     }
+
+    /// The nulls an earlier version stored, which the stored configs' `warnings` name
+    /// (`ConfigsDecoder.decodeStored`): one removal each, for the revision that leaves them out.
+    public static func removedNulls(_ warnings: [ConfigIssue]) -> [DocumentDiff.Change] {
+        warnings.filter { $0.message.hasPrefix(ConfigValue.nullProblem.message) }.map {
+            DocumentDiff.Change(
+                feature: nil, field: $0.pointer.description, kind: .removed, before: .null, after: nil,
+                config: $0.config)
+        }
+    }
 }

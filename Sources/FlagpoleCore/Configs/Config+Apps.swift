@@ -38,21 +38,25 @@ extension Config {
     }
 
     /// Why the app that declares the config would ignore what this write stores, at `pointer`:
-    /// a change of the type of a config the app declares, before or after (`current` is the
-    /// stored config), or a value its declared type doesn't hold as the app casts it. A forced
-    /// write stores it anyway.
+    /// a change of type away from what installed apps read (`current` is the stored config), or
+    /// a value its declared type doesn't hold as the app casts it. A forced write stores it
+    /// anyway; a write back to the declared type needs no force.
     public func declarationProblems(replacing current: Config?, at pointer: JSONPointer = .root) -> [ConfigIssue] {
         let force = "force the write (--force, \"force\": true in the API, or the editor's Force box)"
-        if let current, current.type != type, let declared = (current.declaration ?? declaration)?.type {
-            let reading =
-                current.declaration.map { "read it with `as? \($0.type)`" } ?? "read it as \(current.type.withArticle)"
+        // What installed apps read it as: the declared type on record, or, when this write brings
+        // the first declaration, the type the config had.
+        if let current, current.type != type,
+            let installed = current.declaration?.type.configType ?? (declaration != nil ? current.type : nil),
+            type != installed
+        {
+            let reading = current.declaration.map { "with `as? \($0.type)`" } ?? "as \(installed.withArticle)"
             return [
                 ConfigIssue(
                     .error, config: name, pointer: pointer.appending("type"), location: nil,
                     message:
-                        "\"\(name)\" is declared \(declared) in the app's featureConfigs.json, and changing its type from \(current.type) to \(type) reaches installed apps that \(reading): they skip \(type.withArticle) without a word and show their compiled default",
+                        "\"\(name)\" changes type from \(current.type) to \(type), but the app declares it (featureConfigs.json) and installed apps read it \(reading): they skip \(type.withArticle) without a word and show their compiled default",
                     fix:
-                        "keep it \(current.type.withArticle); once a release of the app declares the new type, import its declaration file with --force, or \(force)"
+                        "keep it \(installed.withArticle); once a release of the app declares the new type, import its declaration file with --force, or \(force)"
                 )
             ]
         }

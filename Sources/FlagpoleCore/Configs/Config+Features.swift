@@ -15,6 +15,8 @@ extension Feature {
     /// splits them.
     public var sharedVariation: String? {
         if kind == .unlockFlag { return unlocked == true ? "Unlocked" : "Locked" }
+        // As a release app shows it: a development flag is on only in debug builds.
+        if kind == .developmentFlag { return "Disabled" }
         return isEnabled && isBucketed ? nil : variation(at: 0)
     }
 }
@@ -70,6 +72,9 @@ extension Config {
         }
         if name.isEmpty || name.utf8.contains(0) {
             issue(pointer.appending("name"), "a config's name is a non-empty string without U+0000", "name it")
+        } else if let problem = ConfigValue.controlProblem(in: name) {
+            // The name is the plist's key.
+            issue(pointer.appending("name"), problem.message, problem.fix)
         }
         if description?.utf8.contains(0) == true {
             issue(pointer.appending("description"), "the description holds U+0000", "remove the \\u0000")

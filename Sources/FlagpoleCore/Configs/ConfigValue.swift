@@ -115,20 +115,21 @@ public enum ConfigValue: Hashable, Sendable {
                 throw ConfigValueProblem(
                     message: "expected a number, found \"\(text)\"", fix: "write a number such as 12.4 or 1e-3")
             }
-            guard !JSONParser.underflows(Array(text.utf8), to: number) else {
-                throw ConfigValueProblem(
-                    message: "\(text) is too small for a double: it would be stored and served as 0.0",
-                    fix: "write 0, or a number of magnitude 5e-324 or more")
-            }
+            guard !JSONParser.underflows(Array(text.utf8), to: number) else { throw Self.underflowProblem(text) }
             self = .double(number)
         case .string:
             try self.init(.string(text), as: .string)
         case .json:
+            let bytes = Array(text.utf8)
             let parsed: JSONNode
             do {
-                parsed = try JSONParser.parse(Array(text.utf8))
+                parsed = try JSONParser.parse(bytes)
             } catch {
                 throw ConfigValueProblem(message: "the JSON value does not parse: \(error.message)", fix: error.fix)
+            }
+            if let (pointer, _) = JSONParser.underflows(in: parsed, at: .root, source: bytes).first {
+                throw Self.underflowProblem(
+                    "the number at \(pointer.description.isEmpty ? "the root" : pointer.description)")
             }
             try self.init(parsed.value, as: .json)
         }
@@ -171,22 +172,32 @@ public enum ConfigValue: Hashable, Sendable {
         }
     }
 
-    static let nullProblem = ConfigValueProblem(
+    /// Why a number written as something other than zero that reads as zero (`1e-400`) is refused.
+    static func underflowProblem(_ number: String) -> ConfigValueProblem {
+        ConfigValueProblem(
+            message: "\(number) is too small for a double: it would be stored and served as 0",
+            fix: "write 0, or a number of magnitude 5e-324 or more")
+    }
+
+    /// Why a JSON `null` is refused.
+    public static let nullProblem = ConfigValueProblem(
         message:
             "a JSON null, which crashes apps that persist their configs: SwiftFeatureConfigs' persist() hands the dictionary to UserDefaults, which refuses NSNull",
         fix: "leave the member out, or give it a value")
 
-    /// Whether `text` holds a C0 control character that XML 1.0 cannot carry.
-    private static func controlProblem(in text: String) -> ConfigValueProblem? {
+    /// Whether `text` holds a character XML 1.0 cannot carry: a C0 control other than tab, line
+    /// feed and carriage return, or the noncharacters U+FFFE and U+FFFF.
+    static func controlProblem(in text: String) -> ConfigValueProblem? {
         // U+0000 is refused on its own: the store cannot keep it.
         guard
             let scalar = text.unicodeScalars.first(where: {
-                $0.value > 0 && $0.value < 0x20 && !allowedControls.contains($0)
+                ($0.value > 0 && $0.value < 0x20 && !allowedControls.contains($0)) || $0.value == 0xFFFE
+                    || $0.value == 0xFFFF
             })
         else { return nil }
         return ConfigValueProblem(
             message:
-                "the string holds the control character U+\(hex4(scalar.value)), which the override plist cannot carry: strict XML readers refuse the whole file",
+                "the text holds the character U+\(hex4(scalar.value)), which the override plist cannot carry: strict XML readers refuse the whole file",
             fix: "remove it; tab, line feed and carriage return are the only control characters a config can hold")
     }
 

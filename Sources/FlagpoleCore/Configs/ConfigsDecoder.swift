@@ -182,6 +182,12 @@ public enum ConfigsDecoder {
             return nil
         }
         let errorsBefore = issues.errorCount
+        // The name is the plist's key; an earlier version may have stored such a name.
+        if case .input = source, let problem = ConfigValue.controlProblem(in: name) {
+            issues.error(
+                name, pointer.appending("name"), offset: node.member("name")?.node.offset ?? node.offset,
+                problem.message, fix: problem.fix)
+        }
         for member in members where !configKeys.contains(member.key) {
             issues.error(
                 name, pointer.appending(member.key), offset: member.keyOffset, "unknown key \"\(member.key)\"",
@@ -199,6 +205,14 @@ public enum ConfigsDecoder {
         var valueOffsets: [JSONPointer: Int] = [:]
         func value(_ node: JSONNode, at pointer: JSONPointer) -> ConfigValue? {
             valueOffsets[pointer] = node.offset
+            if case .input = source {
+                for (at, offset) in JSONParser.underflows(in: node, at: .root, source: issues.bytes) {
+                    let written = String(
+                        decoding: issues.bytes[offset...].prefix { "+-.0123456789eE".utf8.contains($0) }, as: UTF8.self)
+                    let problem = ConfigValue.underflowProblem(written)
+                    issues.error(name, pointer.appending(at), offset: offset, problem.message, fix: problem.fix)
+                }
+            }
             do {
                 return try ConfigValue(node.value, as: type)
             } catch {
@@ -390,7 +404,8 @@ public enum ConfigsDecoder {
 
 /// Issues gathered while reading one file, located only once something is wrong.
 struct IssueList {
-    private let bytes: [UInt8]
+    /// The file, which the issues locate themselves in.
+    let bytes: [UInt8]
     private var pending: [(issue: ConfigIssue, offset: Int?)] = []
 
     init(_ bytes: [UInt8]) {

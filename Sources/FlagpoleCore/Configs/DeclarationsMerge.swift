@@ -90,7 +90,12 @@ public struct DeclarationsMerge: Hashable, Sendable {
         if old?.type != new.type, let old {
             details.append("declared \(old.type) → \(new.type)")
         }
-        if current.type != new.type.configType {
+        // Installed apps read the declared type on record: a config a team forced to another type
+        // keeps it until the app declares another.
+        let isDeclaredTypeChanged = old.map { $0.type.configType != new.type.configType } ?? true
+        if current.type != new.type.configType, !isDeclaredTypeChanged {
+            details.append("keeps the type \(current.type) the team forced (declared \(new.type))")
+        } else if current.type != new.type.configType {
             config.type = new.type.configType
             config.defaultValue = new.defaultValue
             details.append(

@@ -28,11 +28,29 @@ public enum JSONParser {
 
 extension JSONParser {
     /// Whether `text`, a number written in decimal, names a number other than zero that reads as
-    /// `value` zero: one too small for a double, which clients read as 0 or refuse.
+    /// `value` zero: one too small for a double. The parser reads it as 0, as the FeatureFlags
+    /// client does; a config refuses it (`ConfigsDecoder`).
     static func underflows(_ text: some Collection<UInt8>, to value: Double) -> Bool {
         guard value == 0 else { return false }
         let mantissa = text.prefix { !"eEpP".utf8.contains($0) }
         return mantissa.contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// The numbers of `node` written as something other than zero that read as zero, with where
+    /// each is: `node` parsed from `source`.
+    static func underflows(in node: JSONNode, at pointer: JSONPointer, source: [UInt8]) -> [(JSONPointer, Int)] {
+        switch node.content {
+        case .number(let value):
+            guard value == 0, node.offset < source.count else { return [] }
+            let lexeme = source[node.offset...].prefix { "+-.0123456789eE".utf8.contains($0) }
+            return underflows(lexeme, to: value) ? [(pointer, node.offset)] : []
+        case .array(let elements):
+            return elements.enumerated().flatMap { underflows(in: $1, at: pointer.appending($0), source: source) }
+        case .object(let members):
+            return members.flatMap { underflows(in: $0.node, at: pointer.appending($0.key), source: source) }
+        case .null, .bool, .string:
+            return []
+        }
     }
 }
 
@@ -251,13 +269,6 @@ private struct Scanner {
                 offset: start,
                 message: "the number \(String(decoding: lexeme, as: UTF8.self)) is too large for a double",
                 fix: "write a number between -1.7e308 and 1.7e308")
-        }
-        guard !JSONParser.underflows(lexeme, to: value) else {
-            throw JSONSyntaxError(
-                offset: start,
-                message:
-                    "the number \(String(decoding: lexeme, as: UTF8.self)) is too small for a double: it would be read as 0",
-                fix: "write 0, or a number of magnitude 5e-324 or more")
         }
         return value
     }

@@ -5,7 +5,7 @@ import Foundation
 /// Compared as people read them, not only as strict semver: numeric parts compare as numbers and
 /// missing ones count as zero (`5.2` = `5.2.0`), a pre-release (`-beta.2`) comes before its
 /// release, and a build number (`(123)` or `+123`) breaks ties between equal versions, but only
-/// against a version that names one: `5.2.1 (123)` equals `5.2.1` and is above `5.2.1 (122)`.
+/// when both name one: `5.2.1 (123)` equals `5.2.1` (either way round) and is above `5.2.1 (122)`.
 public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
     /// The numeric parts, as written.
     public let parts: [Int]
@@ -77,7 +77,8 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
         return Int(text)
     }
 
-    /// How `self` compares with `other`: `-1`, `0` or `1`. Builds count only when `other` has one.
+    /// How `self` compares with `other`: `-1`, `0` or `1`. Builds count only when both have one,
+    /// whichever side the rule's version is on.
     public func compare(to other: AppVersion) -> Int {
         for index in 0..<max(parts.count, other.parts.count) {
             let (mine, theirs) = (
@@ -87,8 +88,7 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
         }
         let preReleaseOrder = Self.comparePreRelease(preRelease, other.preRelease)
         if preReleaseOrder != 0 { return preReleaseOrder }
-        guard let theirs = other.build else { return 0 }
-        let mine = build ?? 0
+        guard let mine = build, let theirs = other.build else { return 0 }
         return mine == theirs ? 0 : mine < theirs ? -1 : 1
     }
 

@@ -34,12 +34,27 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The value as a time: an ISO 8601 string, or a number of seconds since 1970.
+    /// The value as a time: an ISO 8601 string, or a number of seconds since 1970, written as a
+    /// number or as a string (a query parameter is always one).
     var time: Date? {
         switch self {
-        case .string(let text): text.utf8.count <= 40 ? TimeText.date(from: text) : nil
-        case .number(let seconds): Date(timeIntervalSince1970: seconds)
-        case .bool: nil
+        case .string(let text):
+            guard text.utf8.count <= 40 else { return nil }
+            return number.map(Date.init(timeIntervalSince1970:)) ?? TimeText.date(from: text)
+        case .number(let seconds): return Date(timeIntervalSince1970: seconds)
+        case .bool: return nil
+        }
+    }
+
+    /// Whether an attribute with this value can be compared with `expected`, a clause's value:
+    /// values of one type always can; a string compared with a number must read as one, and with
+    /// a boolean be `true` or `false`, whichever side it is on; a number and a boolean never can.
+    func isComparable(with expected: AttributeValue) -> Bool {
+        switch (self, expected) {
+        case (.string(let text), .number), (.number, .string(let text)): Double(text)?.isFinite == true
+        case (.string(let text), .bool), (.bool, .string(let text)): text == "true" || text == "false"
+        case (.number, .bool), (.bool, .number): false
+        default: true
         }
     }
 
@@ -188,7 +203,9 @@ public struct Clause: Hashable, Sendable {
         guard let attribute, let value = context[attribute] else { return false }
         switch op {
         case .equals, .in: return values.contains { value.equals($0) }
-        case .notEquals, .notIn: return !values.contains { value.equals($0) }
+        case .notEquals, .notIn:
+            // A value the operator can't read says nothing: `"abc"` is not "not 18".
+            return values.allSatisfy { value.isComparable(with: $0) && !value.equals($0) }
         case .startsWith: return values.contains { value.description.hasPrefix($0.description) }
         case .endsWith: return values.contains { value.description.hasSuffix($0.description) }
         case .contains: return values.contains { value.description.contains($0.description) }

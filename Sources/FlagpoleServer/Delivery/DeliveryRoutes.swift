@@ -44,7 +44,7 @@ struct DeliveryRoutes {
 
     /// `GET /t/{tenant}/{env}/configs.json`: the configs dictionary of the current revision, by
     /// the same rules as features.json (ETag, `304`, gzip, `Cache-Control`, a private environment's
-    /// key); `?user=ID` for the user's own, recorded as their pinned features.json is; `?tag=T` for
+    /// key); `?user=ID` for the user's own, recorded in the same read as a pinned features.json; `?tag=T` for
     /// the configs tagged `T` only.
     func deliverConfigs(_ request: Request, context: DeliveryContext) async throws -> Response {
         let path = context.path

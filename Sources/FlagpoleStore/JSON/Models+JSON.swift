@@ -113,15 +113,6 @@ extension TargetingPlan {
     }
 }
 
-extension ConfigsSnapshot {
-    /// The configs file, with the revision it is of: `{"revision", "configs", "feature-tags"?}`.
-    public var jsonValue: JSONValue {
-        guard case .object(var object) = document.jsonValue else { return .null }
-        object.members.insert(.init(key: "revision", value: revision.map { .number(Double($0)) } ?? .null), at: 0)
-        return .object(object)
-    }
-}
-
 extension Feature {
     /// The feature as listings show it: kind, state, variations with the shares the app uses.
     public var listingJSON: JSONObject {

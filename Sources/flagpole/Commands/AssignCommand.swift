@@ -7,7 +7,8 @@ import Foundation
 struct AssignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "assign",
-        abstract: "Put users in a test's groups by their points, recording those seen for the first time.",
+        abstract:
+            "Put users in a test's groups (its rules on their last attributes, else their points), recording those seen for the first time.",
         discussion: """
             A user's point is murmur3_x86_32(salt + ":" + user) / 2^32 * 100; the group is the variation whose \
             range holds it, with the biases the app uses. Users already recorded keep their group and nothing \

@@ -268,8 +268,8 @@ struct ConfigCommand: ParsableCommand {
                         Console.out("Plan for \(path) from \(input.displayName):")
                         for line in plan.lines { Console.out(line) }
                     }
-                    outcome = try await store.importConfigs(
-                        plan.document, in: path,
+                    outcome = try await store.importDeclarations(
+                        plan, in: path,
                         options: revision.options(
                             expected: snapshot.revision ?? 0, isForced: force, message: "import \(input.displayName)"))
                 } else {
@@ -283,7 +283,12 @@ struct ConfigCommand: ParsableCommand {
                 ConfigCommand.print(refused.issues, file: input.displayName)
                 throw CommandFailure("\(input.displayName) refused: nothing was written.")
             } catch ConfigError.refused(_, let issues) {
-                ConfigCommand.print(issues, file: input.displayName)
+                // A declaration import's issues point into each config, which they name.
+                for issue in issues {
+                    Console.error(
+                        "\(input.displayName):\(merge != nil ? " config \"\(issue.config ?? "")\":" : "")\(issue.description)"
+                    )
+                }
                 throw CommandFailure("\(input.displayName) refused: nothing was written.")
             }
             if output.json, let merge, case .object(var object) = outcome.jsonValue(isDryRun: revision.dryRun) {

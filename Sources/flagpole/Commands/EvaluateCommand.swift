@@ -29,7 +29,7 @@ struct EvaluateCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("attr"),
         help: ArgumentHelp(
-            "An attribute of the user that rules read (repeatable); without any, rules read the user's last attributes on record.",
+            "An attribute of the user that rules read, as text, as a query parameter carries it (repeatable); without any, rules read the user's last attributes on record.",
             valueName: "name=value"))
     var attributes: [String] = []
 
@@ -43,26 +43,21 @@ struct EvaluateCommand: AsyncParsableCommand {
         _ = try userAttributes()
     }
 
-    /// `--attr NAME=VALUE`, each value read as JSON reads it when it is a number or a boolean
-    /// (`age=34`, `beta=true`), else as a string; `nil` without any.
+    /// `--attr NAME=VALUE`, each value a string, as a query parameter's is (`appVersion=5.10`
+    /// stays `"5.10"`, `zip=007` stays `"007"`): the operators read numbers, versions, times and
+    /// booleans from strings. `nil` without any.
     private func userAttributes() throws -> UserAttributes? {
         guard !attributes.isEmpty else { return nil }
-        var values: [String: AttributeValue] = [:]
+        var pairs: [(key: String, value: String)] = []
         for pair in attributes {
             guard let equals = pair.firstIndex(of: "=") else {
                 throw ValidationError("--attr \(pair): write NAME=VALUE, like --attr country=DE.")
             }
-            let text = String(pair[pair.index(after: equals)...])
-            values[String(pair[..<equals])] =
-                text == "true"
-                ? .bool(true)
-                : text == "false"
-                    ? .bool(false)
-                    : Double(text).map(AttributeValue.number)
-                        ?? .string(text)
+            pairs.append(
+                (UserAttributes.queryPrefix + pair[..<equals], String(pair[pair.index(after: equals)...])))
         }
         do {
-            return try UserAttributes(values)
+            return try UserAttributes(query: pairs)
         } catch {
             throw ValidationError("--attr: \(error).")
         }

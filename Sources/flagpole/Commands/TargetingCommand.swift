@@ -8,7 +8,8 @@ struct SegmentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "segment",
         abstract: "Segments: named sets of users (listed ids and/or clauses on attributes) that rules reuse.",
-        discussion: "See docs/TARGETING.md. Rules are kept with each revision; they are not applied to users yet.",
+        discussion:
+            "See docs/TARGETING.md. Rules are kept with each revision and decide users' groups as soon as they are applied: a change is planned from the recorded users and their last attributes (--dry-run shows the plan), then moves the users who follow rules; FeatureFlags apps keep the point they cached.",
         subcommands: [Set.self, List.self, Show.self, Delete.self])
 
     struct Set: AsyncParsableCommand {
@@ -178,7 +179,8 @@ struct RuleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rule",
         abstract: "A feature's targeting rules: the first that matches a user decides their variation.",
-        discussion: "See docs/TARGETING.md. Rules are kept with each revision; they are not applied to users yet.",
+        discussion:
+            "See docs/TARGETING.md. Rules are kept with each revision and decide users' groups as soon as they are applied: a change is planned from the recorded users and their last attributes (--dry-run shows the plan), then moves the users who follow rules; FeatureFlags apps keep the point they cached.",
         subcommands: [Set.self, List.self])
 
     struct Set: AsyncParsableCommand {
