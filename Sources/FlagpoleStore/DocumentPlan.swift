@@ -167,6 +167,19 @@ struct DocumentPlan {
     /// Users whose app keeps its point move with the ranges of that point; users whose client
     /// follows rules, in a test with rules before or after, are decided by rule and point at once
     /// (`TargetingReevaluation`), so none moves twice.
+    /// For each test whose ranges change, how many of the users who move (or would) a rule had
+    /// placed: read before anything moves, so a dry run and the change count alike.
+    func movesPlacedByRules(_ db: any SQLConnection) throws -> [String: Int] {
+        let ruled = ruledFeatures
+        var placed: [String: Int] = [:]
+        for (stored, next) in rangeChanges {
+            placed[next.name] = try db.assignments.pendingMovesPlacedByRules(
+                featureID: stored.id, from: stored.feature.assignmentRanges, to: next.assignmentRanges,
+                followsRules: ruled.contains(Feature.nameKey(next.name)))
+        }
+        return placed
+    }
+
     func reevaluate(
         _ db: any SQLConnection, writer: AssignmentWriter?, kind: RevisionKind
     ) throws -> (moves: [String: [RecordedMove]], reassigned: Int) {

@@ -5,8 +5,8 @@ extension FeatureStore {
     /// Sets a test's biases as one new revision, re-evaluating its recorded users; with
     /// `isDryRun`, only plans.
     ///
-    /// - throws: `DocumentError.biasesIgnored` when the app would not use these biases (unless
-    ///   `isForced`), `DocumentError.featureNotFound`, `DocumentError.importRefused` (a value that is
+    /// - throws: `DocumentError.biasesIgnored` when the app would not apply the split they state
+    ///   (unless `isForced`), `DocumentError.featureNotFound`, `DocumentError.importRefused` (a value that is
     ///   not a JSON number).
     public func setBiases(
         _ biases: [Double], of name: String, in path: EnvironmentPath, options: EditOptions
@@ -22,9 +22,12 @@ extension FeatureStore {
         }
     }
 
-    /// Biases the app would not use: a count that differs from the variations', a sum short of
-    /// 100. (Features without groups are refused before their biases are read.)
-    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort]
+    /// Biases that don't describe the split the app would apply: a count that differs from the
+    /// variations', a sum short of 100 (the app ignores them), a sum over 100 beyond rounding (the
+    /// app clamps the running sum, so the last groups get less than stated, or nothing). An edit
+    /// is a person stating a split; an imported file is read as the app reads it, with warnings.
+    /// (Features without groups are refused before their biases are read.)
+    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort, .biasSumOver]
 
     /// Enables or disables a feature as one new revision (nothing when it already is).
     ///
@@ -171,12 +174,15 @@ extension FeatureStore {
         let warnings = focus.map { name in plan.warnings.filter { $0.feature == name } } ?? plan.warnings
         try check(warnings)
         // A dry run counts who would move; applying counts who did, with the same selection.
+        let placedByRules = try plan.movesPlacedByRules(db)
         let (outcome, moves) =
             options.isDryRun
             ? (plan.outcome, try plan.reevaluate(db, writer: nil, kind: kind).moves)
             : try plan.apply(db, kind: kind)
         let plans = try plan.rangeChanges.map { change in
-            try db.rolloutPlan(of: change.stored, to: change.next, recorded: moves[change.next.name] ?? [])
+            var plan = try db.rolloutPlan(of: change.stored, to: change.next, recorded: moves[change.next.name] ?? [])
+            plan.movingPlacedByRules = placedByRules[change.next.name] ?? 0
+            return plan
         }
         return switch outcome.status {
         case .applied(let number):

@@ -31,6 +31,9 @@ public struct Evaluation: Hashable, Sendable {
     public var isRecorded: Bool
     /// The id of the rule that decided the variation, when one did.
     public var rule: String? = nil
+    /// For a FeatureFlags app that keeps its point: the rule that placed it there at its first
+    /// fetch, when one did and no longer decides (the app's point does: `reason` is `bucket`).
+    public var firstRule: String? = nil
 }
 
 extension FeatureStore {
@@ -93,10 +96,16 @@ extension UserDocumentRead {
                     return evaluation(of: stored, decision, point: assignment.point, isRecorded: false)
                 }
             }
+            // A FeatureFlags app keeps the point it was given: that point is what it shows, and a
+            // rule that placed it there decides nothing once the rule is gone.
+            let point = assignment.isPinned ? assignment.appPoint ?? assignment.point : assignment.point
+            let rule = assignment.isOverride ? nil : assignment.rule
+            let isRuleGone =
+                assignment.isPinned && rule.map { id in !(test?.rules.contains { $0.id == id } ?? false) } ?? false
             return Evaluation(
                 feature: feature.name, kind: stored.kind, variation: assignment.variation,
-                reason: assignment.isOverride ? .override : assignment.rule != nil ? .rule : .bucket,
-                point: assignment.point, isRecorded: true, rule: assignment.isOverride ? nil : assignment.rule)
+                reason: assignment.isOverride ? .override : rule != nil && !isRuleGone ? .rule : .bucket,
+                point: point, isRecorded: true, rule: isRuleGone ? nil : rule, firstRule: isRuleGone ? rule : nil)
         }
         let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
         let decision =

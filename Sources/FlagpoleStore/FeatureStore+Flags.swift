@@ -215,7 +215,8 @@ extension UserDocumentRead {
         let label = labelIndex.flatMap { feature.labels?.indices.contains($0) == true ? feature.labels?[$0] : nil }
         return FlagEvaluation(
             key: feature.name, value: value, variant: variant, reason: reason, revision: revision,
-            kind: evaluation.kind.rawValue, label: feature.isBucketed ? label : nil, rule: evaluation.rule)
+            kind: evaluation.kind.rawValue, label: feature.isBucketed ? label : nil, rule: evaluation.rule,
+            firstRule: evaluation.firstRule)
     }
 
     private static func reason(of evaluation: Evaluation) -> FlagEvaluation.Reason {

@@ -151,6 +151,8 @@ extension FeatureStore {
                     changes: changes, in: scope, at: Date())
             }
             // Who moves: the recorded users of every test whose rules, or segments they name, changed.
+            let segmentsBefore = SegmentLookup(
+                try current.segments.values.map { try Self.segment($0, in: scope, db: db) })
             let plans = try storedFeatures.enumerated().compactMap { index, stored -> TargetingPlan? in
                 let (before, after) = (current.rules(of: stored.feature.name), next.rules(of: stored.feature.name))
                 guard before != nil || after != nil,
@@ -159,7 +161,11 @@ extension FeatureStore {
                         featureID: stored.id, index: index, feature: stored.feature, salt: stored.salt,
                         rules: after ?? [])
                 else { return nil }
-                return try TargetingReevaluation(db: db, test: test, segments: segments).run(writer: writer)
+                let testBefore = PinningPlan.Test(
+                    featureID: stored.id, index: index, feature: stored.feature, salt: stored.salt, rules: before ?? [])
+                return try TargetingReevaluation(
+                    db: db, test: test, segments: segments, previous: testBefore.map { ($0, segmentsBefore) }
+                ).run(writer: writer)
             }
             return ConfigsOutcome(
                 revision: number, isApplied: !options.isDryRun, isUnchanged: false, changes: changes,

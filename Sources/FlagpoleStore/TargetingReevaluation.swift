@@ -18,8 +18,9 @@ public struct TargetingPlan: Hashable, Sendable {
     public var feature: String
     /// Recorded users who change group, pair by pair.
     public var moves: [Move]
-    /// FeatureFlags apps the new rules would place elsewhere but which keep the point they
-    /// cached: their group and the history stay as they are.
+    /// FeatureFlags apps this change of rules would place elsewhere but which keep the point they
+    /// cached: their group and the history stay as they are. An app the rules before the change
+    /// already placed where these would is not counted again: a plan counts what its change does.
     public var keptByApps: [Move]
     /// Recorded users of the test (QA overrides aside), and how many of them have attributes on record.
     public var recordedUsers: Int
@@ -41,6 +42,9 @@ struct TargetingReevaluation {
     let db: any SQLConnection
     let test: PinningPlan.Test
     let segments: SegmentLookup
+    /// The test's rules and the segments before the change, when the change is one of rules or
+    /// segments: apps they already placed elsewhere were counted by the change that did.
+    var previous: (test: PinningPlan.Test, segments: SegmentLookup)? = nil
 
     func run(writer: AssignmentWriter?, reason: AssignmentReason = .rules) throws -> TargetingPlan {
         var moves = Tally()
@@ -55,10 +59,12 @@ struct TargetingReevaluation {
                 withAttributes += 1
                 attributes = UserAttributes(stored: json)?.values ?? [:]
             }
-            let decision = test.decision(
-                for: EvaluationContext(user: user, attributes: attributes), point: assignment.point, segments: segments)
+            let context = EvaluationContext(user: user, attributes: attributes)
+            let decision = test.decision(for: context, point: assignment.point, segments: segments)
             if assignment.isPinned {
-                if decision.variation != assignment.variation {
+                let before = previous?.test.decision(
+                    for: context, point: assignment.point, segments: previous!.segments)
+                if decision.variation != assignment.variation, before?.variation != decision.variation {
                     kept.add(from: assignment.variation, to: decision.variation, user: user)
                 }
             } else if decision != PinningPlan.Decision(variation: assignment.variation, rule: assignment.rule) {

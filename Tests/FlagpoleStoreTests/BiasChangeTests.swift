@@ -121,6 +121,32 @@ struct BiasChangeTests {
         #expect(try await store.allAssignmentEvents().count == events.count + moved)
     }
 
+    @Test(
+        "An edit states a split: a count that differs, a sum short of 100 or one over 100 is refused unless forced, naming the split the app would give",
+        arguments: [([60.0, 50, 10], "W202"), ([50.0, 30], "W200"), ([50.0, 30, 10], "W201")])
+    func biasesThatStateAnotherSplit(_ biases: [Double], _ code: String) async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(
+            #"{"features": [{"name": "Search", "test-variations": ["Control", "Semantic", "Popularity"], "test-biases": [34, 33, 33]}]}"#
+        )
+        let before = try await store.fingerprint()
+        await #expect {
+            try await store.setBiases(biases, of: "Search", in: .acmeProduction, options: EditOptions(actor: "test"))
+        } throws: { error in
+            guard case DocumentError.biasesIgnored(_, let diagnostics) = error else { return false }
+            // The message says what the app would do instead.
+            return diagnostics.map(\.code.rawValue) == [code]
+                && "\(error)".contains("would not apply the split") && "\(error)".contains("--force")
+        }
+        #expect(try await store.fingerprint() == before)
+        let forced = try await store.setBiases(
+            biases, of: "Search", in: .acmeProduction, options: EditOptions(isForced: true, actor: "test"))
+        #expect(forced.isApplied)
+        if code == "W202" {
+            #expect(forced.warnings.contains { $0.code == .biasSumOver && $0.message.contains("Popularity\" 0") })
+        }
+    }
+
     @Test("Biases on a plain flag are refused, even forced: it has no groups")
     func biasesOnAPlainFlagAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()

@@ -144,6 +144,93 @@ struct TargetingEvaluationTests {
         #expect(removed.plans.first?.moves.map { [$0.from, $0.to, String($0.users)] } == [["B", "A", "2"]])
     }
 
+    @Test(
+        "An app a rule placed answers with the point it holds; once the rule is gone the reason is its point, naming the rule that placed it"
+    )
+    func pinnedAppAfterItsRuleIsGone() async throws {
+        let store = try await Self.store()
+        let app = try await Self.usersInA(1, of: store)[0]
+        let document = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
+        let appPoint = try Self.pinnedPoint(document)
+        let own = UserPoints(salt: try await store.storedFeatures().first { $0.feature.name == "Checkout" }!.salt)
+            .point(for: app.rawValue)
+        #expect(appPoint != own)
+        let ruled = try #require(try await store.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
+        #expect(ruled.reason == .rule && ruled.rule == "de" && ruled.point == appPoint)
+        _ = try await store.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        let evaluation = try #require(
+            try await store.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
+        #expect(evaluation.variation == "B" && evaluation.reason == .bucket && evaluation.rule == nil)
+        #expect(evaluation.firstRule == "de" && evaluation.point == appPoint)
+        let flag = try await store.evaluateFlag("Checkout", for: FlagContext(user: app), in: .acmeProduction)
+        #expect(flag.variant == "B" && flag.reason == .split && flag.rule == nil && flag.firstRule == "de")
+        var json: [UInt8] = []
+        flag.writeJSON(into: &json)
+        #expect(String(decoding: json, as: UTF8.self).contains(#""firstRule":"de""#))
+    }
+
+    @Test("A bias plan says how many of its movers a rule had placed")
+    func biasPlanCountsRulePlacedMovers() async throws {
+        let store = try await Self.store()
+        let users = try await Self.usersInA(2, of: store)
+        for user in users {
+            _ = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
+        }
+        // The apps hold 75, in B (50–100); B shrinks to 80–100: both leave the rule's group.
+        let plan = try await store.setBiases(
+            [80, 20, 0], of: "Checkout", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
+        let checkout = try #require(plan.plans.first)
+        #expect(checkout.movingUsers == 2 && checkout.movingPlacedByRules == 2)
+        let applied = try await store.setBiases(
+            [80, 20, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(applied.plans.first?.movingPlacedByRules == 2)
+    }
+
+    @Test("A plan counts the apps its own change would place elsewhere, not those an earlier change already did")
+    func keptAppsCountedOnce() async throws {
+        let store = try await TargetingStoreTests.store()
+        let apps = try await Self.usersInA(3, of: store)
+        for app in apps {
+            _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
+        }
+        let first = try await store.setRules(
+            try TargetingStoreTests.rules(Self.germansGetB), ofFeature: "Checkout", in: .acmeProduction,
+            options: Self.options)
+        #expect(first.plans.first?.keptByApps.map(\.users) == [3])
+        // A second rule for French users changes nothing for the German apps: none counted again.
+        let second = try await store.setRules(
+            try TargetingStoreTests.rules(
+                #"""
+                {"rules": [{"id": "de", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}], "serve": {"variation": "B"}},
+                           {"id": "fr", "clauses": [{"attribute": "country", "operator": "equals", "values": ["FR"]}], "serve": {"variation": "A"}}]}
+                """#), ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(second.plans.first?.keptByApps.isEmpty == true)
+        // Clearing the rules: the apps' decision goes back to their own point, A, where they are.
+        let cleared = try await store.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        #expect(cleared.plans.first?.keptByApps.isEmpty == true)
+    }
+
+    @Test("evaluate shows a development flag as a release app does, and a disabled test's record as recorded")
+    func developmentFlagAndDisabledTest() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(
+            #"{"features": [{"name": "Debug menu", "enabled": true, "development": true}, {"name": "T", "test-variations": ["A", "B"]}]}"#
+        )
+        let user = UserID(rawValue: "u-1")
+        _ = try await store.pinnedDocument(for: user, in: .acmeProduction)
+        _ = try await store.setEnabled(false, feature: "T", in: .acmeProduction, options: Self.options)
+        let evaluations = try await store.evaluate(user, in: .acmeProduction)
+        let debug = try #require(evaluations.first { $0.feature == "Debug menu" })
+        #expect(debug.variation == "Disabled" && debug.reason == .disabled)
+        let test = try #require(evaluations.first { $0.feature == "T" })
+        #expect(test.variation == "Disabled" && test.isRecorded)
+        let release = try await store.evaluateFlag("Debug menu", for: FlagContext(user: user), in: .acmeProduction)
+        #expect(release.value == .bool(false))
+        let debugBuild = try await store.evaluateFlag(
+            "Debug menu", for: FlagContext(user: user, isDevelopment: true), in: .acmeProduction)
+        #expect(debugBuild.value == .bool(true))
+    }
+
     @Test("A bias change leaves rule users of followers alone and moves an app by the point it was given")
     func biasesBesideRules() async throws {
         let store = try await Self.store()

@@ -48,6 +48,13 @@ extension Dashboard {
                     biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
                 if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
                 edit.biasPlan = outcome
+            } catch DocumentError.biasesIgnored(let feature, let diagnostics) {
+                // The page's own way to force them, not the command line's.
+                edit.error = PageError(
+                    status: .unprocessableContent,
+                    message:
+                        "\(DocumentError.ignoredBiases(feature, diagnostics)) Nothing was written; fix them, or tick “Apply even if the app would ignore these biases” to store them anyway."
+                )
             } catch {
                 edit.error = try Self.userError(error)
             }
@@ -396,8 +403,12 @@ struct PlanView: Sendable {
         let share = plans.reduce(0) { $0 + $1.movingShare }
         let users = plans.reduce(0) { $0 + $1.movingUsers }
         let recorded = plans.reduce(0) { $0 + $1.recordedUsers }
+        let placed = plans.reduce(0) { $0 + $1.movingPlacedByRules }
         summary =
-            "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move. Applying makes revision \(outcome.revision)."
+            "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move"
+            + (placed > 0
+                ? ", \(placed.grouped) of them placed by a rule (FeatureFlags apps that keep the rule's point leave its group)"
+                : "") + ". Applying makes revision \(outcome.revision)."
         after = plans.first.flatMap { BiasBar($0.after) }
     }
 }

@@ -26,10 +26,15 @@ public enum DocumentError: FlagpoleError {
         case .featureNotFound(let path, let name):
             "\(path) has no feature \"\(name)\" (names are case-sensitive). List them with `flagpole feature list --tenant \(path.tenant) --env \(path.environment)`."
         case .biasesIgnored(let feature, let diagnostics):
-            "The app would ignore these biases of \"\(feature)\": \(diagnostics.map { "\($0.message) (fix: \($0.fix))" }.joined(separator: "; ")). Nothing was written; fix them, or pass --force to store them anyway."
+            "\(Self.ignoredBiases(feature, diagnostics)) Nothing was written; fix them, or force them (--force, \"force\": true in the API) to store them anyway."
         case .revisionConflict(let path, let expected, let current):
             "\(path) is at revision \(current.map(String.init) ?? "none"), not \(expected): someone changed it since you read it. Nothing was written; read the current revision and try again."
         }
+    }
+
+    /// What is wrong with biases an edit states, each with the split the app would apply instead.
+    public static func ignoredBiases(_ feature: String, _ diagnostics: [Diagnostic]) -> String {
+        "The app would not apply the split these biases of \"\(feature)\" state: \(diagnostics.map { "\($0.message) (fix: \($0.fix))" }.joined(separator: "; "))."
     }
 
     public var code: String {

@@ -208,6 +208,7 @@ extension EditOutcome {
                             }),
                         "recordedUsers": .number(Double(plan.recordedUsers)),
                         "movingUsers": .number(Double(plan.movingUsers)),
+                        "movingPlacedByRules": .number(Double(plan.movingPlacedByRules)),
                     ]
                 }),
             "warnings": .array(warnings.map(\.jsonValue)),
@@ -283,6 +284,7 @@ extension Evaluation {
             "point": point.map(JSONValue.number) ?? .null,
             "recorded": .bool(isRecorded),
             "rule": rule.map(JSONValue.string) ?? .null,
+            "firstRule": firstRule.map(JSONValue.string) ?? .null,
         ]
     }
 }

@@ -29,6 +29,9 @@ public struct FlagEvaluation: Hashable, Sendable {
     public var label: String?
     /// The id of the targeting rule that decided the variation, when one did.
     public var rule: String? = nil
+    /// The rule that placed a FeatureFlags app's point at its first fetch, when it no longer
+    /// decides (`Evaluation.firstRule`): the reason is then `SPLIT`.
+    public var firstRule: String? = nil
 }
 
 /// A flag that has no value for this request.
@@ -76,7 +79,7 @@ public struct FlagEvaluations: Hashable, Sendable {
 
 extension FlagEvaluation {
     /// The evaluation as OFREP answers it: `{"key", "value", "reason", "variant", "metadata":
-    /// {"revision", "kind", "label"?, "rule"?}}`, compact. Written by hand because a value's type must
+    /// {"revision", "kind", "label"?, "rule"?, "firstRule"?}}`, compact. Written by hand because a value's type must
     /// show: a double keeps its decimal point (`2.0`), which `JSONValue` would drop.
     public func writeJSON(into output: inout [UInt8]) {
         output.append(contentsOf: #"{"key":"#.utf8)
@@ -98,6 +101,10 @@ extension FlagEvaluation {
         if let rule {
             output.append(contentsOf: #","rule":"#.utf8)
             JSONWriter.writeString(rule, into: &output)
+        }
+        if let firstRule {
+            output.append(contentsOf: #","firstRule":"#.utf8)
+            JSONWriter.writeString(firstRule, into: &output)
         }
         output.append(contentsOf: "}}".utf8)
     }

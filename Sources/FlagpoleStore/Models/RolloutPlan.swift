@@ -19,6 +19,9 @@ public struct RolloutPlan: Hashable, Sendable {
     public var moves: [Move]
     /// Recorded users of the feature, overrides included.
     public var recordedUsers: Int
+    /// How many of the moving users a rule had placed: FeatureFlags apps that keep the point a
+    /// rule gave them, which the new ranges move out of the rule's group (docs/TARGETING.md).
+    public var movingPlacedByRules = 0
 
     /// The share of all users that changes group.
     public var movingShare: Double { moves.reduce(0) { $0 + $1.share } }

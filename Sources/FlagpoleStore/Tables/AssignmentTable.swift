@@ -68,6 +68,25 @@ struct AssignmentTable {
         return moves.moves
     }
 
+    /// How many of the users `pendingMoves` counts were placed by a rule: FeatureFlags apps that
+    /// keep the point a rule gave them, which a change of ranges moves out of the rule's group.
+    func pendingMovesPlacedByRules(
+        featureID: Int64, from old: VariationRanges, to new: VariationRanges, followsRules: Bool = false
+    ) throws -> Int {
+        var users = 0
+        for interval in old.changedIntervals(to: new) {
+            for selection in AssignmentWriter.movingSelections(
+                featureID: featureID, interval: interval, followsRules: followsRules)
+            {
+                users +=
+                    try db.value(
+                        Int.self, "SELECT count(*) FROM assignments \(selection.sql) AND rule IS NOT NULL",
+                        selection.arguments, cached: true) ?? 0
+            }
+        }
+        return users
+    }
+
     /// Users per variation of `stored`, now (the sum of its history's deltas) or as they stood at
     /// `time` (each user's last event at or before it). Variations come in the feature's order,
     /// then any others users are recorded in (`Disabled` while a test is off), by name.

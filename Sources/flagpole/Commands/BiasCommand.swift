@@ -16,8 +16,9 @@ struct BiasCommand: ParsableCommand {
                 "Set a test's biases: prints who moves (share of all users and recorded users, pair by pair), then applies it as a new revision.",
             discussion: """
                 Growing the first or the last group moves only users into it; changing a middle group or \
-                re-ordering moves more (warning W252). Biases the app would ignore (a count that differs \
-                from the variations', a sum short of 100) are refused unless --force.
+                re-ordering moves more (warning W252). Biases that don't state the split the app would apply \
+                (a count that differs from the variations', a sum short of 100, a sum over 100 beyond rounding) \
+                are refused unless --force, saying which split the app would give.
                 """)
 
         @Argument(help: "The test's name.")
@@ -26,7 +27,7 @@ struct BiasCommand: ParsableCommand {
         @Argument(help: "One bias per variation, in percent, in order.")
         var biases: [Double]
 
-        @Flag(help: "Store biases the app would ignore.")
+        @Flag(help: "Store biases the app would ignore or clamp.")
         var force = false
 
         @OptionGroup var environment: EnvironmentOptions

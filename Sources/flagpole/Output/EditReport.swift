@@ -19,6 +19,9 @@ struct EditReport {
             if !plan.moves.isEmpty { lines.append(table.text) }
             lines.append(
                 "    \(plan.movingUsers) of \(plan.recordedUsers) recorded user\(plan.recordedUsers == 1 ? "" : "s") change group"
+                    + (plan.movingPlacedByRules > 0
+                        ? ", \(plan.movingPlacedByRules) of them placed by a rule (FeatureFlags apps that keep the rule's point leave its group)"
+                        : "")
             )
         }
         lines.append(verdict)
