@@ -126,7 +126,7 @@ public enum ServerApplication {
             delivery: delivery, tokens: tokens,
             exposures: ExposureRecorder(store: store, logger: Logger(label: "flagpole.exposures"))
         ).register(on: router)
-        EventRoutes(store: store, policy: configuration.eventPolicy).register(on: router)
+        EventRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(store: store, cache: cache, maxBodySize: configuration.maxBodySize).register(
             on: router)

@@ -221,6 +221,104 @@ struct IsolationMatrixTests {
         #expect(try await server.store.revisions(of: TestServer.acme).count == before.count)
     }
 
+    /// What each delivery route admits (`DeliveryNeeds`), as the refusals its protocol answers.
+    enum DeliveryRule {
+        /// features.json, configs.json, the change stream: a private environment refuses no key
+        /// or an unknown one `401`, and another tenant's or environment's key with the `404` of
+        /// no environment at all; a public one admits anyone.
+        case document
+        /// Events: as a document, but always, public or private.
+        case events
+        /// OFREP under the environment: an unknown key is `401` anywhere; a private environment
+        /// refuses no key `401`, another tenant's or environment's `403`.
+        case evaluation
+        /// OFREP at the host root: only a delivery key scoped to the environment.
+        case rootEvaluation
+    }
+
+    /// Every delivery route of the router, with its rule: a new one fails here until listed.
+    static let deliveryRules: [String: DeliveryRule] = [
+        "GET /t/{tenant}/{env}/features.json": .document,
+        "GET /t/{tenant}/{env}/configs.json": .document,
+        "GET /t/{tenant}/{env}/changes": .document,
+        "POST /t/{tenant}/{env}/events": .events,
+        "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags/{key}": .evaluation,
+        "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags": .evaluation,
+        "POST /ofrep/v1/evaluate/flags/{key}": .rootEvaluation,
+        "POST /ofrep/v1/evaluate/flags": .rootEvaluation,
+    ]
+
+    @Test(
+        "Every delivery route × (no key, an unknown key, another tenant's, another environment's, each role of this one) in a private and a public environment"
+    )
+    func deliveryMatrix() async throws {
+        let server = try await TestServer()
+        let acme = TenantSlug(rawValue: "acme")
+        let scopedHere = try await server.store.createKey(for: .tenant(acme), role: .delivery, environment: .production)
+            .secret
+        _ = try await server.store.createEnvironment(
+            EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging")))
+        let scopedElsewhere = try await server.store.createKey(
+            for: .tenant(acme), role: .delivery, environment: EnvironmentName(rawValue: "staging")
+        ).secret
+        let routes = try Self.allRoutes.filter { $0.template.hasPrefix("/t/") || $0.template.hasPrefix("/ofrep/") }
+        #expect(Set(routes.map { "\($0.method) \($0.template)" }) == Set(Self.deliveryRules.keys))
+        let unknownKey = "fp_" + String(repeating: "7", count: 48)
+        let body = #"{"context": {"targetingKey": "user-1"}, "events": []}"#
+        for isPrivate in [true, false] {
+            try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = isPrivate }
+            try await server.test { client in
+                for route in routes {
+                    let name = "\(route.method) \(route.template) (\(isPrivate ? "private" : "public"))"
+                    let rule = try #require(Self.deliveryRules["\(route.method) \(route.template)"])
+                    let uri = Self.uri(route.template, keyPrefix: "")
+                    // The stream, once admitted, stays open: only its refusals are asked for.
+                    let isStream = route.template.hasSuffix("/changes")
+                    func status(_ key: String?) async throws -> HTTPResponse.Status {
+                        try await client.send(route.method, uri, key: key, body: body).status
+                    }
+                    let refusesAnonymous = isPrivate || rule == .events || rule == .rootEvaluation
+                    if refusesAnonymous || !isStream {
+                        #expect(
+                            (try await status(nil) == .unauthorized) == refusesAnonymous, "\(name) without a key")
+                    }
+                    if refusesAnonymous || rule == .evaluation || !isStream {
+                        let unknown = try await status(unknownKey)
+                        #expect(
+                            (unknown == .unauthorized) == (refusesAnonymous || rule == .evaluation),
+                            "\(name) with an unknown key: \(unknown)")
+                    }
+                    guard !isStream || isPrivate else { continue }
+                    for other in [server.key("globex", .admin), scopedElsewhere] {
+                        let refused = try await status(other)
+                        let expected: HTTPResponse.Status? =
+                            switch rule {
+                            case .document: isPrivate ? .notFound : nil
+                            case .events: .notFound
+                            case .evaluation: isPrivate ? .forbidden : nil
+                            case .rootEvaluation: other == scopedElsewhere ? nil : .forbidden
+                            }
+                        if let expected {
+                            #expect(refused == expected, "\(name) with a key not of this environment: \(refused)")
+                        } else {
+                            #expect(![.unauthorized, .forbidden].contains(refused), "\(name): \(refused)")
+                        }
+                    }
+                    guard !isStream else { continue }
+                    let own =
+                        rule == .rootEvaluation
+                        ? [scopedHere] : [scopedHere, server.key("acme", .reader), server.key("acme", .admin)]
+                    for key in own {
+                        let admitted = try await status(key)
+                        #expect(
+                            ![.unauthorized, .forbidden, .notFound].contains(admitted),
+                            "\(name) with its own key: \(admitted)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("The order of the checks: the path's names, then the key, then the tenant, then the role; the store last")
     func orderOfChecks() async throws {
         let server = try await TestServer()

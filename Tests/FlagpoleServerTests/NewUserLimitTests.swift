@@ -79,6 +79,46 @@ struct NewUserLimitTests {
         }
     }
 
+    @Test(
+        "Only a valid key of this environment escapes the limit: an invalid key, another tenant's, or one scoped elsewhere is anonymous, on every surface"
+    )
+    func onlyAKeyOfTheEnvironmentEscapes() async throws {
+        let server = try await TestServer(
+            configuration: ServerConfiguration(accessLogLevel: .debug, newUsersPerSecond: 0, newUserBurst: 1))
+        _ = try await server.store.createEnvironment(
+            EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging")))
+        let staging = try await server.store.createKey(
+            for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery,
+            environment: EnvironmentName(rawValue: "staging")
+        ).secret
+        try await server.test { client in
+            // The one new user this client may have recorded.
+            #expect(try await client.send(.get, Self.url + "?user=first").headers[.recorded] == "true")
+            let notOfThisEnvironment = [
+                "fp_" + String(repeating: "0", count: 48), "not a key", server.key("globex", .admin), staging,
+            ]
+            for (index, key) in notOfThisEnvironment.enumerated() {
+                let features = try await client.send(.get, Self.url + "?user=k\(index)", key: key)
+                #expect(
+                    features.status == .ok && features.headers[.recorded] == "false",
+                    "features.json with \(key.prefix(6))")
+                let configs = try await client.send(
+                    .get, "/t/acme/production/configs.json?user=c\(index)", headers: [.authorization: "Bearer \(key)"])
+                #expect(configs.headers[.recorded] == "false", "configs.json with \(key.prefix(6))")
+            }
+            // OFREP refuses an unknown key outright, and answers another tenant's as anonymous: limited.
+            let ofrep = try await client.send(
+                .post, "/t/acme/production/ofrep/v1/evaluate/flags/\(segment(TestServer.abTest))",
+                headers: [.xAPIKey: server.key("globex", .admin)], body: #"{"context": {"targetingKey": "o1"}}"#)
+            #expect(ofrep.status == .tooManyRequests)
+            // A key of this environment, of any role, is the team's own.
+            for role in [KeyRole.delivery, .reader] {
+                let keyed = try await client.send(.get, Self.url + "?user=team-\(role)", key: server.key("acme", role))
+                #expect(keyed.headers[.recorded] == "true", "\(role)")
+            }
+        }
+    }
+
     @Test("X-Forwarded-For names the client only with --trust-proxy")
     func forwardedFor() async throws {
         for trustsProxy in [false, true] {

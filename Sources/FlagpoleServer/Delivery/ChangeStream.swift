@@ -185,31 +185,14 @@ struct ChangeStreamRoutes {
     let broadcaster: ChangeBroadcaster
 
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.get("/t/:tenant/:env/changes") { request, context in
-            try await stream(request, context: context)
-        }
+        router.group().delivery(DeliveryNeeds.Stream.self, of: delivery, tokens: tokens)
+            .get("/t/:tenant/:env/changes") { request, context in
+                try await stream(request, context: context)
+            }
     }
 
-    private func stream(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
-        let path = try context.environmentPath()
-        let state: DeliveryState
-        do {
-            state = try await delivery.currentState(of: path)
-        } catch TenancyError.tenantNotFound, TenancyError.environmentNotFound {
-            throw APIError(.notFound, code: "not_found", "There is no environment at \(request.uri.path).")
-        }
-        if state.settings.isPrivate {
-            if let token = Query(request).string("token") {
-                guard try await tokens.isValid(token, for: path) else {
-                    throw APIError(
-                        .unauthorized, code: "unauthenticated",
-                        "The stream's token has expired or is not this environment's: evaluate the flags again (POST …/ofrep/v1/evaluate/flags) for a new URL."
-                    )
-                }
-            } else {
-                try await PresentedKey.of(request, in: delivery.store).identity().authorize(.delivery, on: path)
-            }
-        }
+    private func stream(_ request: Request, context: DeliveryContext<DeliveryNeeds.Stream>) async throws -> Response {
+        let (path, state) = (context.path, context.state)
         let resumeAfter = request.headers[.lastEventID].flatMap(Self.revision(ofEventID:))
         // Subscribe before reading what was missed, so nothing falls between the two.
         let (messages, subscription) = broadcaster.subscribe(path)

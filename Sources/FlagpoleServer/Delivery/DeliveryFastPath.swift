@@ -155,7 +155,8 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         } catch {
             return nil
         }
-        guard let text = parameters.get("user"), request.headerFields[.authorization] == nil,
+        // Without a key the caller is anonymous, and limited; anything else is the router's to judge.
+        guard let text = parameters.get("user"), DeliveryCredential(request.headerFields) == .none,
             parameters.allSatisfy({ $0.key == "user" || $0.key.hasPrefix(UserAttributes.queryPrefix) }),
             let (path, kind) = Self.delivered(target.path), let (state, _) = delivery.cache.currentDocument(path),
             !state.settings.isPrivate,
@@ -229,7 +230,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// has their groups on record.
     private func ofrepRequest(_ request: HTTPRequest) -> Current? {
         guard request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
-            request.headerFields[.authorization] == nil, request.headerFields[.xAPIKey] == nil,
+            DeliveryCredential(request.headerFields) == .none,
             request.headerFields[.origin] == nil,
             let length = request.headerFields[.contentLength].flatMap(Int.init), length <= OFREPRoutes.maxBodySize,
             let path = request.path, let target = OFREPTarget(path),

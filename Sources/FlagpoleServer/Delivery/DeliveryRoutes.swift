@@ -29,11 +29,10 @@ struct DeliveryRoutes {
     /// Users new to the store answered without being recorded: their client was over its limit.
     private static let unrecordedNewUsers = Counter(label: "flagpole_delivery_unrecorded_new_users_total")
 
-    /// Public, but a private environment's key is checked before the handler, which receives the
-    /// environment and its current state in its `DeliveryContext`.
+    /// Public, but a private environment's key is checked before the handler
+    /// (`DeliveryNeeds.Document`), which receives the environment and its current state.
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.group().add(middleware: DeliveryAccessMiddleware(delivery: self))
-            .group(context: DeliveryContext.self)
+        router.group().delivery(DeliveryNeeds.Document.self, of: self)
             .get("/t/:tenant/:env/features.json") { request, context in
                 try await deliver(request, context: context)
             }
@@ -46,7 +45,7 @@ struct DeliveryRoutes {
     /// the same rules as features.json (ETag, `304`, gzip, `Cache-Control`, a private environment's
     /// key); `?user=ID` for the user's own, recorded in the same read as a pinned features.json; `?tag=T` for
     /// the configs tagged `T` only.
-    func deliverConfigs(_ request: Request, context: DeliveryContext) async throws -> Response {
+    func deliverConfigs(_ request: Request, context: DeliveryContext<DeliveryNeeds.Document>) async throws -> Response {
         let path = context.path
         let query = Query(request)
         let tag = try query.tag()
@@ -59,7 +58,7 @@ struct DeliveryRoutes {
         }
         let attributes = try query.attributes(limits: attributeLimits)
         if let user = try query.user() {
-            let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
+            let client = context.access.isLimited ? client(of: request, context: context) : nil
             let limiter = newUsers
             let configs = try await store.userConfigs(for: user, in: path, tag: tag, attributes: attributes) {
                 client.map { limiter.admit($0) } ?? true
@@ -92,7 +91,7 @@ struct DeliveryRoutes {
         return Self.response(document, to: request, cacheControl: cacheControl)
     }
 
-    func deliver(_ request: Request, context: DeliveryContext) async throws -> Response {
+    func deliver(_ request: Request, context: DeliveryContext<DeliveryNeeds.Document>) async throws -> Response {
         let path = context.path
         let state = context.state
         let query = Query(request)
@@ -104,8 +103,8 @@ struct DeliveryRoutes {
                 throw APIError.invalid(
                     "A pinned document (?user=) is always of the current revision; drop ?revision= and ?sha256=.")
             }
-            // A request with a key (a private environment needs one) is the team's own: not limited.
-            let client = request.headers[.authorization] == nil ? client(of: request, context: context) : nil
+            // A request with a key of the environment is the team's own: not limited.
+            let client = context.access.isLimited ? client(of: request, context: context) : nil
             return try await pinned(for: user, in: path, attributes: attributes, request, anonymousClient: client)
         }
         if attributes != nil {
@@ -211,7 +210,7 @@ struct DeliveryRoutes {
 
     /// Who is asking, for the limit on new users: the peer, or with `--trust-proxy` the address
     /// the proxy in front named.
-    private func client(of request: Request, context: DeliveryContext) -> NewUserLimiter.Client {
+    func client(of request: Request, context: some RemoteAddressRequestContext) -> NewUserLimiter.Client {
         NewUserLimiter.Client(
             peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor], trustsProxy: trustsProxy)
     }
@@ -265,58 +264,4 @@ extension HTTPField.Name {
     /// On a user's pinned document: whether the store has the user's groups on record.
     static let recorded = HTTPField.Name("Flagpole-Recorded")!
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
-}
-
-/// What `DeliveryAccessMiddleware` found for a delivery request it let through.
-struct DeliveryAccess: Sendable {
-    let path: EnvironmentPath
-    let state: DeliveryState
-}
-
-/// Lets a delivery request through only to an environment that exists and, when it is private,
-/// with a key of its tenant (a delivery key is enough). Anyone may ask: whatever is refused for
-/// the path's sake answers the one `404` that names no environment, so another tenant's private
-/// environment looks like none at all.
-struct DeliveryAccessMiddleware: RouterMiddleware {
-    typealias Context = FlagpoleRequestContext
-    let delivery: DeliveryRoutes
-
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        var context = context
-        do {
-            let path = try context.environmentPath()
-            let state = try await delivery.currentState(of: path)
-            if state.settings.isPrivate {
-                // Only a private environment needs a key: a public one never looks at it.
-                try await PresentedKey.of(request, in: delivery.store).identity().authorize(.delivery, on: path)
-            }
-            context.deliveryAccess = DeliveryAccess(path: path, state: state)
-        } catch TenancyError.tenantNotFound, TenancyError.environmentNotFound {
-            throw APIError(
-                .notFound, code: "not_found",
-                "There is no document at \(request.uri.path). Check the tenant and environment names.")
-        }
-        return try await next(request, context)
-    }
-}
-
-/// A delivery request `DeliveryAccessMiddleware` let through: the environment, its current
-/// state, and the peer (the limit on new users keys by it).
-struct DeliveryContext: ChildRequestContext, RemoteAddressRequestContext {
-    var coreContext: CoreRequestContextStorage
-    let remoteAddress: SocketAddress?
-    let path: EnvironmentPath
-    let state: DeliveryState
-
-    init(context: FlagpoleRequestContext) throws {
-        guard let access = context.deliveryAccess else {
-            throw ContextError.notAuthenticated(context.endpointPath ?? "?")
-        }
-        coreContext = context.coreContext
-        remoteAddress = context.remoteAddress
-        path = access.path
-        state = access.state
-    }
 }

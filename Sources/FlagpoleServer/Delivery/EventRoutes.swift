@@ -6,26 +6,27 @@ import Hummingbird
 import Synchronization
 
 /// `POST /t/{tenant}/{env}/events`: goal and exposure events from apps, in batches. Events are
-/// writes, so a key of the tenant is always needed (a delivery key is enough), even in a public
-/// environment.
+/// writes, so a key of the environment is always needed (`DeliveryNeeds.Events`; a delivery key
+/// is enough), even in a public environment.
 final class EventRoutes: Sendable {
-    let store: FeatureStore
+    let delivery: DeliveryRoutes
     let policy: EventPolicy
+    var store: FeatureStore { delivery.store }
     /// When raw events were last expired: at most once an hour, after a batch.
     private let lastExpiry = Mutex(Date.distantPast)
 
     /// A batch of a thousand events is well under this.
     static let maxBodySize = 1024 * 1024
 
-    init(store: FeatureStore, policy: EventPolicy) {
-        self.store = store
+    init(delivery: DeliveryRoutes, policy: EventPolicy) {
+        self.delivery = delivery
         self.policy = policy
     }
 
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.post("/t/:tenant/:env/events") { [self] request, context -> Response in
-            let path = try context.environmentPath()
-            try await PresentedKey.of(request, in: store).identity().authorize(.delivery, on: path)
+        router.group().delivery(DeliveryNeeds.Events.self, of: delivery).post("/t/:tenant/:env/events") {
+            [self] request, context -> Response in
+            let path = context.path
             let bytes: [UInt8]
             do {
                 bytes = Array(try await request.body.collect(upTo: Self.maxBodySize).readableBytesView)

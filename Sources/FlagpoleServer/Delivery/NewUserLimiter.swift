@@ -17,6 +17,12 @@ public final class NewUserLimiter: Sendable {
 
         /// Ten new users a second per address, a hundred at once.
         public static let standard = Limit(rate: 10, burst: 100)
+
+        /// When a refused client may try again, in whole seconds: the time one token takes, and
+        /// a minute when none ever comes (`rate` 0, which the tests and a closed server use).
+        public var retryAfterSeconds: Int {
+            rate > 0 ? Int(min(3600, max(1, (1 / rate).rounded(.up)))) : 60
+        }
     }
 
     /// A client: an IPv4 address, an IPv6 /64, or the one key of every Unix-socket peer.

@@ -13,8 +13,8 @@ public struct FlagpoleRequestContext: RequestContext, RemoteAddressRequestContex
     var presentedKey: PresentedKey?
     /// The dashboard session of the request, looked up by `SessionMiddleware`; `nil` outside it.
     var presentedSession: PresentedSession?
-    /// What `DeliveryAccessMiddleware` let through; `nil` outside it.
-    var deliveryAccess: DeliveryAccess?
+    /// What `DeliveryAccessMiddleware` let through, and the need that admitted it; `nil` outside it.
+    var deliveryAccess: (DeliveryAccess, need: ObjectIdentifier)?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

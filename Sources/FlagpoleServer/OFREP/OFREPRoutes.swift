@@ -25,30 +25,33 @@ struct OFREPRoutes {
     static let maxBodySize = 64 * 1024
 
     func register(on router: Router<FlagpoleRequestContext>) {
+        // Refusals of access, as every other failure, answer as OFREP shapes them.
+        let evaluations = router.group().add(middleware: OFREPAnswering(delivery: delivery))
+            .delivery(DeliveryNeeds.Evaluation.self, of: delivery)
         for prefix in ["/t/:tenant/:env/ofrep/v1", "/ofrep/v1"] {
-            router.post("\(prefix)/evaluate/flags/:key") { request, context in
-                await answering(key: try? context.decodedParameter("key"), logger: context.logger) {
-                    try await evaluateOne(request, context: context)
-                }
+            evaluations.post("\(prefix)/evaluate/flags/:key") { request, context in
+                try await evaluateOne(request, context: context)
             }
-            router.post("\(prefix)/evaluate/flags") { request, context in
-                await answering(key: nil, logger: context.logger) { try await evaluateAll(request, context: context) }
+            evaluations.post("\(prefix)/evaluate/flags") { request, context in
+                try await evaluateAll(request, context: context)
             }
         }
     }
 
     // MARK: Operations
 
-    private func evaluateOne(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
+    private func evaluateOne(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.Evaluation>
+    ) async throws -> Response {
         let key = try context.decodedParameter("key")
-        let (path, isAnonymous) = try await access(request, context: context)
+        let path = context.path
         let body = try OFREPRequest(
             try await bytes(of: request), key: key, attributeLimits: delivery.attributeLimits)
         await refreshIfBehind(path, request)
         let flag: FlagEvaluation
         do {
             flag = try await delivery.store.evaluateFlag(
-                key, for: body.context, in: path, admittingNewUser: admission(request, context, isAnonymous))
+                key, for: body.context, in: path, admittingNewUser: admission(request, context))
         } catch let problem as FlagProblem {
             throw OFREPError(
                 problem == .notFound(key: key) ? .notFound : .badRequest, problem)
@@ -60,8 +63,10 @@ struct OFREPRoutes {
         return Self.response(Self.answer(flag))
     }
 
-    private func evaluateAll(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
-        let (path, isAnonymous) = try await access(request, context: context)
+    private func evaluateAll(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.Evaluation>
+    ) async throws -> Response {
+        let path = context.path
         let query = Query(request)
         let tag = try query.tag()
         let body = try OFREPRequest(
@@ -70,12 +75,12 @@ struct OFREPRoutes {
         let evaluations: FlagEvaluations
         do {
             evaluations = try await delivery.store.evaluateFlags(
-                for: body.context, tag: tag, in: path, admittingNewUser: admission(request, context, isAnonymous))
+                for: body.context, tag: tag, in: path, admittingNewUser: admission(request, context))
         } catch DocumentError.noRevision {
             evaluations = FlagEvaluations(revision: 0, flags: [])
         }
         var changes = Self.changesURI(of: path)
-        if try await delivery.currentState(of: path).settings.isPrivate {
+        if context.access.isPrivate {
             changes += "?token=\(try await tokens.token(for: path))"
         }
         return Self.response(
@@ -128,66 +133,14 @@ struct OFREPRoutes {
 
     // MARK: Access
 
-    /// The environment asked for and whether the request is anonymous; `401`/`403`/`404` as OFREP answers.
-    private func access(
-        _ request: Request, context: FlagpoleRequestContext
-    ) async throws -> (
-        EnvironmentPath, isAnonymous: Bool
-    ) {
-        let presented = request.headers[.authorization] ?? request.headers[.xAPIKey].map { "Bearer \($0)" }
-        var identity: KeyIdentity?
-        if let presented {
-            guard presented.count > 7, presented.prefix(7).lowercased() == "bearer ",
-                let found = try await delivery.store.identity(ofKey: String(presented.dropFirst(7)))
-            else {
-                throw OFREPError(
-                    .unauthorized, code: "GENERAL", key: nil,
-                    "The key is malformed, unknown or revoked. Send a key of the environment's tenant as Authorization: Bearer KEY or X-API-Key: KEY."
-                )
-            }
-            identity = found
-        }
-        let path: EnvironmentPath
-        if context.parameters.get("tenant") != nil {
-            path = try context.environmentPath()
-        } else {
-            guard let identity, case .tenant(let tenant) = identity.owner, let environment = identity.environment else {
-                throw OFREPError(
-                    identity == nil ? .unauthorized : .forbidden, code: "GENERAL", key: nil,
-                    "At the host's root, OFREP needs a delivery key scoped to one environment (`flagpole key create --role delivery --env ENV`); or set the provider's base URL to http://HOST/t/TENANT/ENV."
-                )
-            }
-            path = EnvironmentPath(tenant: tenant, environment: environment)
-        }
-        let state = try await delivery.currentState(of: path)
-        if state.settings.isPrivate || context.parameters.get("tenant") == nil {
-            guard let identity else {
-                throw OFREPError(
-                    .unauthorized, code: "GENERAL", key: nil,
-                    "\(path) is private: send a key of its tenant as Authorization: Bearer KEY or X-API-Key: KEY.")
-            }
-            // OFREP has no "looks like an unknown environment": a key that is not for it is refused.
-            guard identity.reaches(path), identity.permits(.delivery, on: path.tenant) else {
-                throw OFREPError(
-                    .forbidden, code: "GENERAL", key: nil,
-                    "This key is not for \(path): use a key of tenant \(path.tenant) (a delivery key scoped to another environment won't do)."
-                )
-            }
-        }
-        return (path, identity == nil)
-    }
-
-    /// The limit on new users for an anonymous client, as `?user=` delivery has it.
+    /// The limit on new users, for a caller without a key of the environment, as `?user=`
+    /// delivery has it.
     private func admission(
-        _ request: Request, _ context: FlagpoleRequestContext, _ isAnonymous: Bool
-    )
-        -> @Sendable () -> Bool
-    {
-        guard isAnonymous else { return { true } }
+        _ request: Request, _ context: DeliveryContext<DeliveryNeeds.Evaluation>
+    ) -> @Sendable () -> Bool {
+        guard context.access.isLimited else { return { true } }
         let limiter = delivery.newUsers
-        let client = NewUserLimiter.Client(
-            peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor],
-            trustsProxy: delivery.trustsProxy)
+        let client = delivery.client(of: request, context: context)
         return { limiter.admit(client) }
     }
 
@@ -212,48 +165,7 @@ struct OFREPRoutes {
         }
     }
 
-    /// Runs `work`, answering every failure the way OFREP shapes it.
-    private func answering(key: String?, logger: Logger, _ work: () async throws -> Response) async -> Response {
-        do {
-            return try await work()
-        } catch let error as OFREPError {
-            return Self.response(to: error)
-        } catch FlagRefusal.newUserLimited {
-            var error = OFREPError(
-                .tooManyRequests, code: "GENERAL", key: key,
-                "Too many users new to this environment from one client: try again in a second.")
-            error.headers[.retryAfter] = String(Int(max(1, (1 / delivery.newUsers.limit.rate).rounded(.up))))
-            return Self.response(to: error)
-        } catch let error as TenancyError {
-            // The spec's single-flag 404 is a flag not found, which is what a provider makes of any 404.
-            return Self.response(
-                to: OFREPError(.notFound, code: key == nil ? "GENERAL" : "FLAG_NOT_FOUND", key: key, error.description))
-        } catch let error as APIError {
-            return Self.response(to: OFREPError(error.status, code: "GENERAL", key: key, error.message))
-        } catch let error as StorageError where error.isUnavailable {
-            // Nothing was recorded; the provider keeps its defaults until the database is back.
-            var error = OFREPError(
-                .serviceUnavailable, code: "GENERAL", key: key,
-                "The server can't reach its database; nothing was recorded. Try again shortly.")
-            error.headers[.retryAfter] = "5"
-            return Self.response(to: error)
-        } catch StorageError.busy {
-            // Another writer held the database past the busy timeout: the client may try again.
-            var error = OFREPError(
-                .serviceUnavailable, code: "GENERAL", key: key,
-                "The database is busy with another write; nothing was recorded. Try again in a second.")
-            error.headers[.retryAfter] = "1"
-            return Self.response(to: error)
-        } catch {
-            logger.error("OFREP evaluation failed", metadata: ["error": "\(error)"])
-            return Self.response(
-                to: OFREPError(
-                    .internalServerError, code: "GENERAL", key: nil,
-                    "The server failed to evaluate; nothing was recorded. The log has the details."))
-        }
-    }
-
-    private static func response(to error: OFREPError) -> Response {
+    static func response(to error: OFREPError) -> Response {
         var headers = error.headers
         headers[.contentType] = "application/json"
         return Response(
@@ -264,6 +176,63 @@ struct OFREPRoutes {
         Response(
             status: answer.head.status, headers: answer.head.headerFields,
             body: answer.body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+    }
+}
+
+/// Answers every failure of an OFREP route, its access refused included, the way OFREP shapes it.
+struct OFREPAnswering: RouterMiddleware {
+    typealias Context = FlagpoleRequestContext
+    let delivery: DeliveryRoutes
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        // The single-flag route's key, for the error body; a bulk evaluation names none.
+        let key = context.parameters.get("key").flatMap { $0.removingPercentEncoding }
+        do {
+            return try await next(request, context)
+        } catch {
+            return response(to: error, key: key, logger: context.logger)
+        }
+    }
+
+    private func response(to error: any Error, key: String?, logger: Logger) -> Response {
+        switch error {
+        case let error as OFREPError:
+            return OFREPRoutes.response(to: error)
+        case FlagRefusal.newUserLimited:
+            var error = OFREPError(
+                .tooManyRequests, code: "GENERAL", key: key,
+                "Too many users new to this environment from one client: try again in a second.")
+            error.headers[.retryAfter] = String(delivery.newUsers.limit.retryAfterSeconds)
+            return OFREPRoutes.response(to: error)
+        case let error as TenancyError:
+            // The spec's single-flag 404 is a flag not found, which is what a provider makes of any 404.
+            return OFREPRoutes.response(
+                to: OFREPError(.notFound, code: key == nil ? "GENERAL" : "FLAG_NOT_FOUND", key: key, error.description))
+        case let error as APIError:
+            return OFREPRoutes.response(to: OFREPError(error.status, code: "GENERAL", key: key, error.message))
+        case let error as StorageError where error.isUnavailable:
+            // Nothing was recorded; the provider keeps its defaults until the database is back.
+            var error = OFREPError(
+                .serviceUnavailable, code: "GENERAL", key: key,
+                "The server can't reach its database; nothing was recorded. Try again shortly.")
+            error.headers[.retryAfter] = "5"
+            return OFREPRoutes.response(to: error)
+        case StorageError.busy:
+            // Another writer held the database past the busy timeout: the client may try again.
+            var error = OFREPError(
+                .serviceUnavailable, code: "GENERAL", key: key,
+                "The database is busy with another write; nothing was recorded. Try again in a second.")
+            error.headers[.retryAfter] = "1"
+            return OFREPRoutes.response(to: error)
+        default:
+            logger.error("OFREP evaluation failed", metadata: ["error": "\(error)"])
+            return OFREPRoutes.response(
+                to: OFREPError(
+                    .internalServerError, code: "GENERAL", key: nil,
+                    "The server failed to evaluate; nothing was recorded. The log has the details."))
+        }
     }
 }
 
