@@ -99,8 +99,11 @@ public enum ServerApplication {
     }
 
     static func delivery(store: FeatureStore, configuration: ServerConfiguration) -> DeliveryRoutes {
-        DeliveryRoutes(
-            store: store, cache: DeliveryCache(),
+        let cache = DeliveryCache()
+        // What the server delivers follows each of its writes, before the write is answered.
+        store.observeChanges { path, store in await cache.refresh(path, from: store) }
+        return DeliveryRoutes(
+            store: store, cache: cache,
             defaultCacheControl: configuration.defaultCacheControl,
             newUsers: NewUserLimiter(
                 limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
@@ -128,11 +131,11 @@ public enum ServerApplication {
         ).register(on: router)
         EventRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
-        AdminAPI(store: store, cache: cache, maxBodySize: configuration.maxBodySize).register(
+        AdminAPI(store: store, maxBodySize: configuration.maxBodySize).register(
             on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(
-            store: store, cache: cache, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
+            store: store, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
             defaultCacheControl: configuration.defaultCacheControl
         ).register(on: router)
         allowedMethods.record(router)

@@ -14,6 +14,8 @@ public struct FeatureStore: Sendable {
     let groupCommit: GroupCommit
     /// Each environment's current revision, ready to pin for a user.
     let pinningPlans = PinningPlans()
+    /// Told of the environments each committed write changed (`observeChanges`).
+    let changeObservers = ChangeObservers()
 
     /// Where the store's rows are.
     enum Backend: Sendable {
@@ -244,14 +246,21 @@ public struct FeatureStore: Sendable {
         }
     }
 
-    /// Runs `work` in one write transaction: all of it is written, or none.
+    /// Runs `work` in one write transaction: all of it is written, or none. Once it has
+    /// committed, the observers of the environments it changed are told (`observeChanges`)
+    /// before it returns.
     func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await Self.translatingErrorsAsync {
+        let collecting: @Sendable (any SQLConnection) throws -> (T, changed: Set<EnvironmentPath>) = { db in
+            try ChangeAnnouncements.shared.collect(on: db) { try work(db) }
+        }
+        let (result, changed) = try await Self.translatingErrorsAsync {
             switch backend {
-            case .sqlite(let writer): try await writer.write(work)
-            case .postgres(let postgres): try await postgres.write(work)
+            case .sqlite(let writer): try await writer.write(collecting)
+            case .postgres(let postgres): try await postgres.write(collecting)
             }
         }
+        await changeObservers.tell(changed, of: self)
+        return result
     }
 
     /// Runs `work` in a savepoint of the next group transaction (see `GroupCommit`): all of it

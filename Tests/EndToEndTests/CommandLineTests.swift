@@ -12,6 +12,21 @@ struct CommandLineTests {
 
     // MARK: validate
 
+    @Test("The help says what the commands do now: rules apply, assign applies them, either database")
+    func helpTellsTheTruth() throws {
+        let cli = try CLI()
+        let top = try cli.run(["--help"]).stdout
+        #expect(!top.contains("Every command works on one SQLite file") && top.contains("PostgreSQL"), "\(top)")
+        for command in [["rule", "--help"], ["segment", "--help"]] {
+            let help = try cli.run(command).stdout
+            #expect(!help.contains("not applied to users yet") && help.contains("planned"), "\(command): \(help)")
+        }
+        let assign = try cli.run(["assign", "--help"]).stdout
+        #expect(assign.contains("rules"), "\(assign)")
+        let evaluate = try cli.run(["evaluate", "--help"]).stdout
+        #expect(evaluate.contains("as text"), "\(evaluate)")
+    }
+
     @Test("validate accepts a real file and refuses the one with a comment at its line and column")
     func validateRealFiles() throws {
         let valid = try cli.run(["validate", CLI.fixture("rwbutler-HEAD-Features.json")])

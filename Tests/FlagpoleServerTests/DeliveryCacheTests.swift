@@ -62,3 +62,33 @@ struct DeliveryCacheTests {
         #expect(cache.current(path)?.revision == 3)
     }
 }
+
+/// What a server delivers follows each write of its store, whoever makes it: no handler refreshes
+/// delivery by hand, and a write returns only once the server serves it.
+@Suite("Delivery follows the store's writes")
+struct DeliveryFollowsWritesTests {
+    @Test(
+        "A store write outside any handler (a config, a bias, privacy) is served at the next request, without a poll")
+    func writesAreServedAtOnce() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let before = try await client.send(.get, "/t/acme/production/configs.json")
+            #expect(before.status == .ok && !before.text.contains("announced"))
+            // The store itself, as a handler, the command line's twin, or a future protocol writes.
+            _ = try await server.store.setConfig(
+                Config(name: "announced", type: .int, defaultValue: .int(1)), in: TestServer.acme,
+                options: EditOptions(actor: "test"))
+            let after = try await client.send(.get, "/t/acme/production/configs.json")
+            #expect(after.text.contains(#""announced": 1"#), "\(after.text)")
+            #expect(after.headers[.revision] != before.headers[.revision])
+
+            _ = try await server.store.setBiases(
+                [10, 90], of: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
+            let features = try await client.send(.get, "/t/acme/production/features.json")
+            #expect(features.text.contains("[10, 90]") && features.headers[.revision] == "3", "\(features.headers)")
+
+            try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+            #expect(try await client.send(.get, "/t/acme/production/features.json").status == .unauthorized)
+        }
+    }
+}

@@ -9,7 +9,6 @@ import Hummingbird
 /// and path.
 struct AdminAPI: Sendable {
     let store: FeatureStore
-    let cache: DeliveryCache
     /// The largest body accepted, in bytes.
     let maxBodySize: Int
 
@@ -35,17 +34,6 @@ struct AdminAPI: Sendable {
         EditOptions(
             isDryRun: try body.bool("dryRun"), isForced: try body.bool("force"), message: try body.string("message"),
             actor: actor, expectedRevision: try request.expectedRevision())
-    }
-
-    /// After a write, deliveries of `path` serve the new revision at once.
-    func refreshDelivery(of path: EnvironmentPath) async {
-        await cache.refresh(path, from: store)
-    }
-
-    /// An edit's answer; an applied one refreshes delivery first.
-    func respond(to outcome: EditOutcome, of path: EnvironmentPath, isDryRun: Bool) async throws -> Response {
-        if outcome.isApplied { await refreshDelivery(of: path) }
-        return .json(outcome.jsonValue(isDryRun: isDryRun))
     }
 }
 

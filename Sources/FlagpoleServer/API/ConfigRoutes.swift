@@ -26,7 +26,7 @@ extension AdminAPI {
                 try await bytes(of: request), optionKeys: Self.optionKeys)
             let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.importConfigs(document, in: path, options: editOptions)
-            return await respond(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
         }
         reader.get("configs/:config") { request, context -> Response in
             let name = try context.decodedParameter("config")
@@ -44,7 +44,7 @@ extension AdminAPI {
                 try await bytes(of: request), name: try context.decodedParameter("config"), optionKeys: Self.optionKeys)
             let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.setConfig(config, in: path, options: editOptions)
-            return await respond(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
         }
         editor.delete("configs/:config") { request, context -> Response in
             let path = context.path
@@ -52,7 +52,7 @@ extension AdminAPI {
                 try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
             let outcome = try await store.deleteConfig(
                 named: try context.decodedParameter("config"), in: path, options: options)
-            return await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
         }
         editor.put("features/:feature/tags") { request, context -> Response in
             let path = context.path
@@ -60,7 +60,7 @@ extension AdminAPI {
             let options = try editOptions(body, request, actor: context.actor)
             let outcome = try await store.setTags(
                 try body.strings("tags"), ofFeature: try context.feature(), in: path, options: options)
-            return await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
         }
     }
 
@@ -96,10 +96,5 @@ extension AdminAPI {
         return EditOptions(
             isDryRun: isDryRun, isForced: try flag("force"), message: message, actor: actor,
             expectedRevision: try request.expectedRevision())
-    }
-
-    private func respond(to outcome: ConfigsOutcome, of path: EnvironmentPath, isDryRun: Bool) async -> Response {
-        if outcome.isApplied { await refreshDelivery(of: path) }
-        return .json(outcome.jsonValue(isDryRun: isDryRun))
     }
 }

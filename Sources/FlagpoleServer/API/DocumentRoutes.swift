@@ -26,7 +26,6 @@ extension AdminAPI {
             let outcome = try await store.importDocument(bytes, into: path, options: options)
             if case .applied = outcome.status {
                 Self.imports.increment()
-                await refreshDelivery(of: path)
             }
             return .json(outcome.jsonValue)
         }
@@ -56,7 +55,7 @@ extension AdminAPI {
             let body = try await body(request, allowed: ["to", "dryRun", "message"])
             let options = try editOptions(body, request, actor: context.actor)
             let outcome = try await store.rollBack(path, to: try body.requiredInt("to"), options: options)
-            return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
         }
     }
 }

@@ -25,7 +25,7 @@ extension AdminAPI {
                     try await body(request, allowed: ["dryRun", "message"]), request, actor: context.actor)
                 let outcome = try await store.setEnabled(
                     isEnabled, feature: try context.feature(), in: path, options: options)
-                return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+                return .json(outcome.jsonValue(isDryRun: options.isDryRun))
             }
         }
         // The plan (with "dryRun": true) and the change: `flagpole bias set`.
@@ -35,7 +35,7 @@ extension AdminAPI {
             let options = try editOptions(body, request, actor: context.actor)
             let outcome = try await store.setBiases(
                 try body.numbers("biases"), of: try context.feature(), in: path, options: options)
-            return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
         }
         editor.post("features/:feature/rollout") { request, context -> Response in
             let path = context.path
@@ -43,7 +43,7 @@ extension AdminAPI {
             let options = try editOptions(body, request, actor: context.actor)
             let outcome = try await store.rollOut(
                 try context.feature(), to: try body.string("variation"), in: path, options: options)
-            return try await respond(to: outcome, of: path, isDryRun: options.isDryRun)
+            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
         }
 
         editor.put("features/:feature/overrides/:user") { request, context -> Response in

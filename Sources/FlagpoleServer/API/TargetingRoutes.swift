@@ -34,7 +34,7 @@ extension AdminAPI {
             let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.setRules(
                 rules, ofFeature: try context.feature(), in: path, options: editOptions)
-            return await respondWithPlan(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+            return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
         }
         reader.get("segments") { _, context -> Response in
             let snapshot = try await store.targeting(in: context.path)
@@ -61,7 +61,7 @@ extension AdminAPI {
             }
             let editOptions = try editOptions(beside: options, request, actor: context.actor)
             let outcome = try await store.setSegment(segment, in: path, options: editOptions)
-            return await respondWithPlan(to: outcome, of: path, isDryRun: editOptions.isDryRun)
+            return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
         }
         editor.delete("segments/:segment") { request, context -> Response in
             let path = context.path
@@ -69,7 +69,7 @@ extension AdminAPI {
                 try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
             let outcome = try await store.deleteSegment(
                 named: try context.decodedParameter("segment"), in: path, options: options)
-            return await respondWithPlan(to: outcome, of: path, isDryRun: options.isDryRun)
+            return Self.answer(with: outcome, isDryRun: options.isDryRun)
         }
     }
 
@@ -91,10 +91,8 @@ extension AdminAPI {
         return bytes
     }
 
-    /// The outcome with its plans and warnings; an applied one refreshes delivery first.
-    private func respondWithPlan(to outcome: ConfigsOutcome, of path: EnvironmentPath, isDryRun: Bool) async -> Response
-    {
-        if outcome.isApplied { await refreshDelivery(of: path) }
+    /// The outcome with its plans and warnings.
+    private static func answer(with outcome: ConfigsOutcome, isDryRun: Bool) -> Response {
         guard case .object(var object) = outcome.jsonValue(isDryRun: isDryRun) else { return .json(.null) }
         object.append("warnings", .array(outcome.warnings.map(\.jsonValue)))
         return .json(.object(object))

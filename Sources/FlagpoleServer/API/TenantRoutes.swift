@@ -59,7 +59,6 @@ extension AdminAPI {
                 if let isPrivate { settings.isPrivate = isPrivate }
                 if let cacheControl { settings.cacheControl = cacheControl }
             }
-            await refreshDelivery(of: path)
             return .json(try await store.environment(path).jsonValue)
         }
 

@@ -110,7 +110,6 @@ extension Dashboard {
                         options: EditOptions(
                             isForced: form.force ?? false, actor: session.identity.actor,
                             expectedRevision: form.revision))
-                    if outcome.isApplied { await refreshDelivery(of: path) }
                     return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).config(draft.name)))
                 } catch let refused as ConfigsRefused {
                     failure = ConfigFailure(issues: refused.issues, revision: form.revision)
@@ -145,7 +144,6 @@ extension Dashboard {
                         isDryRun: !isApplying, actor: session.identity.actor,
                         expectedRevision: isApplying ? form.revision : nil))
                 if isApplying {
-                    if outcome.isApplied { await refreshDelivery(of: path) }
                     return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).configs))
                 }
                 deletion = ConfigPage.Deletion(nextRevision: outcome.revision)

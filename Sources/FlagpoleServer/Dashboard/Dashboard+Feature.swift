@@ -80,7 +80,6 @@ extension Dashboard {
                     options: EditOptions(
                         isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
                 if isApplying {
-                    if outcome.isApplied { await refreshDelivery(of: path) }
                     return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
                 }
                 edit.rules?.plan = TargetingPlanView(outcome, urls: EnvironmentURLs(path), subject: "these rules")
@@ -134,7 +133,6 @@ extension Dashboard {
                 let outcome = try await store.setTags(
                     ConfigDraft.tags(form.tags), ofFeature: name, in: path,
                     options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
-                if outcome.isApplied { await refreshDelivery(of: path) }
                 return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
             } catch {
                 edit.error = try Self.userError(error)
@@ -153,7 +151,6 @@ extension Dashboard {
 
     /// After an applied edit: delivery serves it at once, and the browser goes back to `url`.
     func applied(_ outcome: EditOutcome, of path: EnvironmentPath, back url: String) async throws -> Response {
-        if outcome.isApplied { await refreshDelivery(of: path) }
         return .seeOther(Notice(outcome).appended(to: url))
     }
 

@@ -44,7 +44,6 @@ extension Dashboard {
                     guard case .applied(let revision) = outcome.status else {
                         return .seeOther(Notice(.unchanged).appended(to: EnvironmentURLs(path).overview))
                     }
-                    await refreshDelivery(of: path)
                     return .seeOther(Notice(.applied, revision: revision).appended(to: EnvironmentURLs(path).overview))
                 }
                 page.show(outcome)

@@ -52,7 +52,6 @@ extension Dashboard {
             let name = try context.feature()
             let outcome = try await store.setEnabled(
                 form.enabled, feature: name, in: path, options: EditOptions(actor: session.identity.actor))
-            if outcome.isApplied { await refreshDelivery(of: path) }
             let urls = EnvironmentURLs(path)
             return .seeOther(Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
         }

@@ -80,7 +80,6 @@ extension Dashboard {
                         isDryRun: !isApplying, actor: session.identity.actor,
                         expectedRevision: isApplying ? form.revision : nil))
                 if isApplying {
-                    if outcome.isApplied { await refreshDelivery(of: path) }
                     return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).segments))
                 }
                 state.deletion = SegmentPage.Deletion(nextRevision: outcome.revision)
@@ -119,7 +118,6 @@ extension Dashboard {
                     options: EditOptions(
                         isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
                 if isApplying {
-                    if outcome.isApplied { await refreshDelivery(of: path) }
                     return .seeOther(Notice(outcome).appended(to: urls.userSegment(segment.name)))
                 }
                 state.plan = TargetingPlanView(outcome, urls: urls, subject: "this segment")

@@ -15,7 +15,6 @@ import NIOCore
 /// run) before they are applied, as biases are.
 struct Dashboard: Sendable {
     let store: FeatureStore
-    let cache: DeliveryCache
     let templates: DashboardTemplates
     /// The largest form accepted, in bytes: the same limit as API bodies.
     let maxBodySize: Int
@@ -109,11 +108,6 @@ struct Dashboard: Sendable {
                 canEdit: session.identity.permits(.editor, on: path.tenant))
         }
         return chrome
-    }
-
-    /// After a write, deliveries of `path` serve the new revision at once (as the API does).
-    func refreshDelivery(of path: EnvironmentPath) async {
-        await cache.refresh(path, from: store)
     }
 }
 

@@ -168,10 +168,12 @@ struct EnvironmentTable {
         try announceChange(of: scope)
     }
 
-    /// Tells the other servers on a PostgreSQL database that the environment's delivery state
-    /// changed: a `NOTIFY` sent when the transaction commits (and dropped if it rolls back). A
-    /// SQLite file has one server, which polls for the command line's writes.
+    /// Announces that the environment's delivery state changed: to this process once the
+    /// transaction commits (`ChangeAnnouncements`), and to the other servers on a PostgreSQL
+    /// database with a `NOTIFY` sent when it commits (dropped if it rolls back). A SQLite file
+    /// has one server, which polls for the command line's writes.
     private func announceChange(of scope: EnvironmentScope) throws {
+        ChangeAnnouncements.shared.note(scope.path, on: db)
         guard db.dialect == .postgres else { return }
         try db.execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, scope.path.description], cached: true)
     }
