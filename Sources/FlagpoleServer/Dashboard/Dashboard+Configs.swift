@@ -17,7 +17,7 @@ extension Dashboard {
         /// feature it follows and its tags; the environment's tags as filters.
         reader.get("tenants/:tenant/:env/configs") { request, context -> Response in
             let page = try await configsPage(
-                context.path, session: context.session, tag: request.uri.queryParameters["tag"].map(String.init),
+                context, tag: request.uri.queryParameters["tag"].map(String.init),
                 notice: Notice(request)?.text)
             return .html(templates.render(page, as: "configs"))
         }
@@ -39,7 +39,7 @@ extension Dashboard {
             let type = query.type.flatMap(ConfigType.init(rawValue:))
             let urls = EnvironmentURLs(path)
             guard let type, !name.isEmpty, !name.utf8.contains(0) else {
-                var page = try await configsPage(path, session: context.session, tag: nil, notice: nil)
+                var page = try await configsPage(context, tag: nil, notice: nil)
                 page.newName = name
                 page.error =
                     type == nil
@@ -57,13 +57,12 @@ extension Dashboard {
         /// `?type=T` for a config not yet in the store is the editor that creates it.
         reader.get(RouterPath(config)) { request, context -> Response in
             let path = context.path
-            let session = context.session
             let name = try context.decodedParameter("config")
             let snapshot = try await store.configs(in: path)
             let draft: ConfigDraft
             if let existing = snapshot.document.config(named: name) {
                 draft = ConfigDraft(existing)
-            } else if session.identity.permits(.editor, on: path.tenant),
+            } else if context.canEdit,
                 let type = request.uri.queryParameters["type"].flatMap({ ConfigType(rawValue: String($0)) })
             {
                 draft = ConfigDraft(new: name, type: type)
@@ -71,7 +70,7 @@ extension Dashboard {
                 throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
             }
             let page = try await configPage(
-                draft, snapshot: snapshot, in: path, session: session, notice: Notice(request)?.text)
+                draft, snapshot: snapshot, in: context, notice: Notice(request)?.text)
             return .html(templates.render(page, as: "config"))
         }
 
@@ -123,7 +122,7 @@ extension Dashboard {
             // revision is the current one, so saving again is a choice made knowing that.
             let current = try await store.configs(in: path)
             let page = try await configPage(
-                draft, snapshot: current, in: path, session: session, failure: failure)
+                draft, snapshot: current, in: context, failure: failure)
             return .html(templates.render(page, as: "config"), status: failure.status)
         }
 
@@ -155,15 +154,16 @@ extension Dashboard {
                 throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
             }
             var page = try await configPage(
-                ConfigDraft(config), snapshot: snapshot, in: path, session: session, failure: failure)
+                ConfigDraft(config), snapshot: snapshot, in: context, failure: failure)
             page.deletion = deletion
             return .html(templates.render(page, as: "config"), status: failure.status)
         }
     }
 
     private func configsPage(
-        _ path: EnvironmentPath, session: DashboardSession, tag: String?, notice: String?
+        _ context: DashboardEnvironmentContext<some RequiredRole>, tag: String?, notice: String?
     ) async throws -> ConfigsPage {
+        let (path, session) = (context.path, context.session)
         let snapshot = try await store.configs(in: path)
         let urls = EnvironmentURLs(path)
         let tag = tag.flatMap { $0.isEmpty ? nil : $0 }
@@ -183,8 +183,8 @@ extension Dashboard {
         let tags = TagLink.links(
             TagLink.union(snapshot.document.configs.map(\.tags)), to: urls.configs, current: tag)
         return ConfigsPage(
-            chrome: try await chrome(session, at: .configs, of: path, notice: notice), path: path.description,
-            url: urls.configs, revision: snapshot.revision, canEdit: session.identity.permits(.editor, on: path.tenant),
+            chrome: try await chrome(context, at: .configs, notice: notice), path: path.description,
+            url: urls.configs, revision: snapshot.revision, canEdit: context.canEdit,
             newConfigURL: urls.newConfigForm,
             types: ConfigType.allCases.map { Choice(name: $0.rawValue, value: $0.rawValue, isSelected: $0 == .string) },
             tag: tag, tags: tags, hasTags: !tags.isEmpty, rows: rows, hasRows: !rows.isEmpty,
@@ -192,9 +192,10 @@ extension Dashboard {
     }
 
     private func configPage(
-        _ draft: ConfigDraft, snapshot: ConfigsSnapshot, in path: EnvironmentPath, session: DashboardSession,
+        _ draft: ConfigDraft, snapshot: ConfigsSnapshot, in context: DashboardEnvironmentContext<some RequiredRole>,
         notice: String? = nil, failure: ConfigFailure = ConfigFailure()
     ) async throws -> ConfigPage {
+        let (path, session) = (context.path, context.session)
         let urls = EnvironmentURLs(path)
         let issues = ConfigIssueList(failure.issues)
         let feature = snapshot.features.first { Feature.nameKey($0.name) == Feature.nameKey(draft.follows) }
@@ -242,10 +243,10 @@ extension Dashboard {
                 })
         }
         return ConfigPage(
-            chrome: try await chrome(session, at: .configs, of: path, notice: notice), path: path.description,
+            chrome: try await chrome(context, at: .configs, notice: notice), path: path.description,
             name: draft.name, url: urls.config(draft.name), configsURL: urls.configs, type: draft.type.rawValue,
             isNew: draft.isNew, revision: failure.revision ?? snapshot.revision ?? 0,
-            canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
+            canEdit: context.canEdit, csrf: session.csrfToken,
             error: failure.error?.message, issues: issues, saved: saved,
             defaultInput: .defaultValue(
                 draft.defaultText, of: draft.type, issue: issues.message(at: .root.appending("default"))),

@@ -10,10 +10,9 @@ extension Dashboard {
         /// GET /tenants/{tenant}/{env}/export: the delivery URL, ETag and Cache-Control.
         reader.get("tenants/:tenant/:env/export") { request, context -> Response in
             let path = context.path
-            let session = context.session
             let urls = EnvironmentURLs(path)
             var page = ExportPage(
-                chrome: try await chrome(session, at: .export, of: path), path: path.description,
+                chrome: try await chrome(context, at: .export), path: path.description,
                 downloadURL: urls.download)
             if let revision = try await currentRevision(of: path) {
                 let state = try await store.deliveryState(of: path)

@@ -20,9 +20,7 @@ extension Dashboard {
 
         /// GET /tenants/{tenant}/{env}/features/{feature}
         reader.get(RouterPath(feature)) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            var page = try await featurePage(try context.feature(), in: path, session: session)
+            var page = try await featurePage(try context.feature(), in: context)
             page.chrome.notice = Notice(request)?.text
             return .html(templates.render(page, as: "feature"))
         }
@@ -58,7 +56,7 @@ extension Dashboard {
             } catch {
                 edit.error = try Self.userError(error)
             }
-            return try await featureResponse(name, in: path, session: session, edit: edit)
+            return try await featureResponse(name, in: context, edit: edit)
         }
 
         /// POST …/rules: `action=plan` is a dry run saying who the rules would move; `apply`
@@ -97,7 +95,7 @@ extension Dashboard {
                 }
                 edit.error = pageError
             }
-            return try await featureResponse(name, in: path, session: session, edit: edit)
+            return try await featureResponse(name, in: context, edit: edit)
         }
 
         /// POST …/rollout: `action=preview` or `apply`, as for biases.
@@ -118,7 +116,7 @@ extension Dashboard {
             } catch {
                 edit.error = try Self.userError(error)
             }
-            return try await featureResponse(name, in: path, session: session, edit: edit)
+            return try await featureResponse(name, in: context, edit: edit)
         }
 
         /// POST …/tags: sets the tags the store gives the feature (comma-separated; empty removes
@@ -137,7 +135,7 @@ extension Dashboard {
             } catch {
                 edit.error = try Self.userError(error)
             }
-            return try await featureResponse(name, in: path, session: session, edit: edit)
+            return try await featureResponse(name, in: context, edit: edit)
         }
     }
 
@@ -171,15 +169,16 @@ extension Dashboard {
     }
 
     private func featureResponse(
-        _ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit
+        _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, edit: PendingEdit
     ) async throws -> Response {
-        let page = try await featurePage(name, in: path, session: session, edit: edit)
+        let page = try await featurePage(name, in: context, edit: edit)
         return .html(templates.render(page, as: "feature"), status: edit.error?.status ?? .ok)
     }
 
     private func featurePage(
-        _ name: String, in path: EnvironmentPath, session: DashboardSession, edit: PendingEdit = PendingEdit()
+        _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, edit: PendingEdit = PendingEdit()
     ) async throws -> FeaturePage {
+        let (path, session) = (context.path, context.session)
         let detail = try await store.feature(name, in: path)
         let feature = detail.feature
         let urls = EnvironmentURLs(path)
@@ -196,9 +195,9 @@ extension Dashboard {
             config.follows.map { Feature.nameKey($0) == Feature.nameKey(feature.name) } ?? false
         }
         var page = FeaturePage(
-            chrome: try await chrome(session, at: .overview, of: path),
+            chrome: try await chrome(context, at: .overview),
             card: card, revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
-            canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
+            canEdit: context.canEdit, csrf: session.csrfToken,
             error: edit.error?.message, tagsText: edit.tags ?? storeTags.joined(separator: ", "),
             fileTags: fileTags.isEmpty ? nil : fileTags.joined(separator: ", "),
             followers: followers.map { FeaturePage.Link(name: $0.name, url: urls.config($0.name)) },

@@ -14,7 +14,7 @@ extension Dashboard {
             let path = context.path
             let session = context.session
             let page = ImportPage(
-                chrome: try await chrome(session, at: .importing, of: path), path: path, csrf: session.csrfToken)
+                chrome: try await chrome(context, at: .importing), path: path, csrf: session.csrfToken)
             return .html(templates.render(page, as: "import"))
         }
 
@@ -26,7 +26,7 @@ extension Dashboard {
             let form = try await form(ImportForm.self, of: request, session: session)
             let bytes = form.file.flatMap { $0.isEmpty ? nil : Array($0) } ?? Array((form.source ?? "").utf8)
             var page = ImportPage(
-                chrome: try await chrome(session, at: .importing, of: path), path: path, csrf: session.csrfToken,
+                chrome: try await chrome(context, at: .importing), path: path, csrf: session.csrfToken,
                 source: String(decoding: bytes, as: UTF8.self), message: form.message ?? "")
             guard !bytes.isEmpty else {
                 page.error = "There is no file: paste a features.json into the box, or choose a file."

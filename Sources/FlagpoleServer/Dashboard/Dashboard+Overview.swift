@@ -35,9 +35,9 @@ extension Dashboard {
             let tags = TagLink.links(
                 TagLink.union(features.map(configs.tags(of:))), to: urls.overview, current: tag)
             let page = OverviewPage(
-                chrome: try await chrome(session, at: .overview, of: path, notice: Notice(request)?.text),
+                chrome: try await chrome(context, at: .overview, notice: Notice(request)?.text),
                 path: path.description, url: urls.overview, revision: current?.number, importURL: urls.importing,
-                canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
+                canEdit: context.canEdit, csrf: session.csrfToken,
                 documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: tag, tags: tags, hasTags: !tags.isEmpty,
                 total: features.count, sections: sections)
             return .html(templates.render(page, as: "overview"))

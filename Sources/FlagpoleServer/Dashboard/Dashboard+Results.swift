@@ -17,7 +17,7 @@ extension Dashboard {
             let name = try context.feature()
             let results = try await store.results(of: name, in: path)
             let page = ResultsPage(
-                chrome: try await chrome(context.session, at: .overview, of: path), results: results,
+                chrome: try await chrome(context, at: .overview), results: results,
                 featureURL: EnvironmentURLs(path).feature(name))
             return .html(templates.render(page, as: "results"))
         }

@@ -12,14 +12,14 @@ extension Dashboard {
             let path = context.path
             let session = context.session
             let urls = EnvironmentURLs(path)
-            let canEdit = session.identity.permits(.editor, on: path.tenant)
+            let canEdit = context.canEdit
             let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
             let current = revisions.first?.number ?? 0
             let query = request.uri.queryParameters
             let from = query["from"].flatMap { Int(String($0)) } ?? current
             let to = query["to"].flatMap { Int(String($0)) }
             var page = RevisionsPage(
-                chrome: try await chrome(session, at: .revisions, of: path, notice: Notice(request)?.text),
+                chrome: try await chrome(context, at: .revisions, notice: Notice(request)?.text),
                 path: path.description, url: urls.revisions, canEdit: canEdit, csrf: session.csrfToken,
                 hasRevisions: !revisions.isEmpty,
                 revisions: revisions.map { revision in

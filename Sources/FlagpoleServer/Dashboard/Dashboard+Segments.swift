@@ -20,14 +20,14 @@ extension Dashboard {
         /// GET /tenants/{tenant}/{env}/segments: every segment with its users, clauses and the
         /// rules that name it.
         reader.get("tenants/:tenant/:env/segments") { request, context -> Response in
-            let page = try await segmentsPage(context.path, session: context.session, notice: Notice(request)?.text)
+            let page = try await segmentsPage(context, notice: Notice(request)?.text)
             return .html(templates.render(page, as: "segments"))
         }
 
         /// GET /tenants/{tenant}/{env}/new-segment: the editor of a new segment. Nothing is
         /// written until its plan is applied.
         editor.get("tenants/:tenant/:env/new-segment") { _, context -> Response in
-            let page = try await segmentPage(SegmentDraft(), isNew: true, in: context.path, session: context.session)
+            let page = try await segmentPage(SegmentDraft(), isNew: true, in: context)
             return .html(templates.render(page, as: "segment"))
         }
 
@@ -36,8 +36,7 @@ extension Dashboard {
         editor.post("tenants/:tenant/:env/new-segment") { request, context -> Response in
             let form = try await form(SegmentForm.self, of: request, session: context.session)
             return try await saveSegment(
-                SegmentDraft(form, name: form.name ?? ""), isNew: true, form: form, in: context.path,
-                session: context.session)
+                SegmentDraft(form, name: form.name ?? ""), isNew: true, form: form, in: context)
         }
 
         /// GET /tenants/{tenant}/{env}/segments/{segment}: the segment, the rules that name it,
@@ -50,7 +49,7 @@ extension Dashboard {
                 throw Self.noSegment(name, in: path, snapshot: snapshot)
             }
             let page = try await segmentPage(
-                SegmentDraft(existing), isNew: false, in: path, session: context.session,
+                SegmentDraft(existing), isNew: false, in: context,
                 notice: Notice(request)?.text)
             return .html(templates.render(page, as: "segment"))
         }
@@ -61,7 +60,7 @@ extension Dashboard {
             let form = try await form(SegmentForm.self, of: request, session: context.session)
             return try await saveSegment(
                 SegmentDraft(form, name: try context.decodedParameter("segment")), isNew: false, form: form,
-                in: context.path, session: context.session)
+                in: context)
         }
 
         /// POST /tenants/{tenant}/{env}/segments/{segment}/delete: `action=preview` asks for
@@ -91,7 +90,7 @@ extension Dashboard {
                 throw Self.noSegment(name, in: path, snapshot: snapshot)
             }
             let page = try await segmentPage(
-                SegmentDraft(existing), isNew: false, in: path, session: session, state: state)
+                SegmentDraft(existing), isNew: false, in: context, state: state)
             return .html(templates.render(page, as: "segment"), status: state.error?.status ?? .ok)
         }
     }
@@ -99,8 +98,9 @@ extension Dashboard {
     /// Plans or applies `draft`. A refused segment comes back with its issues placed in the
     /// fields, as typed; a stale form with the conflict, the text kept for the current revision.
     private func saveSegment(
-        _ draft: SegmentDraft, isNew: Bool, form: SegmentForm, in path: EnvironmentPath, session: DashboardSession
+        _ draft: SegmentDraft, isNew: Bool, form: SegmentForm, in context: DashboardEnvironmentContext<Needs.Editor>
     ) async throws -> Response {
+        let (path, session) = (context.path, context.session)
         let isApplying = form.action == "apply"
         let urls = EnvironmentURLs(path)
         var state = SegmentState(revision: form.revision)
@@ -135,13 +135,14 @@ extension Dashboard {
                 state.revision = nil
             }
         }
-        let page = try await segmentPage(draft, isNew: isNew, in: path, session: session, state: state)
+        let page = try await segmentPage(draft, isNew: isNew, in: context, state: state)
         return .html(templates.render(page, as: "segment"), status: state.error?.status ?? .ok)
     }
 
     private func segmentsPage(
-        _ path: EnvironmentPath, session: DashboardSession, notice: String?
+        _ context: DashboardEnvironmentContext<some RequiredRole>, notice: String?
     ) async throws -> SegmentsPage {
+        let path = context.path
         let snapshot = try await store.targeting(in: path)
         let urls = EnvironmentURLs(path)
         let rows = snapshot.segments.map { segment in
@@ -153,24 +154,25 @@ extension Dashboard {
                 uses: uses, hasUses: !uses.isEmpty)
         }
         return SegmentsPage(
-            chrome: try await chrome(session, at: .segments, of: path, notice: notice), path: path.description,
-            revision: snapshot.revision, canEdit: session.identity.permits(.editor, on: path.tenant),
+            chrome: try await chrome(context, at: .segments, notice: notice), path: path.description,
+            revision: snapshot.revision, canEdit: context.canEdit,
             newSegmentURL: urls.newSegment, rows: rows, hasRows: !rows.isEmpty)
     }
 
     private func segmentPage(
-        _ draft: SegmentDraft, isNew: Bool, in path: EnvironmentPath, session: DashboardSession,
+        _ draft: SegmentDraft, isNew: Bool, in context: DashboardEnvironmentContext<some RequiredRole>,
         notice: String? = nil, state: SegmentState = SegmentState()
     ) async throws -> SegmentPage {
+        let (path, session) = (context.path, context.session)
         let snapshot = try await store.targeting(in: path)
         let urls = EnvironmentURLs(path)
         let saved = isNew ? nil : snapshot.segments.first { $0.name == draft.name }
         let uses = isNew ? [] : Self.uses(of: draft.name, in: snapshot, urls: urls)
         return SegmentPage(
-            chrome: try await chrome(session, at: .segments, of: path, notice: notice), path: path.description,
+            chrome: try await chrome(context, at: .segments, notice: notice), path: path.description,
             name: draft.name, url: isNew ? urls.newSegment : urls.userSegment(draft.name),
             segmentsURL: urls.segments, isNew: isNew, revision: state.revision ?? snapshot.revision ?? 0,
-            canEdit: session.identity.permits(.editor, on: path.tenant), csrf: session.csrfToken,
+            canEdit: context.canEdit, csrf: session.csrfToken,
             error: state.error?.message, issues: TargetingIssueList(state.issues, fields: SegmentDraft.fields),
             saved: saved.map(SegmentPage.Saved.init), uses: uses, hasUses: !uses.isEmpty,
             draftDescription: draft.description, draftUsers: draft.users, draftClauses: draft.clauses,

@@ -16,8 +16,8 @@ extension Dashboard {
             let path = context.path
             let session = context.session
             var page = UserPage(
-                chrome: try await chrome(session, at: .users, of: path, notice: Notice(request)?.text),
-                lookupURL: EnvironmentURLs(path).users, canEdit: session.identity.permits(.editor, on: path.tenant),
+                chrome: try await chrome(context, at: .users, notice: Notice(request)?.text),
+                lookupURL: EnvironmentURLs(path).users, canEdit: context.canEdit,
                 csrf: session.csrfToken)
             // Decoded as the form that sends it encodes it: a space as `+`, a plus as `%2B`.
             let lookup = try? URLEncodedFormDecoder().decode(UserLookup.self, from: request.uri.query ?? "")

@@ -94,19 +94,19 @@ struct Dashboard: Sendable {
         return nil
     }
 
-    /// The frame of every signed-in page: who is signed in, and, on an environment's pages,
-    /// its tabs and sections.
+    /// The frame of a signed-in page outside an environment: who is signed in.
+    func chrome(_ session: DashboardSession) -> Chrome {
+        Chrome(session: session, notice: nil)
+    }
+
+    /// The frame of an environment's page: who is signed in, its tabs and sections.
     func chrome(
-        _ session: DashboardSession, at page: EnvironmentPage? = nil, of path: EnvironmentPath? = nil,
-        notice: String? = nil
+        _ context: DashboardEnvironmentContext<some RequiredRole>, at page: EnvironmentPage, notice: String? = nil
     ) async throws -> Chrome {
-        var chrome = Chrome(session: session, notice: notice)
-        if let path, let page {
-            let names = try await store.environments(of: path.tenant).map(\.path.environment)
-            chrome.environment = EnvironmentNav(
-                path: path, environments: names, current: page,
-                canEdit: session.identity.permits(.editor, on: path.tenant))
-        }
+        var chrome = Chrome(session: context.session, notice: notice)
+        let names = try await store.environments(of: context.path.tenant).map(\.path.environment)
+        chrome.environment = EnvironmentNav(
+            path: context.path, environments: names, current: page, canEdit: context.canEdit)
         return chrome
     }
 }

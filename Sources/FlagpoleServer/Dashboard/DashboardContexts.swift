@@ -71,11 +71,14 @@ struct DashboardEnvironmentContext<Role: RequiredRole>: ChildRequestContext {
     /// The route's environment: valid names, of a tenant the key sees (it may not exist).
     let path: EnvironmentPath
     let session: DashboardSession
+    /// Whether the session may edit the environment: what every page shows its forms by.
+    let canEdit: Bool
 
     init(context: FlagpoleRequestContext) throws {
         coreContext = context.coreContext
         path = try context.environmentPath()
         session = try context.requireSession()
         try session.identity.authorize(Role.role, on: path.tenant)
+        canEdit = session.identity.permits(.editor, on: path.tenant)
     }
 }
