@@ -286,7 +286,7 @@ struct ConfigCommand: ParsableCommand {
                 // A declaration import's issues point into each config, which they name.
                 for issue in issues {
                     Console.error(
-                        "\(input.displayName):\(merge != nil ? " config \"\(issue.config ?? "")\":" : "")\(issue.description)"
+                        "\(input.displayName):\(merge != nil ? " config \"\(issue.config ?? "")\": " : "")\(issue.description)"
                     )
                 }
                 throw CommandFailure("\(input.displayName) refused: nothing was written.")
