@@ -21,16 +21,19 @@ enum DeliveryCredential: Equatable, Sendable {
 
     init(_ headers: HTTPFields) {
         if let header = headers[.authorization] {
-            guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-                self = .malformed
-                return
-            }
-            self = .key(String(header.dropFirst(7)))
+            self = Self.bearerKey(header).map(Self.key) ?? .malformed
         } else if let key = headers[.xAPIKey] {
             self = .key(key)
         } else {
             self = .none
         }
+    }
+
+    /// The key of an `Authorization: Bearer KEY` header (the scheme in any case); `nil` for
+    /// anything else. The admin API reads its keys with it too.
+    static func bearerKey(_ header: String) -> String? {
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(header.dropFirst(7))
     }
 }
 

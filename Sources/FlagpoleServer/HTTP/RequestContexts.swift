@@ -45,8 +45,8 @@ struct PresentedKey: Sendable {
     static func of(_ request: Request, in store: FeatureStore) async -> PresentedKey {
         do {
             guard let header = request.headers[.authorization] else { return PresentedKey(lookup: .success(nil)) }
-            guard header.count > 7, header.prefix(7).lowercased() == "bearer " else { throw APIError.unknownKey }
-            guard let identity = try await store.identity(ofKey: String(header.dropFirst(7))) else {
+            guard let key = DeliveryCredential.bearerKey(header) else { throw APIError.unknownKey }
+            guard let identity = try await store.identity(ofKey: key) else {
                 throw APIError.unknownKey
             }
             return PresentedKey(lookup: .success(identity))
