@@ -127,7 +127,7 @@ public enum ConfigValue: Hashable, Sendable {
             } catch {
                 throw ConfigValueProblem(message: "the JSON value does not parse: \(error.message)", fix: error.fix)
             }
-            if let (pointer, _) = JSONParser.underflows(in: parsed, at: .root, source: bytes).first {
+            if let pointer = JSONParser.underflows(in: parsed, at: .root, source: bytes).first?.pointer {
                 throw Self.underflowProblem(
                     "the number at \(pointer.description.isEmpty ? "the root" : pointer.description)")
             }

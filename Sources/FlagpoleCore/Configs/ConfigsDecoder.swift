@@ -206,9 +206,7 @@ public enum ConfigsDecoder {
         func value(_ node: JSONNode, at pointer: JSONPointer) -> ConfigValue? {
             valueOffsets[pointer] = node.offset
             if case .input = source {
-                for (at, offset) in JSONParser.underflows(in: node, at: .root, source: issues.bytes) {
-                    let written = String(
-                        decoding: issues.bytes[offset...].prefix { "+-.0123456789eE".utf8.contains($0) }, as: UTF8.self)
+                for (at, offset, written) in JSONParser.underflows(in: node, at: .root, source: issues.bytes) {
                     let problem = ConfigValue.underflowProblem(written)
                     issues.error(name, pointer.appending(at), offset: offset, problem.message, fix: problem.fix)
                 }

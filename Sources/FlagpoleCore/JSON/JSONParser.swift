@@ -36,14 +36,17 @@ extension JSONParser {
         return mantissa.contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
     }
 
-    /// The numbers of `node` written as something other than zero that read as zero, with where
-    /// each is: `node` parsed from `source`.
-    static func underflows(in node: JSONNode, at pointer: JSONPointer, source: [UInt8]) -> [(JSONPointer, Int)] {
+    /// The numbers of `node` written as something other than zero that read as zero: where each
+    /// is, and how it is written; `node` parsed from `source`.
+    static func underflows(
+        in node: JSONNode, at pointer: JSONPointer, source: [UInt8]
+    ) -> [(pointer: JSONPointer, offset: Int, written: String)] {
         switch node.content {
         case .number(let value):
             guard value == 0, node.offset < source.count else { return [] }
             let lexeme = source[node.offset...].prefix { "+-.0123456789eE".utf8.contains($0) }
-            return underflows(lexeme, to: value) ? [(pointer, node.offset)] : []
+            return underflows(lexeme, to: value)
+                ? [(pointer, node.offset, String(decoding: lexeme, as: UTF8.self))] : []
         case .array(let elements):
             return elements.enumerated().flatMap { underflows(in: $1, at: pointer.appending($0), source: source) }
         case .object(let members):
