@@ -130,6 +130,7 @@ public enum ServerApplication {
             exposures: ExposureRecorder(store: store, logger: Logger(label: "flagpole.exposures"))
         ).register(on: router)
         EventRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
+        BucketeerRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(store: store, maxBodySize: configuration.maxBodySize).register(
             on: router)

@@ -31,6 +31,18 @@ public struct EventPolicy: Hashable, Sendable {
     }
 }
 
+/// How a client writes its events, where clients differ.
+public enum EventDialect: Hashable, Sendable {
+    /// Flagpole's own (`POST …/events`, `flagpole events import`): a goal event has a value only
+    /// for a value goal; an exposure names a test.
+    case flagpole
+    /// The Bucketeer SDK's (`register_events`): every goal event carries a value (`0.0` when the
+    /// app gave none), which counts for value goals and is dropped for the others; an exposure
+    /// names any flag, resolved as OFREP resolves a key, and is an exposure of the test the flag
+    /// is or the config follows (a flag that is no test is accepted and counts for nothing).
+    case bucketeer
+}
+
 /// What became of a batch of events.
 public struct EventBatchReport: Hashable, Sendable {
     public var accepted = 0
@@ -99,7 +111,7 @@ extension FeatureStore {
     /// - throws: `ResultsError.batchTooLarge`, `TenancyError`.
     public func record(
         _ events: [(index: Int, event: ReceivedEvent)], refused: [RefusedEvent] = [], in path: EnvironmentPath,
-        policy: EventPolicy = .standard
+        policy: EventPolicy = .standard, dialect: EventDialect = .flagpole
     ) async throws -> EventBatchReport {
         guard events.count + refused.count <= Self.eventsPerBatch else {
             throw ResultsError.batchTooLarge(events: events.count + refused.count, limit: Self.eventsPerBatch)
@@ -108,17 +120,20 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             let goals = Dictionary(
                 try db.experiments.goals(in: scope).map { ($0.goal.name, $0) }, uniquingKeysWith: { a, _ in a })
-            let tests = try Self.testIDs(in: scope, db: db)
+            let exposed = try exposureTarget(in: scope, dialect: dialect, db: db)
             var ledger = try ExperimentLedger(db: db, scope: scope)
             let now = Date()
             var report = EventBatchReport()
             report.refused = refused
-            for (index, event) in events {
-                switch Self.check(event, goals: goals, tests: tests, policy: policy, now: now) {
+            for (index, var event) in events {
+                switch Self.check(event, goals: goals, exposed: exposed, dialect: dialect, policy: policy, now: now) {
                 case .failure(let refusal):
                     report.refused.append(
                         RefusedEvent(index: index, id: event.id, reason: refusal.reason, message: refusal.message))
-                case .success(let target):
+                case .success(nil):
+                    report.accepted += 1
+                case .success(let target?):
+                    if target.goal.map({ $0.goal.kind != .value }) ?? false { event.value = nil }
                     guard
                         try db.experiments.insertEvent(
                             event, goalID: target.goal?.id, featureID: target.featureID, in: scope)
@@ -160,6 +175,31 @@ extension FeatureStore {
         }
     }
 
+    /// The test an exposure of `name` counts for, by `dialect`'s rule: `.success(nil)` for a flag
+    /// that is no test.
+    private func exposureTarget(
+        in scope: EnvironmentScope, dialect: EventDialect, db: any SQLConnection
+    ) throws -> (String) -> Result<Int64?, Refusal> {
+        switch dialect {
+        case .flagpole:
+            let tests = try Self.testIDs(in: scope, db: db)
+            return { name in
+                tests[Feature.nameKey(name)].map { .success($0) }
+                    ?? .failure(Refusal(reason: .unknownTest, message: "the environment has no test \"\(name)\""))
+            }
+        case .bucketeer:
+            let head = try db.environments.head(of: scope.path)
+            let plan = try head.revision.map { _ in try currentPlan(in: db, head: head) }
+            return { name in
+                guard let plan, let index = plan.flagIndex(of: Feature.nameKey(name)) else {
+                    return .failure(
+                        Refusal(reason: .unknownTest, message: "the environment has no feature or config \"\(name)\""))
+                }
+                return .success(plan.tests(of: index).first?.featureID)
+            }
+        }
+    }
+
     /// The environment's tests by name key, as flags are found (case and normalization aside).
     private static func testIDs(in scope: EnvironmentScope, db: any SQLConnection) throws -> [String: Int64] {
         Dictionary(
@@ -173,10 +213,12 @@ extension FeatureStore {
         var message: String
     }
 
-    /// What an event counts for: a goal, or the test an exposure is of.
+    /// What an event counts for: a goal, or the test an exposure is of; `nil` for an exposure of
+    /// a flag that is no test.
     private static func check(
-        _ event: ReceivedEvent, goals: [String: StoredGoal], tests: [String: Int64], policy: EventPolicy, now: Date
-    ) -> Result<(goal: StoredGoal?, featureID: Int64?), Refusal> {
+        _ event: ReceivedEvent, goals: [String: StoredGoal], exposed: (String) -> Result<Int64?, Refusal>,
+        dialect: EventDialect, policy: EventPolicy, now: Date
+    ) -> Result<(goal: StoredGoal?, featureID: Int64?)?, Refusal> {
         let nowMilliseconds = now.unixMilliseconds
         if event.time < nowMilliseconds - Int64(policy.maximumAge * 1000) {
             return .failure(
@@ -195,17 +237,13 @@ extension FeatureStore {
                 ))
         }
         if event.goal == Goal.exposure {
-            guard let name = event.feature, let featureID = tests[Feature.nameKey(name)] else {
-                return .failure(
-                    Refusal(
-                        reason: .unknownTest,
-                        message: event.feature.map { "the environment has no test \"\($0)\"" }
-                            ?? "an exposure names its test in `feature`"))
+            guard let name = event.feature else {
+                return .failure(Refusal(reason: .unknownTest, message: "an exposure names its test in `feature`"))
             }
             guard event.value == nil else {
                 return .failure(Refusal(reason: .badValue, message: "an exposure has no value"))
             }
-            return .success((nil, featureID))
+            return exposed(name).map { $0.map { (nil, $0) } }
         }
         guard let goal = goals[event.goal] else {
             let known = goals.keys.sorted().prefix(10).map { "\"\($0)\"" }.joined(separator: ", ")
@@ -220,7 +258,7 @@ extension FeatureStore {
             return .failure(Refusal(reason: .badValue, message: "a value goal's event needs a `value`"))
         case (.value, let value?) where !value.isFinite || abs(value) > 1e12:
             return .failure(Refusal(reason: .badValue, message: "`value` must be a number within ±1e12"))
-        case (.conversion, _?), (.count, _?):
+        case (.conversion, _?) where dialect == .flagpole, (.count, _?) where dialect == .flagpole:
             return .failure(
                 Refusal(
                     reason: .badValue,

@@ -143,9 +143,10 @@ extension UserDocumentRead {
     }
 
     /// Every flag (those tagged `tag`, when one is given) for `context`; `nil` when the user
-    /// lacks a group on record in some test (a write is due first).
+    /// lacks a group on record in some test (a write is due first). A read of a new user not
+    /// admitted (`isRecorded` false) evaluates the groups the store would record.
     public func flags(for context: FlagContext, tagged tag: String?) -> FlagEvaluations? {
-        guard context.user == nil || isComplete(for: .follower) else { return nil }
+        guard context.user == nil || !isRecorded || isComplete(for: .follower) else { return nil }
         return FlagEvaluations(
             revision: plan.revision, flags: plan.flagIndexes(tagged: tag).map { flag(at: $0, for: context) })
     }

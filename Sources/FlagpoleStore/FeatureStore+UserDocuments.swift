@@ -290,7 +290,7 @@ public struct UserDocumentRead: Sendable {
     func pendingWrite(for client: UserClient, tests: [PinningPlan.Test]? = nil) -> UserWrite {
         var write = UserWrite(client: client)
         write.firsts = (tests ?? plan.tests).filter { state.assignments[$0.featureID] == nil }
-        if let attributes {
+        if let attributes, attributes.isKept {
             let isNew = attributes.fingerprint != state.attributes?.fingerprint
             write.keepsAttributes = isNew || state.attributes!.isStale(now: KeptAttributes.hour(of: Date()))
             if isNew {

@@ -11,6 +11,9 @@ public struct UserAttributes: Hashable, Sendable {
     /// `{"key": value, …}` with keys in code-point order, compact: the same attributes always
     /// give the same bytes.
     public let canonicalBytes: [UInt8]
+    /// Whether the store keeps them as the user's last, and rules move recorded groups by them:
+    /// `false` for what was left of attributes over the limits (see `fitting(_:limits:)`).
+    public private(set) var isKept = true
 
     /// How many attributes, and how many bytes of them, one user may have kept.
     public struct Limits: Hashable, Sendable {
@@ -68,6 +71,28 @@ public struct UserAttributes: Hashable, Sendable {
             JSONObject.Member(key: key, value: value.jsonValue)
         }
         canonicalBytes = JSONWriter(style: .compact).bytes(of: .object(JSONObject(members)))
+    }
+
+    /// As many of `values` as `limits` allow, by key in code-point order, valid keys only, for a
+    /// client that must be answered whatever it sends (a Bucketeer app, whose every poll would
+    /// fail the same way): when something was left out, rules read the rest and nothing is kept.
+    public static func fitting(_ values: [String: AttributeValue], limits: Limits = .standard) -> UserAttributes {
+        if let whole = try? UserAttributes(values, limits: limits) { return whole }
+        var kept: [String: AttributeValue] = [:]
+        // `{}` and a comma between members: the canonical bytes, counted member by member.
+        var bytes = 2
+        let writer = JSONWriter(style: .compact)
+        for key in values.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where isValidKey(key) {
+            guard kept.count < limits.keys else { break }
+            let member = writer.bytes(of: .string(key)).count + 1 + writer.bytes(of: values[key]!.jsonValue).count
+            let added = member + (kept.isEmpty ? 0 : 1)
+            guard bytes + added <= limits.bytes else { continue }
+            kept[key] = values[key]
+            bytes += added
+        }
+        var partial = UserAttributes(checked: kept)
+        partial.isKept = false
+        return partial
     }
 
     /// Reads an OFREP evaluation context: every member but `targetingKey`.

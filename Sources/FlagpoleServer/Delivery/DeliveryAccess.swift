@@ -12,16 +12,29 @@ import NIOCore
 // the route's context admits it or refuses it, in the order its protocol answers.
 
 /// The key a delivery request presents: `Authorization: Bearer KEY`, else OFREP's
-/// `X-API-Key: KEY`. The only place delivery reads them.
+/// `X-API-Key: KEY`; for the Bucketeer SDK, `Authorization: KEY`. The only place delivery reads them.
 enum DeliveryCredential: Equatable, Sendable {
     case none
     case key(String)
-    /// An `Authorization` header that is not `Bearer KEY`.
+    /// An `Authorization` header that is not `Bearer KEY` (nor, raw, a key).
     case malformed
 
-    init(_ headers: HTTPFields) {
+    /// How a protocol writes its key in `Authorization`.
+    enum Scheme: Sendable {
+        /// `Bearer KEY`, as HTTP has it.
+        case bearer
+        /// The key alone, as the Bucketeer SDK sends it; `Bearer KEY` is read too.
+        case raw
+    }
+
+    init(_ headers: HTTPFields, scheme: Scheme = .bearer) {
         if let header = headers[.authorization] {
-            self = Self.bearerKey(header).map(Self.key) ?? .malformed
+            let key: String? =
+                switch scheme {
+                case .bearer: Self.bearerKey(header)
+                case .raw: Self.bearerKey(header) ?? (header.isEmpty ? nil : header)
+                }
+            self = key.map(Self.key) ?? .malformed
         } else if let key = headers[.xAPIKey] {
             self = .key(key)
         } else {
@@ -89,8 +102,14 @@ struct DeliveryAccess: Sendable {
 
 /// What a delivery route admits: a protocol's rules, and the shape of its refusals.
 protocol DeliveryNeed: Sendable {
+    /// How the protocol's clients present a key.
+    static var scheme: DeliveryCredential.Scheme { get }
     /// The access `lookup` gives, or the refusal its protocol answers.
     static func admit(_ lookup: DeliveryLookup) async throws -> DeliveryAccess
+}
+
+extension DeliveryNeed {
+    static var scheme: DeliveryCredential.Scheme { .bearer }
 }
 
 /// The delivery routes' needs.
@@ -202,6 +221,63 @@ enum DeliveryNeeds {
             return access
         }
     }
+
+    /// The Bucketeer SDK's `get_evaluations`: its key comes raw, and it cannot send none, so in a
+    /// public environment a key that is not one of the environment's counts as none (the caller
+    /// is anonymous, and limited). A private environment, and the host root (where a delivery
+    /// key scoped to one environment names it), need a key of the environment: `401` for no such
+    /// key, `403` for another's. Refusals are the SDK's error shape (`BucketeerError`).
+    enum BucketeerEvaluations: DeliveryNeed {
+        static var scheme: DeliveryCredential.Scheme { .raw }
+
+        static func admit(_ lookup: DeliveryLookup) async throws -> DeliveryAccess {
+            try await bucketeerAccess(lookup, needsKey: false)
+        }
+    }
+
+    /// Its `register_events`: events are writes, so a key of the environment always, as for
+    /// `POST …/events`.
+    enum BucketeerEvents: DeliveryNeed {
+        static var scheme: DeliveryCredential.Scheme { .raw }
+
+        static func admit(_ lookup: DeliveryLookup) async throws -> DeliveryAccess {
+            try await bucketeerAccess(lookup, needsKey: true)
+        }
+    }
+
+    private static func bucketeerAccess(_ lookup: DeliveryLookup, needsKey: Bool) async throws -> DeliveryAccess {
+        let caller = try lookup.caller.get()
+        let key: KeyIdentity? = if case .key(let identity) = caller { identity } else { nil }
+        let path: EnvironmentPath
+        if let routePath = lookup.routePath {
+            path = try routePath.get()
+        } else {
+            guard let key, case .tenant(let tenant) = key.owner, let environment = key.environment else {
+                throw BucketeerError(
+                    key == nil ? .unauthorized : .forbidden,
+                    "At the host's root, set the SDK's API key to a delivery key scoped to one environment (`flagpole key create --role delivery --env ENV`); or set its apiEndpoint to https://HOST/t/TENANT/ENV."
+                )
+            }
+            path = EnvironmentPath(tenant: tenant, environment: environment)
+        }
+        let state = try await lookup.state(of: path)
+        let access = DeliveryAccess(path: path, state: state, caller: caller)
+        if needsKey || access.isPrivate || lookup.routePath == nil {
+            guard key != nil else {
+                throw BucketeerError(
+                    .unauthorized,
+                    "\(needsKey ? "Events need" : "\(path) is private: it needs") a key of the environment as the SDK's API key (`flagpole key create --role delivery --env \(path.environment)`)."
+                )
+            }
+            guard access.keyOfEnvironment != nil else {
+                throw BucketeerError(
+                    .forbidden,
+                    "This key is not for \(path): use a key of tenant \(path.tenant) that is not scoped to another environment."
+                )
+            }
+        }
+        return access
+    }
 }
 
 extension DeliveryLookup {
@@ -257,7 +333,7 @@ struct DeliveryAccessMiddleware<Need: DeliveryNeed>: RouterMiddleware {
         of request: Request, routePath: Result<EnvironmentPath, any Error>?
     ) async -> Result<DeliveryCaller, any Error> {
         do {
-            switch DeliveryCredential(request.headers) {
+            switch DeliveryCredential(request.headers, scheme: Need.scheme) {
             case .malformed: return .success(.unknownKey)
             case .key(let secret):
                 return .success(try await delivery.store.identity(ofKey: secret).map(DeliveryCaller.key) ?? .unknownKey)

@@ -78,7 +78,7 @@ extension StoredFeature {
 
 extension Date {
     /// Milliseconds since 1970, as the per-user tables keep time.
-    var unixMilliseconds: Int64 {
+    public var unixMilliseconds: Int64 {
         Int64((timeIntervalSince1970 * 1000).rounded(.down))
     }
 

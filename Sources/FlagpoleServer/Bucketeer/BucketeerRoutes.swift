@@ -1,0 +1,176 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+
+/// The two calls of the stock Bucketeer iOS SDK (docs/BUCKETEER.md), for an app whose
+/// `apiEndpoint` is the environment's base URL, `https://HOST/t/{tenant}/{env}`, or the host
+/// alone with a delivery key scoped to one environment:
+///
+/// - `POST …/get_evaluations`: every feature and config the tag selects for the user, from the
+///   read every client shares (`FeatureStore.userGroups`), so the user has one group whichever
+///   client asks; an app that holds this very answer gets its token back and nothing else.
+/// - `POST …/register_events`: goal events and evaluation events (exposures) into the tests'
+///   figures, deduplicated by event id; the SDK's metrics events as Prometheus series.
+///
+/// Every failure has a real status and the SDK's error shape (`BucketeerAnswering`).
+struct BucketeerRoutes {
+    let delivery: DeliveryRoutes
+    let policy: EventPolicy
+    var store: FeatureStore { delivery.store }
+
+    /// A batch of a thousand events is well under this.
+    static let maxEventsBodySize = 1024 * 1024
+
+    func register(on router: Router<FlagpoleRequestContext>) {
+        // A group each: a group's middlewares are shared by every group made from it.
+        let evaluations = router.group().add(middleware: BucketeerAnswering())
+            .delivery(DeliveryNeeds.BucketeerEvaluations.self, of: delivery)
+        let events = router.group().add(middleware: BucketeerAnswering())
+            .delivery(DeliveryNeeds.BucketeerEvents.self, of: delivery)
+        for base in ["/t/:tenant/:env", ""] {
+            evaluations.post("\(base)/get_evaluations", use: getEvaluations)
+            events.post("\(base)/register_events", use: registerEvents)
+        }
+    }
+
+    // MARK: get_evaluations
+
+    @Sendable func getEvaluations(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.BucketeerEvaluations>
+    ) async throws -> Response {
+        let body = try BucketeerEvaluationsRequest(
+            try await bytes(of: request, upTo: BucketeerEvaluationsRequest.maxBodySize),
+            attributeLimits: delivery.attributeLimits)
+        if !body.attributes.isKept { Self.attributesOverLimit.increment() }
+        let read: UserDocumentRead
+        do {
+            read = try await store.userGroups(
+                of: body.user, in: context.path, for: .follower, attributes: body.context.attributes,
+                admittingNewUser: admission(request, context))
+        } catch DocumentError.noRevision {
+            return Self.response(
+                BucketeerEvaluationsAnswer.answer(FlagEvaluations(revision: 0, flags: []), for: body, isRecorded: true))
+        }
+        if !read.isRecorded { Self.unrecordedNewUsers.increment() }
+        guard let evaluations = read.flags(for: body.context, tagged: body.tag.isEmpty ? nil : body.tag) else {
+            // Only a read no write completed can lack a group: the writer kept losing races.
+            throw StorageError.busy
+        }
+        return Self.response(BucketeerEvaluationsAnswer.answer(evaluations, for: body, isRecorded: read.isRecorded))
+    }
+
+    /// The limit on new users, for a caller without a key of the environment.
+    private func admission(
+        _ request: Request, _ context: DeliveryContext<DeliveryNeeds.BucketeerEvaluations>
+    ) -> @Sendable () -> Bool {
+        guard context.access.isLimited else { return { true } }
+        let limiter = delivery.newUsers
+        let client = delivery.client(of: request, context: context)
+        return { limiter.admit(client) }
+    }
+
+    // MARK: register_events
+
+    @Sendable func registerEvents(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.BucketeerEvents>
+    ) async throws -> Response {
+        var batch = try BucketeerEventBatch(
+            try await bytes(of: request, upTo: Self.maxEventsBodySize), receivedAt: Date())
+        for metric in batch.sdkMetrics { metric.record() }
+        Self.clientDefaults.increment(by: batch.clientDefaults)
+        if !batch.events.isEmpty {
+            do {
+                batch.add(try await store.record(batch.events, in: context.path, policy: policy, dialect: .bucketeer))
+            } catch let error as StorageError where error.isUnavailable || error.isBusy {
+                batch.storeWasBusy()
+            }
+        }
+        return Self.response(JSONWriter(style: .compact).bytes(of: batch.answer))
+    }
+
+    // MARK: Bodies and answers
+
+    private func bytes(of request: Request, upTo limit: Int) async throws -> [UInt8] {
+        do {
+            return Array(try await request.body.collect(upTo: limit).readableBytesView)
+        } catch {
+            throw BucketeerError(
+                .contentTooLarge,
+                "The body is over \(limit / 1024) KiB: \(limit == Self.maxEventsBodySize ? "set the SDK's eventsMaxQueueSize lower" : "a user's id and attributes are small")."
+            )
+        }
+    }
+
+    static func response(_ bytes: [UInt8]) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "private, no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// New users answered without being recorded: their client was over its limit.
+    private static let unrecordedNewUsers = Counter(label: "flagpole_bucketeer_unrecorded_new_users_total")
+    /// Polls whose `user.data` was over the attribute limits: evaluated with what fits, kept nowhere.
+    private static let attributesOverLimit = Counter(label: "flagpole_bucketeer_attributes_over_limit_total")
+    /// Evaluation events of the app's own default (`CLIENT`): no exposure.
+    private static let clientDefaults = Counter(label: "flagpole_bucketeer_client_default_evaluations_total")
+}
+
+/// Answers every failure of a Bucketeer route, its access refused included, as a status the SDK
+/// maps and `{"error": {"code", "message"}}`: never a `3xx`, never a `2xx` with a partial body.
+struct BucketeerAnswering: RouterMiddleware {
+    typealias Context = FlagpoleRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return Self.response(to: Self.error(for: error, logger: context.logger))
+        }
+    }
+
+    static func error(for error: any Error, logger: Logger) -> BucketeerError {
+        switch error {
+        case let error as BucketeerError:
+            return error
+        case let error as TenancyError:
+            return BucketeerError(
+                .notFound, "\(error.description) The SDK's apiEndpoint is https://HOST/t/TENANT/ENV.")
+        case let error as APIError:
+            return BucketeerError(error.status, error.message)
+        case let error as StorageError where error.isUnavailable || error.isBusy:
+            // Nothing was recorded; the app keeps what it has until its next poll.
+            var refusal = BucketeerError(
+                .serviceUnavailable,
+                error.isBusy
+                    ? "The database is busy with another write; nothing was recorded. Try again in a second."
+                    : "The server can't reach its database; nothing was recorded. Try again shortly.")
+            refusal.headers[.retryAfter] = error.isBusy ? "1" : "5"
+            return refusal
+        default:
+            logger.error("Bucketeer call failed", metadata: ["error": "\(error)"])
+            return BucketeerError(
+                .internalServerError, "The server failed; nothing was recorded. The log has the details.")
+        }
+    }
+
+    static func response(to error: BucketeerError) -> Response {
+        var headers = error.headers
+        headers[.contentType] = "application/json"
+        return Response(
+            status: error.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.body)))
+    }
+}
+
+extension StorageError {
+    /// Another writer held the database: the same request can succeed in a moment.
+    fileprivate var isBusy: Bool {
+        if case .busy = self { true } else { false }
+    }
+}
