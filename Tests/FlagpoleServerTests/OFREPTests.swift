@@ -262,7 +262,9 @@ struct OFREPTests {
         #expect(try await server.store.allRecordedUsers(of: TestServer.abTest) == 2)
     }
 
-    @Test("One user, one group: features.json?user=, configs.json?user= and OFREP agree for 300 users, recorded once")
+    @Test(
+        "One user, one group: features.json?user=, configs.json?user=, OFREP and Bucketeer's get_evaluations agree for 300 users, recorded once"
+    )
     func oneUserOneGroup() async throws {
         // Every user here is new and comes from one client: no limit on new users.
         let server = try await Self.server(
@@ -272,7 +274,7 @@ struct OFREPTests {
                 let user = "user-\(index)"
                 // Each user asks in another order.
                 var answers: [String: String] = [:]
-                let order = [0, 1, 2].shuffled()
+                let order = [0, 1, 2, 3].shuffled()
                 for step in order {
                     switch step {
                     case 0:
@@ -283,12 +285,17 @@ struct OFREPTests {
                     case 1:
                         let configs = try await client.send(.get, "/t/acme/production/configs.json?user=\(user)").json
                         answers["configs"] = configs["title"] == .string("Welcome") ? "Group A" : "Group B"
+                    case 2:
+                        let poll = try await BucketeerTests.poll(
+                            client, key: "any", body: try BucketeerTests.evaluationsBody(user: user, data: [:]))
+                        answers["bucketeer"] =
+                            poll.evaluations.evaluations.first { $0.featureId == TestServer.abTest }?.variationValue
                     default:
                         let bytes = try await client.send(.get, "/t/acme/production/features.json?user=\(user)").bytes
                         answers["features"] = try Self.pinnedVariation(of: TestServer.abTest, in: bytes)
                     }
                 }
-                #expect(answers.count == 3 && Set(answers.values).count == 1, "\(user): \(answers)")
+                #expect(answers.count == 4 && Set(answers.values).count == 1, "\(user): \(answers)")
             }
         }
         #expect(try await server.store.allRecordedUsers(of: TestServer.abTest) == 300)

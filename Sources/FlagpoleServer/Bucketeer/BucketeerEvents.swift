@@ -128,8 +128,10 @@ struct BucketeerEventBatch {
         else {
             return .refused("\"event.userId\" must be the user's id (1 to 200 bytes).")
         }
+        // Whole seconds: read as the second's last millisecond, so an event of the second the
+        // user was assigned in falls after the assignment, as it happened.
         guard case .number(let seconds)? = event.member("timestamp")?.node.content, seconds.isFinite,
-            let time = Int64(exactly: (seconds * 1000).rounded())
+            let time = Int64(exactly: (seconds * 1000).rounded(.down) + 999)
         else {
             return .refused("\"event.timestamp\" must be Unix seconds.")
         }

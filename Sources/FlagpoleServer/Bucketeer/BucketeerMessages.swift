@@ -18,9 +18,6 @@ struct BucketeerEvaluationsRequest {
     /// The token of the answer the app holds; `""` on a fresh install.
     let presentedToken: String
 
-    /// The largest body read: a user's id and attributes.
-    static let maxBodySize = 64 * 1024
-
     /// - throws: `BucketeerError` `400` naming what is wrong and where.
     init(_ bytes: [UInt8], attributeLimits: UserAttributes.Limits) throws {
         let root = try BucketeerError.parse(bytes)

@@ -23,8 +23,9 @@ struct BucketeerRoutes {
     let policy: EventPolicy
     var store: FeatureStore { delivery.store }
 
-    /// A batch of a thousand events is well under this.
-    static let maxEventsBodySize = 1024 * 1024
+    /// The largest body read: a batch of a thousand events is well under it, and a user's
+    /// attributes beyond their limits are read up to it (what fits is evaluated).
+    static let maxBodySize = 1024 * 1024
 
     func register(on router: Router<FlagpoleRequestContext>) {
         // A group each: a group's middlewares are shared by every group made from it.
@@ -44,7 +45,7 @@ struct BucketeerRoutes {
         _ request: Request, context: DeliveryContext<DeliveryNeeds.BucketeerEvaluations>
     ) async throws -> Response {
         let body = try BucketeerEvaluationsRequest(
-            try await bytes(of: request, upTo: BucketeerEvaluationsRequest.maxBodySize),
+            try await bytes(of: request, fix: "send fewer user attributes"),
             attributeLimits: delivery.attributeLimits)
         if !body.attributes.isKept { Self.attributesOverLimit.increment() }
         let read: UserDocumentRead
@@ -80,7 +81,7 @@ struct BucketeerRoutes {
         _ request: Request, context: DeliveryContext<DeliveryNeeds.BucketeerEvents>
     ) async throws -> Response {
         var batch = try BucketeerEventBatch(
-            try await bytes(of: request, upTo: Self.maxEventsBodySize), receivedAt: Date())
+            try await bytes(of: request, fix: "set the SDK's eventsMaxQueueSize lower"), receivedAt: Date())
         for metric in batch.sdkMetrics { metric.record() }
         Self.clientDefaults.increment(by: batch.clientDefaults)
         if !batch.events.isEmpty {
@@ -95,14 +96,11 @@ struct BucketeerRoutes {
 
     // MARK: Bodies and answers
 
-    private func bytes(of request: Request, upTo limit: Int) async throws -> [UInt8] {
+    private func bytes(of request: Request, fix: String) async throws -> [UInt8] {
         do {
-            return Array(try await request.body.collect(upTo: limit).readableBytesView)
+            return Array(try await request.body.collect(upTo: Self.maxBodySize).readableBytesView)
         } catch {
-            throw BucketeerError(
-                .contentTooLarge,
-                "The body is over \(limit / 1024) KiB: \(limit == Self.maxEventsBodySize ? "set the SDK's eventsMaxQueueSize lower" : "a user's id and attributes are small")."
-            )
+            throw BucketeerError(.contentTooLarge, "The body is over \(Self.maxBodySize >> 20) MiB: \(fix).")
         }
     }
 
