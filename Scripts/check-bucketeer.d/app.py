@@ -263,6 +263,19 @@ class Run:
         expect_unchanged(exchange, decode_evaluations(exchange, alice.user), body["userEvaluationsId"], "a v2.0 poll")
         return "v2.0 bodies: the same answer and token"
 
+    def user_ids(self):
+        """Ids as apps have them come back exactly (the cache is read WHERE userId = ?), and
+        their events are taken."""
+        ids = ["alice@example.com", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "José Núñez", "Jose\u0301 (NFD)", "a/b:c?d#e&f=g", "😀 ", "u" * 200]
+        for user in ids:
+            app = self.app(Install(), user, {"name": "Zoë", "signup": "2026-11-24T10:00:00Z"})
+            self.full_answer(app, f"user id {user!r}")
+            self.unchanged_poll(app, f"poll of user id {user!r}")
+            app.track("signup")
+            exchange, errors, _ = app.flush()
+            exchange.expect(errors == {}, f"user id {user!r}: expected the events taken")
+        return f"{len(ids)} ids (an email, a UUID, accents NFC and NFD, URL characters, an emoji, 200 bytes)"
+
     def attributes_removed(self):
         """§12 MUST 3: the flags are evaluated for user.id + user.data. A relaunch whose data
         no longer has the attribute a rule reads must not match that rule."""
@@ -335,6 +348,7 @@ def main():
     if options.stage == "after-restart":
         parts.run("restart: tokens and answers survive a restart", run.after_restart)
         parts.exit()
+        return
     if not parts.run("setup (admin API)", run.setup):
         parts.exit()
     # Each part needs the one before it: stop at the first failure of that chain.
@@ -354,6 +368,7 @@ def main():
             complete = False
             break
     parts.run("private and public environments", run.private_environment)
+    parts.run("user ids", run.user_ids)
     if complete:
         parts.run("state for the restart", run.save_state)
     parts.run("attributes removed at a relaunch", run.attributes_removed)

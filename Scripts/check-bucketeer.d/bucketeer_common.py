@@ -240,7 +240,7 @@ def decode_evaluations(exchange, user_id):
         reason = _field(exchange, item, "reason", dict, where)
         kind = _field(exchange, reason, "type", str, f"{where}.reason")
         exchange.expect(kind in REASONS, f"{where}.reason.type: {kind!r} is not one of the SDK's six names {REASONS}: the whole answer fails to decode")
-        if "ruleId" in reason:
+        if reason.get("ruleId") is not None:  # optional: absent or null is "" to the SDK
             _field(exchange, reason, "ruleId", str, f"{where}.reason")
         # §12 MUST 3: unique ids that include the user, userId the requester's.
         exchange.expect(item["userId"] == user_id, f"{where}.userId: expected the requester {user_id!r}, got {item['userId']!r} (the cache is read WHERE userId = ?)")
@@ -257,7 +257,7 @@ def decode_evaluations(exchange, user_id):
         )
         exchange.expect(item["variationId"] == item["variationName"] and item["variationId"] != "", f"{where}: expected variationId == variationName == the variant, got {item!r}")
         exchange.expect(kind in SERVER_REASONS, f"{where}.reason.type: Flagpole gives {SERVER_REASONS}, got {kind!r}")
-        rule = reason.get("ruleId", "")
+        rule = reason.get("ruleId") or ""
         exchange.expect((rule != "") == (kind == "RULE"), f"{where}.reason: a ruleId exactly when the type is RULE, got {reason!r}")
     return answer
 

@@ -106,7 +106,7 @@ class Run:
         kinds = sorted({event["type"] for event in app.install.queue})
         expect(kinds == [1, 3, 4], f"the app's queue should hold goal, evaluation and metrics events, has types {kinds}")
         before, _ = self.readouts()
-        batch = self.flush_accepted(app, "the first flush")
+        batch = first = self.flush_accepted(app, "the first flush")
         expect(app.install.queue == [], "accepted events must leave the queue")
         after = self.expect_counts(before, variations, 1, 1, "after the first flush")
         # The SDK resends a whole batch after a failed request: nothing may count twice.
@@ -123,7 +123,7 @@ class Run:
         after = self.expect_counts(after, variations, 0, 1, "after a goal event at the host root")
         self.flush_accepted(root, "that batch again at /t/demo/production", batch)
         self.expect_counts(after, variations, 0, 0, "after that batch again, at the other endpoint")
-        return f"{len(batch)} + {len(APP_FLAGS) + 4} events: one exposure per test and one goal event each, none twice"
+        return f"{len(first)} events (goal, evaluation, CLIENT, metrics): one exposure per test and one goal event each, none twice"
 
     def client_defaults(self):
         app = self.app("bk-erin", {})

@@ -161,6 +161,7 @@ struct IsolationMatrixTests {
         "GET /t/{tenant}/{env}/configs.json",
         "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags/{key}",
         "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags",
+        "POST /t/{tenant}/{env}/get_evaluations",
         "GET /t/{tenant}/{env}/changes",
         "GET /healthz",
         "GET /metrics",
@@ -207,6 +208,10 @@ struct IsolationMatrixTests {
                         route.method, uri, key: server.key("acme", .delivery), body: "{}")
                     #expect(
                         unscoped.status == .forbidden, "\(name) with a key of no one environment: \(unscoped.status)")
+                } else if Self.isBucketeerAtRoot(route.template) {
+                    // Bucketeer at the root answers in the SDK's shape: the environment is the key's.
+                    #expect(anonymous.status == .unauthorized, "\(name) without a key: \(anonymous.status)")
+                    #expect(try anonymous.json["error"]?["code"] == .number(401), "\(name)")
                 } else if route.template.hasPrefix("/t/") {
                     // Events are writes: a key even in a public environment.
                     #expect(anonymous.status == .unauthorized, "\(name) without a key: \(anonymous.status)")
@@ -232,8 +237,19 @@ struct IsolationMatrixTests {
         /// OFREP under the environment: an unknown key is `401` anywhere; a private environment
         /// refuses no key `401`, another tenant's or environment's `403`.
         case evaluation
-        /// OFREP at the host root: only a delivery key scoped to the environment.
+        /// OFREP and Bucketeer at the host root: only a delivery key scoped to the environment.
         case rootEvaluation
+        /// Bucketeer's `get_evaluations` under the environment: a public one admits any key (the
+        /// SDK can't send none); a private one refuses no key or an unknown one `401`, another
+        /// tenant's or environment's `403`.
+        case bucketeerEvaluations
+        /// Its `register_events`: a key of the environment always; `401`, else `403`.
+        case bucketeerEvents
+    }
+
+    /// The Bucketeer SDK's calls at the host root, which a scoped delivery key places.
+    static func isBucketeerAtRoot(_ template: String) -> Bool {
+        ["/get_evaluations", "/register_events"].contains(template)
     }
 
     /// Every delivery route of the router, with its rule: a new one fails here until listed.
@@ -246,6 +262,10 @@ struct IsolationMatrixTests {
         "POST /t/{tenant}/{env}/ofrep/v1/evaluate/flags": .evaluation,
         "POST /ofrep/v1/evaluate/flags/{key}": .rootEvaluation,
         "POST /ofrep/v1/evaluate/flags": .rootEvaluation,
+        "POST /t/{tenant}/{env}/get_evaluations": .bucketeerEvaluations,
+        "POST /t/{tenant}/{env}/register_events": .bucketeerEvents,
+        "POST /get_evaluations": .rootEvaluation,
+        "POST /register_events": .rootEvaluation,
     ]
 
     @Test(
@@ -261,7 +281,9 @@ struct IsolationMatrixTests {
         let scopedElsewhere = try await server.store.createKey(
             for: .tenant(acme), role: .delivery, environment: EnvironmentName(rawValue: "staging")
         ).secret
-        let routes = try Self.allRoutes.filter { $0.template.hasPrefix("/t/") || $0.template.hasPrefix("/ofrep/") }
+        let routes = try Self.allRoutes.filter {
+            $0.template.hasPrefix("/t/") || $0.template.hasPrefix("/ofrep/") || Self.isBucketeerAtRoot($0.template)
+        }
         #expect(Set(routes.map { "\($0.method) \($0.template)" }) == Set(Self.deliveryRules.keys))
         let unknownKey = "fp_" + String(repeating: "7", count: 48)
         let body = #"{"context": {"targetingKey": "user-1"}, "events": []}"#
@@ -277,7 +299,8 @@ struct IsolationMatrixTests {
                     func status(_ key: String?) async throws -> HTTPResponse.Status {
                         try await client.send(route.method, uri, key: key, body: body).status
                     }
-                    let refusesAnonymous = isPrivate || rule == .events || rule == .rootEvaluation
+                    let refusesAnonymous =
+                        isPrivate || [.events, .rootEvaluation, .bucketeerEvents].contains(rule)
                     if refusesAnonymous || !isStream {
                         #expect(
                             (try await status(nil) == .unauthorized) == refusesAnonymous, "\(name) without a key")
@@ -297,6 +320,8 @@ struct IsolationMatrixTests {
                             case .events: .notFound
                             case .evaluation: isPrivate ? .forbidden : nil
                             case .rootEvaluation: other == scopedElsewhere ? nil : .forbidden
+                            case .bucketeerEvaluations: isPrivate ? .forbidden : nil
+                            case .bucketeerEvents: .forbidden
                             }
                         if let expected {
                             #expect(refused == expected, "\(name) with a key not of this environment: \(refused)")
