@@ -220,3 +220,50 @@ enum RawHTTP {
         return String(decoding: received, as: UTF8.self)
     }
 }
+
+extension DeliveryFastPathTests {
+    @Test(
+        "A recorded user's Bucketeer poll is answered on the event loop as the router answers it, whatever key it carries"
+    )
+    func bucketeerPollsOnTheEventLoop() async throws {
+        let server = try await OFREPTests.server()
+        let body = try BucketeerTests.evaluationsBody(user: "known")
+        let routed = try await server.test { client in
+            try await client.send(
+                .post, "/t/acme/production/get_evaluations", headers: BucketeerTests.sdkHeaders("k"), body: body)
+        }
+        let token = try BucketeerWire.decode(BucketeerWire.GetEvaluationsResponse.self, routed.bytes).userEvaluationsId
+        try await live(server) { client in
+            func poll(_ body: String, key: String) async throws -> TestResponse {
+                try await client.send(
+                    .post, "/t/acme/production/get_evaluations", headers: BucketeerTests.sdkHeaders(key), body: body)
+            }
+            // The first poll builds the revision's plan (through the router); the next are the event loop's.
+            _ = try await poll(body, key: "k")
+            let before = try await evaluationsOnEventLoop(client)
+            let fast = try await poll(body, key: "fp_not-a-key")
+            #expect(fast.status == .ok)
+            // The same answer but for `createdAt`, the second it was made in.
+            let createdAt = /"createdAt":"[0-9]+"/
+            #expect(fast.text.replacing(createdAt, with: "") == routed.text.replacing(createdAt, with: ""))
+            for name in [HTTPField.Name.contentType, .cacheControl] {
+                #expect(fast.headers[name] == routed.headers[name], "\(name)")
+            }
+            let unchanged = try await poll(try BucketeerTests.evaluationsBody(user: "known", token: token), key: "k")
+            let answer = try BucketeerWire.decode(BucketeerWire.GetEvaluationsResponse.self, unchanged.bytes)
+            #expect(answer.userEvaluationsId == token && answer.evaluations.evaluations.isEmpty)
+            #expect(try await evaluationsOnEventLoop(client) - before == 2)
+            // A new user is recorded first: the router's.
+            _ = try await poll(try BucketeerTests.evaluationsBody(user: "newcomer"), key: "k")
+            #expect(try await evaluationsOnEventLoop(client) - before == 2)
+        }
+    }
+
+    /// How many evaluations the event loop answered, by `/metrics`.
+    func evaluationsOnEventLoop(_ client: any TestClientProtocol) async throws -> Int {
+        try await client.send(.get, "/metrics").text.firstMatch(
+            of: /flagpole_delivery_evaluations_on_event_loop_total ([0-9]+)/
+        )
+        .map { Int($0.1)! } ?? 0
+    }
+}

@@ -12,15 +12,16 @@ import Synchronization
 /// Answers `GET /t/{tenant}/{env}/features.json` and `…/configs.json` of a public environment, on
 /// the connection's event loop, before the request reaches the router: the shared document from
 /// memory, and a user's own (`?user=ID`) from one read of the store on this thread; and OFREP's
-/// `POST`s for users whose groups are on record (`OFREPRoutes.answer`, `bulkAnswer`), their small
-/// body collected here first.
+/// `POST`s and the Bucketeer SDK's `get_evaluations` for users whose groups are on record
+/// (`OFREPRoutes.answer`, `bulkAnswer`, `BucketeerEvaluationsAnswer.answer`), their small body
+/// collected here first.
 ///
 /// Apps poll these URLs (and CDNs revalidate them) far more than anything else. Through the
 /// router each request becomes a task that hops between threads, which costs several times
 /// what answering here does. This handler answers exactly what the router's delivery route
 /// would (`DeliveryRoutes.answer`, `DeliveryRoutes.pinnedAnswer`), and hands everything else to
 /// the router unchanged: other paths and queries, HEAD, `Connection: close`, requests with a
-/// key, private environments, cache misses, a revision whose plan is not built, a failed read,
+/// key (but Bucketeer polls, whose key a public environment ignores), private environments, cache misses, a revision whose plan is not built, a failed read,
 /// and any request while an earlier one on the connection still awaits the router's answer
 /// (responses leave in request order).
 ///
@@ -47,13 +48,30 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var currentRoute = Route.features
 
     private enum Current {
-        /// An OFREP evaluation whose body is arriving.
-        case collecting(HTTPRequest, OFREPTarget, body: ByteBuffer)
+        /// An evaluation whose body is arriving.
+        case collecting(HTTPRequest, Evaluation, body: ByteBuffer)
         /// Sent when the request's end arrives.
         case answered(Answer)
         /// Awaiting the store's commit; `hasEnded` once the request's end has arrived.
         case awaiting(HTTPRequest, hasEnded: Bool)
     }
+
+    /// The evaluations answered here.
+    private enum Evaluation {
+        case ofrep(OFREPTarget)
+        /// A Bucketeer SDK's poll of a public environment.
+        case bucketeer(EnvironmentPath)
+
+        var path: EnvironmentPath {
+            switch self {
+            case .ofrep(let target): target.path
+            case .bucketeer(let path): path
+            }
+        }
+    }
+
+    /// The largest evaluation body collected here; a larger one is the router's.
+    static let maxBodySize = OFREPRoutes.maxBodySize
 
     init(delivery: DeliveryRoutes) {
         self.delivery = delivery
@@ -66,12 +84,13 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func read(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
         if case .collecting(let request, let target, var body) = current {
             switch part {
-            case .body(let chunk) where body.readableBytes + chunk.readableBytes <= OFREPRoutes.maxBodySize:
+            case .body(let chunk) where body.readableBytes + chunk.readableBytes <= Self.maxBodySize:
                 body.writeImmutableBuffer(chunk)
                 current = .collecting(request, target, body: body)
             case .end:
                 current = nil
-                if let answer = ofrepAnswer(request, target, body: body) {
+                if let answer = evaluationAnswer(request, target, body: body) {
+                    Self.evaluations.increment()
                     send(answer, context: context)
                 } else {
                     handOver(request, body: body, ended: true, context: context)
@@ -119,7 +138,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Answers
 
     private func answer(_ request: HTTPRequest, context: ChannelHandlerContext) -> Current? {
-        if request.method == .post { return ofrepRequest(request) }
+        if request.method == .post { return evaluationRequest(request) }
         // Closing or upgrading the connection is the router's business.
         guard request.method == .get,
             request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
@@ -223,41 +242,67 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
-    // MARK: OFREP
+    // MARK: Evaluations
 
     /// An OFREP evaluation of a public environment without a key, a query or an `Origin` (CORS
-    /// is the router's), whose body is small enough: collected here, then answered when the user
-    /// has their groups on record.
-    private func ofrepRequest(_ request: HTTPRequest) -> Current? {
+    /// is the router's), or a Bucketeer poll of a public environment (which reads no key), whose
+    /// body is small enough: collected here, then answered when the user has their groups on
+    /// record.
+    private func evaluationRequest(_ request: HTTPRequest) -> Current? {
         guard request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
-            DeliveryCredential(request.headerFields) == .none,
-            request.headerFields[.origin] == nil,
-            let length = request.headerFields[.contentLength].flatMap(Int.init), length <= OFREPRoutes.maxBodySize,
-            let path = request.path, let target = OFREPTarget(path),
-            let (state, _) = delivery.cache.currentDocument(target.path), !state.settings.isPrivate
+            let length = request.headerFields[.contentLength].flatMap(Int.init), length <= Self.maxBodySize,
+            let path = request.path
         else { return nil }
-        currentRoute = target.key == nil ? .ofrepBulk : .ofrepSingle
-        return .collecting(request, target, body: ByteBuffer())
+        let evaluation: Evaluation
+        if let target = OFREPTarget(path) {
+            guard DeliveryCredential(request.headerFields) == .none, request.headerFields[.origin] == nil else {
+                return nil
+            }
+            evaluation = .ofrep(target)
+            currentRoute = target.key == nil ? .ofrepBulk : .ofrepSingle
+        } else if let (environment, call) = Self.environmentRoute(path), call == "get_evaluations" {
+            evaluation = .bucketeer(environment)
+            currentRoute = .bucketeerEvaluations
+        } else {
+            return nil
+        }
+        guard let (state, _) = delivery.cache.currentDocument(evaluation.path), !state.settings.isPrivate else {
+            return nil
+        }
+        return .collecting(request, evaluation, body: ByteBuffer())
     }
 
     /// The answer when one read of the store gives it (the router's, byte for byte); `nil` for
     /// anything else (a bad body, no user, a group to record first): the router answers.
-    private func ofrepAnswer(_ request: HTTPRequest, _ target: OFREPTarget, body: ByteBuffer) -> Answer? {
-        guard
-            let evaluation = try? OFREPRequest(
-                Array(body.readableBytesView), key: target.key, attributeLimits: delivery.attributeLimits),
-            let user = evaluation.context.user,
-            let read = try? delivery.store.readUserDocumentNow(
-                for: user, in: target.path, attributes: evaluation.context.attributes)
-        else { return nil }
-        if let key = target.key {
-            guard case .success(let flag)? = read.flag(key, for: evaluation.context) else { return nil }
-            return OFREPRoutes.answer(flag)
+    private func evaluationAnswer(_ request: HTTPRequest, _ evaluation: Evaluation, body: ByteBuffer) -> Answer? {
+        let bytes = Array(body.readableBytesView)
+        switch evaluation {
+        case .ofrep(let target):
+            guard
+                let evaluation = try? OFREPRequest(
+                    bytes, key: target.key, attributeLimits: delivery.attributeLimits),
+                let user = evaluation.context.user,
+                let read = try? delivery.store.readUserDocumentNow(
+                    for: user, in: target.path, attributes: evaluation.context.attributes)
+            else { return nil }
+            if let key = target.key {
+                guard case .success(let flag)? = read.flag(key, for: evaluation.context) else { return nil }
+                return OFREPRoutes.answer(flag)
+            }
+            guard let flags = read.flags(for: evaluation.context, tagged: nil) else { return nil }
+            return OFREPRoutes.bulkAnswer(
+                flags, changesURI: OFREPRoutes.changesURI(of: target.path), request: evaluation, tag: nil,
+                ifNoneMatch: request.headerFields[.ifNoneMatch])
+        case .bucketeer(let path):
+            guard
+                let poll = try? BucketeerEvaluationsRequest(bytes, attributeLimits: delivery.attributeLimits),
+                poll.attributes.isKept,
+                let read = try? delivery.store.readUserDocumentNow(
+                    for: poll.user, in: path, attributes: poll.context.attributes),
+                let flags = read.flags(for: poll.context, tagged: poll.tag.isEmpty ? nil : poll.tag)
+            else { return nil }
+            return BucketeerRoutes.answer(BucketeerEvaluationsAnswer.answer(flags, for: poll, isRecorded: true))
         }
-        guard let flags = read.flags(for: evaluation.context, tagged: nil) else { return nil }
-        return OFREPRoutes.bulkAnswer(
-            flags, changesURI: OFREPRoutes.changesURI(of: target.path), request: evaluation, tag: nil,
-            ifNoneMatch: request.headerFields[.ifNoneMatch])
     }
 
     /// Passes a request read so far to the router, as if it had never stopped here.
@@ -271,19 +316,28 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// The environment and document of `/t/{tenant}/{env}/features.json` or `…/configs.json`
     /// exactly (no query), else `nil`.
     static func delivered(_ path: String) -> (EnvironmentPath, DeliveredDocument)? {
+        guard let (environment, file) = environmentRoute(path), let kind = DeliveredDocument(rawValue: file) else {
+            return nil
+        }
+        return (environment, kind)
+    }
+
+    /// The environment and last segment of `/t/{tenant}/{env}/{last}` exactly, else `nil`.
+    static func environmentRoute(_ path: String) -> (EnvironmentPath, String)? {
         let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1].elementsEqual("t".utf8),
-            let file = String(parts[4]), let kind = DeliveredDocument(rawValue: file),
-            let tenant = String(parts[2]), let environment = String(parts[3])
+            let last = String(parts[4]), let tenant = String(parts[2]), let environment = String(parts[3])
         else { return nil }
         return (
             EnvironmentPath(tenant: TenantSlug(rawValue: tenant), environment: EnvironmentName(rawValue: environment)),
-            kind
+            last
         )
     }
 
     /// Users' own documents answered here rather than by the router.
     private static let userDocuments = Counter(label: "flagpole_delivery_user_documents_on_event_loop_total")
+    /// OFREP evaluations and Bucketeer polls answered here rather than by the router.
+    private static let evaluations = Counter(label: "flagpole_delivery_evaluations_on_event_loop_total")
 
     /// The routes answered here, as the router's request metrics name them.
     enum Route: String, CaseIterable {
@@ -291,6 +345,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case configs = "/t/{tenant}/{env}/configs.json"
         case ofrepSingle = "/t/{tenant}/{env}/ofrep/v1/evaluate/flags/{key}"
         case ofrepBulk = "/t/{tenant}/{env}/ofrep/v1/evaluate/flags"
+        case bucketeerEvaluations = "/t/{tenant}/{env}/get_evaluations"
     }
 
     /// The router's request counts for these routes, so `/metrics` counts every delivery.
