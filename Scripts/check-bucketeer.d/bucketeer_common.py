@@ -4,7 +4,8 @@
   line per part and goes on after a failure, so one run reports every failed part.
 - HTTP: a urllib client that never follows a redirect (a 3xx is an error to the SDK, §10) and
   keeps each exchange printable, keys shortened to their prefix.
-- The wire contract of /work/shared/specs/bucketeer-client-api.md, written from its tables:
+- The wire contract of docs/BUCKETEER.md ("The SDK's wire contract"; §N: the SDK's client API
+  sections, §6 the answer, §8 events, §9 values, §10 errors), written from its tables:
   `decode_evaluations` (§6, strict, as the SDK's `Codable` types decode), `decode_events_answer`
   (§8), `decode_error` (§10), the getters' conversions (§9), and `Install`/`App`, an app that keeps
   what the SDK keeps (one token and `evaluatedAt` per install, a cache keyed by evaluation id, read

@@ -194,6 +194,11 @@ struct BucketeerTests {
         #expect(byKey["Example Unlock Flag"]?.reason.type == .TARGET && byKey["Example Unlock Flag"]?.bool == true)
         #expect(byKey["Example Feature On/Off A/B Test"]?.reason.type == .OFF_VARIATION)
         #expect(byKey.values.allSatisfy { $0.reason.type != .CLIENT && $0.reason.type != .PREREQUISITE })
+        // A relaunch without attributes: `{}` is none, not the last on record.
+        let relaunched = try await server.test { client in
+            try await Self.poll(client, key: "k", body: try Self.evaluationsBody(data: [:]))
+        }
+        #expect(relaunched.evaluations.evaluations.first { $0.featureId == TestServer.abTest }?.reason.type != .RULE)
     }
 
     // MARK: MUST 4: the change token

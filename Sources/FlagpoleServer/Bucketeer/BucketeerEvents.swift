@@ -124,9 +124,10 @@ struct BucketeerEventBatch {
             return .metric(BucketeerSDKMetric(event, sdkVersion: sdkVersion))
         }
         let id = element.member("id")!.node
-        guard case .string(let user)? = event.member("userId")?.node.content, !user.isEmpty, user.utf8.count <= 200
+        // The ids get_evaluations takes.
+        guard case .string(let text)? = event.member("userId")?.node.content, let user = try? UserID(validating: text)
         else {
-            return .refused("\"event.userId\" must be the user's id (1 to 200 bytes).")
+            return .refused("\"event.userId\" must be the id of a user get_evaluations answered.")
         }
         // Whole seconds: read as the second's last millisecond, so an event of the second the
         // user was assigned in falls after the assignment, as it happened.
@@ -136,7 +137,7 @@ struct BucketeerEventBatch {
             return .refused("\"event.timestamp\" must be Unix seconds.")
         }
         var received = ReceivedEvent(
-            id: id.text ?? "", user: UserID(rawValue: user), goal: Goal.exposure, time: time,
+            id: id.text ?? "", user: user, goal: Goal.exposure, time: time,
             receivedAt: receivedAt.unixMilliseconds)
         switch type {
         case .goal:

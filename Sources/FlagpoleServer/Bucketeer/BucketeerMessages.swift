@@ -9,14 +9,22 @@ import NIOCore
 /// "userEvaluationsId", …}` (docs/BUCKETEER.md). `sourceId`, `sdkVersion` and
 /// `userEvaluationCondition` are read by no rule here: the answer depends on who asks, not on
 /// what the app last stored, so SDKs from 2.0 on are answered alike.
-struct BucketeerEvaluationsRequest {
-    let user: UserID
+public struct BucketeerEvaluationsRequest: Sendable {
+    public let user: UserID
     /// `user.data`, as rules read it: what fits the limits when the app sent more (then kept nowhere).
-    let attributes: UserAttributes
+    public let attributes: UserAttributes
     /// `""` asks for every flag.
-    let tag: String
+    public let tag: String
     /// The token of the answer the app holds; `""` on a fresh install.
-    let presentedToken: String
+    public let presentedToken: String
+
+    /// A poll as an app with no answer yet sends it (`flagpole evaluate --client bucketeer`).
+    public init(user: UserID, attributes: UserAttributes = .empty, tag: String = "") {
+        self.user = user
+        self.attributes = attributes
+        self.tag = tag
+        presentedToken = ""
+    }
 
     /// - throws: `BucketeerError` `400` naming what is wrong and where.
     init(_ bytes: [UInt8], attributeLimits: UserAttributes.Limits) throws {
@@ -64,12 +72,14 @@ struct BucketeerEvaluationsRequest {
         }
     }
 
-    var context: FlagContext { FlagContext(user: user, attributes: attributes.values.isEmpty ? nil : attributes) }
+    /// The SDK always sends `user.data`: `{}` is a user without attributes, not one whose last
+    /// attributes on record are to be read.
+    public var context: FlagContext { FlagContext(user: user, attributes: attributes) }
 }
 
 /// The answer to `get_evaluations`, every key present with the exact JSON type the SDK decodes
 /// (a missing `[]` or a number where it expects a string drops the whole answer).
-enum BucketeerEvaluationsAnswer {
+public enum BucketeerEvaluationsAnswer {
     /// The answer for `request`: every flag the tag selects with `forceUpdate: true`, or, when
     /// the app already holds exactly this answer (its token is this one), the token alone.
     ///
@@ -78,7 +88,7 @@ enum BucketeerEvaluationsAnswer {
     /// across restarts and instances. Bucketeer's own diff against the presented token is not
     /// copied: the SDK keeps one token per install, not per user. An answer not recorded (a new
     /// user over the limit) gets a token no later poll presents back as current.
-    static func answer(
+    public static func answer(
         _ evaluations: FlagEvaluations, for request: BucketeerEvaluationsRequest, isRecorded: Bool,
         now: Date = Date()
     ) -> [UInt8] {
@@ -152,11 +162,11 @@ enum BucketeerEvaluationsAnswer {
 /// every rule, segment rules included, `OFF_VARIATION` for a disabled feature (a development flag
 /// as a release app sees it), `DEFAULT` for everything else (biases, flags, defaults).
 /// `PREREQUISITE` has no counterpart; `CLIENT` is the SDK's own.
-struct BucketeerReason: Equatable {
-    let type: String
-    let ruleID: String
+public struct BucketeerReason: Equatable, Sendable {
+    public let type: String
+    public let ruleID: String
 
-    init(_ flag: FlagEvaluation) {
+    public init(_ flag: FlagEvaluation) {
         switch flag.reason {
         case .disabled: (type, ruleID) = ("OFF_VARIATION", "")
         case .static, .split: (type, ruleID) = ("DEFAULT", "")

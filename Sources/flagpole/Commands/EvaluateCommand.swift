@@ -1,16 +1,29 @@
 import ArgumentParser
 import FlagpoleCore
+import FlagpoleServer
 import FlagpoleStore
 
-/// `flagpole evaluate`: every flag (or one) as an OpenFeature client receives it over OFREP.
+/// `flagpole evaluate`: every flag (or one) as an OpenFeature client receives it over OFREP, or
+/// as the Bucketeer SDK receives it from `get_evaluations`.
 struct EvaluateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
         abstract: "Evaluate the environment's features and configs for a user, as OpenFeature clients receive them.",
         discussion: """
             The same evaluation as OFREP: a value, the variant it comes from, the reason and the revision. A user's \
-            first assignments are recorded, as by their app's first fetch, so the answer stays theirs.
+            first assignments are recorded, as by their app's first fetch, so the answer stays theirs. With \
+            --client bucketeer, what `POST …/get_evaluations` answers a Bucketeer app with no answer yet: values as \
+            text, the SDK's reasons, and (with --json) the body itself.
             """)
+
+    /// Whose answer to print.
+    enum Client: String, ExpressibleByArgument, CaseIterable {
+        case openfeature
+        case bucketeer
+    }
+
+    @Option(help: "openfeature (OFREP) or bucketeer (the Bucketeer SDK's get_evaluations).")
+    var client = Client.openfeature
 
     @OptionGroup var environment: EnvironmentOptions
 
@@ -40,6 +53,11 @@ struct EvaluateCommand: AsyncParsableCommand {
         _ = try user.map(UserOptions.id)
         if flag != nil && tag != nil { throw ValidationError("--tag filters all flags: drop it with --flag.") }
         if !attributes.isEmpty && user == nil { throw ValidationError("--attr describes a user: add --user ID.") }
+        if client == .bucketeer {
+            if user == nil { throw ValidationError("The Bucketeer SDK always names its user: add --user ID.") }
+            if flag != nil { throw ValidationError("get_evaluations answers every flag: drop --flag, or use --tag.") }
+            if development { throw ValidationError("A Bucketeer app is a release build: drop --development.") }
+        }
         _ = try userAttributes()
     }
 
@@ -66,8 +84,10 @@ struct EvaluateCommand: AsyncParsableCommand {
     func run() async throws {
         let path = try environment.path()
         let store = try await database.openStore(user == nil ? .readOnly : .readWrite)
+        // A Bucketeer app always sends its attributes: none is none, not the last on record.
         let context = FlagContext(
-            user: try user.map(UserOptions.id), isDevelopment: development, attributes: try userAttributes())
+            user: try user.map(UserOptions.id), isDevelopment: development,
+            attributes: try userAttributes() ?? (client == .bucketeer ? .empty : nil))
         if let flag {
             do {
                 let evaluation = try await store.evaluateFlag(flag, for: context, in: path)
@@ -85,6 +105,9 @@ struct EvaluateCommand: AsyncParsableCommand {
             return
         }
         let evaluations = try await store.evaluateFlags(for: context, tag: tag, in: path)
+        if client == .bucketeer {
+            return printBucketeer(evaluations, for: context)
+        }
         if output.json {
             var bytes = Array(#"{"flags":["#.utf8)
             for (index, result) in evaluations.flags.enumerated() {
@@ -100,6 +123,23 @@ struct EvaluateCommand: AsyncParsableCommand {
             Console.out("revision \(evaluations.revision)\(user.map { "  ·  user \($0)" } ?? "  ·  no user")")
             Console.out(Self.table(evaluations.flags))
         }
+    }
+
+    /// What `get_evaluations` answers for `context`: its body with --json, else a table.
+    private func printBucketeer(_ evaluations: FlagEvaluations, for context: FlagContext) {
+        let request = BucketeerEvaluationsRequest(
+            user: context.user!, attributes: context.attributes ?? .empty, tag: tag ?? "")
+        if output.json {
+            Console.out(bytes: BucketeerEvaluationsAnswer.answer(evaluations, for: request, isRecorded: true) + [10])
+            return
+        }
+        Console.out("revision \(evaluations.revision)  ·  user \(request.user)  ·  as the Bucketeer SDK gets it")
+        var table = TextTable("FEATURE ID", "VARIATION VALUE", "VARIATION ID", "REASON", "RULE ID")
+        for case .success(let flag) in evaluations.flags {
+            let reason = BucketeerReason(flag)
+            table.append(flag.key, flag.value.text, flag.variant, reason.type, reason.ruleID)
+        }
+        Console.out(table.text)
     }
 
     private static func table(_ flags: [Result<FlagEvaluation, FlagProblem>]) -> String {
