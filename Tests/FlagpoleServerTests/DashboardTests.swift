@@ -233,6 +233,34 @@ struct DashboardTests {
         }
     }
 
+    @Test("The environment's page shows how each kind of client connects, at the address the browser used")
+    func connections() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            let page = try await browser.get(Self.base).text
+            for expected in [
+                "/t/acme/production/features.json?user=", "/t/acme/production/configs.json?user=",
+                "/t/acme/production/ofrep/v1/evaluate/flags", "/t/acme/production&quot;)\n    .with(featureTag:",
+                "data-copy=\"snippet-bucketeer\"",
+            ] {
+                #expect(page.contains(expected), "\(expected)")
+            }
+            #expect(!page.contains("DELIVERY_KEY&quot;, forHTTPHeaderField"), "a public environment needs no key")
+        }
+        try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+        let origin = ClientConnections.origin(
+            of: HTTPRequest(
+                method: .get, scheme: nil, authority: "flags.example.com", path: "/",
+                headerFields: [.xForwardedProto: "https"]))
+        #expect(origin == "https://flags.example.com")
+        let connections = ClientConnections(TestServer.acme, origin: origin, isPrivate: true)
+        #expect(connections.clients.map(\.id) == ["featureflags", "swiftfeatureconfigs", "openfeature", "bucketeer"])
+        #expect(connections.clients[2].snippet.contains("Bearer DELIVERY_KEY"))
+        #expect(connections.clients[3].url == "https://flags.example.com/t/acme/production")
+    }
+
     @Test("The export page and /metrics show where the environment is published, from the publish log")
     func publishStatus() async throws {
         let server = try await TestServer()

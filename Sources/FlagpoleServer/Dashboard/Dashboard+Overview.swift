@@ -39,7 +39,10 @@ extension Dashboard {
                 path: path.description, url: urls.overview, revision: current?.number, importURL: urls.importing,
                 canEdit: context.canEdit, csrf: session.csrfToken,
                 documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: tag, tags: tags, hasTags: !tags.isEmpty,
-                total: features.count, sections: sections)
+                total: features.count, sections: sections,
+                connections: ClientConnections(
+                    path, origin: ClientConnections.origin(of: request.head),
+                    isPrivate: try await store.deliveryState(of: path).settings.isPrivate))
             return .html(templates.render(page, as: "overview"))
         }
 
@@ -98,6 +101,8 @@ struct OverviewPage: Sendable {
     var hasTags: Bool
     var total: Int
     var sections: [Section]
+    /// How each kind of client connects to the environment.
+    var connections: ClientConnections
 }
 
 /// One feature as the overview and the feature page show it.

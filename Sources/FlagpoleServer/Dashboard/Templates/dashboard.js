@@ -2,7 +2,16 @@
 // Without JavaScript the "Preview the move" button does the same with a page load.
 // JSON config values: each is parsed as it is typed and its error shown (the form won't send
 // a value that can't be a json config's); the server checks it again, and alone without JavaScript.
+// Copy buttons: the snippet they name to the clipboard.
 "use strict";
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const snippet = document.getElementById(button.dataset.copy);
+  if (!snippet || !navigator.clipboard) return;
+  await navigator.clipboard.writeText(snippet.textContent);
+  button.textContent = "Copied";
+});
 document.addEventListener("DOMContentLoaded", () => {
   const form = document.getElementById("bias-form");
   const plan = document.getElementById("plan");
