@@ -161,3 +161,24 @@ run_wrk() {
 }
 
 # failed RESULT WHAT: says WHAT went wrong in the log and in a note, shows RESULT instead of
+
+# interleaved_wrk NAME BASELINE_ARGS FLAGPOLE_ARGS: ROUNDS rounds, each the baseline's run (run_wrk
+# with the arguments of the array named BASELINE_ARGS) then flagpole's, so drift on the machine
+# falls on both; sets BASE_RATE and OURS_RATE (the medians) and BASE_SPREAD, OURS_SPREAD ("min–max").
+interleaved_wrk() {
+    local name=$1 round base=() ours=()
+    local -n baseline_args=$2 flagpole_args=$3
+    for round in $(seq 1 "$ROUNDS"); do
+        run_wrk "$name-baseline-$round" "${baseline_args[@]}"
+        base+=("$WRK_RATE")
+        run_wrk "$name-$round" "${flagpole_args[@]}"
+        ours+=("$WRK_RATE")
+    done
+    read -r BASE_RATE BASE_SPREAD < <(spread "${base[@]}")
+    read -r OURS_RATE OURS_SPREAD < <(spread "${ours[@]}")
+}
+
+# spread NUMBERS...: "median min–max", whole numbers with thin spaces.
+spread() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f %.0f–%.0f\n", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
