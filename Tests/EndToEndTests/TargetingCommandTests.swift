@@ -109,6 +109,19 @@ struct TargetingCommandTests {
         ]).stdout
         #expect(table.contains(#""variant":"Group B""#) && table.contains(#""rule":"germany""#), "\(table)")
 
+        // As a Bucketeer app gets it: the rule's id as the SDK's RULE, values as text.
+        let bucketeer = try cli.run([
+            "evaluate", "--client", "bucketeer", "--user", "cli-0", "--attr", "country=DE", "--tenant", "demo",
+            "--json",
+        ])
+        #expect(bucketeer.status == 0, "\(bucketeer.stderr)")
+        #expect(
+            bucketeer.stdout.contains(
+                #""variationValue":"Group B","reason":{"type":"RULE","ruleId":"germany"}"#), "\(bucketeer.stdout)")
+        #expect(bucketeer.stdout.contains(#""forceUpdate":true"#))
+        let refused = try cli.run(["evaluate", "--client", "bucketeer", "--tenant", "demo"])
+        #expect(refused.status != 0 && refused.stderr.contains("--user"), "\(refused.stderr)")
+
         let forgotten = try #require(
             try cli.json(["user", "forget", "cli-0", "--tenant", "demo", "--json"]) as? [String: Any])
         let deleted = try #require(forgotten["deleted"] as? [String: Int])

@@ -393,6 +393,24 @@ struct UserAttributesTests {
         #expect(UserAttributes.empty.fingerprint == (try UserAttributes([:])).fingerprint)
     }
 
+    @Test("Fitting: whole attributes within the limits are kept; beyond them, what fits by key order, kept nowhere")
+    func fitting() throws {
+        let limits = UserAttributes.Limits(keys: 3, bytes: 40)
+        let within = UserAttributes.fitting(["a": .string("x"), "b": .string("y")], limits: limits)
+        #expect(
+            within == (try UserAttributes(["a": .string("x"), "b": .string("y")], limits: limits)) && within.isKept)
+        // Too many: the first three valid keys in code-point order; a bad key is left out.
+        let many = UserAttributes.fitting(
+            ["d": .string("4"), "b": .string("2"), "a": .string("1"), "c": .string("3"), "": .string("bad")],
+            limits: limits)
+        #expect(many.values == ["a": .string("1"), "b": .string("2"), "c": .string("3")] && !many.isKept)
+        // Too large: a value that doesn't fit is skipped, the smaller ones after it still fit.
+        let large = UserAttributes.fitting(
+            ["a": .string("1"), "b": .string(String(repeating: "x", count: 40)), "c": .string("3")], limits: limits)
+        #expect(large.values == ["a": .string("1"), "c": .string("3")] && !large.isKept)
+        #expect(large.canonicalBytes.count <= limits.bytes)
+    }
+
     @Test("Bounds: keys, bytes, names")
     func bounds() throws {
         let limits = UserAttributes.Limits(keys: 3, bytes: 40)

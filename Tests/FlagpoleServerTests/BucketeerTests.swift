@@ -382,6 +382,21 @@ struct BucketeerTests {
         let retriable = errors.filter(\.value.retriable).keys
         #expect(retriable.count == 1_005 && retriable.allSatisfy { $0.hasPrefix("E-") })
         #expect(errors["E-994"] == nil && errors["E-995"]?.retriable == true)
+        // Nothing of what was refused is kept, nothing of the valid events beside it is lost.
+        let kept = try await server.store.read { db in
+            try db.value(Int64.self, "SELECT count(*) FROM events") ?? -1
+        }
+        #expect(kept == 995)
+    }
+
+    @Test(
+        "While the database is busy, the goal and evaluation events are answered retriable; metrics and defaults never")
+    func busyStore() throws {
+        var batch = try BucketeerEventBatch(Array(try Self.eventsBody().utf8), receivedAt: Date())
+        #expect(batch.events.count == 2 && batch.clientDefaults == 1 && batch.sdkMetrics.count == 2)
+        batch.storeWasBusy()
+        #expect(batch.errors.count == 2 && batch.errors.values.allSatisfy(\.retriable))
+        #expect(Set(batch.errors.keys) == Set(batch.events.map(\.event.id)))
     }
 
     // MARK: MUST 7: errors

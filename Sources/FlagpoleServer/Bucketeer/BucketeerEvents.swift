@@ -44,7 +44,7 @@ struct BucketeerEventBatch {
                     retriable: true, "Over the \(Self.limit) events one request takes: sent again with the next flush.")
                 continue
             }
-            switch Self.read(element, sdkVersion: sdkVersion, receivedAt: receivedAt) {
+            switch Self.read(element, id: id, sdkVersion: sdkVersion, receivedAt: receivedAt) {
             case .stored(let event): events.append((index, event))
             case .clientDefault: clientDefaults += 1
             case .metric(let metric): sdkMetrics.append(metric)
@@ -112,7 +112,7 @@ struct BucketeerEventBatch {
         }
     }
 
-    private static func read(_ element: JSONNode, sdkVersion: String?, receivedAt: Date) -> Read {
+    private static func read(_ element: JSONNode, id: String, sdkVersion: String?, receivedAt: Date) -> Read {
         guard let type = EventType(element) else {
             return .refused(
                 "Unknown event type: Flagpole takes goal (1), evaluation (3) and metrics (4) events.")
@@ -123,7 +123,6 @@ struct BucketeerEventBatch {
         if type == .metrics {
             return .metric(BucketeerSDKMetric(event, sdkVersion: sdkVersion))
         }
-        let id = element.member("id")!.node
         // The ids get_evaluations takes.
         guard case .string(let text)? = event.member("userId")?.node.content, let user = try? UserID(validating: text)
         else {
@@ -137,7 +136,7 @@ struct BucketeerEventBatch {
             return .refused("\"event.timestamp\" must be Unix seconds.")
         }
         var received = ReceivedEvent(
-            id: id.text ?? "", user: user, goal: Goal.exposure, time: time,
+            id: id, user: user, goal: Goal.exposure, time: time,
             receivedAt: receivedAt.unixMilliseconds)
         switch type {
         case .goal:
