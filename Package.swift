@@ -82,6 +82,9 @@ let package = Package(
                 // SQLite's C API, for the per-user hot paths (see RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // PostgreSQL's connections: their event loops and buffers.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -156,6 +159,8 @@ let package = Package(
                 "FlagpolePublish",
                 "FlagpoleServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `flagpole serve` runs the server's application.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

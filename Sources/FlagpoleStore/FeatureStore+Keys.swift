@@ -74,47 +74,6 @@ extension FeatureStore {
     }
 }
 
-/// The secret of an API key: `fp_` and 48 hex digits (192 random bits).
-struct APIKeySecret {
-    static let marker = "fp_"
-    static let randomBytes = 24
-    /// The marker and 8 digits: 32 bits, shown in listings.
-    static let prefixLength = 11
-
-    let value: String
-
-    var prefix: String { String(value.prefix(Self.prefixLength)) }
-    var digest: [UInt8] { Array(SHA256.hash(data: Array(value.utf8))) }
-
-    /// A presented key, if it has the shape of one.
-    init?(_ value: String) {
-        let digits = value.utf8.dropFirst(Self.marker.utf8.count)
-        guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2,
-            digits.allSatisfy(\.isLowercaseHexDigit)
-        else { return nil }
-        self.value = value
-    }
-
-    static func generate() -> APIKeySecret {
-        APIKeySecret(marker + randomHex(bytes: randomBytes))!
-    }
-}
-
-/// `bytes` bytes from the system's secure generator, as lowercase hex digits.
-func randomHex(bytes: Int) -> String {
-    // One read of the kernel's generator for all of them, where swift-crypto's and the standard
-    // library's generators make a system call for every 8 bytes: an import makes a salt for every
-    // new feature. The standard library's generator is the way round if the device can't be read.
-    if let device = FileHandle(forReadingAtPath: "/dev/urandom"),
-        let random = try? device.read(upToCount: bytes), random.count == bytes
-    {
-        try? device.close()
-        return random.hexEncoded
-    }
-    var generator = SystemRandomNumberGenerator()
-    return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexEncoded
-}
-
 extension KeyIdentity {
     /// The identity of a key row: its prefix, its `role` column and its tenant's slug (`nil`
     /// for a server key).

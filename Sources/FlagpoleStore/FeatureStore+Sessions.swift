@@ -50,32 +50,3 @@ extension FeatureStore {
         }
     }
 }
-
-/// The secret of a dashboard session: `fps_` and 64 hex digits (256 random bits).
-struct SessionToken: Sendable {
-    static let marker = "fps_"
-    static let randomBytes = 32
-
-    let value: String
-
-    var digest: [UInt8] { Array(SHA256.hash(data: Array(value.utf8))) }
-
-    /// A presented token, if it has the shape of one.
-    init?(_ value: String) {
-        let digits = value.utf8.dropFirst(Self.marker.utf8.count)
-        guard value.hasPrefix(Self.marker), digits.count == Self.randomBytes * 2,
-            digits.allSatisfy(\.isLowercaseHexDigit)
-        else { return nil }
-        self.value = value
-    }
-
-    static func generate() -> SessionToken {
-        SessionToken(marker + randomHex(bytes: randomBytes))!
-    }
-}
-
-extension UInt8 {
-    var isLowercaseHexDigit: Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
-    }
-}

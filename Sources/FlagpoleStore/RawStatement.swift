@@ -7,7 +7,7 @@ import GRDBSQLite
 /// every value in an existential and its rows copy every column, which costs more than SQLite's
 /// own insert; here values go straight to `sqlite3_bind_*`. Only for statements prepared with
 /// `Database.makeStatement` and never run through GRDB, so GRDB's view of them stays true.
-struct RawStatement {
+struct RawStatement: SQLStatement {
     private let statement: Statement
     private let db: Database
 
@@ -70,6 +70,18 @@ struct RawStatement {
         bytes.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
     }
 
+    /// Binds a value as both backends hold them; a boolean as 0 or 1.
+    func bind(_ value: SQLValue, at index: Int32) {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let integer): bind(integer, at: index)
+        case .real(let double): bind(double, at: index)
+        case .text(let text): bind(text, at: index)
+        case .blob(let bytes): bind(bytes, at: index)
+        case .boolean(let flag): bind(Int64(flag ? 1 : 0), at: index)
+        }
+    }
+
     func bindNull(at index: Int32) {
         sqlite3_bind_null(handle, index)
     }
@@ -89,7 +101,12 @@ struct RawStatement {
     }
 
     /// Runs a statement, handing each row it returns to `body`.
-    func forEachRow(_ body: (Row) throws -> Void) throws {
+    func forEachRow(_ body: (SQLStatementRow) throws -> Void) throws {
+        try forEachRawRow { try body(SQLStatementRow(storage: .sqlite($0))) }
+    }
+
+    /// Runs a statement, handing each row it returns to `body` as SQLite's own.
+    func forEachRawRow(_ body: (Row) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
         while true {
             let code = sqlite3_step(handle)

@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Testing
 
-/// DESIGN.md §Bucketing and FORMAT.md §5: the stable hash, users' points, the range a point
+/// docs/ARCHITECTURE.md ("Bucketing") and docs/FORMAT.md §5: the stable hash, users' points, the range a point
 /// falls into, the group the store records, user ids and the pinned per-user document.
 @Suite("Bucketing (DESIGN §Bucketing, FORMAT §5)")
 struct BucketingTests {
@@ -15,7 +15,7 @@ struct BucketingTests {
         var testDescription: String { "\"\(text)\" (\(text.utf8.count) bytes), seed \(seed)" }
     }
 
-    /// The first three are DESIGN.md's. The others were computed outside the repository with
+    /// The first three are those docs/ARCHITECTURE.md quotes. The others were computed outside the repository with
     /// a hand-written Python MurmurHash3_x86_32 and checked against the `mmh3` package
     /// (5.3.1, `mmh3.hash(data, seed, signed=False)`), which agreed on every one.
     static let hashVectors: [HashVector] = [
@@ -81,7 +81,7 @@ struct BucketingTests {
         "é", "日本語", "🚩", "zoë-42", "user 7", "Ünïcødé-user-ßß",
     ]
 
-    /// DESIGN.md's formula, written out with the plain hash.
+    /// docs/ARCHITECTURE.md's formula, written out with the plain hash.
     static func referencePoint(salt: String, user: String) -> Double {
         Double(Murmur3.hash32(Array((salt + ":" + user).utf8))) / 4_294_967_296 * 100
     }

@@ -235,11 +235,17 @@ extension MigrationFixtureTests {
             }
             return tally.filter { $0.value != 0 }
         }
-        let bytes = db.dialect == .sqlite ? "CAST(variation AS BLOB)" : "convert_to(variation, 'UTF8')"
+        let bytes = db.sqlite != nil ? "CAST(variation AS BLOB)" : "convert_to(variation, 'UTF8')"
         let deltas = try tally("SELECT feature_id, \(bytes), sum(users) FROM assignment_deltas GROUP BY 1, 2")
         let recorded = try tally("SELECT feature_id, \(bytes), count(*) FROM assignments GROUP BY 1, 2")
         return Set(deltas.keys).union(recorded.keys).sorted().compactMap { key in
             deltas[key] == recorded[key] ? nil : "\(key): deltas \(deltas[key] ?? 0), recorded \(recorded[key] ?? 0)"
         }
     }
+}
+
+extension SQLConnection {
+    /// The SQLite connection under this one, for the tests of what only SQLite has (its
+    /// transaction observers, its catalog); `nil` on PostgreSQL.
+    var sqlite: Database? { self as? Database }
 }

@@ -1,5 +1,5 @@
 /// The points of a feature's users: `murmur3_x86_32(utf8(salt + ":" + user), seed 0) / 2^32 * 100`,
-/// in [0, 100) (DESIGN.md §Bucketing).
+/// in [0, 100) (docs/ARCHITECTURE.md, "Bucketing").
 ///
 /// Bulk assignment computes millions of points with one salt, so the hash state after the
 /// salt's whole blocks is computed once and each user only hashes what follows.
@@ -36,7 +36,7 @@ public struct UserPoints: Sendable {
         return user.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
     }
 
-    /// `hash / 2^32 * 100`, in that order, as DESIGN.md writes it.
+    /// `hash / 2^32 * 100`, in that order, as docs/ARCHITECTURE.md ("Bucketing") writes it.
     public static func point(hash: UInt32) -> Double {
         Double(hash) / 4_294_967_296 * 100
     }

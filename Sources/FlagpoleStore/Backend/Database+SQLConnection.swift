@@ -1,10 +1,9 @@
+import FlagpoleCore
 import Foundation
 import GRDB
 
 /// SQLite's side of `SQLConnection`: GRDB's connection, inside a transaction the store opened.
 extension Database: SQLConnection {
-    var dialect: SQLDialect { .sqlite }
-
     func rows(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> [SQLRow] {
         let statement = try cached ? cachedStatement(sql: sql) : makeStatement(sql: sql)
         statement.arguments = StatementArguments(arguments.map(\.databaseValue))
@@ -24,6 +23,38 @@ extension Database: SQLConnection {
         return changesCount
     }
 
+    func text(of sql: DialectSQL) -> String { sql.sqlite }
+
+    func indexedBy(_ index: String) -> String { " INDEXED BY \(index)" }
+
+    func statement(_ sql: String, cached: Bool) throws -> any SQLStatement {
+        try cached ? RawStatement(cachedIn: self, sql: sql) : RawStatement(self, sql: sql)
+    }
+
+    var statementsAreRoundTrips: Bool { false }
+
+    var memo: TransactionMemo? { nil }
+
+    func announceChange(of path: EnvironmentPath) throws {
+        ChangeAnnouncements.shared.note(path, on: self)
+    }
+
+    func run(_ insert: ChainedInsert) throws -> Bool {
+        guard try bound(insert.sql, insert.arguments).execute() == 1 else { return false }
+        for follower in insert.followers {
+            let values = "VALUES (\(ChainedInsert.placeholders(follower.values.values.count)))"
+            try bound(follower.statement(values), follower.values).execute()
+        }
+        return true
+    }
+
+    /// `sql`, cached, with `arguments` bound through SQLite's C API.
+    private func bound(_ sql: String, _ arguments: SQLArguments) throws -> any SQLStatement {
+        let statement = try statement(sql, cached: true)
+        for (index, value) in arguments.values.enumerated() { statement.bind(value, at: Int32(index + 1)) }
+        return statement
+    }
+
     func inSavepoint<T>(_ work: () throws -> T) throws -> T {
         var value: T?
         let body: () throws -> TransactionCompletion = {
@@ -34,12 +65,6 @@ extension Database: SQLConnection {
         let _: Void = try inSavepoint(body)
         return value!
     }
-}
-
-extension SQLConnection {
-    /// The SQLite connection under this one, for the fast paths that go through SQLite's C API
-    /// (`RawStatement`); `nil` on PostgreSQL.
-    var sqlite: Database? { self as? Database }
 }
 
 extension SQLValue {

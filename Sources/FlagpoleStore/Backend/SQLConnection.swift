@@ -1,13 +1,15 @@
+import FlagpoleCore
 import Foundation
 
 /// One connection inside a transaction the store opened, whichever backend it runs on: what the
 /// tables (`Tables/`) speak. SQLite's is GRDB's `Database`; PostgreSQL's is `PostgresTransaction`.
 ///
-/// Statements are written once, in the SQL both backends accept, with `?` placeholders (the
-/// PostgreSQL side numbers them). Where the dialects differ, a table asks `dialect`.
+/// Statements are written once, in the SQL both backends accept, with `?` or `?NNN` placeholders
+/// (the PostgreSQL side numbers them), and bound by position (`statement(_:cached:)`). What
+/// differs between the backends is theirs to say: a text per dialect (`DialectSQL`, each listed
+/// in docs/POSTGRES.md), an index hint, whether statements are round trips, what a transaction
+/// remembers, how a change is announced, and how an insert and its followers are chained.
 protocol SQLConnection: AnyObject {
-    var dialect: SQLDialect { get }
-
     /// Runs one statement and returns its rows. `cached` keeps the prepared statement for the
     /// next call (SQLite): for statements with a fixed text, run often.
     func rows(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> [SQLRow]
@@ -19,11 +21,36 @@ protocol SQLConnection: AnyObject {
     /// Runs `work` in a savepoint: when it throws, its writes are undone and the transaction
     /// goes on.
     func inSavepoint<T>(_ work: () throws -> T) throws -> T
-}
 
-/// Which SQL a connection speaks.
-enum SQLDialect: Sendable {
-    case sqlite, postgres
+    /// `sql` prepared for binding by position (see `SQLStatement`). `cached` keeps it for the
+    /// next call on this connection (SQLite): for statements with a fixed text, run often.
+    func statement(_ sql: String, cached: Bool) throws -> any SQLStatement
+
+    /// This backend's text of a statement whose dialects differ.
+    func text(of sql: DialectSQL) -> String
+
+    /// ` INDEXED BY index` where the planner takes such a hint (SQLite, which keeps no
+    /// statistics), else nothing: to follow a table's name in a statement.
+    func indexedBy(_ index: String) -> String
+
+    /// Whether each statement is a round trip to a server (PostgreSQL), which makes many rows
+    /// to a statement worth it; on SQLite a prepared statement run once per row is the fastest.
+    var statementsAreRoundTrips: Bool { get }
+
+    /// What this transaction remembers between statements where they are round trips; `nil`
+    /// on SQLite (see `TransactionMemo`).
+    var memo: TransactionMemo? { get }
+
+    /// Notes that this transaction changes the environment at `path`: this process's observers
+    /// are told once it commits (`ChangeAnnouncements`), and on PostgreSQL so are the other
+    /// servers, by a `NOTIFY` that leaves with the commit (and is dropped with a rollback). A
+    /// SQLite file has one server, which polls for the command line's writes.
+    func announceChange(of path: EnvironmentPath) throws
+
+    /// Runs `insert` and, only when it inserted its row, the inserts that follow from it:
+    /// in one round trip on PostgreSQL (writable CTEs), statement by statement on SQLite.
+    /// Returns whether the row was inserted.
+    func run(_ insert: ChainedInsert) throws -> Bool
 }
 
 extension SQLConnection {

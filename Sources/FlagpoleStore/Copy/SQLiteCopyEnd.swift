@@ -22,7 +22,7 @@ struct SQLiteCopyReader: Sendable {
                         db, sql: "SELECT \(table.quotedColumns) FROM \"\(table.name)\" ORDER BY \(table.orderBy)")
                     var page: [[CopyValue]] = []
                     page.reserveCapacity(CopyTable.pageSize)
-                    try select.forEachRow { row in
+                    try select.forEachRawRow { row in
                         page.append(try Self.values(of: row, in: table))
                         if page.count == CopyTable.pageSize {
                             let full = page

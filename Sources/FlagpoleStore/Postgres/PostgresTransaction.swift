@@ -1,3 +1,4 @@
+import FlagpoleCore
 import Foundation
 import Logging
 import NIOCore
@@ -14,20 +15,8 @@ final class PostgresTransaction: SQLConnection {
     private let connection: PostgresConnection
     private let logger: Logger
     private var savepoints = 0
-    /// Each environment's latest revision and the store's generation, as this transaction read
-    /// them (`EnvironmentTable.isCurrent`), until it writes a revision or a generation.
-    var heads: [Int64: (revision: Int?, generation: Int64)] = [:]
-    /// First assignments this transaction recorded ahead of the writes that record them (see
-    /// `AssignmentWriter.prerecord`), each until its write takes it.
-    var prerecorded: [PendingFirst.Key: RecordedAssignment] = [:]
-
-    /// Whether `assignment` was recorded ahead under `key`; if so its write takes it, and reports
-    /// it new, exactly once.
-    func takePrerecorded(_ key: PendingFirst.Key, _ assignment: RecordedAssignment) -> Bool {
-        guard prerecorded[key] == assignment else { return false }
-        prerecorded[key] = nil
-        return true
-    }
+    /// What the tables remember between this transaction's statements.
+    let memo: TransactionMemo? = TransactionMemo()
 
     /// Outside a transaction: one statement, which is its own snapshot (see
     /// `PostgresStore.read(expectingOneStatement:_:)`).
@@ -52,8 +41,6 @@ final class PostgresTransaction: SQLConnection {
         }
     }
 
-    var dialect: SQLDialect { .postgres }
-
     func rows(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> [SQLRow] {
         try run(sql, arguments).rows
     }
@@ -61,6 +48,33 @@ final class PostgresTransaction: SQLConnection {
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> Int {
         try run(sql, arguments).changed
+    }
+
+    func text(of sql: DialectSQL) -> String { sql.postgres }
+
+    func indexedBy(_ index: String) -> String { "" }
+
+    func statement(_ sql: String, cached: Bool) throws -> any SQLStatement {
+        PostgresStatement(self, sql: sql)
+    }
+
+    var statementsAreRoundTrips: Bool { true }
+
+    func announceChange(of path: EnvironmentPath) throws {
+        ChangeAnnouncements.shared.note(path, on: self)
+        try execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, path.description], cached: true)
+    }
+
+    func run(_ insert: ChainedInsert) throws -> Bool {
+        var sql = "WITH inserted AS (\(insert.sql) RETURNING 1)"
+        var arguments = insert.arguments
+        for (index, follower) in insert.followers.enumerated() {
+            let source = "SELECT \(ChainedInsert.placeholders(follower.values.values.count)) FROM inserted"
+            sql += ",\nfollower\(index) AS (\(follower.statement(source)))"
+            arguments = arguments + follower.values
+        }
+        sql += "\nSELECT count(*) FROM inserted"
+        return try value(Int.self, sql, arguments, cached: true) == 1
     }
 
     func inSavepoint<T>(_ work: () throws -> T) throws -> T {
@@ -145,11 +159,12 @@ extension Decimal {
     }
 }
 
-/// Statements are written with SQLite's `?`; PostgreSQL numbers its parameters (`$1`, `$2`, …).
+/// Statements are written with SQLite's `?` and `?NNN`; PostgreSQL numbers its parameters (`$1`,
+/// `$2`, …).
 enum PostgresPlaceholders {
     private static let cache = Mutex<[String: String]>([:])
 
-    /// `sql` with each `?` outside quotes and comments numbered in order.
+    /// `sql` with each `?` outside quotes and comments numbered in order, and each `?NNN` as `$NNN`.
     static func numbered(_ sql: String) -> String {
         if let known = cache.withLock({ $0[sql] }) { return known }
         var result = ""
@@ -158,6 +173,8 @@ enum PostgresPlaceholders {
         var quote: Character?
         var inLineComment = false
         var previous: Character?
+        // After a `?`: whether the placeholder's number is still to be written.
+        var isNumbered = false
         for character in sql {
             defer { previous = character }
             if inLineComment {
@@ -169,11 +186,23 @@ enum PostgresPlaceholders {
             } else if character == "-" && previous == "-" {
                 inLineComment = true
             } else if character == "?" {
-                number += 1
-                result += "$\(number)"
+                result += "$"
+                isNumbered = true
                 continue
             }
+            if isNumbered {
+                isNumbered = false
+                // `?NNN` keeps its number; a bare `?` takes the next.
+                if !character.isASCII || !character.isNumber {
+                    number += 1
+                    result += "\(number)"
+                }
+            }
             result.append(character)
+        }
+        if isNumbered {
+            number += 1
+            result += "\(number)"
         }
         cache.withLock { cache in
             // Statements with lists of placeholders vary with their lengths: the cache keeps the

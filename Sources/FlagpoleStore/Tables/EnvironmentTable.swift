@@ -62,11 +62,10 @@ struct EnvironmentTable {
     /// Whether the environment is still at `head`'s revision and generation: what a write
     /// computed from a read checks, inside its transaction, before writing.
     func isCurrent(_ head: EnvironmentHead) throws -> Bool {
-        // On PostgreSQL a group commit's writes each ask, and each question is a round trip:
-        // the answer is kept for the transaction, which only its own writes can change (a write
-        // holds the store's write lock; a read is one snapshot).
-        let postgres = db as? PostgresTransaction
-        if let known = postgres?.heads[head.scope.id] {
+        // Where statements are round trips, a group commit's writes each asking would cost one
+        // each: the answer is kept for the transaction, which only its own writes can change (a
+        // write holds the store's write lock; a read is one snapshot).
+        if let known = db.memo?[KnownHeads.self]?[head.scope.id] {
             return known.revision == head.revision && known.generation == head.generation
         }
         let row = try db.row(
@@ -76,9 +75,13 @@ struct EnvironmentTable {
             """, [head.scope.tenant.id, head.scope.id], cached: true)!
         let revision: Int? = row[0]
         let generation: Int64 = row[1]
-        postgres?.heads[head.scope.id] = (revision, generation)
+        if let memo = db.memo { memo[KnownHeads.self, default: [:]][head.scope.id] = (revision, generation) }
         return revision == head.revision && generation == head.generation
     }
+
+    /// Each environment's latest revision and the store's generation, as the transaction read
+    /// them (`isCurrent`), until it writes a revision or a generation; by environment id.
+    private typealias KnownHeads = [Int64: (revision: Int?, generation: Int64)]
 
     /// The environments of `tenant`, by name.
     func all(of tenant: TenantScope) throws -> [EnvironmentRecord] {
@@ -165,17 +168,7 @@ struct EnvironmentTable {
             WHERE id = ?
             """,
             [settings.isPrivate, settings.cacheControl, scope.id])
-        try announceChange(of: scope)
-    }
-
-    /// Announces that the environment's delivery state changed: to this process once the
-    /// transaction commits (`ChangeAnnouncements`), and to the other servers on a PostgreSQL
-    /// database with a `NOTIFY` sent when it commits (dropped if it rolls back). A SQLite file
-    /// has one server, which polls for the command line's writes.
-    private func announceChange(of scope: EnvironmentScope) throws {
-        ChangeAnnouncements.shared.note(scope.path, on: db)
-        guard db.dialect == .postgres else { return }
-        try db.execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, scope.path.description], cached: true)
+        try db.announceChange(of: scope.path)
     }
 
     // MARK: Revisions and their audit
@@ -264,39 +257,17 @@ struct EnvironmentTable {
                 scope.tenant.id, scope.id, number, kind.rawValue, actor, message, time, document, configs,
                 targeting,
             ])
-        try announceChange(of: scope)
-        (db as? PostgresTransaction)?.heads = [:]
-        guard let sqlite = db.sqlite else {
-            try insertAudit(changes, ofRevision: revisionID, in: scope)
-            return
-        }
-        // An import of a large file writes a row per feature: bound through SQLite's C API.
-        let statement = try RawStatement(
-            cachedIn: sqlite,
-            sql: """
-                INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json,
-                    config_name, segment_name)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                """)
-        statement.bind(scope.tenant.id, at: 1)
-        statement.bind(revisionID, at: 2)
-        for change in changes {
-            statement.bind(change.feature, at: 3)
-            statement.bind(change.field, at: 4)
-            statement.bind(change.kind.rawValue, at: 5)
-            statement.bind(change.before?.storedText, at: 6)
-            statement.bind(change.after?.storedText, at: 7)
-            statement.bind(change.config, at: 8)
-            statement.bind(change.segment, at: 9)
-            try statement.execute()
-        }
+        try db.announceChange(of: scope.path)
+        db.memo?[KnownHeads.self] = nil
+        try insertAudit(changes, ofRevision: revisionID, in: scope)
     }
 
-    /// How many audit rows one statement of `insertAudit` writes: a round trip per row would
-    /// cost a large import more than its writes (9 arguments a row, far below PostgreSQL's 65,535).
+    /// How many audit rows one statement of `insertAudit` writes: a statement per row would cost
+    /// a large import more than its writes where statements are round trips (9 arguments a row,
+    /// far below PostgreSQL's 65 535 and SQLite's 32 766).
     private static let auditRowsPerStatement = 500
 
-    /// The audit rows of a revision, many to a statement: the portable path of `insertRevision`.
+    /// The audit rows of a revision, many to a statement.
     private func insertAudit(
         _ changes: [DocumentDiff.Change], ofRevision revisionID: Int64, in scope: EnvironmentScope
     ) throws {
@@ -314,13 +285,13 @@ struct EnvironmentTable {
                 arguments.append(change.config)
                 arguments.append(change.segment)
             }
-            // Rows in `changes`' order, so the ids keep the order the fast path gives them.
+            // Rows in `changes`' order, so the ids keep it.
             try db.execute(
                 """
                 INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json,
                     config_name, segment_name)
                 VALUES \(repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))
-                """, arguments)
+                """, arguments, cached: batch.count == Self.auditRowsPerStatement)
         }
     }
 
@@ -373,7 +344,7 @@ struct EnvironmentTable {
         try db.execute(
             "UPDATE store_generation SET generation = CASE WHEN generation >= ? THEN generation ELSE ? END + 1",
             [other, other])
-        (db as? PostgresTransaction)?.heads = [:]
+        db.memo?[KnownHeads.self] = nil
     }
 }
 

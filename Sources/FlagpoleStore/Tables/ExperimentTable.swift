@@ -43,24 +43,11 @@ struct ExperimentTable {
     ) throws
         -> Bool
     {
-        guard let sqlite = db.sqlite else {
-            return try db.execute(
-                """
-                INSERT INTO events (environment_id, event_id, user_id, goal_id, feature_id, value, time, received_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                """,
-                [
-                    scope.id, event.id, event.user.rawValue, goalID, featureID, event.value, event.time,
-                    event.receivedAt,
-                ],
-                cached: true) == 1
-        }
-        let insert = try RawStatement(
-            cachedIn: sqlite,
-            sql: """
-                INSERT INTO events (environment_id, event_id, user_id, goal_id, feature_id, value, time, received_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING
-                """)
+        let insert = try db.statement(
+            """
+            INSERT INTO events (environment_id, event_id, user_id, goal_id, feature_id, value, time, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """, cached: true)
         insert.bind(scope.id, at: 1)
         insert.bind(event.id, at: 2)
         insert.bind(event.user.rawValue, at: 3)
@@ -96,16 +83,8 @@ struct ExperimentTable {
     // MARK: Users' state
 
     func state(of user: String, in scope: EnvironmentScope) throws -> ExperimentUserState? {
-        guard let sqlite = db.sqlite else {
-            guard
-                let row = try db.row(
-                    "SELECT state FROM experiment_users WHERE environment_id = ? AND user_id = ?", [scope.id, user],
-                    cached: true)
-            else { return nil }
-            return ExperimentUserState(encoded: row[0])
-        }
-        let select = try RawStatement(
-            cachedIn: sqlite, sql: "SELECT state FROM experiment_users WHERE environment_id = ?1 AND user_id = ?2")
+        let select = try db.statement(
+            "SELECT state FROM experiment_users WHERE environment_id = ? AND user_id = ?", cached: true)
         select.bind(scope.id, at: 1)
         select.bind(user, at: 2)
         var state: ExperimentUserState?
@@ -114,25 +93,15 @@ struct ExperimentTable {
     }
 
     func setState(_ state: ExperimentUserState, of user: String, in scope: EnvironmentScope) throws {
-        guard let sqlite = db.sqlite else {
-            try db.execute(
-                """
-                INSERT INTO experiment_users (environment_id, user_id, state) VALUES (?, ?, ?)
-                ON CONFLICT (environment_id, user_id) DO UPDATE SET state = excluded.state
-                """,
-                [scope.id, user, state.encoded], cached: true)
-            return
-        }
-        let upsert = try RawStatement(
-            cachedIn: sqlite,
-            sql: """
-                INSERT INTO experiment_users (environment_id, user_id, state) VALUES (?1, ?2, ?3)
-                ON CONFLICT (environment_id, user_id) DO UPDATE SET state = excluded.state
-                """)
+        let upsert = try db.statement(
+            """
+            INSERT INTO experiment_users (environment_id, user_id, state) VALUES (?, ?, ?)
+            ON CONFLICT (environment_id, user_id) DO UPDATE SET state = excluded.state
+            """, cached: true)
         upsert.bind(scope.id, at: 1)
         upsert.bind(user, at: 2)
-        upsert.bind(Data(state.encoded).databaseValue, at: 3)
-        _ = try upsert.execute()
+        upsert.bind(state.encoded, at: 3)
+        try upsert.execute()
     }
 
     // MARK: Epochs and progress

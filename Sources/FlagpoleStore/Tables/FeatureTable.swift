@@ -91,42 +91,26 @@ struct FeatureTable {
     func insert(
         _ feature: Feature, at position: Int, salt: String, in scope: EnvironmentScope, at time: SQLValue
     ) throws {
-        let featureID: Int64
-        if let sqlite = db.sqlite {
-            // An import of a large file inserts every feature: bound through SQLite's C API, without
-            // GRDB's boxed arguments.
-            let statement = try RawStatement(
-                cachedIn: sqlite,
-                sql: """
-                    INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
-                        development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
-                        unknown_json, created_at, updated_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
-                    """)
-            statement.bind(scope.tenant.id, at: 1)
-            statement.bind(scope.id, at: 2)
-            statement.bind(feature.name, at: 3)
-            statement.bind(Feature.nameKey(feature.name), at: 4)
-            statement.bind(Int64(position), at: 5)
-            statement.bind(salt, at: 6)
-            Self.bindFields(of: feature, to: statement, from: 7)
-            Self.bind(time, to: statement, at: 17)
-            try statement.execute()
-            featureID = sqlite.lastInsertedRowID
-        } else {
-            var arguments: SQLArguments = [
-                scope.tenant.id, scope.id, feature.name, Feature.nameKey(feature.name), position, salt,
-            ]
-            arguments.values += Self.fieldArguments(of: feature).values + [time, time]
-            featureID = try db.insertReturningID(
-                """
-                INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
-                    development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
-                    unknown_json, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                RETURNING id
-                """, arguments)
-        }
+        // An import of a large file inserts every feature: bound by position, without boxed arguments.
+        let statement = try db.statement(
+            """
+            INSERT INTO features (tenant_id, environment_id, name, name_key, position, salt, description, section,
+                development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
+                unknown_json, created_at, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
+            RETURNING id
+            """, cached: true)
+        statement.bind(scope.tenant.id, at: 1)
+        statement.bind(scope.id, at: 2)
+        statement.bind(feature.name, at: 3)
+        statement.bind(Feature.nameKey(feature.name), at: 4)
+        statement.bind(Int64(position), at: 5)
+        statement.bind(salt, at: 6)
+        Self.bindFields(of: feature, to: statement, from: 7)
+        statement.bind(time, at: 17)
+        var featureID: Int64?
+        try statement.forEachRow { featureID = $0.int(0) }
+        guard let featureID else { throw StorageError.storage(reason: "an insert of a feature returned no id") }
         try insertVariations(of: feature, featureID: featureID, in: scope)
     }
 
@@ -137,35 +121,20 @@ struct FeatureTable {
         _ stored: StoredFeature, to feature: Feature, at position: Int, in scope: EnvironmentScope,
         at time: SQLValue
     ) throws {
-        if let sqlite = db.sqlite {
-            let statement = try RawStatement(
-                cachedIn: sqlite,
-                sql: """
-                    UPDATE features SET name = ?1, position = ?2, description = ?3, section = ?4, development = ?5,
-                        enabled = ?6, unlocked = ?7, type_json = ?8, variation_count = ?9, bias_count = ?10,
-                        label_count = ?11, unknown_json = ?12, updated_at = ?13, archived_at = NULL
-                    WHERE id = ?14 AND tenant_id = ?15
-                    """)
-            statement.bind(feature.name, at: 1)
-            statement.bind(Int64(position), at: 2)
-            Self.bindFields(of: feature, to: statement, from: 3)
-            Self.bind(time, to: statement, at: 13)
-            statement.bind(stored.id, at: 14)
-            statement.bind(scope.tenant.id, at: 15)
-            try statement.execute()
-        } else {
-            var arguments: SQLArguments = [feature.name, position]
-            arguments.values += Self.fieldArguments(of: feature).values + [time]
-            arguments.append(stored.id)
-            arguments.append(scope.tenant.id)
-            try db.execute(
-                """
-                UPDATE features SET name = ?, position = ?, description = ?, section = ?, development = ?,
-                    enabled = ?, unlocked = ?, type_json = ?, variation_count = ?, bias_count = ?,
-                    label_count = ?, unknown_json = ?, updated_at = ?, archived_at = NULL
-                WHERE id = ? AND tenant_id = ?
-                """, arguments)
-        }
+        let statement = try db.statement(
+            """
+            UPDATE features SET name = ?1, position = ?2, description = ?3, section = ?4, development = ?5,
+                enabled = ?6, unlocked = ?7, type_json = ?8, variation_count = ?9, bias_count = ?10,
+                label_count = ?11, unknown_json = ?12, updated_at = ?13, archived_at = NULL
+            WHERE id = ?14 AND tenant_id = ?15
+            """, cached: true)
+        statement.bind(feature.name, at: 1)
+        statement.bind(Int64(position), at: 2)
+        Self.bindFields(of: feature, to: statement, from: 3)
+        statement.bind(time, at: 13)
+        statement.bind(stored.id, at: 14)
+        statement.bind(scope.tenant.id, at: 15)
+        try statement.execute()
         // Compared as written, byte for byte: a variation respelled (NFC, NFD) is rewritten too.
         let before = stored.feature.jsonObject
         let after = feature.jsonObject
@@ -199,48 +168,31 @@ struct FeatureTable {
         let labels = feature.labels ?? []
         let count = max(names.count, biases.count, labels.count)
         guard count > 0 else { return }
-        guard let sqlite = db.sqlite else {
-            // One statement per feature (per 1,000 variations), rather than a round trip per row.
-            for chunk in stride(from: 0, to: count, by: 1_000) {
-                let positions = chunk..<min(chunk + 1_000, count)
-                var arguments: SQLArguments = []
-                for position in positions {
-                    let name: String? = names.indices.contains(position) ? names[position] : nil
-                    let bias: Double? = biases.indices.contains(position) ? biases[position] : nil
-                    let label: String? = labels.indices.contains(position) ? labels[position] : nil
-                    arguments.append(scope.tenant.id)
-                    arguments.append(featureID)
-                    arguments.append(position)
-                    arguments.append(name)
-                    arguments.append(bias)
-                    arguments.append(label)
-                }
-                try db.execute(
-                    "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES "
-                        + repeatElement("(?, ?, ?, ?, ?, ?)", count: positions.count).joined(separator: ", "),
-                    arguments)
+        // One statement per feature (per 1 000 variations), rather than one per row.
+        for chunk in stride(from: 0, to: count, by: 1_000) {
+            let positions = chunk..<min(chunk + 1_000, count)
+            var arguments: SQLArguments = []
+            for position in positions {
+                let name: String? = names.indices.contains(position) ? names[position] : nil
+                let bias: Double? = biases.indices.contains(position) ? biases[position] : nil
+                let label: String? = labels.indices.contains(position) ? labels[position] : nil
+                arguments.append(scope.tenant.id)
+                arguments.append(featureID)
+                arguments.append(position)
+                arguments.append(name)
+                arguments.append(bias)
+                arguments.append(label)
             }
-            return
-        }
-        let statement = try RawStatement(
-            cachedIn: sqlite,
-            sql:
-                "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-        )
-        statement.bind(scope.tenant.id, at: 1)
-        statement.bind(featureID, at: 2)
-        for position in 0..<count {
-            statement.bind(Int64(position), at: 3)
-            statement.bind(names.indices.contains(position) ? names[position] : nil, at: 4)
-            statement.bind(biases.indices.contains(position) ? biases[position] : nil, at: 5)
-            statement.bind(labels.indices.contains(position) ? labels[position] : nil, at: 6)
-            try statement.execute()
+            try db.execute(
+                "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES "
+                    + repeatElement("(?, ?, ?, ?, ?, ?)", count: positions.count).joined(separator: ", "),
+                arguments, cached: positions.count <= 16)
         }
     }
 
     /// Binds the columns from `description` to `unknown_json`, in the order of the statements
     /// above, from parameter `first` on.
-    private static func bindFields(of feature: Feature, to statement: RawStatement, from first: Int32) {
+    private static func bindFields(of feature: Feature, to statement: any SQLStatement, from first: Int32) {
         statement.bind(feature.description, at: first)
         statement.bind(feature.section, at: first + 1)
         statement.bind(feature.development, at: first + 2)
@@ -252,29 +204,6 @@ struct FeatureTable {
         statement.bind(feature.labels?.count, at: first + 8)
         statement.bind(
             feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText, at: first + 9)
-    }
-
-    /// The columns from `description` to `unknown_json`, in the order of the statements above,
-    /// as arguments (the path of backends other than SQLite).
-    private static func fieldArguments(of feature: Feature) -> SQLArguments {
-        let type: String? = feature.type.map { JSONValue.object($0).storedText }
-        let unknown: String? = feature.unknownKeys.isEmpty ? nil : JSONValue.object(feature.unknownKeys).storedText
-        return [
-            feature.description, feature.section, feature.development, feature.enabled, feature.unlocked, type,
-            feature.testVariations?.count, feature.testBiases?.count, feature.labels?.count, unknown,
-        ]
-    }
-
-    /// Binds a value converted once for many rows, such as a date in the store's text format.
-    private static func bind(_ value: SQLValue, to statement: RawStatement, at index: Int32) {
-        switch value {
-        case .null: statement.bindNull(at: index)
-        case .integer(let integer): statement.bind(integer, at: index)
-        case .real(let double): statement.bind(double, at: index)
-        case .text(let text): statement.bind(text, at: index)
-        case .blob(let bytes): statement.bind(bytes, at: index)
-        case .boolean(let bool): statement.bind(bool, at: index)
-        }
     }
 
     /// A salt for each of `count` new features: 128 random bits each, fixed for the feature's

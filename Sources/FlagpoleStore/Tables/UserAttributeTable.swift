@@ -11,31 +11,20 @@ struct UserAttributeTable {
     /// Keeps `attributes` as `user`'s last, seen in the hour `hour` (Unix hours).
     func keep(_ attributes: UserAttributes, of user: UserID, in scope: EnvironmentScope, hour: Int64) throws {
         let json = String(decoding: attributes.canonicalBytes, as: UTF8.self)
-        guard let sqlite = db.sqlite else {
-            try db.execute(
-                """
-                INSERT INTO user_attributes (tenant_id, environment_id, user_id, attributes, fingerprint, seen_hour)
-                VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (environment_id, user_id) DO UPDATE
-                SET attributes = excluded.attributes, fingerprint = excluded.fingerprint, seen_hour = excluded.seen_hour
-                """, [scope.tenant.id, scope.id, user.rawValue, json, attributes.fingerprint, hour])
-            return
-        }
-        let upsert = try RawStatement(
-            cachedIn: sqlite,
-            sql: """
-                INSERT INTO user_attributes (tenant_id, environment_id, user_id, attributes, fingerprint, seen_hour)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                ON CONFLICT (environment_id, user_id) DO UPDATE
-                SET attributes = excluded.attributes, fingerprint = excluded.fingerprint, seen_hour = excluded.seen_hour
-                """)
+        let upsert = try db.statement(
+            """
+            INSERT INTO user_attributes (tenant_id, environment_id, user_id, attributes, fingerprint, seen_hour)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (environment_id, user_id) DO UPDATE
+            SET attributes = excluded.attributes, fingerprint = excluded.fingerprint, seen_hour = excluded.seen_hour
+            """, cached: true)
         upsert.bind(scope.tenant.id, at: 1)
         upsert.bind(scope.id, at: 2)
         upsert.bind(user.rawValue, at: 3)
         upsert.bind(json, at: 4)
         upsert.bind(attributes.fingerprint, at: 5)
         upsert.bind(hour, at: 6)
-        _ = try upsert.execute()
+        try upsert.execute()
     }
 
     /// Deletes `user`'s attributes in an environment; returns how many rows went (0 or 1).
