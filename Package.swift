@@ -199,6 +199,10 @@ let package = Package(
             dependencies: [
                 "FlagpolePublish", "FlagpoleStore", "FlagpoleCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The requests S3Client and the purge hook send, answered in the process (HTTPTransport).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -62,7 +62,10 @@ public struct PublishScope: Sendable, Hashable {
 /// them, so it never names an object holding other bytes; the next run completes the publish.
 public final class Publisher: Sendable {
     public let settings: PublishSettings
-    private let http: HTTPClient
+    /// The client this publisher made, and so shuts down; `nil` with a transport of the caller's.
+    private let http: HTTPClient?
+    /// Where requests to the bucket and the purge hook go: `http`, or a test's fake.
+    private let transport: any HTTPTransport
     private let logger: Logger
 
     public init(settings: PublishSettings, logger: Logger = Logger(label: "flagpole.publish")) {
@@ -75,16 +78,30 @@ public final class Publisher: Sendable {
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(5)
         configuration.decompression = .disabled
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.http = http
+        transport = http
+    }
+
+    /// A publisher whose requests go to `transport`: for tests, which answer them in the process.
+    init(settings: PublishSettings, transport: any HTTPTransport, logger: Logger = Logger(label: "flagpole.publish")) {
+        self.settings = settings
+        self.logger = logger
+        http = nil
+        self.transport = transport
     }
 
     public func shutdown() async throws {
-        try await http.shutdown()
+        try await http?.shutdown()
     }
 
     /// Publishes the current revision of every environment in `scope`, and adds the outcome to
-    /// the store's publish log (unless `dryRun`).
-    public func publish(from store: FeatureStore, scope: PublishScope, dryRun: Bool = false) async -> PublishReport {
+    /// the store's publish log (unless `dryRun`). `environment` is where AWS settings are read
+    /// (tests pass their own, so that the machine's ~/.aws never matters).
+    public func publish(
+        from store: FeatureStore, scope: PublishScope, dryRun: Bool = false,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async -> PublishReport {
         let started = Date()
         let revisions: [PublishedRevision]
         do {
@@ -103,7 +120,7 @@ public final class Publisher: Sendable {
                 chosen.append(revision)
             }
         }
-        var report = await publish(chosen, dryRun: dryRun)
+        var report = await publish(chosen, dryRun: dryRun, environment: environment)
         report.skippedPrivate = skipped
         if !dryRun {
             do {
@@ -127,8 +144,8 @@ public final class Publisher: Sendable {
                 profile: settings.profile, region: settings.region, endpoint: settings.endpoint,
                 environment: environment)
             let client = try S3Client(
-                target: settings.target, configuration: configuration, addressing: settings.addressing, http: http,
-                retries: settings.retries)
+                target: settings.target, configuration: configuration, addressing: settings.addressing,
+                transport: transport, retries: settings.retries)
             report.endpoint = client.endpoint.origin
             defer { report.requests = client.requestCounts }
             try await run(revisions, with: client, dryRun: dryRun, into: &report)
@@ -226,7 +243,7 @@ public final class Publisher: Sendable {
                 }
                 let body = PurgeHook.body(
                     for: path, revision: objects[0].revision, urls: urls.sorted(), target: settings.target, at: time)
-                group.addTask { (path, await purge.send(body, with: self.http)) }
+                group.addTask { (path, await purge.send(body, with: self.transport)) }
             }
             for await (path, failure) in group { report.purges[path] = failure }
         }

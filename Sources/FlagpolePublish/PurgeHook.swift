@@ -53,7 +53,7 @@ public struct PurgeHook: Sendable {
 
     /// Sends `body` until the receiver answers 2xx, or refuses it for good (a 4xx other than 408
     /// and 429), or the attempts run out: `nil` when it was taken, else why not.
-    func send(_ body: [UInt8], with http: HTTPClient) async -> String? {
+    func send(_ body: [UInt8], with transport: any HTTPTransport) async -> String? {
         var attempt = 0
         while true {
             attempt += 1
@@ -65,7 +65,7 @@ public struct PurgeHook: Sendable {
             let failure: String
             var isTransient = true
             do {
-                let response = try await http.execute(request, timeout: .seconds(30))
+                let response = try await transport.send(request, timeout: .seconds(30))
                 _ = try? await response.body.collect(upTo: 1024 * 1024)
                 let status = Int(response.status.code)
                 if (200..<300).contains(status) { return nil }

@@ -46,15 +46,17 @@ final class S3Client: Sendable {
     let target: S3Target
     let endpoint: S3Endpoint
     private let signer: SigV4Signer
-    private let http: HTTPClient
+    private let transport: any HTTPTransport
     private let retries: RetryPolicy
+    /// The time requests are signed at: the clock, except in tests that compare signatures.
+    private let now: @Sendable () -> Date
     /// Where the credentials came from, for the hint of a refused signature.
     private let credentialSource: String
     private let sent = Mutex<[String: Int]>([:])
 
     init(
-        target: S3Target, configuration: AWSConfiguration, addressing: S3Addressing, http: HTTPClient,
-        retries: RetryPolicy
+        target: S3Target, configuration: AWSConfiguration, addressing: S3Addressing, transport: any HTTPTransport,
+        retries: RetryPolicy, now: @escaping @Sendable () -> Date = { Date() }
     )
         throws(PublishError)
     {
@@ -64,8 +66,9 @@ final class S3Client: Sendable {
             addressing: addressing)
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
         credentialSource = configuration.credentials.source
-        self.http = http
+        self.transport = transport
         self.retries = retries
+        self.now = now
     }
 
     /// The requests sent so far, by method; every retry counts.
@@ -139,23 +142,37 @@ final class S3Client: Sendable {
     private func sendOnce(
         _ method: HTTPMethod, path: String, headers: [(name: String, value: String)], body: [UInt8], sha256: String
     ) async throws -> Response {
-        let host = endpoint.hostHeader(bucket: target.bucket)
-        let signature = signer.sign(
-            SigV4Signer.Request(
-                method: method.rawValue, host: host, path: path, headers: headers, payloadSHA256: sha256),
-            at: Date())
-        var request = HTTPClientRequest(url: endpoint.url(bucket: target.bucket, path: path))
-        request.method = method
-        request.headers.add(name: "Host", value: host)
-        for (name, value) in headers + signature.headers { request.headers.add(name: name, value: value) }
-        if method == .PUT { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let request = request(method, path: path, headers: headers, body: body, sha256: sha256, at: now())
         sent.withLock { $0[method.rawValue, default: 0] += 1 }
         let timeout = TimeAmount.nanoseconds(
             Int64(retries.timeout.components.seconds) * 1_000_000_000 + retries.timeout.components.attoseconds
                 / 1_000_000_000)
-        let response = try await http.execute(request, timeout: timeout)
+        let response = try await transport.send(request, timeout: timeout)
         let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
         return Response(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes))
+    }
+
+    /// The request as it goes on the wire, signed at `date`: `Host`, the caller's headers, then
+    /// the signature's. `query` (already encoded, without `?`) is empty for every operation
+    /// publishing sends; it is a parameter so that tests can check the wire request of every
+    /// case botocore signed (`Tests/Fixtures/sigv4`), queries included.
+    func request(
+        _ method: HTTPMethod, path: String, query: String = "", headers: [(name: String, value: String)],
+        body: [UInt8], sha256: String, at date: Date
+    ) -> HTTPClientRequest {
+        let host = endpoint.hostHeader(bucket: target.bucket)
+        let signature = signer.sign(
+            SigV4Signer.Request(
+                method: method.rawValue, host: host, path: path, query: query, headers: headers,
+                payloadSHA256: sha256),
+            at: date)
+        var request = HTTPClientRequest(
+            url: endpoint.url(bucket: target.bucket, path: path) + (query.isEmpty ? "" : "?\(query)"))
+        request.method = method
+        request.headers.add(name: "Host", value: host)
+        for (name, value) in headers + signature.headers { request.headers.add(name: name, value: value) }
+        if method == .PUT { request.body = .bytes(ByteBuffer(bytes: body)) }
+        return request
     }
 
     /// What to do about a failure, in terms of the setting that causes it.

@@ -13,88 +13,114 @@ extension AdminAPI {
         let environmentReader = api.group(context: EnvironmentContext<Needs.Reader>.self)
         let environmentAdmin = api.group(context: EnvironmentContext<Needs.Admin>.self)
 
-        // A server admin sees every tenant; a tenant's key sees its own.
-        anyReader.get("tenants") { _, context -> Response in
-            let tenants = try await store.tenants().filter { context.key.sees($0.slug) }
-            return .json(.array(tenants.map(\.jsonValue)))
-        }
-        serverAdmin.post("tenants") { request, _ -> Response in
-            let body = try await body(request, allowed: ["slug", "name"])
-            let slug = try TenantSlug(validating: try body.requiredString("slug"))
-            let tenant = try await store.createTenant(slug, name: try body.string("name"))
-            return .json(tenant.jsonValue, status: .created)
-        }
-        tenantReader.get("tenants/:tenant") { _, context -> Response in
-            let slug = context.tenant
-            guard let tenant = try await store.tenants().first(where: { $0.slug == slug }) else {
-                throw TenancyError.tenantNotFound(slug)
-            }
-            return .json(tenant.jsonValue)
-        }
+        anyReader.get("tenants", use: listTenants)
+        serverAdmin.post("tenants", use: createTenant)
+        tenantReader.get("tenants/:tenant", use: showTenant)
 
-        tenantReader.get("tenants/:tenant/environments") { _, context -> Response in
-            let slug = context.tenant
-            return .json(.array(try await store.environments(of: slug).map(\.jsonValue)))
-        }
-        tenantAdmin.post("tenants/:tenant/environments") { request, context -> Response in
-            let slug = context.tenant
-            let body = try await body(request, allowed: ["name"])
-            let name = try EnvironmentName(validating: try body.requiredString("name"))
-            let environment = try await store.createEnvironment(EnvironmentPath(tenant: slug, environment: name))
-            return .json(environment.jsonValue, status: .created)
-        }
-        environmentReader.get(RouterPath(environmentRoute)) { _, context -> Response in
-            let path = context.path
-            return .json(try await store.environment(path).jsonValue)
-        }
-        // Delivery settings: `{"private": true, "cacheControl": "public, max-age=60"}`; a field left
-        // out keeps its value, and `"cacheControl": null` restores the server's default.
-        environmentAdmin.patch(RouterPath(environmentRoute)) { request, context -> Response in
-            let path = context.path
-            let body = try await body(request, allowed: ["private", "cacheControl"])
-            let isPrivate: Bool? = body.object["private"] == nil ? nil : try body.requiredBool("private")
-            let cacheControl: String?? =
-                body.object["cacheControl"] == nil ? nil : .some(try body.string("cacheControl"))
-            try await store.updateDelivery(of: path) { settings in
-                if let isPrivate { settings.isPrivate = isPrivate }
-                if let cacheControl { settings.cacheControl = cacheControl }
-            }
-            return .json(try await store.environment(path).jsonValue)
-        }
+        tenantReader.get("tenants/:tenant/environments", use: listEnvironments)
+        tenantAdmin.post("tenants/:tenant/environments", use: createEnvironment)
+        environmentReader.get(RouterPath(environmentRoute), use: showEnvironment)
+        environmentAdmin.patch(RouterPath(environmentRoute), use: updateEnvironment)
 
-        // A data-protection request: everything recorded of the user, in every environment.
-        tenantAdmin.delete("tenants/:tenant/users/:user") { _, context -> Response in
-            let text = try context.decodedParameter("user")
-            let user: UserID
-            do {
-                user = try UserID(validating: text)
-            } catch {
-                throw APIError.malformed("The user id in the path: \(error)")
-            }
-            return .json(try await store.forget(user, in: context.tenant, actor: context.key.actor).jsonValue)
+        tenantAdmin.delete("tenants/:tenant/users/:user", use: forgetUser)
+        tenantAdmin.get("tenants/:tenant/keys", use: listKeys)
+        tenantAdmin.post("tenants/:tenant/keys", use: createKey)
+        tenantAdmin.delete("tenants/:tenant/keys/:prefix", use: revokeKey)
+    }
+
+    // MARK: Handlers
+
+    /// A server admin sees every tenant; a tenant's key sees its own.
+    @Sendable func listTenants(_: Request, context: KeyContext<Needs.Reader>) async throws -> Response {
+        let tenants = try await store.tenants().filter { context.key.sees($0.slug) }
+        return .json(.array(tenants.map(\.jsonValue)))
+    }
+
+    @Sendable func createTenant(_ request: Request, context: ServerAdminContext) async throws -> Response {
+        let body = try await body(request, allowed: ["slug", "name"])
+        let slug = try TenantSlug(validating: try body.requiredString("slug"))
+        let tenant = try await store.createTenant(slug, name: try body.string("name"))
+        return .json(tenant.jsonValue, status: .created)
+    }
+
+    @Sendable func showTenant(_: Request, context: TenantContext<Needs.Reader>) async throws -> Response {
+        let slug = context.tenant
+        guard let tenant = try await store.tenants().first(where: { $0.slug == slug }) else {
+            throw TenancyError.tenantNotFound(slug)
         }
-        tenantAdmin.get("tenants/:tenant/keys") { _, context -> Response in
-            return .json(.array(try await store.keys(of: .tenant(context.tenant)).map(\.jsonValue)))
+        return .json(tenant.jsonValue)
+    }
+
+    @Sendable func listEnvironments(_: Request, context: TenantContext<Needs.Reader>) async throws -> Response {
+        let slug = context.tenant
+        return .json(.array(try await store.environments(of: slug).map(\.jsonValue)))
+    }
+
+    @Sendable func createEnvironment(_ request: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
+        let slug = context.tenant
+        let body = try await body(request, allowed: ["name"])
+        let name = try EnvironmentName(validating: try body.requiredString("name"))
+        let environment = try await store.createEnvironment(EnvironmentPath(tenant: slug, environment: name))
+        return .json(environment.jsonValue, status: .created)
+    }
+
+    @Sendable func showEnvironment(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let path = context.path
+        return .json(try await store.environment(path).jsonValue)
+    }
+
+    /// Delivery settings: `{"private": true, "cacheControl": "public, max-age=60"}`; a field left
+    /// out keeps its value, and `"cacheControl": null` restores the server's default.
+    @Sendable func updateEnvironment(
+        _ request: Request, context: EnvironmentContext<Needs.Admin>
+    ) async throws -> Response {
+        let path = context.path
+        let body = try await body(request, allowed: ["private", "cacheControl"])
+        let isPrivate: Bool? = body.object["private"] == nil ? nil : try body.requiredBool("private")
+        let cacheControl: String?? =
+            body.object["cacheControl"] == nil ? nil : .some(try body.string("cacheControl"))
+        try await store.updateDelivery(of: path) { settings in
+            if let isPrivate { settings.isPrivate = isPrivate }
+            if let cacheControl { settings.cacheControl = cacheControl }
         }
-        tenantAdmin.post("tenants/:tenant/keys") { request, context -> Response in
-            let slug = context.tenant
-            let body = try await body(request, allowed: ["role", "name", "environment"])
-            let roleName = try body.requiredString("role")
-            guard let role = KeyRole(rawValue: roleName), role != .serverAdmin else {
-                throw APIError.invalid(
-                    "\"role\" must be admin, editor, reader or delivery, not \"\(roleName)\".", pointer: "/role")
-            }
-            // A delivery key may be scoped to one environment of the tenant (OFREP at the host's root needs one).
-            let environment = try body.string("environment").map { try EnvironmentName(validating: $0) }
-            let created = try await store.createKey(
-                for: .tenant(slug), role: role, name: try body.string("name") ?? "", environment: environment)
-            var object = created.info.jsonObject
-            object.append("key", .string(created.secret))
-            return .json(.object(object), status: .created)
+        return .json(try await store.environment(path).jsonValue)
+    }
+
+    /// A data-protection request: everything recorded of the user, in every environment.
+    @Sendable func forgetUser(_: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
+        let text = try context.decodedParameter("user")
+        let user: UserID
+        do {
+            user = try UserID(validating: text)
+        } catch {
+            throw APIError.malformed("The user id in the path: \(error)")
         }
-        tenantAdmin.delete("tenants/:tenant/keys/:prefix") { _, context -> Response in
-            let key = try await store.revokeKey(try context.decodedParameter("prefix"), of: .tenant(context.tenant))
-            return .json(key.jsonValue)
+        return .json(try await store.forget(user, in: context.tenant, actor: context.key.actor).jsonValue)
+    }
+
+    @Sendable func listKeys(_: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
+        return .json(.array(try await store.keys(of: .tenant(context.tenant)).map(\.jsonValue)))
+    }
+
+    @Sendable func createKey(_ request: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
+        let slug = context.tenant
+        let body = try await body(request, allowed: ["role", "name", "environment"])
+        let roleName = try body.requiredString("role")
+        guard let role = KeyRole(rawValue: roleName), role != .serverAdmin else {
+            throw APIError.invalid(
+                "\"role\" must be admin, editor, reader or delivery, not \"\(roleName)\".", pointer: "/role")
         }
+        // A delivery key may be scoped to one environment of the tenant (OFREP at the host's root needs one).
+        let environment = try body.string("environment").map { try EnvironmentName(validating: $0) }
+        let created = try await store.createKey(
+            for: .tenant(slug), role: role, name: try body.string("name") ?? "", environment: environment)
+        var object = created.info.jsonObject
+        object.append("key", .string(created.secret))
+        return .json(.object(object), status: .created)
+    }
+
+    @Sendable func revokeKey(_: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
+        let key = try await store.revokeKey(try context.decodedParameter("prefix"), of: .tenant(context.tenant))
+        return .json(key.jsonValue)
     }
 }

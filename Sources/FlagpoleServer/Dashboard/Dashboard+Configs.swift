@@ -13,151 +13,173 @@ extension Dashboard {
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         let config = "tenants/:tenant/:env/configs/:config"
 
-        /// GET /tenants/{tenant}/{env}/configs[?tag=T]: every config with its type, default, the
-        /// feature it follows and its tags; the environment's tags as filters.
-        reader.get("tenants/:tenant/:env/configs") { request, context -> Response in
-            let page = try await configsPage(
-                context, tag: request.uri.queryParameters["tag"].map(String.init),
-                notice: Notice(request)?.text)
-            return .html(templates.render(page, as: "configs"))
-        }
+        reader.get("tenants/:tenant/:env/configs", use: configsPage)
 
-        /// GET /tenants/{tenant}/{env}/new-config?name=N&type=T: the create form's target. It
-        /// writes nothing: it sends the browser to the new config's editor, or to the config of
-        /// that name if there is one.
-        editor.get("tenants/:tenant/:env/new-config") { request, context -> Response in
-            let path = context.path
-            // Read as a form, not as query parameters: a GET form sends a space in the name as `+`.
-            let query: NewConfigQuery
+        editor.get("tenants/:tenant/:env/new-config", use: newConfig)
+
+        reader.get(RouterPath(config), use: configPage)
+
+        editor.post(RouterPath(config), use: saveConfig)
+
+        editor.post(RouterPath(config + "/delete"), use: deleteConfig)
+    }
+
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/configs[?tag=T]: every config with its type, default, the
+    /// feature it follows and its tags; the environment's tags as filters.
+    @Sendable func configsPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let page = try await configsPage(
+            context, tag: request.uri.queryParameters["tag"].map(String.init),
+            notice: Notice(request)?.text)
+        return .html(templates.render(page, as: "configs"))
+    }
+
+    /// GET /tenants/{tenant}/{env}/new-config?name=N&type=T: the create form's target. It
+    /// writes nothing: it sends the browser to the new config's editor, or to the config of
+    /// that name if there is one.
+    @Sendable func newConfig(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        // Read as a form, not as query parameters: a GET form sends a space in the name as `+`.
+        let query: NewConfigQuery
+        do {
+            query = try URLEncodedFormDecoder().decode(NewConfigQuery.self, from: request.uri.query ?? "")
+        } catch {
+            throw DashboardError.badForm(
+                "The form could not be read (\(error)). Send it again from the configs page.")
+        }
+        let name = query.name ?? ""
+        let type = query.type.flatMap(ConfigType.init(rawValue:))
+        let urls = EnvironmentURLs(path)
+        guard let type, !name.isEmpty, !name.utf8.contains(0) else {
+            var page = try await configsPage(context, tag: nil, notice: nil)
+            page.newName = name
+            page.error =
+                type == nil
+                ? "Choose the new config's type: \(ConfigType.allCases.map(\.rawValue).joined(separator: ", "))."
+                : "A config needs a name (without the character U+0000): the key apps look the value up by."
+            return .html(templates.render(page, as: "configs"), status: .unprocessableContent)
+        }
+        if let existing = try await store.configs(in: path).document.config(named: name) {
+            return .seeOther(Notice(.configExists).appended(to: urls.config(existing.name)))
+        }
+        return .seeOther(urls.newConfig(name, type: type))
+    }
+
+    /// GET /tenants/{tenant}/{env}/configs/{config}: the config and its typed editor;
+    /// `?type=T` for a config not yet in the store is the editor that creates it.
+    @Sendable func configPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let name = try context.decodedParameter("config")
+        let snapshot = try await store.configs(in: path)
+        let draft: ConfigDraft
+        if let existing = snapshot.document.config(named: name) {
+            draft = ConfigDraft(existing)
+        } else if context.canEdit,
+            let type = request.uri.queryParameters["type"].flatMap({ ConfigType(rawValue: String($0)) })
+        {
+            draft = ConfigDraft(new: name, type: type)
+        } else {
+            throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
+        }
+        let page = try await configPage(
+            draft, snapshot: snapshot, in: context, notice: Notice(request)?.text)
+        return .html(templates.render(page, as: "config"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/configs/{config}: saves the editor as the config (creating
+    /// it when new), unless another revision came after the page. A refused value comes back
+    /// with its issues beside the fields, as typed.
+    @Sendable func saveConfig(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(ConfigForm.self, of: request, session: session)
+        guard let type = ConfigType(rawValue: form.type) else {
+            throw DashboardError.badForm("The form has no config type. Reload the page and send it again.")
+        }
+        let name = try context.decodedParameter("config")
+        let snapshot = try await store.configs(in: path)
+        let existing = snapshot.document.config(named: name)
+        // The stored spelling: a name typed in another normalisation must not rename it.
+        var draft = ConfigDraft(form, name: existing?.name ?? name, type: type)
+        var failure = ConfigFailure()
+        if draft.isNew, let existing {
+            // Made by someone else since the new config's page was loaded: saving again replaces it.
+            draft.isNew = false
+            failure.error = PageError(
+                status: .conflict,
+                message:
+                    "A config named \"\(existing.name)\" was made since this page was loaded: nothing was written. What is saved now is shown; save again to replace it with yours."
+            )
+        } else {
             do {
-                query = try URLEncodedFormDecoder().decode(NewConfigQuery.self, from: request.uri.query ?? "")
-            } catch {
-                throw DashboardError.badForm(
-                    "The form could not be read (\(error)). Send it again from the configs page.")
-            }
-            let name = query.name ?? ""
-            let type = query.type.flatMap(ConfigType.init(rawValue:))
-            let urls = EnvironmentURLs(path)
-            guard let type, !name.isEmpty, !name.utf8.contains(0) else {
-                var page = try await configsPage(context, tag: nil, notice: nil)
-                page.newName = name
-                page.error =
-                    type == nil
-                    ? "Choose the new config's type: \(ConfigType.allCases.map(\.rawValue).joined(separator: ", "))."
-                    : "A config needs a name (without the character U+0000): the key apps look the value up by."
-                return .html(templates.render(page, as: "configs"), status: .unprocessableContent)
-            }
-            if let existing = try await store.configs(in: path).document.config(named: name) {
-                return .seeOther(Notice(.configExists).appended(to: urls.config(existing.name)))
-            }
-            return .seeOther(urls.newConfig(name, type: type))
-        }
-
-        /// GET /tenants/{tenant}/{env}/configs/{config}: the config and its typed editor;
-        /// `?type=T` for a config not yet in the store is the editor that creates it.
-        reader.get(RouterPath(config)) { request, context -> Response in
-            let path = context.path
-            let name = try context.decodedParameter("config")
-            let snapshot = try await store.configs(in: path)
-            let draft: ConfigDraft
-            if let existing = snapshot.document.config(named: name) {
-                draft = ConfigDraft(existing)
-            } else if context.canEdit,
-                let type = request.uri.queryParameters["type"].flatMap({ ConfigType(rawValue: String($0)) })
-            {
-                draft = ConfigDraft(new: name, type: type)
-            } else {
-                throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
-            }
-            let page = try await configPage(
-                draft, snapshot: snapshot, in: context, notice: Notice(request)?.text)
-            return .html(templates.render(page, as: "config"))
-        }
-
-        /// POST /tenants/{tenant}/{env}/configs/{config}: saves the editor as the config (creating
-        /// it when new), unless another revision came after the page. A refused value comes back
-        /// with its issues beside the fields, as typed.
-        editor.post(RouterPath(config)) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(ConfigForm.self, of: request, session: session)
-            guard let type = ConfigType(rawValue: form.type) else {
-                throw DashboardError.badForm("The form has no config type. Reload the page and send it again.")
-            }
-            let name = try context.decodedParameter("config")
-            let snapshot = try await store.configs(in: path)
-            let existing = snapshot.document.config(named: name)
-            // The stored spelling: a name typed in another normalisation must not rename it.
-            var draft = ConfigDraft(form, name: existing?.name ?? name, type: type)
-            var failure = ConfigFailure()
-            if draft.isNew, let existing {
-                // Made by someone else since the new config's page was loaded: saving again replaces it.
-                draft.isNew = false
-                failure.error = PageError(
-                    status: .conflict,
-                    message:
-                        "A config named \"\(existing.name)\" was made since this page was loaded: nothing was written. What is saved now is shown; save again to replace it with yours."
-                )
-            } else {
-                do {
-                    // The editor has no rules: the saved config keeps its own (its declaration
-                    // is the store's to keep).
-                    var config = try draft.config(beside: snapshot.features)
-                    config.rules = existing?.rules ?? []
-                    let outcome = try await store.setConfig(
-                        config, in: path,
-                        options: EditOptions(
-                            isForced: form.force ?? false, actor: session.identity.actor,
-                            expectedRevision: form.revision))
-                    return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).config(draft.name)))
-                } catch let refused as ConfigsRefused {
-                    failure = ConfigFailure(issues: refused.issues, revision: form.revision)
-                } catch ConfigError.refused(_, let issues) {
-                    failure = ConfigFailure(issues: issues, revision: form.revision)
-                } catch {
-                    failure.error = try Self.userError(error)
-                }
-            }
-            // After a conflict the page shows what is saved now and keeps the user's input; its
-            // revision is the current one, so saving again is a choice made knowing that.
-            let current = try await store.configs(in: path)
-            let page = try await configPage(
-                draft, snapshot: current, in: context, failure: failure)
-            return .html(templates.render(page, as: "config"), status: failure.status)
-        }
-
-        /// POST /tenants/{tenant}/{env}/configs/{config}/delete: `action=preview` asks for
-        /// confirmation, saying what deleting does; `apply` deletes, unless a revision came first.
-        editor.post(RouterPath(config + "/delete")) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(DeleteForm.self, of: request, session: session)
-            let name = try context.decodedParameter("config")
-            let isApplying = form.action == "apply"
-            var failure = ConfigFailure()
-            var deletion: ConfigPage.Deletion?
-            do {
-                let outcome = try await store.deleteConfig(
-                    named: name, in: path,
+                // The editor has no rules: the saved config keeps its own (its declaration
+                // is the store's to keep).
+                var config = try draft.config(beside: snapshot.features)
+                config.rules = existing?.rules ?? []
+                let outcome = try await store.setConfig(
+                    config, in: path,
                     options: EditOptions(
-                        isDryRun: !isApplying, actor: session.identity.actor,
-                        expectedRevision: isApplying ? form.revision : nil))
-                if isApplying {
-                    return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).configs))
-                }
-                deletion = ConfigPage.Deletion(nextRevision: outcome.revision)
+                        isForced: form.force ?? false, actor: session.identity.actor,
+                        expectedRevision: form.revision))
+                return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).config(draft.name)))
+            } catch let refused as ConfigsRefused {
+                failure = ConfigFailure(issues: refused.issues, revision: form.revision)
+            } catch ConfigError.refused(_, let issues) {
+                failure = ConfigFailure(issues: issues, revision: form.revision)
             } catch {
                 failure.error = try Self.userError(error)
             }
-            let snapshot = try await store.configs(in: path)
-            guard let config = snapshot.document.config(named: name) else {
-                throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
-            }
-            var page = try await configPage(
-                ConfigDraft(config), snapshot: snapshot, in: context, failure: failure)
-            page.deletion = deletion
-            return .html(templates.render(page, as: "config"), status: failure.status)
         }
+        // After a conflict the page shows what is saved now and keeps the user's input; its
+        // revision is the current one, so saving again is a choice made knowing that.
+        let current = try await store.configs(in: path)
+        let page = try await configPage(
+            draft, snapshot: current, in: context, failure: failure)
+        return .html(templates.render(page, as: "config"), status: failure.status)
+    }
+
+    /// POST /tenants/{tenant}/{env}/configs/{config}/delete: `action=preview` asks for
+    /// confirmation, saying what deleting does; `apply` deletes, unless a revision came first.
+    @Sendable func deleteConfig(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(DeleteForm.self, of: request, session: session)
+        let name = try context.decodedParameter("config")
+        let isApplying = form.action == "apply"
+        var failure = ConfigFailure()
+        var deletion: ConfigPage.Deletion?
+        do {
+            let outcome = try await store.deleteConfig(
+                named: name, in: path,
+                options: EditOptions(
+                    isDryRun: !isApplying, actor: session.identity.actor,
+                    expectedRevision: isApplying ? form.revision : nil))
+            if isApplying {
+                return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).configs))
+            }
+            deletion = ConfigPage.Deletion(nextRevision: outcome.revision)
+        } catch {
+            failure.error = try Self.userError(error)
+        }
+        let snapshot = try await store.configs(in: path)
+        guard let config = snapshot.document.config(named: name) else {
+            throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
+        }
+        var page = try await configPage(
+            ConfigDraft(config), snapshot: snapshot, in: context, failure: failure)
+        page.deletion = deletion
+        return .html(templates.render(page, as: "config"), status: failure.status)
     }
 
     private func configsPage(

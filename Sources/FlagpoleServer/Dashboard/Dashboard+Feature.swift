@@ -18,125 +18,147 @@ extension Dashboard {
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         let feature = "tenants/:tenant/:env/features/:feature"
 
-        /// GET /tenants/{tenant}/{env}/features/{feature}
-        reader.get(RouterPath(feature)) { request, context -> Response in
-            var page = try await featurePage(try context.feature(), in: context)
-            page.chrome.notice = Notice(request)?.text
-            return .html(templates.render(page, as: "feature"))
-        }
+        reader.get(RouterPath(feature), use: featurePage)
 
-        /// POST …/biases: `action=preview` shows what the new biases would move; `apply`
-        /// writes them, unless another revision came first since the preview.
-        editor.post(RouterPath(feature + "/biases")) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(BiasForm.self, of: request, session: session)
-            let name = try context.feature()
-            let isApplying = form.action == "apply"
-            var edit = PendingEdit(biases: form.biases, isForced: form.force ?? false)
-            do {
-                let biases = try form.biases.enumerated().map { index, text in
-                    guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
-                        throw APIError.invalid(
-                            "Bias \(index + 1), \"\(text)\", is not a number. Write a percentage such as 25 or 12.5.")
-                    }
-                    return value
+        editor.post(RouterPath(feature + "/biases"), use: setBiases)
+
+        editor.post(RouterPath(feature + "/rules"), use: setRules)
+
+        editor.post(RouterPath(feature + "/rollout"), use: rollOut)
+
+        editor.post(RouterPath(feature + "/tags"), use: setTags)
+    }
+
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/features/{feature}
+    @Sendable func featurePage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        var page = try await featurePage(try context.feature(), in: context)
+        page.chrome.notice = Notice(request)?.text
+        return .html(templates.render(page, as: "feature"))
+    }
+
+    /// POST …/biases: `action=preview` shows what the new biases would move; `apply`
+    /// writes them, unless another revision came first since the preview.
+    @Sendable func setBiases(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(BiasForm.self, of: request, session: session)
+        let name = try context.feature()
+        let isApplying = form.action == "apply"
+        var edit = PendingEdit(biases: form.biases, isForced: form.force ?? false)
+        do {
+            let biases = try form.biases.enumerated().map { index, text in
+                guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+                    throw APIError.invalid(
+                        "Bias \(index + 1), \"\(text)\", is not a number. Write a percentage such as 25 or 12.5.")
                 }
-                let outcome = try await store.setBiases(
-                    biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
-                if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
-                edit.biasPlan = outcome
-            } catch DocumentError.biasesIgnored(let feature, let diagnostics) {
-                // The page's own way to force them, not the command line's.
-                edit.error = PageError(
-                    status: .unprocessableContent,
-                    message:
-                        "\(DocumentError.ignoredBiases(feature, diagnostics)) Nothing was written; fix them, or tick “Apply even if the app would ignore these biases” to store them anyway."
-                )
-            } catch {
-                edit.error = try Self.userError(error)
+                return value
             }
-            return try await featureResponse(name, in: context, edit: edit)
+            let outcome = try await store.setBiases(
+                biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
+            if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
+            edit.biasPlan = outcome
+        } catch DocumentError.biasesIgnored(let feature, let diagnostics) {
+            // The page's own way to force them, not the command line's.
+            edit.error = PageError(
+                status: .unprocessableContent,
+                message:
+                    "\(DocumentError.ignoredBiases(feature, diagnostics)) Nothing was written; fix them, or tick “Apply even if the app would ignore these biases” to store them anyway."
+            )
+        } catch {
+            edit.error = try Self.userError(error)
         }
+        return try await featureResponse(name, in: context, edit: edit)
+    }
 
-        /// POST …/rules: `action=plan` is a dry run saying who the rules would move; `apply`
-        /// writes the planned text. Both are refused if another revision came after the form's,
-        /// so what is applied is what was planned, on what it was planned on.
-        editor.post(RouterPath(feature + "/rules")) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(RulesForm.self, of: request, session: session)
-            let name = try context.feature()
-            let isApplying = form.action == "apply"
-            // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
-            let text = form.rules.replacingOccurrences(of: "\r\n", with: "\n")
-            var edit = PendingEdit(rules: RulesEdit(text: text, revision: form.revision))
-            do {
-                let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
-                let outcome = try await store.setRules(
-                    rules, ofFeature: name, in: path,
-                    options: EditOptions(
-                        isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
-                if isApplying {
-                    return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
-                }
-                edit.rules?.plan = TargetingPlanView(outcome, urls: EnvironmentURLs(path), subject: "these rules")
-            } catch let refused as ConfigsRefused {
-                edit.refuseRules(refused.issues)
-            } catch TargetingError.refused(_, let issues) {
-                edit.refuseRules(issues)
-            } catch {
-                var pageError = try Self.userError(error)
-                if pageError.status == .conflict {
-                    // The rules shown are now the current ones; the text stays, for the current revision.
-                    pageError.message +=
-                        " The rules listed are the current ones and your text is kept: plan it again to see what it would do now."
-                    edit.rules?.revision = nil
-                }
-                edit.error = pageError
-            }
-            return try await featureResponse(name, in: context, edit: edit)
-        }
-
-        /// POST …/rollout: `action=preview` or `apply`, as for biases.
-        editor.post(RouterPath(feature + "/rollout")) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(RolloutForm.self, of: request, session: session)
-            let name = try context.feature()
-            var edit = PendingEdit(winner: form.variation)
-            do {
-                let outcome = try await store.rollOut(
-                    name, to: form.variation, in: path,
-                    options: editOptions(form.revision, form.action == "apply", false, session))
-                if form.action == "apply" {
-                    return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
-                }
-                edit.rolloutPlan = outcome
-            } catch {
-                edit.error = try Self.userError(error)
-            }
-            return try await featureResponse(name, in: context, edit: edit)
-        }
-
-        /// POST …/tags: sets the tags the store gives the feature (comma-separated; empty removes
-        /// them), unless another revision came after the page.
-        editor.post(RouterPath(feature + "/tags")) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(TagsForm.self, of: request, session: session)
-            let name = try context.feature()
-            var edit = PendingEdit(tags: form.tags)
-            do {
-                let outcome = try await store.setTags(
-                    ConfigDraft.tags(form.tags), ofFeature: name, in: path,
-                    options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+    /// POST …/rules: `action=plan` is a dry run saying who the rules would move; `apply`
+    /// writes the planned text. Both are refused if another revision came after the form's,
+    /// so what is applied is what was planned, on what it was planned on.
+    @Sendable func setRules(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(RulesForm.self, of: request, session: session)
+        let name = try context.feature()
+        let isApplying = form.action == "apply"
+        // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
+        let text = form.rules.replacingOccurrences(of: "\r\n", with: "\n")
+        var edit = PendingEdit(rules: RulesEdit(text: text, revision: form.revision))
+        do {
+            let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
+            let outcome = try await store.setRules(
+                rules, ofFeature: name, in: path,
+                options: EditOptions(
+                    isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
+            if isApplying {
                 return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
-            } catch {
-                edit.error = try Self.userError(error)
             }
-            return try await featureResponse(name, in: context, edit: edit)
+            edit.rules?.plan = TargetingPlanView(outcome, urls: EnvironmentURLs(path), subject: "these rules")
+        } catch let refused as ConfigsRefused {
+            edit.refuseRules(refused.issues)
+        } catch TargetingError.refused(_, let issues) {
+            edit.refuseRules(issues)
+        } catch {
+            var pageError = try Self.userError(error)
+            if pageError.status == .conflict {
+                // The rules shown are now the current ones; the text stays, for the current revision.
+                pageError.message +=
+                    " The rules listed are the current ones and your text is kept: plan it again to see what it would do now."
+                edit.rules?.revision = nil
+            }
+            edit.error = pageError
         }
+        return try await featureResponse(name, in: context, edit: edit)
+    }
+
+    /// POST …/rollout: `action=preview` or `apply`, as for biases.
+    @Sendable func rollOut(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(RolloutForm.self, of: request, session: session)
+        let name = try context.feature()
+        var edit = PendingEdit(winner: form.variation)
+        do {
+            let outcome = try await store.rollOut(
+                name, to: form.variation, in: path,
+                options: editOptions(form.revision, form.action == "apply", false, session))
+            if form.action == "apply" {
+                return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
+            }
+            edit.rolloutPlan = outcome
+        } catch {
+            edit.error = try Self.userError(error)
+        }
+        return try await featureResponse(name, in: context, edit: edit)
+    }
+
+    /// POST …/tags: sets the tags the store gives the feature (comma-separated; empty removes
+    /// them), unless another revision came after the page.
+    @Sendable func setTags(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(TagsForm.self, of: request, session: session)
+        let name = try context.feature()
+        var edit = PendingEdit(tags: form.tags)
+        do {
+            let outcome = try await store.setTags(
+                ConfigDraft.tags(form.tags), ofFeature: name, in: path,
+                options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+            return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
+        } catch {
+            edit.error = try Self.userError(error)
+        }
+        return try await featureResponse(name, in: context, edit: edit)
     }
 
     private func editOptions(
