@@ -354,9 +354,17 @@ extension SQLConnection {
 }
 
 /// A row of `environments`: one features.json of a tenant.
-struct EnvironmentRecord {
-    /// The columns every SELECT of an environment reads, in `init(row:)`'s order.
-    static let columns = "id, tenant_id, name, features_position, created_at, is_private, cache_control"
+struct EnvironmentRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case name
+        case featuresPosition = "features_position"
+        case createdAt = "created_at"
+        case isPrivate = "is_private"
+        case cacheControl = "cache_control"
+    }
 
     var id: Int64?
     var tenantID: Int64
@@ -368,19 +376,33 @@ struct EnvironmentRecord {
 }
 
 extension EnvironmentRecord {
-    /// A row selected with `columns`.
-    init(row: SQLRow) {
-        self.init(
-            id: row[0], tenantID: row[1], name: row[2], featuresPosition: row[3], createdAt: row[4],
-            isPrivate: row[5], cacheControl: row[6])
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        tenantID = row[.tenantID]
+        name = row[.name]
+        featuresPosition = row[.featuresPosition]
+        createdAt = row[.createdAt]
+        isPrivate = row[.isPrivate]
+        cacheControl = row[.cacheControl]
     }
 }
 
 /// A row of `revisions`: one numbered state of an environment with its rendered document.
-struct RevisionRecord {
-    /// The columns every SELECT of a revision reads, in `init(row:)`'s order.
-    static let columns =
-        "id, tenant_id, environment_id, number, kind, actor, message, created_at, document, configs, targeting"
+struct RevisionRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case environmentID = "environment_id"
+        case number
+        case kind
+        case actor
+        case message
+        case createdAt = "created_at"
+        case document
+        case configs
+        case targeting
+    }
 
     var id: Int64?
     var tenantID: Int64
@@ -398,19 +420,36 @@ struct RevisionRecord {
 }
 
 extension RevisionRecord {
-    /// A row selected with `columns`.
-    init(row: SQLRow) {
-        self.init(
-            id: row[0], tenantID: row[1], environmentID: row[2], number: row[3], kind: row[4], actor: row[5],
-            message: row[6], createdAt: row[7], document: row[8], configs: row[9], targeting: row[10])
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        tenantID = row[.tenantID]
+        environmentID = row[.environmentID]
+        number = row[.number]
+        kind = row[.kind]
+        actor = row[.actor]
+        message = row[.message]
+        createdAt = row[.createdAt]
+        document = row[.document]
+        configs = row[.configs]
+        targeting = row[.targeting]
     }
 }
 
 /// A row of `audit`: one changed field of one revision, with its values before and after.
-struct AuditRecord {
-    /// The columns every SELECT of an audit row reads, in `init(row:)`'s order.
-    static let columns =
-        "id, tenant_id, revision_id, feature_name, field, change, before_json, after_json, config_name, segment_name"
+struct AuditRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case revisionID = "revision_id"
+        case featureName = "feature_name"
+        case field
+        case change
+        case beforeJSON = "before_json"
+        case afterJSON = "after_json"
+        case configName = "config_name"
+        case segmentName = "segment_name"
+    }
 
     var id: Int64?
     var tenantID: Int64
@@ -425,18 +464,31 @@ struct AuditRecord {
 }
 
 extension AuditRecord {
-    /// A row selected with `columns`.
-    init(row: SQLRow) {
-        self.init(
-            id: row[0], tenantID: row[1], revisionID: row[2], featureName: row[3], field: row[4], change: row[5],
-            beforeJSON: row[6], afterJSON: row[7], configName: row[8], segmentName: row[9])
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        tenantID = row[.tenantID]
+        revisionID = row[.revisionID]
+        featureName = row[.featureName]
+        field = row[.field]
+        change = row[.change]
+        beforeJSON = row[.beforeJSON]
+        afterJSON = row[.afterJSON]
+        configName = row[.configName]
+        segmentName = row[.segmentName]
     }
 }
 
 /// A row of `document_extras`: a top-level key of the document other than `features`.
-struct DocumentExtraRecord {
-    /// The columns every SELECT of a document's key reads, in `init(row:)`'s order.
-    static let columns = "id, tenant_id, environment_id, position, key, value_json"
+struct DocumentExtraRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case environmentID = "environment_id"
+        case position
+        case key
+        case valueJSON = "value_json"
+    }
 
     var id: Int64?
     var tenantID: Int64
@@ -447,9 +499,12 @@ struct DocumentExtraRecord {
 }
 
 extension DocumentExtraRecord {
-    /// A row selected with `columns`.
-    init(row: SQLRow) {
-        self.init(
-            id: row[0], tenantID: row[1], environmentID: row[2], position: row[3], key: row[4], valueJSON: row[5])
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        tenantID = row[.tenantID]
+        environmentID = row[.environmentID]
+        position = row[.position]
+        key = row[.key]
+        valueJSON = row[.valueJSON]
     }
 }

@@ -221,12 +221,29 @@ extension SQLConnection {
 }
 
 /// A row of `features`: the keys of one feature as written, its salt and its place in the file.
-struct FeatureRecord {
-    /// The columns `init(row:)` reads, in its order.
-    static let columns = """
-        id, tenant_id, environment_id, name, position, salt, description, section, development, enabled, unlocked, \
-        type_json, variation_count, bias_count, label_count, unknown_json, created_at, updated_at, archived_at
-        """
+struct FeatureRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case environmentID = "environment_id"
+        case name
+        case position
+        case salt
+        case description
+        case section
+        case development
+        case enabled
+        case unlocked
+        case typeJSON = "type_json"
+        case variationCount = "variation_count"
+        case biasCount = "bias_count"
+        case labelCount = "label_count"
+        case unknownJSON = "unknown_json"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case archivedAt = "archived_at"
+    }
 
     var id: Int64?
     var tenantID: Int64
@@ -250,36 +267,42 @@ struct FeatureRecord {
 }
 
 extension FeatureRecord {
-    /// Reads a row selected with `columns`, by position: every import and listing loads all the
-    /// features of an environment.
-    init(row: SQLRow) {
-        id = row[0]
-        tenantID = row[1]
-        environmentID = row[2]
-        name = row[3]
-        position = row[4]
-        salt = row[5]
-        description = row[6]
-        section = row[7]
-        development = row[8]
-        enabled = row[9]
-        unlocked = row[10]
-        typeJSON = row[11]
-        variationCount = row[12]
-        biasCount = row[13]
-        labelCount = row[14]
-        unknownJSON = row[15]
-        createdAt = row[16]
-        updatedAt = row[17]
-        archivedAt = row[18]
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        tenantID = row[.tenantID]
+        environmentID = row[.environmentID]
+        name = row[.name]
+        position = row[.position]
+        salt = row[.salt]
+        description = row[.description]
+        section = row[.section]
+        development = row[.development]
+        enabled = row[.enabled]
+        unlocked = row[.unlocked]
+        typeJSON = row[.typeJSON]
+        variationCount = row[.variationCount]
+        biasCount = row[.biasCount]
+        labelCount = row[.labelCount]
+        unknownJSON = row[.unknownJSON]
+        createdAt = row[.createdAt]
+        updatedAt = row[.updatedAt]
+        archivedAt = row[.archivedAt]
     }
 }
 
 /// A row of `variations`: element `position` of a feature's test-variations, test-biases
 /// and labels (each `nil` past the end of its array).
-struct VariationRecord {
-    /// The columns `init(row:)` reads, in its order.
-    static let columns = "id, tenant_id, feature_id, position, name, bias, label"
+struct VariationRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case tenantID = "tenant_id"
+        case featureID = "feature_id"
+        case position
+        case name
+        case bias
+        case label
+    }
 
     var id: Int64?
     var tenantID: Int64
@@ -291,14 +314,13 @@ struct VariationRecord {
 }
 
 extension VariationRecord {
-    /// Reads a row selected with `columns`, by position, for the same reason as `FeatureRecord`.
-    init(row: SQLRow) {
-        id = row[0]
-        tenantID = row[1]
-        featureID = row[2]
-        position = row[3]
-        name = row[4]
-        bias = row[5]
-        label = row[6]
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        tenantID = row[.tenantID]
+        featureID = row[.featureID]
+        position = row[.position]
+        name = row[.name]
+        bias = row[.bias]
+        label = row[.label]
     }
 }

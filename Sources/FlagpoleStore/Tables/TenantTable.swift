@@ -2,9 +2,14 @@ import FlagpoleCore
 import Foundation
 
 /// A row of `tenants`.
-struct TenantRecord {
-    /// The columns every SELECT of a tenant reads, in `init(row:)`'s order.
-    static let columns = "id, slug, name, created_at"
+struct TenantRecord: SQLRecord {
+    /// The columns every SELECT of the record reads (`columns`), in order.
+    enum Column: String, CaseIterable {
+        case id
+        case slug
+        case name
+        case createdAt = "created_at"
+    }
 
     var id: Int64?
     var slug: String
@@ -13,9 +18,11 @@ struct TenantRecord {
 }
 
 extension TenantRecord {
-    /// A row selected with `columns`.
-    init(row: SQLRow) {
-        self.init(id: row[0], slug: row[1], name: row[2], createdAt: row[3])
+    init(row: SQLRecordRow<Column>) {
+        id = row[.id]
+        slug = row[.slug]
+        name = row[.name]
+        createdAt = row[.createdAt]
     }
 }
 
