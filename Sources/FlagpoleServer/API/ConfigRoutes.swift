@@ -13,55 +13,72 @@ extension AdminAPI {
         let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
         let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
-        reader.get("configs") { request, context -> Response in
-            let snapshot = try await store.configs(in: context.path)
-            let warnings: JSONObject =
-                snapshot.warnings.isEmpty ? [:] : ["warnings": .array(snapshot.warnings.map(\.jsonValue))]
-            return .json(bytes: snapshot.document.rendered(revision: .some(snapshot.revision), extra: warnings))
+        reader.get("configs", use: listConfigs)
+        editor.put("configs", use: replaceConfigs)
+        reader.get("configs/:config", use: showConfig)
+        editor.put("configs/:config", use: putConfig)
+        editor.delete("configs/:config", use: deleteConfig)
+        editor.put("features/:feature/tags", use: setTags)
+    }
+
+    // MARK: Handlers
+
+    @Sendable func listConfigs(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let snapshot = try await store.configs(in: context.path)
+        let warnings: JSONObject =
+            snapshot.warnings.isEmpty ? [:] : ["warnings": .array(snapshot.warnings.map(\.jsonValue))]
+        return .json(bytes: snapshot.document.rendered(revision: .some(snapshot.revision), extra: warnings))
+    }
+
+    /// The configs file, as `flagpole config import` takes it, with `dryRun` and `message` beside "configs".
+    @Sendable func replaceConfigs(
+        _ request: Request, context: EnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let (document, _, options) = try ConfigsDecoder.decode(
+            try await bytes(of: request), optionKeys: Self.optionKeys)
+        let editOptions = try editOptions(beside: options, request, actor: context.actor)
+        let outcome = try await store.importConfigs(document, in: path, options: editOptions)
+        return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
+    }
+
+    @Sendable func showConfig(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let name = try context.decodedParameter("config")
+        let snapshot = try await store.configs(in: context.path)
+        guard let config = snapshot.document.config(named: name) else {
+            throw ConfigError.configNotFound(
+                context.path, name: name, existing: snapshot.document.configs.map(\.name))
         }
-        // The configs file, as `flagpole config import` takes it, with `dryRun` and `message` beside "configs".
-        editor.put("configs") { request, context -> Response in
-            let path = context.path
-            let (document, _, options) = try ConfigsDecoder.decode(
-                try await bytes(of: request), optionKeys: Self.optionKeys)
-            let editOptions = try editOptions(beside: options, request, actor: context.actor)
-            let outcome = try await store.importConfigs(document, in: path, options: editOptions)
-            return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
-        }
-        reader.get("configs/:config") { request, context -> Response in
-            let name = try context.decodedParameter("config")
-            let snapshot = try await store.configs(in: context.path)
-            guard let config = snapshot.document.config(named: name) else {
-                throw ConfigError.configNotFound(
-                    context.path, name: name, existing: snapshot.document.configs.map(\.name))
-            }
-            return .json(bytes: config.rendered())
-        }
-        // The definition as in a configs file ("name" optional), with `dryRun` and `message` beside it.
-        editor.put("configs/:config") { request, context -> Response in
-            let path = context.path
-            let (config, options) = try ConfigsDecoder.decodeConfig(
-                try await bytes(of: request), name: try context.decodedParameter("config"), optionKeys: Self.optionKeys)
-            let editOptions = try editOptions(beside: options, request, actor: context.actor)
-            let outcome = try await store.setConfig(config, in: path, options: editOptions)
-            return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
-        }
-        editor.delete("configs/:config") { request, context -> Response in
-            let path = context.path
-            let options = try editOptions(
-                try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
-            let outcome = try await store.deleteConfig(
-                named: try context.decodedParameter("config"), in: path, options: options)
-            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
-        }
-        editor.put("features/:feature/tags") { request, context -> Response in
-            let path = context.path
-            let body = try await body(request, allowed: Self.optionKeys.union(["tags"]))
-            let options = try editOptions(body, request, actor: context.actor)
-            let outcome = try await store.setTags(
-                try body.strings("tags"), ofFeature: try context.feature(), in: path, options: options)
-            return .json(outcome.jsonValue(isDryRun: options.isDryRun))
-        }
+        return .json(bytes: config.rendered())
+    }
+
+    /// The definition as in a configs file ("name" optional), with `dryRun` and `message` beside it.
+    @Sendable func putConfig(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let path = context.path
+        let (config, options) = try ConfigsDecoder.decodeConfig(
+            try await bytes(of: request), name: try context.decodedParameter("config"), optionKeys: Self.optionKeys)
+        let editOptions = try editOptions(beside: options, request, actor: context.actor)
+        let outcome = try await store.setConfig(config, in: path, options: editOptions)
+        return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
+    }
+
+    @Sendable func deleteConfig(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response
+    {
+        let path = context.path
+        let options = try editOptions(
+            try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
+        let outcome = try await store.deleteConfig(
+            named: try context.decodedParameter("config"), in: path, options: options)
+        return .json(outcome.jsonValue(isDryRun: options.isDryRun))
+    }
+
+    @Sendable func setTags(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let path = context.path
+        let body = try await body(request, allowed: Self.optionKeys.union(["tags"]))
+        let options = try editOptions(body, request, actor: context.actor)
+        let outcome = try await store.setTags(
+            try body.strings("tags"), ofFeature: try context.feature(), in: path, options: options)
+        return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }
 
     /// The body, checked to be JSON (`400` otherwise) before the configs decoder reads it.

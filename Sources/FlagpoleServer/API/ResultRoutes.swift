@@ -10,31 +10,39 @@ extension AdminAPI {
         let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
         let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
-        reader.get("goals") { _, context -> Response in
-            .json(["goals": .array(try await store.goals(in: context.path).map(\.jsonValue))])
+        reader.get("goals", use: listGoals)
+        editor.post("goals", use: createGoal)
+        reader.get("features/:feature/results", use: showResults)
+    }
+
+    // MARK: Handlers
+
+    @Sendable func listGoals(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        .json(["goals": .array(try await store.goals(in: context.path).map(\.jsonValue))])
+    }
+
+    /// `{"name", "kind": "conversion|count|value", "better": "higher|lower"}`.
+    @Sendable func createGoal(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let body = try await JSONBody(request, limit: maxBodySize, allowed: ["name", "kind", "better"])
+        let kindText = try body.requiredString("kind")
+        guard let kind = Goal.Kind(rawValue: kindText) else {
+            throw APIError.invalid("\"kind\" is conversion, count or value, not \"\(kindText)\".", pointer: "/kind")
         }
-        // `{"name", "kind": "conversion|count|value", "better": "higher|lower"}`.
-        editor.post("goals") { request, context -> Response in
-            let body = try await JSONBody(request, limit: maxBodySize, allowed: ["name", "kind", "better"])
-            let kindText = try body.requiredString("kind")
-            guard let kind = Goal.Kind(rawValue: kindText) else {
-                throw APIError.invalid("\"kind\" is conversion, count or value, not \"\(kindText)\".", pointer: "/kind")
-            }
-            let betterText = try body.string("better") ?? Goal.Direction.higher.rawValue
-            guard let better = Goal.Direction(rawValue: betterText) else {
-                throw APIError.invalid("\"better\" is higher or lower, not \"\(betterText)\".", pointer: "/better")
-            }
-            let goal = Goal(name: try body.requiredString("name"), kind: kind, better: better)
-            try await store.createGoal(goal, in: context.path)
-            return .json(goal.jsonValue, status: .created)
+        let betterText = try body.string("better") ?? Goal.Direction.higher.rawValue
+        guard let better = Goal.Direction(rawValue: betterText) else {
+            throw APIError.invalid("\"better\" is higher or lower, not \"\(betterText)\".", pointer: "/better")
         }
-        // `?goal=G&epoch=N&control=V`, each optional.
-        reader.get("features/:feature/results") { request, context -> Response in
-            let query = Query(request)
-            let results = try await store.results(
-                of: try context.feature(), in: context.path, goal: query.string("goal"), epoch: try query.int("epoch"),
-                control: query.string("control"))
-            return .json(results.jsonValue)
-        }
+        let goal = Goal(name: try body.requiredString("name"), kind: kind, better: better)
+        try await store.createGoal(goal, in: context.path)
+        return .json(goal.jsonValue, status: .created)
+    }
+
+    /// `?goal=G&epoch=N&control=V`, each optional.
+    @Sendable func showResults(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let query = Query(request)
+        let results = try await store.results(
+            of: try context.feature(), in: context.path, goal: query.string("goal"), epoch: try query.int("epoch"),
+            control: query.string("control"))
+        return .json(results.jsonValue)
     }
 }

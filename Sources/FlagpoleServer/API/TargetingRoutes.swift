@@ -14,63 +14,78 @@ extension AdminAPI {
         let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
         let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
-        reader.get("features/:feature/rules") { _, context -> Response in
-            let snapshot = try await store.targeting(in: context.path)
-            let feature = try context.feature()
-            _ = try await store.feature(feature, in: context.path)
-            let rules = snapshot.featureRules.first { Feature.nameKey($0.key) == Feature.nameKey(feature) }?.value ?? []
-            return .json([
-                "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
-                "rules": .array(rules.map(\.jsonValue)),
-            ])
+        reader.get("features/:feature/rules", use: showRules)
+        editor.put("features/:feature/rules", use: setRules)
+        reader.get("segments", use: listSegments)
+        reader.get("segments/:segment", use: showSegment)
+        editor.put("segments/:segment", use: putSegment)
+        editor.delete("segments/:segment", use: deleteSegment)
+    }
+
+    // MARK: Handlers
+
+    @Sendable func showRules(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let snapshot = try await store.targeting(in: context.path)
+        let feature = try context.feature()
+        _ = try await store.feature(feature, in: context.path)
+        let rules = snapshot.featureRules.first { Feature.nameKey($0.key) == Feature.nameKey(feature) }?.value ?? []
+        return .json([
+            "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
+            "rules": .array(rules.map(\.jsonValue)),
+        ])
+    }
+
+    /// `{"rules": [...]}` replaces the feature's rules (an empty array removes them).
+    @Sendable func setRules(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let path = context.path
+        let bytes = try await json(of: request, example: #"{"rules": [...]}"#)
+        let (rules, options) = try Self.decoding(path) { () throws(ConfigsRefused) in
+            try TargetingDecoder.decodeRules(bytes, optionKeys: Self.optionKeys)
         }
-        // `{"rules": [...]}` replaces the feature's rules (an empty array removes them).
-        editor.put("features/:feature/rules") { request, context -> Response in
-            let path = context.path
-            let bytes = try await json(of: request, example: #"{"rules": [...]}"#)
-            let (rules, options) = try Self.decoding(path) { () throws(ConfigsRefused) in
-                try TargetingDecoder.decodeRules(bytes, optionKeys: Self.optionKeys)
-            }
-            let editOptions = try editOptions(beside: options, request, actor: context.actor)
-            let outcome = try await store.setRules(
-                rules, ofFeature: try context.feature(), in: path, options: editOptions)
-            return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
+        let editOptions = try editOptions(beside: options, request, actor: context.actor)
+        let outcome = try await store.setRules(
+            rules, ofFeature: try context.feature(), in: path, options: editOptions)
+        return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
+    }
+
+    @Sendable func listSegments(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let snapshot = try await store.targeting(in: context.path)
+        return .json([
+            "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
+            "segments": .array(snapshot.segments.map(\.jsonValue)),
+        ])
+    }
+
+    @Sendable func showSegment(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        let name = try context.decodedParameter("segment")
+        let snapshot = try await store.targeting(in: context.path)
+        guard let segment = snapshot.segments.first(where: { $0.name == name }) else {
+            throw TargetingError.segmentNotFound(context.path, name: name, existing: snapshot.segments.map(\.name))
         }
-        reader.get("segments") { _, context -> Response in
-            let snapshot = try await store.targeting(in: context.path)
-            return .json([
-                "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
-                "segments": .array(snapshot.segments.map(\.jsonValue)),
-            ])
+        return .json(segment.jsonValue)
+    }
+
+    /// The segment as `flagpole segment set --file` takes it ("name" optional, the path's).
+    @Sendable func putSegment(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let path = context.path
+        let name = try context.decodedParameter("segment")
+        let bytes = try await json(of: request, example: #"{"users": [...], "clauses": [...]}"#)
+        let (segment, options) = try Self.decoding(path) { () throws(ConfigsRefused) in
+            try TargetingDecoder.decodeSegment(bytes, name: name, optionKeys: Self.optionKeys)
         }
-        reader.get("segments/:segment") { _, context -> Response in
-            let name = try context.decodedParameter("segment")
-            let snapshot = try await store.targeting(in: context.path)
-            guard let segment = snapshot.segments.first(where: { $0.name == name }) else {
-                throw TargetingError.segmentNotFound(context.path, name: name, existing: snapshot.segments.map(\.name))
-            }
-            return .json(segment.jsonValue)
-        }
-        // The segment as `flagpole segment set --file` takes it ("name" optional, the path's).
-        editor.put("segments/:segment") { request, context -> Response in
-            let path = context.path
-            let name = try context.decodedParameter("segment")
-            let bytes = try await json(of: request, example: #"{"users": [...], "clauses": [...]}"#)
-            let (segment, options) = try Self.decoding(path) { () throws(ConfigsRefused) in
-                try TargetingDecoder.decodeSegment(bytes, name: name, optionKeys: Self.optionKeys)
-            }
-            let editOptions = try editOptions(beside: options, request, actor: context.actor)
-            let outcome = try await store.setSegment(segment, in: path, options: editOptions)
-            return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
-        }
-        editor.delete("segments/:segment") { request, context -> Response in
-            let path = context.path
-            let options = try editOptions(
-                try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
-            let outcome = try await store.deleteSegment(
-                named: try context.decodedParameter("segment"), in: path, options: options)
-            return Self.answer(with: outcome, isDryRun: options.isDryRun)
-        }
+        let editOptions = try editOptions(beside: options, request, actor: context.actor)
+        let outcome = try await store.setSegment(segment, in: path, options: editOptions)
+        return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
+    }
+
+    @Sendable func deleteSegment(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response
+    {
+        let path = context.path
+        let options = try editOptions(
+            try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
+        let outcome = try await store.deleteSegment(
+            named: try context.decodedParameter("segment"), in: path, options: options)
+        return Self.answer(with: outcome, isDryRun: options.isDryRun)
     }
 
     /// What `decode` reads; what it refuses is refused targeting (`422 invalid_targeting`, each

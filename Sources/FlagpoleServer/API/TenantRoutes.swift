@@ -16,12 +16,10 @@ extension AdminAPI {
         anyReader.get("tenants", use: listTenants)
         serverAdmin.post("tenants", use: createTenant)
         tenantReader.get("tenants/:tenant", use: showTenant)
-
         tenantReader.get("tenants/:tenant/environments", use: listEnvironments)
         tenantAdmin.post("tenants/:tenant/environments", use: createEnvironment)
         environmentReader.get(RouterPath(environmentRoute), use: showEnvironment)
         environmentAdmin.patch(RouterPath(environmentRoute), use: updateEnvironment)
-
         tenantAdmin.delete("tenants/:tenant/users/:user", use: forgetUser)
         tenantAdmin.get("tenants/:tenant/keys", use: listKeys)
         tenantAdmin.post("tenants/:tenant/keys", use: createKey)

@@ -14,13 +14,9 @@ extension Dashboard {
         let config = "tenants/:tenant/:env/configs/:config"
 
         reader.get("tenants/:tenant/:env/configs", use: configsPage)
-
         editor.get("tenants/:tenant/:env/new-config", use: newConfig)
-
         reader.get(RouterPath(config), use: configPage)
-
         editor.post(RouterPath(config), use: saveConfig)
-
         editor.post(RouterPath(config + "/delete"), use: deleteConfig)
     }
 

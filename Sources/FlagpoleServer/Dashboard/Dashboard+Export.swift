@@ -7,44 +7,53 @@ import NIOCore
 extension Dashboard {
     func registerExport(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
-        /// GET /tenants/{tenant}/{env}/export: the delivery URL, ETag and Cache-Control.
-        reader.get("tenants/:tenant/:env/export") { request, context -> Response in
-            let path = context.path
-            let urls = EnvironmentURLs(path)
-            var page = ExportPage(
-                chrome: try await chrome(context, at: .export), path: path.description,
-                downloadURL: urls.download)
-            if let revision = try await currentRevision(of: path) {
-                let state = try await store.deliveryState(of: path)
-                let host = request.head.authority ?? "localhost"
-                page.revision = revision.number
-                page.size = revision.document.count
-                page.etag = DeliveryArtifact(bytes: revision.document).etag
-                page.deliveryURL =
-                    "\(request.isOverTLS ? "https" : "http")://\(host)/t/\(path.tenant)/\(path.environment)/features.json"
-                page.cacheControl = DeliveryRoutes.currentCacheControl(state, default: defaultCacheControl)
-                page.access =
-                    state.settings.isPrivate
-                    ? "Private: fetching needs a key of \(path.tenant) (a delivery key is enough)."
-                    : "Public: anyone with the URL can fetch it."
-            }
-            page.publishes = try await store.publishStatus().filter { $0.last.environment == path }.map(PublishRow.init)
-            return .html(templates.render(page, as: "export"))
-        }
+        reader.get("tenants/:tenant/:env/export", use: exportPage)
+        reader.get("tenants/:tenant/:env/export/features.json", use: downloadDocument)
+    }
 
-        /// GET /tenants/{tenant}/{env}/export/features.json: the current revision as a download,
-        /// byte for byte what `flagpole export` writes and delivery serves.
-        reader.get("tenants/:tenant/:env/export/features.json") { request, context -> Response in
-            let path = context.path
-            let revision = try await store.revision(of: path)
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: "application/json", .contentDisposition: "attachment; filename=\"features.json\"",
-                    .revision: String(revision.number),
-                ],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: revision.document)))
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/export: the delivery URL, ETag and Cache-Control.
+    @Sendable func exportPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let urls = EnvironmentURLs(path)
+        var page = ExportPage(
+            chrome: try await chrome(context, at: .export), path: path.description,
+            downloadURL: urls.download)
+        if let revision = try await currentRevision(of: path) {
+            let state = try await store.deliveryState(of: path)
+            let host = request.head.authority ?? "localhost"
+            page.revision = revision.number
+            page.size = revision.document.count
+            page.etag = DeliveryArtifact(bytes: revision.document).etag
+            page.deliveryURL =
+                "\(request.isOverTLS ? "https" : "http")://\(host)/t/\(path.tenant)/\(path.environment)/features.json"
+            page.cacheControl = DeliveryRoutes.currentCacheControl(state, default: defaultCacheControl)
+            page.access =
+                state.settings.isPrivate
+                ? "Private: fetching needs a key of \(path.tenant) (a delivery key is enough)."
+                : "Public: anyone with the URL can fetch it."
         }
+        page.publishes = try await store.publishStatus().filter { $0.last.environment == path }.map(PublishRow.init)
+        return .html(templates.render(page, as: "export"))
+    }
+
+    /// GET /tenants/{tenant}/{env}/export/features.json: the current revision as a download,
+    /// byte for byte what `flagpole export` writes and delivery serves.
+    @Sendable func downloadDocument(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let revision = try await store.revision(of: path)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/json", .contentDisposition: "attachment; filename=\"features.json\"",
+                .revision: String(revision.number),
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: revision.document)))
     }
 }
 

@@ -19,13 +19,9 @@ extension Dashboard {
         let feature = "tenants/:tenant/:env/features/:feature"
 
         reader.get(RouterPath(feature), use: featurePage)
-
         editor.post(RouterPath(feature + "/biases"), use: setBiases)
-
         editor.post(RouterPath(feature + "/rules"), use: setRules)
-
         editor.post(RouterPath(feature + "/rollout"), use: rollOut)
-
         editor.post(RouterPath(feature + "/tags"), use: setTags)
     }
 

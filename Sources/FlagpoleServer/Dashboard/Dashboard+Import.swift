@@ -9,53 +9,62 @@ import Hummingbird
 extension Dashboard {
     func registerImport(on pages: RouterGroup<FlagpoleRequestContext>) {
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
-        /// GET /tenants/{tenant}/{env}/import: the form.
-        editor.get("tenants/:tenant/:env/import") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let page = ImportPage(
-                chrome: try await chrome(context, at: .importing), path: path, csrf: session.csrfToken)
-            return .html(templates.render(page, as: "import"))
-        }
+        editor.get("tenants/:tenant/:env/import", use: importPage)
+        editor.post("tenants/:tenant/:env/import", use: importDocument)
+    }
 
-        /// POST /tenants/{tenant}/{env}/import: `action=check` is a dry run showing what the
-        /// file would change; `apply` writes the checked file, unless a revision came first.
-        editor.post("tenants/:tenant/:env/import") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(ImportForm.self, of: request, session: session)
-            let bytes = form.file.flatMap { $0.isEmpty ? nil : Array($0) } ?? Array((form.source ?? "").utf8)
-            var page = ImportPage(
-                chrome: try await chrome(context, at: .importing), path: path, csrf: session.csrfToken,
-                source: String(decoding: bytes, as: UTF8.self), message: form.message ?? "")
-            guard !bytes.isEmpty else {
-                page.error = "There is no file: paste a features.json into the box, or choose a file."
-                return .html(templates.render(page, as: "import"), status: .unprocessableContent)
-            }
-            let isApplying = form.action == "apply"
-            let message = (form.message ?? "").isEmpty ? "import from the dashboard" : form.message!
-            do {
-                let outcome = try await store.importDocument(
-                    bytes, into: path,
-                    options: ImportOptions(
-                        isDryRun: !isApplying, message: message, actor: session.identity.actor,
-                        expectedRevision: isApplying ? form.revision : nil))
-                if isApplying {
-                    guard case .applied(let revision) = outcome.status else {
-                        return .seeOther(Notice(.unchanged).appended(to: EnvironmentURLs(path).overview))
-                    }
-                    return .seeOther(Notice(.applied, revision: revision).appended(to: EnvironmentURLs(path).overview))
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/import: the form.
+    @Sendable func importPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let page = ImportPage(
+            chrome: try await chrome(context, at: .importing), path: path, csrf: session.csrfToken)
+        return .html(templates.render(page, as: "import"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/import: `action=check` is a dry run showing what the
+    /// file would change; `apply` writes the checked file, unless a revision came first.
+    @Sendable func importDocument(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(ImportForm.self, of: request, session: session)
+        let bytes = form.file.flatMap { $0.isEmpty ? nil : Array($0) } ?? Array((form.source ?? "").utf8)
+        var page = ImportPage(
+            chrome: try await chrome(context, at: .importing), path: path, csrf: session.csrfToken,
+            source: String(decoding: bytes, as: UTF8.self), message: form.message ?? "")
+        guard !bytes.isEmpty else {
+            page.error = "There is no file: paste a features.json into the box, or choose a file."
+            return .html(templates.render(page, as: "import"), status: .unprocessableContent)
+        }
+        let isApplying = form.action == "apply"
+        let message = (form.message ?? "").isEmpty ? "import from the dashboard" : form.message!
+        do {
+            let outcome = try await store.importDocument(
+                bytes, into: path,
+                options: ImportOptions(
+                    isDryRun: !isApplying, message: message, actor: session.identity.actor,
+                    expectedRevision: isApplying ? form.revision : nil))
+            if isApplying {
+                guard case .applied(let revision) = outcome.status else {
+                    return .seeOther(Notice(.unchanged).appended(to: EnvironmentURLs(path).overview))
                 }
-                page.show(outcome)
-                return .html(templates.render(page, as: "import"))
-            } catch DocumentError.importRefused(_, let diagnostics, _) {
-                page.show(diagnostics, title: "The file was refused: nothing was written")
-                return .html(templates.render(page, as: "import"), status: .unprocessableContent)
-            } catch {
-                let pageError = try Self.userError(error)
-                page.error = pageError.message
-                return .html(templates.render(page, as: "import"), status: pageError.status)
+                return .seeOther(Notice(.applied, revision: revision).appended(to: EnvironmentURLs(path).overview))
             }
+            page.show(outcome)
+            return .html(templates.render(page, as: "import"))
+        } catch DocumentError.importRefused(_, let diagnostics, _) {
+            page.show(diagnostics, title: "The file was refused: nothing was written")
+            return .html(templates.render(page, as: "import"), status: .unprocessableContent)
+        } catch {
+            let pageError = try Self.userError(error)
+            page.error = pageError.message
+            return .html(templates.render(page, as: "import"), status: pageError.status)
         }
     }
 }

@@ -7,57 +7,66 @@ extension Dashboard {
     func registerOverview(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
-        /// GET /tenants/{tenant}/{env}[?tag=T]: every feature (or those tagged `T`) by section, with
-        /// its kind, state, biases, labels, tags and warnings.
-        reader.get("tenants/:tenant/:env") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let current = try await currentRevision(of: path)
-            let decoded = current.map { DocumentDecoder.decode($0.document) }
-            let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
-            let urls = EnvironmentURLs(path)
-            let configs = try await store.configs(in: path).document
-            let tag = request.uri.queryParameters["tag"].flatMap { $0.isEmpty ? nil : String($0) }
-            let features = decoded?.document?.features ?? []
-            var sections: [OverviewPage.Section] = []
-            for feature in features {
-                let tags = configs.tags(of: feature)
-                if let tag, !tags.contains(tag) { continue }
-                var card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
-                card.tags = TagLink.links(tags, to: urls.overview, current: tag)
-                let name = feature.section ?? "No section"
-                if let index = sections.firstIndex(where: { $0.name == name }) {
-                    sections[index].features.append(card)
-                } else {
-                    sections.append(OverviewPage.Section(index: sections.count, name: name, features: [card]))
-                }
-            }
-            let tags = TagLink.links(
-                TagLink.union(features.map(configs.tags(of:))), to: urls.overview, current: tag)
-            let page = OverviewPage(
-                chrome: try await chrome(context, at: .overview, notice: Notice(request)?.text),
-                path: path.description, url: urls.overview, revision: current?.number, importURL: urls.importing,
-                canEdit: context.canEdit, csrf: session.csrfToken,
-                documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: tag, tags: tags, hasTags: !tags.isEmpty,
-                total: features.count, sections: sections,
-                connections: ClientConnections(
-                    path, origin: ClientConnections.origin(of: request.head),
-                    isPrivate: try await store.deliveryState(of: path).settings.isPrivate))
-            return .html(templates.render(page, as: "overview"))
-        }
+        reader.get("tenants/:tenant/:env", use: overviewPage)
+        editor.post("tenants/:tenant/:env/features/:feature/enabled", use: setEnabled)
+    }
 
-        /// POST /tenants/{tenant}/{env}/features/{feature}/enabled: turns a feature on or off,
-        /// as a new revision.
-        editor.post("tenants/:tenant/:env/features/:feature/enabled") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(EnabledForm.self, of: request, session: session)
-            let name = try context.feature()
-            let outcome = try await store.setEnabled(
-                form.enabled, feature: name, in: path, options: EditOptions(actor: session.identity.actor))
-            let urls = EnvironmentURLs(path)
-            return .seeOther(Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}[?tag=T]: every feature (or those tagged `T`) by section, with
+    /// its kind, state, biases, labels, tags and warnings.
+    @Sendable func overviewPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let current = try await currentRevision(of: path)
+        let decoded = current.map { DocumentDecoder.decode($0.document) }
+        let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
+        let urls = EnvironmentURLs(path)
+        let configs = try await store.configs(in: path).document
+        let tag = request.uri.queryParameters["tag"].flatMap { $0.isEmpty ? nil : String($0) }
+        let features = decoded?.document?.features ?? []
+        var sections: [OverviewPage.Section] = []
+        for feature in features {
+            let tags = configs.tags(of: feature)
+            if let tag, !tags.contains(tag) { continue }
+            var card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
+            card.tags = TagLink.links(tags, to: urls.overview, current: tag)
+            let name = feature.section ?? "No section"
+            if let index = sections.firstIndex(where: { $0.name == name }) {
+                sections[index].features.append(card)
+            } else {
+                sections.append(OverviewPage.Section(index: sections.count, name: name, features: [card]))
+            }
         }
+        let tags = TagLink.links(
+            TagLink.union(features.map(configs.tags(of:))), to: urls.overview, current: tag)
+        let page = OverviewPage(
+            chrome: try await chrome(context, at: .overview, notice: Notice(request)?.text),
+            path: path.description, url: urls.overview, revision: current?.number, importURL: urls.importing,
+            canEdit: context.canEdit, csrf: session.csrfToken,
+            documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: tag, tags: tags, hasTags: !tags.isEmpty,
+            total: features.count, sections: sections,
+            connections: ClientConnections(
+                path, origin: ClientConnections.origin(of: request.head),
+                isPrivate: try await store.deliveryState(of: path).settings.isPrivate))
+        return .html(templates.render(page, as: "overview"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/features/{feature}/enabled: turns a feature on or off,
+    /// as a new revision.
+    @Sendable func setEnabled(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(EnabledForm.self, of: request, session: session)
+        let name = try context.feature()
+        let outcome = try await store.setEnabled(
+            form.enabled, feature: name, in: path, options: EditOptions(actor: session.identity.actor))
+        let urls = EnvironmentURLs(path)
+        return .seeOther(Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
     }
 
     /// The current revision, or `nil` before the first import.

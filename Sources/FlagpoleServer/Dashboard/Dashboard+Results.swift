@@ -11,16 +11,21 @@ extension Dashboard {
     func registerResults(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
 
-        /// GET /tenants/{tenant}/{env}/features/{feature}/results
-        reader.get("tenants/:tenant/:env/features/:feature/results") { _, context -> Response in
-            let path = context.path
-            let name = try context.feature()
-            let results = try await store.results(of: name, in: path)
-            let page = ResultsPage(
-                chrome: try await chrome(context, at: .overview), results: results,
-                featureURL: EnvironmentURLs(path).feature(name))
-            return .html(templates.render(page, as: "results"))
-        }
+        reader.get("tenants/:tenant/:env/features/:feature/results", use: resultsPage)
+    }
+
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/features/{feature}/results
+    @Sendable func resultsPage(_: Request, context: DashboardEnvironmentContext<Needs.Reader>) async throws -> Response
+    {
+        let path = context.path
+        let name = try context.feature()
+        let results = try await store.results(of: name, in: path)
+        let page = ResultsPage(
+            chrome: try await chrome(context, at: .overview), results: results,
+            featureURL: EnvironmentURLs(path).feature(name))
+        return .html(templates.render(page, as: "results"))
     }
 }
 

@@ -7,63 +7,72 @@ extension Dashboard {
     func registerRevisions(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
-        /// GET /tenants/{tenant}/{env}/revisions[?from=A&to=B]
-        reader.get("tenants/:tenant/:env/revisions") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let urls = EnvironmentURLs(path)
-            let canEdit = context.canEdit
-            let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
-            let current = revisions.first?.number ?? 0
-            let query = request.uri.queryParameters
-            let from = query["from"].flatMap { Int(String($0)) } ?? current
-            let to = query["to"].flatMap { Int(String($0)) }
-            var page = RevisionsPage(
-                chrome: try await chrome(context, at: .revisions, notice: Notice(request)?.text),
-                path: path.description, url: urls.revisions, canEdit: canEdit, csrf: session.csrfToken,
-                hasRevisions: !revisions.isEmpty,
-                revisions: revisions.map { revision in
-                    RevisionsPage.Row(
-                        number: revision.number, kind: revision.kind.rawValue, actor: revision.actor,
-                        message: revision.message,
-                        time: revision.createdAt.iso8601, changes: revision.changeCount,
-                        isCurrent: revision.number == current,
-                        compareURL: urls.compare(current, with: revision.number))
-                },
-                fromChoices: revisions.map {
-                    Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == from)
-                },
-                toChoices: revisions.map {
-                    Choice(
-                        name: "revision \($0.number)", value: String($0.number),
-                        isSelected: $0.number == (to ?? current))
-                })
-            if let to {
-                do {
-                    let diff = try await store.diff(path, from: from, to: to)
-                    let rollback =
-                        canEdit && from == current && to != current
-                        ? RevisionsPage.Rollback(target: to, current: current, rollbackURL: urls.rollback) : nil
-                    page.diff = RevisionsPage.Diff(diff, from: from, to: to, rollback: rollback)
-                } catch {
-                    let pageError = try Self.userError(error)
-                    page.error = pageError.message
-                    return .html(templates.render(page, as: "revisions"), status: pageError.status)
-                }
-            }
-            return .html(templates.render(page, as: "revisions"))
-        }
+        reader.get("tenants/:tenant/:env/revisions", use: revisionsPage)
+        editor.post("tenants/:tenant/:env/revisions/rollback", use: rollBack)
+    }
 
-        /// POST /tenants/{tenant}/{env}/revisions/rollback: writes revision `to`'s content as a
-        /// new revision, unless another revision came after the page was shown.
-        editor.post("tenants/:tenant/:env/revisions/rollback") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(RollbackForm.self, of: request, session: session)
-            let outcome = try await store.rollBack(
-                path, to: form.to, options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
-            return try await applied(outcome, of: path, back: EnvironmentURLs(path).revisions)
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/revisions[?from=A&to=B]
+    @Sendable func revisionsPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let urls = EnvironmentURLs(path)
+        let canEdit = context.canEdit
+        let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
+        let current = revisions.first?.number ?? 0
+        let query = request.uri.queryParameters
+        let from = query["from"].flatMap { Int(String($0)) } ?? current
+        let to = query["to"].flatMap { Int(String($0)) }
+        var page = RevisionsPage(
+            chrome: try await chrome(context, at: .revisions, notice: Notice(request)?.text),
+            path: path.description, url: urls.revisions, canEdit: canEdit, csrf: session.csrfToken,
+            hasRevisions: !revisions.isEmpty,
+            revisions: revisions.map { revision in
+                RevisionsPage.Row(
+                    number: revision.number, kind: revision.kind.rawValue, actor: revision.actor,
+                    message: revision.message,
+                    time: revision.createdAt.iso8601, changes: revision.changeCount,
+                    isCurrent: revision.number == current,
+                    compareURL: urls.compare(current, with: revision.number))
+            },
+            fromChoices: revisions.map {
+                Choice(name: "revision \($0.number)", value: String($0.number), isSelected: $0.number == from)
+            },
+            toChoices: revisions.map {
+                Choice(
+                    name: "revision \($0.number)", value: String($0.number),
+                    isSelected: $0.number == (to ?? current))
+            })
+        if let to {
+            do {
+                let diff = try await store.diff(path, from: from, to: to)
+                let rollback =
+                    canEdit && from == current && to != current
+                    ? RevisionsPage.Rollback(target: to, current: current, rollbackURL: urls.rollback) : nil
+                page.diff = RevisionsPage.Diff(diff, from: from, to: to, rollback: rollback)
+            } catch {
+                let pageError = try Self.userError(error)
+                page.error = pageError.message
+                return .html(templates.render(page, as: "revisions"), status: pageError.status)
+            }
         }
+        return .html(templates.render(page, as: "revisions"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/revisions/rollback: writes revision `to`'s content as a
+    /// new revision, unless another revision came after the page was shown.
+    @Sendable func rollBack(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(RollbackForm.self, of: request, session: session)
+        let outcome = try await store.rollBack(
+            path, to: form.to, options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+        return try await applied(outcome, of: path, back: EnvironmentURLs(path).revisions)
     }
 }
 

@@ -17,82 +17,103 @@ extension Dashboard {
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
         let segment = "tenants/:tenant/:env/segments/:segment"
 
-        /// GET /tenants/{tenant}/{env}/segments: every segment with its users, clauses and the
-        /// rules that name it.
-        reader.get("tenants/:tenant/:env/segments") { request, context -> Response in
-            let page = try await segmentsPage(context, notice: Notice(request)?.text)
-            return .html(templates.render(page, as: "segments"))
-        }
+        reader.get("tenants/:tenant/:env/segments", use: segmentsPage)
+        editor.get("tenants/:tenant/:env/new-segment", use: newSegmentPage)
+        editor.post("tenants/:tenant/:env/new-segment", use: createSegment)
+        reader.get(RouterPath(segment), use: segmentPage)
+        editor.post(RouterPath(segment), use: saveSegment)
+        editor.post(RouterPath(segment + "/delete"), use: deleteSegment)
+    }
 
-        /// GET /tenants/{tenant}/{env}/new-segment: the editor of a new segment. Nothing is
-        /// written until its plan is applied.
-        editor.get("tenants/:tenant/:env/new-segment") { _, context -> Response in
-            let page = try await segmentPage(SegmentDraft(), isNew: true, in: context)
-            return .html(templates.render(page, as: "segment"))
-        }
+    // MARK: Handlers
 
-        /// POST /tenants/{tenant}/{env}/new-segment: `action=plan` checks the new segment and
-        /// plans it; `apply` writes it, unless another revision came after the form's.
-        editor.post("tenants/:tenant/:env/new-segment") { request, context -> Response in
-            let form = try await form(SegmentForm.self, of: request, session: context.session)
-            return try await saveSegment(
-                SegmentDraft(form, name: form.name ?? ""), isNew: true, form: form, in: context)
-        }
+    /// GET /tenants/{tenant}/{env}/segments: every segment with its users, clauses and the
+    /// rules that name it.
+    @Sendable func segmentsPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let page = try await segmentsPage(context, notice: Notice(request)?.text)
+        return .html(templates.render(page, as: "segments"))
+    }
 
-        /// GET /tenants/{tenant}/{env}/segments/{segment}: the segment, the rules that name it,
-        /// and for editors its editor.
-        reader.get(RouterPath(segment)) { request, context -> Response in
-            let path = context.path
-            let name = try context.decodedParameter("segment")
-            let snapshot = try await store.targeting(in: path)
-            guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
-                throw Self.noSegment(name, in: path, snapshot: snapshot)
+    /// GET /tenants/{tenant}/{env}/new-segment: the editor of a new segment. Nothing is
+    /// written until its plan is applied.
+    @Sendable func newSegmentPage(
+        _: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let page = try await segmentPage(SegmentDraft(), isNew: true, in: context)
+        return .html(templates.render(page, as: "segment"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/new-segment: `action=plan` checks the new segment and
+    /// plans it; `apply` writes it, unless another revision came after the form's.
+    @Sendable func createSegment(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let form = try await form(SegmentForm.self, of: request, session: context.session)
+        return try await saveSegment(
+            SegmentDraft(form, name: form.name ?? ""), isNew: true, form: form, in: context)
+    }
+
+    /// GET /tenants/{tenant}/{env}/segments/{segment}: the segment, the rules that name it,
+    /// and for editors its editor.
+    @Sendable func segmentPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let name = try context.decodedParameter("segment")
+        let snapshot = try await store.targeting(in: path)
+        guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
+            throw Self.noSegment(name, in: path, snapshot: snapshot)
+        }
+        let page = try await segmentPage(
+            SegmentDraft(existing), isNew: false, in: context,
+            notice: Notice(request)?.text)
+        return .html(templates.render(page, as: "segment"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/segments/{segment}: plans (`action=plan`) or applies
+    /// (`apply`) the segment's new definition, as for a new one.
+    @Sendable func saveSegment(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let form = try await form(SegmentForm.self, of: request, session: context.session)
+        return try await saveSegment(
+            SegmentDraft(form, name: try context.decodedParameter("segment")), isNew: false, form: form,
+            in: context)
+    }
+
+    /// POST /tenants/{tenant}/{env}/segments/{segment}/delete: `action=preview` asks for
+    /// confirmation; `apply` deletes, unless a revision came first. Refused while rules name it.
+    @Sendable func deleteSegment(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(DeleteForm.self, of: request, session: session)
+        let name = try context.decodedParameter("segment")
+        let isApplying = form.action == "apply"
+        var state = SegmentState()
+        do {
+            let outcome = try await store.deleteSegment(
+                named: name, in: path,
+                options: EditOptions(
+                    isDryRun: !isApplying, actor: session.identity.actor,
+                    expectedRevision: isApplying ? form.revision : nil))
+            if isApplying {
+                return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).segments))
             }
-            let page = try await segmentPage(
-                SegmentDraft(existing), isNew: false, in: context,
-                notice: Notice(request)?.text)
-            return .html(templates.render(page, as: "segment"))
+            state.deletion = SegmentPage.Deletion(nextRevision: outcome.revision)
+        } catch {
+            state.error = try Self.userError(error)
         }
-
-        /// POST /tenants/{tenant}/{env}/segments/{segment}: plans (`action=plan`) or applies
-        /// (`apply`) the segment's new definition, as for a new one.
-        editor.post(RouterPath(segment)) { request, context -> Response in
-            let form = try await form(SegmentForm.self, of: request, session: context.session)
-            return try await saveSegment(
-                SegmentDraft(form, name: try context.decodedParameter("segment")), isNew: false, form: form,
-                in: context)
+        let snapshot = try await store.targeting(in: path)
+        guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
+            throw Self.noSegment(name, in: path, snapshot: snapshot)
         }
-
-        /// POST /tenants/{tenant}/{env}/segments/{segment}/delete: `action=preview` asks for
-        /// confirmation; `apply` deletes, unless a revision came first. Refused while rules name it.
-        editor.post(RouterPath(segment + "/delete")) { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(DeleteForm.self, of: request, session: session)
-            let name = try context.decodedParameter("segment")
-            let isApplying = form.action == "apply"
-            var state = SegmentState()
-            do {
-                let outcome = try await store.deleteSegment(
-                    named: name, in: path,
-                    options: EditOptions(
-                        isDryRun: !isApplying, actor: session.identity.actor,
-                        expectedRevision: isApplying ? form.revision : nil))
-                if isApplying {
-                    return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).segments))
-                }
-                state.deletion = SegmentPage.Deletion(nextRevision: outcome.revision)
-            } catch {
-                state.error = try Self.userError(error)
-            }
-            let snapshot = try await store.targeting(in: path)
-            guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
-                throw Self.noSegment(name, in: path, snapshot: snapshot)
-            }
-            let page = try await segmentPage(
-                SegmentDraft(existing), isNew: false, in: context, state: state)
-            return .html(templates.render(page, as: "segment"), status: state.error?.status ?? .ok)
-        }
+        let page = try await segmentPage(
+            SegmentDraft(existing), isNew: false, in: context, state: state)
+        return .html(templates.render(page, as: "segment"), status: state.error?.status ?? .ok)
     }
 
     /// Plans or applies `draft`. A refused segment comes back with its issues placed in the

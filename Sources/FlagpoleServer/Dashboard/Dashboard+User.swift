@@ -11,46 +11,55 @@ extension Dashboard {
     func registerUser(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
         let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
-        /// GET /tenants/{tenant}/{env}/users?user=ID. Reading records nothing.
-        reader.get("tenants/:tenant/:env/users") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            var page = UserPage(
-                chrome: try await chrome(context, at: .users, notice: Notice(request)?.text),
-                lookupURL: EnvironmentURLs(path).users, canEdit: context.canEdit,
-                csrf: session.csrfToken)
-            // Decoded as the form that sends it encodes it: a space as `+`, a plus as `%2B`.
-            let lookup = try? URLEncodedFormDecoder().decode(UserLookup.self, from: request.uri.query ?? "")
-            guard let text = lookup?.user, !text.isEmpty else {
-                return .html(templates.render(page, as: "user"))
-            }
-            page.user = text
-            let user: UserID
-            do {
-                user = try UserID(validating: text)
-            } catch {
-                page.error = "\(error)"
-                return .html(templates.render(page, as: "user"), status: .unprocessableContent)
-            }
-            try await fill(&page, user: user, in: path)
+        reader.get("tenants/:tenant/:env/users", use: userPage)
+        editor.post("tenants/:tenant/:env/users/:user/overrides", use: setOverrides)
+    }
+
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/users?user=ID. Reading records nothing.
+    @Sendable func userPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        var page = UserPage(
+            chrome: try await chrome(context, at: .users, notice: Notice(request)?.text),
+            lookupURL: EnvironmentURLs(path).users, canEdit: context.canEdit,
+            csrf: session.csrfToken)
+        // Decoded as the form that sends it encodes it: a space as `+`, a plus as `%2B`.
+        let lookup = try? URLEncodedFormDecoder().decode(UserLookup.self, from: request.uri.query ?? "")
+        guard let text = lookup?.user, !text.isEmpty else {
             return .html(templates.render(page, as: "user"))
         }
-
-        /// POST /tenants/{tenant}/{env}/users/{user}/overrides: holds the user in a variation
-        /// (`variation` empty clears the override).
-        editor.post("tenants/:tenant/:env/users/:user/overrides") { request, context -> Response in
-            let path = context.path
-            let session = context.session
-            let form = try await form(OverrideForm.self, of: request, session: session)
-            let user = try context.user()
-            if form.variation.isEmpty {
-                _ = try await store.clearOverride(form.feature, user: user, in: path)
-            } else {
-                _ = try await store.setOverride(form.feature, user: user, variation: form.variation, in: path)
-            }
-            let notice = Notice(form.variation.isEmpty ? .overrideCleared : .overrideSet)
-            return .seeOther(notice.appended(to: EnvironmentURLs(path).user(user.rawValue)))
+        page.user = text
+        let user: UserID
+        do {
+            user = try UserID(validating: text)
+        } catch {
+            page.error = "\(error)"
+            return .html(templates.render(page, as: "user"), status: .unprocessableContent)
         }
+        try await fill(&page, user: user, in: path)
+        return .html(templates.render(page, as: "user"))
+    }
+
+    /// POST /tenants/{tenant}/{env}/users/{user}/overrides: holds the user in a variation
+    /// (`variation` empty clears the override).
+    @Sendable func setOverrides(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(OverrideForm.self, of: request, session: session)
+        let user = try context.user()
+        if form.variation.isEmpty {
+            _ = try await store.clearOverride(form.feature, user: user, in: path)
+        } else {
+            _ = try await store.setOverride(form.feature, user: user, variation: form.variation, in: path)
+        }
+        let notice = Notice(form.variation.isEmpty ? .overrideCleared : .overrideSet)
+        return .seeOther(notice.appended(to: EnvironmentURLs(path).user(user.rawValue)))
     }
 
     private func fill(_ page: inout UserPage, user: UserID, in path: EnvironmentPath) async throws {
