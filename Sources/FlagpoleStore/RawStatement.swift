@@ -127,6 +127,11 @@ struct RawStatement: SQLStatement {
         return Int(sqlite3_changes(db.sqliteConnection))
     }
 
+    func executeReturningID() throws -> Int64 {
+        try execute()
+        return sqlite3_last_insert_rowid(db.sqliteConnection)
+    }
+
     /// The columns of the current row.
     struct Row {
         fileprivate let handle: SQLiteStatement

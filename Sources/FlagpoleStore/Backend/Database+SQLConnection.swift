@@ -16,11 +16,17 @@ extension Database: SQLConnection {
         return rows
     }
 
+    /// A statement with arguments is bound through SQLite's C API, without GRDB's boxed
+    /// arguments (an import writes thousands of rows this way); one without may be a script of
+    /// several statements, which GRDB runs.
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> Int {
-        let statement = try cached ? cachedStatement(sql: sql) : makeStatement(sql: sql)
-        try statement.execute(arguments: StatementArguments(arguments.map(\.databaseValue)))
-        return changesCount
+        guard !arguments.isEmpty else {
+            let statement = try cached ? cachedStatement(sql: sql) : makeStatement(sql: sql)
+            try statement.execute()
+            return changesCount
+        }
+        return try bound(sql, arguments, cached: cached).execute()
     }
 
     func text(of sql: DialectSQL) -> String { sql.sqlite }
@@ -40,18 +46,18 @@ extension Database: SQLConnection {
     }
 
     func run(_ insert: ChainedInsert) throws -> Bool {
-        guard try bound(insert.sql, insert.arguments).execute() == 1 else { return false }
+        guard try bound(insert.sql, insert.arguments.values, cached: true).execute() == 1 else { return false }
         for follower in insert.followers {
             let values = "VALUES (\(ChainedInsert.placeholders(follower.values.values.count)))"
-            try bound(follower.statement(values), follower.values).execute()
+            try bound(follower.statement(values), follower.values.values, cached: true).execute()
         }
         return true
     }
 
-    /// `sql`, cached, with `arguments` bound through SQLite's C API.
-    private func bound(_ sql: String, _ arguments: SQLArguments) throws -> any SQLStatement {
-        let statement = try statement(sql, cached: true)
-        for (index, value) in arguments.values.enumerated() { statement.bind(value, at: Int32(index + 1)) }
+    /// `sql` with `arguments` bound through SQLite's C API.
+    private func bound(_ sql: String, _ arguments: [SQLValue], cached: Bool) throws -> any SQLStatement {
+        let statement = try statement(sql, cached: cached)
+        for (index, value) in arguments.enumerated() { statement.bind(value, at: Int32(index + 1)) }
         return statement
     }
 

@@ -36,4 +36,11 @@ final class PostgresStatement: SQLStatement {
     func execute() throws -> Int {
         try connection.execute(sql, values, cached: true)
     }
+
+    func executeReturningID() throws -> Int64 {
+        guard let id = try connection.rows(sql + " RETURNING id", values, cached: true).first?.values.first,
+            case .integer(let value) = id
+        else { throw StorageError.storage(reason: "an insert returned no id: \(sql)") }
+        return value
+    }
 }

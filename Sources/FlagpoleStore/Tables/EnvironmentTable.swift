@@ -273,25 +273,26 @@ struct EnvironmentTable {
     ) throws {
         for start in stride(from: 0, to: changes.count, by: Self.auditRowsPerStatement) {
             let batch = changes[start..<min(start + Self.auditRowsPerStatement, changes.count)]
-            var arguments: SQLArguments = []
-            for change in batch {
-                arguments.append(scope.tenant.id)
-                arguments.append(revisionID)
-                arguments.append(change.feature)
-                arguments.append(change.field)
-                arguments.append(change.kind.rawValue)
-                arguments.append(change.before?.storedText)
-                arguments.append(change.after?.storedText)
-                arguments.append(change.config)
-                arguments.append(change.segment)
-            }
-            // Rows in `changes`' order, so the ids keep it.
-            try db.execute(
+            // Rows in `changes`' order, so the ids keep it; bound by position, without boxing.
+            let insert = try db.statement(
                 """
                 INSERT INTO audit (tenant_id, revision_id, feature_name, field, change, before_json, after_json,
                     config_name, segment_name)
                 VALUES \(repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batch.count).joined(separator: ", "))
-                """, arguments, cached: batch.count == Self.auditRowsPerStatement)
+                """, cached: batch.count == Self.auditRowsPerStatement)
+            for (row, change) in batch.enumerated() {
+                let first = Int32(row * 9)
+                insert.bind(scope.tenant.id, at: first + 1)
+                insert.bind(revisionID, at: first + 2)
+                insert.bind(change.feature, at: first + 3)
+                insert.bind(change.field, at: first + 4)
+                insert.bind(change.kind.rawValue, at: first + 5)
+                insert.bind(change.before?.storedText, at: first + 6)
+                insert.bind(change.after?.storedText, at: first + 7)
+                insert.bind(change.config, at: first + 8)
+                insert.bind(change.segment, at: first + 9)
+            }
+            try insert.execute()
         }
     }
 

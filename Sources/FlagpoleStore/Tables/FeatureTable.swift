@@ -98,7 +98,6 @@ struct FeatureTable {
                 development, enabled, unlocked, type_json, variation_count, bias_count, label_count,
                 unknown_json, created_at, updated_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
-            RETURNING id
             """, cached: true)
         statement.bind(scope.tenant.id, at: 1)
         statement.bind(scope.id, at: 2)
@@ -108,9 +107,7 @@ struct FeatureTable {
         statement.bind(salt, at: 6)
         Self.bindFields(of: feature, to: statement, from: 7)
         statement.bind(time, at: 17)
-        var featureID: Int64?
-        try statement.forEachRow { featureID = $0.int(0) }
-        guard let featureID else { throw StorageError.storage(reason: "an insert of a feature returned no id") }
+        let featureID = try statement.executeReturningID()
         try insertVariations(of: feature, featureID: featureID, in: scope)
     }
 
@@ -168,25 +165,24 @@ struct FeatureTable {
         let labels = feature.labels ?? []
         let count = max(names.count, biases.count, labels.count)
         guard count > 0 else { return }
-        // One statement per feature (per 1 000 variations), rather than one per row.
+        // One statement per feature (per 1 000 variations), rather than one per row; bound by
+        // position, without boxing.
         for chunk in stride(from: 0, to: count, by: 1_000) {
             let positions = chunk..<min(chunk + 1_000, count)
-            var arguments: SQLArguments = []
-            for position in positions {
-                let name: String? = names.indices.contains(position) ? names[position] : nil
-                let bias: Double? = biases.indices.contains(position) ? biases[position] : nil
-                let label: String? = labels.indices.contains(position) ? labels[position] : nil
-                arguments.append(scope.tenant.id)
-                arguments.append(featureID)
-                arguments.append(position)
-                arguments.append(name)
-                arguments.append(bias)
-                arguments.append(label)
-            }
-            try db.execute(
+            let insert = try db.statement(
                 "INSERT INTO variations (tenant_id, feature_id, position, name, bias, label) VALUES "
                     + repeatElement("(?, ?, ?, ?, ?, ?)", count: positions.count).joined(separator: ", "),
-                arguments, cached: positions.count <= 16)
+                cached: positions.count <= 16)
+            for (row, position) in positions.enumerated() {
+                let first = Int32(row * 6)
+                insert.bind(scope.tenant.id, at: first + 1)
+                insert.bind(featureID, at: first + 2)
+                insert.bind(Int64(position), at: first + 3)
+                insert.bind(names.indices.contains(position) ? names[position] : nil, at: first + 4)
+                insert.bind(biases.indices.contains(position) ? biases[position] : nil, at: first + 5)
+                insert.bind(labels.indices.contains(position) ? labels[position] : nil, at: first + 6)
+            }
+            try insert.execute()
         }
     }
 
