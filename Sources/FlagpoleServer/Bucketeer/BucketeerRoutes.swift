@@ -52,7 +52,7 @@ struct BucketeerRoutes {
         do {
             read = try await store.userGroups(
                 of: body.user, in: context.path, for: .follower, attributes: body.context.attributes,
-                admittingNewUser: admission(request, context))
+                admittingNewUser: delivery.admission(request, context))
         } catch DocumentError.noRevision {
             return Self.response(
                 BucketeerEvaluationsAnswer.answer(FlagEvaluations(revision: 0, flags: []), for: body, isRecorded: true))
@@ -63,16 +63,6 @@ struct BucketeerRoutes {
             throw StorageError.busy
         }
         return Self.response(BucketeerEvaluationsAnswer.answer(evaluations, for: body, isRecorded: read.isRecorded))
-    }
-
-    /// The limit on new users, for a caller without a key of the environment.
-    private func admission(
-        _ request: Request, _ context: DeliveryContext<DeliveryNeeds.BucketeerEvaluations>
-    ) -> @Sendable () -> Bool {
-        guard context.access.isLimited else { return { true } }
-        let limiter = delivery.newUsers
-        let client = delivery.client(of: request, context: context)
-        return { limiter.admit(client) }
     }
 
     // MARK: register_events

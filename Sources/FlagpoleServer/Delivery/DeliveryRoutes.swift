@@ -58,11 +58,8 @@ struct DeliveryRoutes {
         }
         let attributes = try query.attributes(limits: attributeLimits)
         if let user = try query.user() {
-            let client = context.access.isLimited ? client(of: request, context: context) : nil
-            let limiter = newUsers
-            let configs = try await store.userConfigs(for: user, in: path, tag: tag, attributes: attributes) {
-                client.map { limiter.admit($0) } ?? true
-            }
+            let configs = try await store.userConfigs(
+                for: user, in: path, tag: tag, attributes: attributes, admittingNewUser: admission(request, context))
             let (head, body) = Self.pinnedAnswer(
                 revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: request.headers)
             return Response(
@@ -206,6 +203,15 @@ struct DeliveryRoutes {
         var (head, body) = answer(document, to: requestHeaders, cacheControl: pinnedCacheControl)
         head.headerFields[.recorded] = isRecorded ? "true" : "false"
         return (head, body)
+    }
+
+    /// Whether a user new to the store may be recorded for this request: always with a key of
+    /// the environment; otherwise as the limit on new users allows the client.
+    func admission<Need>(_ request: Request, _ context: DeliveryContext<Need>) -> @Sendable () -> Bool {
+        guard context.access.isLimited else { return { true } }
+        let limiter = newUsers
+        let client = client(of: request, context: context)
+        return { limiter.admit(client) }
     }
 
     /// Who is asking, for the limit on new users: the peer, or with `--trust-proxy` the address

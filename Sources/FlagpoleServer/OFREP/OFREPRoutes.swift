@@ -51,7 +51,7 @@ struct OFREPRoutes {
         let flag: FlagEvaluation
         do {
             flag = try await delivery.store.evaluateFlag(
-                key, for: body.context, in: path, admittingNewUser: admission(request, context))
+                key, for: body.context, in: path, admittingNewUser: delivery.admission(request, context))
         } catch let problem as FlagProblem {
             throw OFREPError(
                 problem == .notFound(key: key) ? .notFound : .badRequest, problem)
@@ -75,7 +75,7 @@ struct OFREPRoutes {
         let evaluations: FlagEvaluations
         do {
             evaluations = try await delivery.store.evaluateFlags(
-                for: body.context, tag: tag, in: path, admittingNewUser: admission(request, context))
+                for: body.context, tag: tag, in: path, admittingNewUser: delivery.admission(request, context))
         } catch DocumentError.noRevision {
             evaluations = FlagEvaluations(revision: 0, flags: [])
         }
@@ -132,17 +132,6 @@ struct OFREPRoutes {
     }
 
     // MARK: Access
-
-    /// The limit on new users, for a caller without a key of the environment, as `?user=`
-    /// delivery has it.
-    private func admission(
-        _ request: Request, _ context: DeliveryContext<DeliveryNeeds.Evaluation>
-    ) -> @Sendable () -> Bool {
-        guard context.access.isLimited else { return { true } }
-        let limiter = delivery.newUsers
-        let client = delivery.client(of: request, context: context)
-        return { limiter.admit(client) }
-    }
 
     /// A re-fetch a change event triggered (`?flagConfigEtag=`, `?flagConfigLastModified=`) may
     /// know of a revision this server has not polled yet: read the environment's state first.
