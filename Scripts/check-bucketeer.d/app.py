@@ -11,11 +11,11 @@ and a fresh install gets the same token and answer.
 Every answer is decoded strictly (§6) and every full one is held to OFREP's for the same user.
 """
 
-import argparse
 import copy
 import json
 
 from bucketeer_common import (
+    parse_options,
     APP_FLAGS,
     MISSING_FLAG,
     Admin,
@@ -335,14 +335,7 @@ class Run:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("stage", choices=["before-restart", "after-restart"])
-    parser.add_argument("--origin", required=True)
-    parser.add_argument("--key", required=True)
-    parser.add_argument("--delivery-key", required=True)
-    parser.add_argument("--staging-key", required=True)
-    parser.add_argument("--state", required=True)
-    options = parser.parse_args()
+    options = parse_options((("stage",), {"choices": ["before-restart", "after-restart"]}), (("--state",), {"required": True}))
     run = Run(options)
     parts = Parts(f"app.py {options.stage}")
     if options.stage == "after-restart":

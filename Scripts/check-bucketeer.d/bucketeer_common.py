@@ -14,6 +14,7 @@
   Bucketeer answer to what OFREP gives the same user.
 """
 
+import argparse
 import json
 import math
 import re
@@ -629,3 +630,17 @@ def check_against_ofrep(exchange, answer, origin, env, user, attributes, tag="",
         if item["featureVersion"] != revision:
             fail(f"{name!r}: featureVersion {item['featureVersion']}, OFREP's revision {revision}")
     return flags
+
+
+def parse_options(*extra):
+    """The options Scripts/check-bucketeer passes every part: the server, the demo's admin key, a
+    delivery key of demo/production and one of demo/staging; `extra` adds a script's own
+    (`(args, kwargs)` pairs for `add_argument`)."""
+    parser = argparse.ArgumentParser()
+    for args, kwargs in extra:
+        parser.add_argument(*args, **kwargs)
+    parser.add_argument("--origin", required=True)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--delivery-key", required=True)
+    parser.add_argument("--staging-key", required=True)
+    return parser.parse_args()

@@ -7,10 +7,9 @@ environment's), bodies of 2 MiB (413), an unknown tenant (404), on both endpoint
 apiEndpoint forms; never a 2xx with a partial body, never a 3xx.
 """
 
-import argparse
 import json
 
-from bucketeer_common import Parts, decode_error, decode_evaluations, decode_events_answer, post
+from bucketeer_common import Parts, decode_error, decode_evaluations, decode_events_answer, parse_options, post
 
 PRODUCTION = "/t/demo/production"
 STAGING = "/t/demo/staging"
@@ -103,12 +102,7 @@ class Run:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--origin", required=True)
-    parser.add_argument("--key", required=True)
-    parser.add_argument("--delivery-key", required=True)
-    parser.add_argument("--staging-key", required=True)
-    options = parser.parse_args()
+    options = parse_options()
     run = Run(options)
     parts = Parts("errors.py")
     parts.run("malformed bodies", run.malformed)

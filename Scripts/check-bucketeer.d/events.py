@@ -10,10 +10,10 @@ flush, counts nothing more; a new goal event counts. Evaluation events of the ap
 events over a request's 1000 are, metrics are never errors; old envelopes are accepted.
 """
 
-import argparse
 import time
 
 from bucketeer_common import (
+    parse_options,
     APP_FLAGS,
     METRICS_EVENT,
     MISSING_FLAG,
@@ -191,12 +191,7 @@ class Run:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--origin", required=True)
-    parser.add_argument("--key", required=True)
-    parser.add_argument("--delivery-key", required=True)
-    parser.add_argument("--staging-key", required=True)
-    options = parser.parse_args()
+    options = parse_options()
     run = Run(options)
     parts = Parts("events.py")
     parts.run("goal and evaluation events, sent twice", run.goal_and_evaluation_events)

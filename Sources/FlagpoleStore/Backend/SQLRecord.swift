@@ -21,8 +21,14 @@ extension SQLRecord {
 /// A row selected with a record's `columns`, read by column.
 struct SQLRecordRow<Column: RawRepresentable & CaseIterable & Equatable> where Column.AllCases == [Column] {
     let row: SQLRow
+    /// The columns in their SELECT order, made once per row: `allCases` builds an array each call.
+    private let columns = Column.allCases
+
+    init(row: SQLRow) {
+        self.row = row
+    }
 
     subscript<T: SQLDecodable>(_ column: Column) -> T {
-        row[Column.allCases.firstIndex(of: column)!]
+        row[columns.firstIndex(of: column)!]
     }
 }
