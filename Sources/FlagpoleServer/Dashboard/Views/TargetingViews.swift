@@ -141,6 +141,8 @@ struct TargetingPlanView: Sendable {
         var hasMoves: Bool
         var kept: [Move]
         var hasKept: Bool
+        /// How many FeatureFlags apps keep their group, as the warning's headline.
+        var keptSummary: String
     }
 
     var summary: String
@@ -172,9 +174,11 @@ struct TargetingPlanView: Sendable {
                     "\(Self.count(move.users, "FeatureFlags app")) stay\(move.users == 1 ? "s" : "") in \(move.from) (the rules would put \(move.users == 1 ? "it" : "them") in \(move.to))",
                     move)
             }
+            let keptApps = plan.keptByApps.reduce(0) { $0 + $1.users }
             return Test(
                 feature: plan.feature, url: urls.feature(plan.feature), summary: summary, moves: moves,
-                hasMoves: !moves.isEmpty, kept: kept, hasKept: !kept.isEmpty)
+                hasMoves: !moves.isEmpty, kept: kept, hasKept: !kept.isEmpty,
+                keptSummary: "\(Self.count(keptApps, "FeatureFlags app")) keep\(keptApps == 1 ? "s" : "") the group \(keptApps == 1 ? "it" : "they") cached.")
         }
         hasTests = !tests.isEmpty
         if outcome.isUnchanged {
