@@ -86,9 +86,18 @@ extension Dashboard {
         let form = try await form(RulesForm.self, of: request, session: session)
         let name = try context.feature()
         let isApplying = form.action == "apply"
-        // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
-        let text = form.rules.replacingOccurrences(of: "\r\n", with: "\n")
-        var edit = PendingEdit(reason: form.reason, rules: RulesEdit(text: text, revision: form.revision))
+        // The builder's rule joins the current rules as JSON: the plan, the refusal and Apply
+        // are those of the text, which the advanced view shows.
+        let draft = form.draft
+        let text: String
+        if let draft {
+            text = draft.text(after: try await store.targeting(in: path).featureRules[name] ?? [])
+        } else {
+            // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
+            text = (form.rules ?? "").replacingOccurrences(of: "\r\n", with: "\n")
+        }
+        var edit = PendingEdit(
+            reason: form.reason, rules: RulesEdit(text: text, revision: form.revision, draft: draft))
         do {
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
             let outcome = try await store.setRules(
@@ -255,21 +264,31 @@ extension Dashboard {
         return page
     }
 
-    /// The feature's rules in words and, for editors, their JSON editor with the plan of what
-    /// was typed.
+    /// The feature's rules in words and, for editors, the rule builder and the JSON editor (its
+    /// advanced view) with the plan of what was sent.
     private func targetingSection(
         of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: String?
     ) async throws -> FeaturePage.Targeting {
         let rules = try await store.targeting(in: path).featureRules[feature.name] ?? []
-        let text =
-            edit?.text
-            ?? JSONWriter(style: .pretty(indent: 2)).string(of: ["rules": .array(rules.map(\.jsonValue))])
-        let rows = rules.enumerated().map { RuleRow($1, position: $0 + 1) }
+        let writer = JSONWriter(style: .pretty(indent: 2))
+        let text = edit?.text ?? writer.string(of: ["rules": .array(rules.map(\.jsonValue))])
+        let rows = rules.enumerated().map { index, rule in
+            var row = RuleRow(rule, position: index + 1)
+            var others = rules
+            others.remove(at: index)
+            row.removalText = writer.string(of: ["rules": .array(others.map(\.jsonValue))])
+            return row
+        }
+        let draft = edit?.draft
         return FeaturePage.Targeting(
             rules: rows, hasRules: !rows.isEmpty, isDisabled: !feature.isEnabled,
             segmentsURL: EnvironmentURLs(path).segments, rulesText: text, rulesRevision: edit?.revision ?? revision,
             rulesIssues: TargetingIssueList(edit?.issues ?? []), rulesPlan: edit?.plan,
-            rulesReason: ReasonField(id: "rules-reason", text: reason))
+            rulesReason: ReasonField(id: "rules-reason", text: reason),
+            builder: RuleBuilder(
+                draft: draft, variations: feature.effectiveVariations,
+                attributeNames: try await store.attributeNames(in: path)),
+            isJSONOpen: edit != nil && draft == nil)
     }
 }
 
@@ -314,6 +333,8 @@ struct RulesEdit: Sendable {
     var revision: Int?
     var plan: TargetingPlanView?
     var issues: [ConfigIssue] = []
+    /// The builder's fields, when the rules came from them.
+    var draft: RuleDraft?
 }
 
 struct BiasForm: DashboardForm {
@@ -345,12 +366,24 @@ struct TagsForm: DashboardForm {
 
 struct RulesForm: DashboardForm {
     var csrf: String
-    /// `{"rules": [...]}`.
-    var rules: String
+    /// `{"rules": [...]}`; `nil` from the rule builder, which sends its fields.
+    var rules: String?
+    var attribute: String?
+    var op: String?
+    var values: String?
+    var serve: String?
+    var ruleID: String?
     var action: String?
     /// The revision the page showed: planning and applying are refused if another came first.
     var revision: Int
     var reason: String?
+
+    /// The rule builder's rule, when the form is the builder's.
+    var draft: RuleDraft? {
+        guard rules == nil, let op, let serve else { return nil }
+        return RuleDraft(
+            attribute: attribute ?? "", op: op, values: values ?? "", variation: serve, id: ruleID ?? "")
+    }
 }
 
 struct RolloutForm: DashboardForm {
@@ -402,6 +435,9 @@ struct FeaturePage: Sendable {
         var rulesIssues: TargetingIssueList
         var rulesPlan: TargetingPlanView?
         var rulesReason: ReasonField
+        var builder: RuleBuilder
+        /// The JSON editor is open when what was sent came from it.
+        var isJSONOpen: Bool
     }
 
     var chrome: Chrome
