@@ -37,7 +37,8 @@ extension Dashboard {
         }
         let featureURL = EnvironmentURLs(path).feature(name)
         let page = ResultsPage(
-            chrome: try await chrome(context, at: .overview), results: results, featureURL: featureURL,
+            chrome: try await chrome(context, at: .overview), results: results,
+            control: error == nil ? control?.nilIfEmpty : nil, featureURL: featureURL,
             rollout: context.canEdit
                 ? ResultsPage.Rollout(url: featureURL + "/rollout", csrf: context.session.csrfToken) : nil,
             error: error, now: Date())

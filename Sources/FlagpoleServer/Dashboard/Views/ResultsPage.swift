@@ -43,16 +43,18 @@ struct ResultsPage: Sendable {
     var pooled: [Pooled] = []
     var rollout: Rollout?
 
-    /// The page of `results`; `error` instead of the figures when the control asked for is none.
+    /// The page of `results` against `control` (the default when `nil`); `error` instead of the
+    /// figures when the control asked for is none.
     init(
-        chrome: Chrome, results: ExperimentResults, featureURL: String, rollout: Rollout?, error: String?,
-        now: Date
+        chrome: Chrome, results: ExperimentResults, control: String?, featureURL: String, rollout: Rollout?,
+        error: String?, now: Date
     ) {
         self.chrome = chrome
         name = results.feature
         self.featureURL = featureURL
         self.error = error
-        let control = results.epochs.last?.control
+        // The one asked for, which an older epoch may show though the newest lacks it.
+        let control = control ?? results.epochs.last?.control
         choices = Self.variations(of: results).map { Choice(variation: $0, isSelected: $0 == control) }
         guard error == nil else { return }
         hasEpochs = !results.epochs.isEmpty
