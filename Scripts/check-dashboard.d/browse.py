@@ -17,6 +17,7 @@ from selenium.webdriver.common.by import By
 
 import accessibility
 import bias_task
+import results_task
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -173,6 +174,7 @@ def main():
         check.page("segments", environment + "/segments", ["nav.env a[aria-current=page]", "a#new-segment"], phone=True)
         # The demo's sign-ups: a table per goal, the sample-ratio line, the chart of the difference.
         check.page("results", feature + "/results", ["section.results table.results tbody tr", "figure.timeline svg circle", "ul.legend li"], phone=True)
+        results_task.run(check, environment)
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
         check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
