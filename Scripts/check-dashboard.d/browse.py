@@ -18,6 +18,7 @@ from selenium.webdriver.common.by import By
 import accessibility
 import bias_task
 import results_task
+import rules_task
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -164,6 +165,8 @@ def main():
         # Targeting rules: the plan (a dry run: who would move, with examples), then applied as planned.
         check.page("feature-rules", feature, ["textarea#rules", "#rules-form button[value=plan]", "table.rules, section[aria-labelledby=targeting] p"])
         rules = '{"rules": [\n  {"id": "everyone-enabled", "serve": {"variation": "Enabled"}}\n]}\n'
+        # The JSON is the rules' advanced view, folded under the builder.
+        check.click("details.advanced summary")
         driver.execute_script("document.getElementById('rules').value = arguments[0]", rules)
         check.click("#rules-form button[value=plan]")
         if check.wait_for("the rules plan", lambda: driver.find_elements(By.CSS_SELECTOR, "#rules-plan p.summary")):
@@ -171,6 +174,7 @@ def main():
             check.click("#rules-plan button[value=apply]")
             check.wait_for("the applied rules", lambda: "Applied as revision" in driver.page_source)
             check.checked("feature-rules-applied", ["p.notice", "table.rules tbody tr"])
+        rules_task.run(check, environment)
         check.page("segments", environment + "/segments", ["nav.env a[aria-current=page]", "a#new-segment"], phone=True)
         # The demo's sign-ups: a table per goal, the sample-ratio line, the chart of the difference.
         check.page("results", feature + "/results", ["section.results table.results tbody tr", "figure.timeline svg circle", "ul.legend li"], phone=True)

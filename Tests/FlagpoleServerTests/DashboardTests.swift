@@ -404,7 +404,10 @@ struct DashboardTests {
             // Numbers other than the planned ones are not applied, whatever the button says.
             let unplanned = try await browser.post(
                 "\(Self.abTest)/biases",
-                ["csrf": csrf, "biases[]": "70", "biases[]": "30", "planned": "80 20", "revision": "1", "action": "apply"])
+                [
+                    "csrf": csrf, "biases[]": "70", "biases[]": "30", "planned": "80 20", "revision": "1",
+                    "action": "apply",
+                ])
             #expect(unplanned.status == .unprocessableContent)
             #expect(unplanned.text.contains("not the ones the plan shown was made for"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
@@ -421,7 +424,9 @@ struct DashboardTests {
             #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "phase 2")
             // The feature's history says who, why and what; its latest bias change can go back, plan first.
             let page = try await browser.get(Self.abTest)
-            for text in ["Revision 2</a>", "phase 2", "Biases: 50 %, 50 % → 80 %, 20 %", "Plan going back to 50 %, 50 %"] {
+            for text in [
+                "Revision 2</a>", "phase 2", "Biases: 50 %, 50 % → 80 %, 20 %", "Plan going back to 50 %, 50 %",
+            ] {
                 #expect(page.text.contains(text), "the history lacks \(text)")
             }
             let back = try await browser.post(
@@ -440,7 +445,10 @@ struct DashboardTests {
 
             let stale = try await browser.post(
                 "\(Self.abTest)/biases",
-                ["csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "revision": "1", "action": "apply"])
+                [
+                    "csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "revision": "1",
+                    "action": "apply",
+                ])
             #expect(stale.status == .conflict)
             #expect(stale.text.contains("not 1"))
             let notANumber = try await browser.post(
@@ -461,10 +469,12 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.abTest))
             for (biases, code) in [(["20", "90"], "W202"), (["20", "70"], "W201"), (["20"], "W200")] {
-                let pairs = [("csrf", csrf), ("revision", "1"), ("action", "preview")] + biases.map { ("biases[]", $0) }
+                let pairs =
+                    [("csrf", csrf), ("revision", "1"), ("action", "preview")] + biases.map { ("biases[]", $0) }
                 let refused = try await browser.post("\(Self.abTest)/biases", pairs: pairs)
                 #expect(refused.status == .unprocessableContent, "\(biases)")
-                let plan = try #require(refused.text.firstRange(of: #"<div id="plan""#).map { refused.text[$0.lowerBound...] })
+                let plan = try #require(
+                    refused.text.firstRange(of: #"<div id="plan""#).map { refused.text[$0.lowerBound...] })
                 #expect(plan.contains(#"id="bias-refusal""#) && plan.contains("<strong>\(code)</strong>"), "\(biases)")
                 #expect(!refused.text.contains("Apply these biases"), "\(biases)")
             }
