@@ -137,6 +137,14 @@ class Check:
         self.driver.find_element(By.CSS_SELECTOR, selector).click()
 
 
+def save_config(check, name, selectors):
+    """A config's Save: its plan first (what changes, in words), then Save as the revision it names."""
+    check.click("#config-form button[value=preview]")
+    if check.wait_for(f"{name}: the config's plan", lambda: check.driver.find_elements(By.CSS_SELECTOR, "#config-plan")):
+        check.checked(name, selectors + ["#config-form button[value=apply]"], phone=True)
+        check.click("#config-form button[value=apply]")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", required=True)
@@ -181,9 +189,9 @@ def main():
         results_task.run(check, environment)
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
-        check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
+        check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"], phone=True)
         current = int(driver.find_element(By.CSS_SELECTOR, "select#to option[selected]").get_attribute("value"))
-        check.page("revisions-diff", environment + f"/revisions?from={current}&to={current - 1}", ["table.diff tbody tr", "form button.primary"])
+        check.page("revisions-diff", environment + f"/revisions?from={current}&to={current - 1}", ["table.diff tbody tr", "form button.primary"], phone=True)
 
         check.page("import", environment + "/import", ["textarea#source", "input#file[type=file]"])
         driver.execute_script("document.getElementById('source').value = arguments[0]", '{\n  "features": [\n    {"name": "Broken", "test-biases": [50, "fifty"]}\n  ]\n}\n')
@@ -219,7 +227,7 @@ def main():
             check.checked("config-json-invalid", ["textarea#default[aria-invalid=true]", "#default-check"])
         area.send_keys('"green", "cornerRadius": 8}')
         check.wait_for("the JSON editor to accept the object", lambda: driver.find_element(By.ID, "default-check").text.strip() == "")
-        check.click("#config-form button[type=submit]")
+        save_config(check, "config-json-plan", ["#config-plan ul.moves li code"])
         check.wait_for("the saved JSON config", lambda: "Applied as revision" in driver.page_source)
         check.checked("config-json-saved", ["p.notice", "dl.facts code"])
 
@@ -233,9 +241,9 @@ def main():
         number = driver.find_element(By.ID, "default")
         number.clear()
         number.send_keys("5")
-        check.click("#config-form button[type=submit]")
+        save_config(check, "config-new-plan", ["#config-plan p.summary"])
         check.wait_for("the created config", lambda: "Applied as revision" in driver.page_source)
-        check.click("form button[value=preview]")
+        check.click("form[action$='/delete'] button[value=preview]")
         check.wait_for("the delete confirmation", lambda: driver.find_elements(By.CSS_SELECTOR, "button.danger"))
         check.checked("config-delete-confirm", ["section.confirm button.danger"])
         check.click("section.confirm button.danger")

@@ -605,7 +605,9 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let diff = try await browser.get("\(Self.base)/revisions?from=2&to=1")
             #expect(diff.text.contains("From revision 2 to revision 1"))
-            #expect(diff.text.contains("<td>\(TestServer.abTest)</td><td>enabled</td>"))
+            #expect(
+                diff.text.contains(
+                    #"<td data-label="Feature">\#(TestServer.abTest)</td><td data-label="Field">enabled</td>"#))
             #expect(diff.text.contains("Roll back to revision 1"))
             #expect(try await browser.get("\(Self.base)/revisions?from=2&to=9").status == .notFound)
             let csrf = DashboardBrowser.csrf(in: diff)
@@ -760,7 +762,22 @@ struct DashboardTests {
                 ("follows", ""), ("followed", ""), ("description", "made in a test"), ("tags", "ios, beta,, "),
             ]
             pairs.append(("default", typed.text))
-            let saved = try await browser.post("\(Self.configs)/\(name)", pairs: pairs)
+            // The plan first: what saving would write, in words, and nothing written.
+            let preview = try await browser.post("\(Self.configs)/\(name)", pairs: pairs + [("action", "preview")])
+            #expect(preview.status == .ok, "\(preview.text)")
+            #expect(preview.text.contains("Saving creates \(name) as revision 2"))
+            #expect(preview.text.contains("<li><code>description: set to &quot;made in a test&quot;</code></li>"))
+            let planned = try #require(preview.text.firstMatch(of: #/name="planned" value="([^"]*)"/#)).output.1
+                .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&amp;", with: "&")
+            #expect(try await Self.config(name, in: server) == nil)
+            // A field changed after the plan is not saved under it.
+            let unplanned = try await browser.post(
+                "\(Self.configs)/\(name)",
+                pairs: pairs.map { $0.key == "description" ? ($0.key, "changed after the plan") : $0 }
+                    + [("planned", planned), ("action", "apply")])
+            #expect(unplanned.status == .unprocessableContent && unplanned.text.contains("not the one the plan"))
+            let saved = try await browser.post(
+                "\(Self.configs)/\(name)", pairs: pairs + [("planned", planned), ("action", "apply")])
             #expect(saved.status == .seeOther, "\(saved.text)")
             #expect(saved.headers[.location] == "\(Self.configs)/\(name)?notice=applied&revision=2#notice")
             #expect(try await browser.get(saved.headers[.location]!).text.contains("Applied as revision 2."))
