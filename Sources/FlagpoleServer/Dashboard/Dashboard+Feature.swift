@@ -259,7 +259,7 @@ extension Dashboard {
             page.targeting = try await targetingSection(
                 of: feature, in: path, revision: detail.revision, edit: edit.rules, reason: edit.reason)
         }
-        page.history = FeatureHistoryView(try await store.history(of: name, in: path), isCurrent: feature, urls: urls)
+        page.history = FeatureHistoryView(try await store.history(of: name, in: path), of: feature, urls: urls)
         page.timeline = AssignmentChart(
             try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
         page.events = try await store.assignmentEvents(

@@ -40,7 +40,7 @@ struct FeatureHistoryView: Sendable {
     var revisionsURL: String
 
     init(
-        _ history: [FeatureHistoryEntry], isCurrent feature: Feature, urls: EnvironmentURLs, now: Date = Date()
+        _ history: [FeatureHistoryEntry], of feature: Feature, urls: EnvironmentURLs, now: Date = Date()
     ) {
         entries = history.prefix(Self.limit).enumerated().map { index, entry in
             let change = entry.change
