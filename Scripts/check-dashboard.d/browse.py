@@ -14,6 +14,8 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+import search_task
+
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
 
@@ -121,6 +123,7 @@ def main():
         check.checked("home", [f'a[href="{environment}"]'])
 
         check.page("overview", environment, ["nav.env a[aria-current=page]", "li.card.feature", "svg.bar rect", "button.switch[aria-pressed]"], phone=True)
+        search_task.run(check, environment)
 
         check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner", "input#feature-tags"], phone=True)
         # The live plan: typing a bias shows who would move, without a page load.

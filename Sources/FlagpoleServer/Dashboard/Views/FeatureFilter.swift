@@ -1,0 +1,113 @@
+import FlagpoleCore
+import Hummingbird
+
+/// What the features page is asked to show, read from its GET form:
+/// `?q=&tag=&kind=&state=&section=&rules=&sort=&view=`. A value the page doesn't know (an old
+/// link, a hand-typed URL) filters nothing rather than failing.
+struct FeatureFilter: Sendable, Equatable {
+    enum State: String, Sendable, CaseIterable {
+        case enabled
+        case disabled
+    }
+
+    /// Whether targeting rules exist for the feature.
+    enum Rules: String, Sendable, CaseIterable {
+        case with
+        case without
+    }
+
+    enum Sort: String, Sendable, CaseIterable {
+        /// The features.json's order, grouped by section.
+        case sections
+        case name
+    }
+
+    var name = NameQuery("")
+    var tag: String?
+    var kind: FeatureKind?
+    var state: State?
+    var section: String?
+    var rules: Rules?
+    var sort = Sort.sections
+    /// `nil`: the screen's width picks (`CatalogView`).
+    var view: CatalogView?
+
+    init() {}
+
+    /// The filter of a query string as a browser's GET form sends it (a space as `+`).
+    ///
+    /// - throws: `DashboardError.badForm` when the query is not URL-encoded.
+    init(query: String) throws {
+        let fields: Fields
+        do {
+            fields = try URLEncodedFormDecoder().decode(Fields.self, from: query)
+        } catch {
+            throw DashboardError.badForm("The search could not be read (\(error)). Search again from the page's form.")
+        }
+        name = NameQuery(fields.q ?? "")
+        tag = fields.tag.nonEmpty
+        kind = fields.kind.flatMap(FeatureKind.init(rawValue:))
+        state = fields.state.flatMap(State.init(rawValue:))
+        section = fields.section.nonEmpty
+        rules = fields.rules.flatMap(Rules.init(rawValue:))
+        sort = fields.sort.flatMap(Sort.init(rawValue:)) ?? .sections
+        view = fields.view.flatMap(CatalogView.init(rawValue:))
+    }
+
+    /// Whether any filter (not the sort or the layout) is set.
+    var isFiltering: Bool {
+        !name.isEmpty || tag != nil || kind != nil || state != nil || section != nil || rules != nil
+    }
+
+    func matches(_ facts: FeatureFacts) -> Bool {
+        name.matches(facts.name) && (tag.map(facts.tags.contains) ?? true) && (kind.map { $0 == facts.kind } ?? true)
+            && (state.map { $0 == facts.state } ?? true) && (section.map { $0 == facts.section } ?? true)
+            && (rules.map { $0 == facts.rules } ?? true)
+    }
+
+    /// The filter as a query string for links (`""` or `?q=…`), only what differs from the default.
+    var queryString: String {
+        let pairs: [(String, String?)] = [
+            ("q", name.isEmpty ? nil : name.text), ("tag", tag), ("kind", kind?.rawValue), ("state", state?.rawValue),
+            ("section", section), ("rules", rules?.rawValue), ("sort", sort == .sections ? nil : sort.rawValue),
+            ("view", view?.rawValue),
+        ]
+        let query = pairs.compactMap { key, value in value.map { key + "=" + EnvironmentURLs.queryValue($0) } }
+        return query.isEmpty ? "" : "?" + query.joined(separator: "&")
+    }
+
+    private struct Fields: Decodable {
+        var q: String?
+        var tag: String?
+        var kind: String?
+        var state: String?
+        var section: String?
+        var rules: String?
+        var sort: String?
+        var view: String?
+    }
+}
+
+/// What the features page filters a feature by, as its item's `data-*` attributes carry it to
+/// the search as you type.
+struct FeatureFacts: Sendable {
+    var name: String
+    var tags: [String]
+    var kind: FeatureKind
+    var state: FeatureFilter.State
+    /// The section's heading: "No section" for a feature without one, as the page groups it.
+    var section: String
+    var ruleCount: Int
+    var rules: FeatureFilter.Rules { ruleCount > 0 ? .with : .without }
+
+    init(_ feature: Feature, tags: [String], ruleCount: Int) {
+        name = feature.name
+        self.tags = tags
+        kind = feature.kind
+        state = feature.isEnabled ? .enabled : .disabled
+        section = FeatureFacts.section(of: feature)
+        self.ruleCount = ruleCount
+    }
+
+    static func section(of feature: Feature) -> String { feature.section ?? "No section" }
+}

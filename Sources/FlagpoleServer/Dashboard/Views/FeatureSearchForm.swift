@@ -1,0 +1,42 @@
+import FlagpoleCore
+
+/// The features page's GET form, showing the filter it was sent with. Each control names the
+/// `data-*` attribute of the items it filters (`data-match`), so dashboard.js filters as the
+/// user types with the server's rules.
+struct FeatureSearchForm: Sendable {
+    var name: String
+    var tags: [Choice]
+    var kinds: [Choice]
+    var states: [Choice]
+    var sections: [Choice]
+    var rules: [Choice]
+    var sorts: [Choice]
+    /// The chosen layout, kept by a hidden field; `nil` when the screen's width picks.
+    var view: String?
+    /// The page with the layout kept and no filter.
+    var clearURL: String
+
+    init(_ filter: FeatureFilter, tags: [String], sections: [String], page: String) {
+        name = filter.name.text
+        self.tags = tags.map { Choice(name: $0, value: $0, isSelected: $0 == filter.tag) }
+        kinds = FeatureKind.allCases.map {
+            Choice(name: $0.description, value: $0.rawValue, isSelected: $0 == filter.kind)
+        }
+        states = FeatureFilter.State.allCases.map {
+            Choice(name: $0 == .enabled ? "Enabled" : "Disabled", value: $0.rawValue, isSelected: $0 == filter.state)
+        }
+        self.sections = sections.map { Choice(name: $0, value: $0, isSelected: $0 == filter.section) }
+        rules = FeatureFilter.Rules.allCases.map {
+            Choice(
+                name: $0 == .with ? "With targeting rules" : "Without rules", value: $0.rawValue,
+                isSelected: $0 == filter.rules)
+        }
+        sorts = FeatureFilter.Sort.allCases.map {
+            Choice(name: $0 == .sections ? "Sections" : "Name", value: $0.rawValue, isSelected: $0 == filter.sort)
+        }
+        view = filter.view?.rawValue
+        var cleared = FeatureFilter()
+        cleared.view = filter.view
+        clearURL = page + cleared.queryString
+    }
+}
