@@ -241,6 +241,51 @@ struct EnvironmentTable {
         ).map(AuditRecord.init(row:))
     }
 
+    /// The revisions that changed the feature `name`, newest first, each with its audit rows of
+    /// the feature; the actor is the key's name when the key has one.
+    func featureHistory(of name: String, in scope: EnvironmentScope) throws -> [FeatureHistoryEntry] {
+        let rows = try db.rows(
+            """
+            SELECT r.number, r.kind, r.actor, k.name AS key_name, r.message, r.created_at,
+                   a.field, a.change, a.before_json, a.after_json
+            FROM audit a JOIN revisions r ON r.id = a.revision_id AND r.tenant_id = a.tenant_id
+            LEFT JOIN api_keys k ON r.actor = 'key:' || k.prefix
+            WHERE a.tenant_id = ? AND a.feature_name = ? AND r.environment_id = ?
+            ORDER BY r.number DESC, a.id
+            """, [scope.tenant.id, name, scope.id])
+        var entries: [FeatureHistoryEntry] = []
+        for row in rows {
+            let number: Int = row["number"]
+            if entries.last?.change.revision != number {
+                entries.append(FeatureHistoryEntry(change: FeatureChange(row: row), fields: []))
+            }
+            entries[entries.count - 1].fields.append(
+                FieldChange(
+                    field: row["field"], kind: DocumentDiff.Change.Kind(rawValue: row["change"]) ?? .changed,
+                    before: row["before_json"], after: row["after_json"]))
+        }
+        return entries
+    }
+
+    /// The last revision that changed each feature of the environment, by the feature's name.
+    func lastFeatureChanges(in scope: EnvironmentScope) throws -> [String: FeatureChange] {
+        let rows = try db.rows(
+            """
+            SELECT a.feature_name, r.number, r.kind, r.actor, k.name AS key_name, r.message, r.created_at
+            FROM revisions r JOIN audit a ON a.revision_id = r.id AND a.tenant_id = r.tenant_id
+            LEFT JOIN api_keys k ON r.actor = 'key:' || k.prefix
+            WHERE r.tenant_id = ? AND r.environment_id = ? AND a.feature_name IS NOT NULL
+            """, [scope.tenant.id, scope.id])
+        var last: [String: FeatureChange] = [:]
+        for row in rows {
+            let name: String = row["feature_name"]
+            let number: Int = row["number"]
+            if let known = last[name], known.revision >= number { continue }
+            last[name] = FeatureChange(row: row)
+        }
+        return last
+    }
+
     /// Records a new revision with its rendered document and configs (`nil`: none) and one audit
     /// row per change.
     func insertRevision(
