@@ -1,17 +1,26 @@
 import FlagpoleCore
+import Foundation
 import Testing
 
 @testable import FlagpoleServer
+@testable import FlagpoleStore
 
 /// The features and configs pages' filters: what their GET forms send, read back, and which
 /// items each keeps. dashboard.js applies the same rules to the items' `data-*` attributes.
 @Suite("Catalog filters")
 struct CatalogFilterTests {
+    /// 2026-11-20 23:30 UTC: the 21st is the next day in UTC, whatever the machine's zone.
+    static let lateOnThe20th = Date(timeIntervalSince1970: 1_795_217_400)
     static let checkout = FeatureFacts(
         Feature(name: "New Checkout", section: "Payments", testVariations: ["A", "B"]), tags: ["ios", "q3 launch"],
-        ruleCount: 2)
-    static let darkMode = FeatureFacts(Feature(name: "Dark mode", enabled: false), tags: [], ruleCount: 0)
-    static let premium = FeatureFacts(Feature(name: "Premium", unlocked: true), tags: ["ios"], ruleCount: 0)
+        ruleCount: 2,
+        lastChange: FeatureChange(
+            revision: 7, kind: .edit, actor: "alice", message: "biases", createdAt: lateOnThe20th + 3600))
+    static let darkMode = FeatureFacts(
+        Feature(name: "Dark mode", enabled: false), tags: [], ruleCount: 0,
+        lastChange: FeatureChange(revision: 3, kind: .edit, actor: "bob", message: "off", createdAt: lateOnThe20th))
+    static let premium = FeatureFacts(
+        Feature(name: "Premium", enabled: true, unlocked: true), tags: ["ios"], ruleCount: 0)
 
     static func shown(by query: String) throws -> [String] {
         let filter = try FeatureFilter(query: query)
@@ -42,6 +51,12 @@ struct CatalogFilterTests {
             ("tag=ios&state=enabled&rules=without", ["Premium"]),
             ("q=&tag=&kind=&state=&section=&rules=", ["New Checkout", "Dark mode", "Premium"]),
             ("kind=spaceship&state=maybe", ["New Checkout", "Dark mode", "Premium"]),
+            ("by=alice", ["New Checkout"]),
+            ("by=carol", []),
+            ("since=2026-11-20", ["New Checkout", "Dark mode"]),
+            ("since=2026-11-21", ["New Checkout"]),
+            ("since=2026-11-22", []),
+            ("since=yesterday", ["New Checkout", "Dark mode", "Premium"]),
         ])
     func featureFilters(query: String, expected: [String]) throws {
         #expect(try Self.shown(by: query) == expected, "\(query)")
@@ -51,11 +66,13 @@ struct CatalogFilterTests {
     func featureQueryRoundTrip() throws {
         let filter = try FeatureFilter(
             query:
-                "q=new+%C3%A9&tag=a%26b&kind=mvt-test&state=enabled&section=S&rules=with&sort=name&view=table&notice=x")
+                "q=new+%C3%A9&tag=a%26b&kind=mvt-test&state=enabled&section=S&rules=with&by=al+ice&since=2026-01-02"
+                + "&sort=name&view=table&notice=x")
         #expect(filter.name.text == "new é")
         #expect(filter.tag == "a&b")
         #expect(filter.kind == .mvtTest && filter.state == .enabled && filter.rules == .with)
         #expect(filter.section == "S" && filter.sort == .name && filter.view == .table)
+        #expect(filter.actor == "al ice" && filter.since == "2026-01-02")
         #expect(filter.isFiltering)
         #expect(try FeatureFilter(query: String(filter.queryString.dropFirst())) == filter)
         #expect(FeatureFilter().queryString == "")
@@ -113,5 +130,9 @@ struct CatalogFilterTests {
         #expect(grouped.map(\.isHidden) == [false, true])
         let byName = OverviewPage.sections(rows, sortedBy: .name)
         #expect(byName.count == 1 && byName[0].features.map(\.facts.name) == ["Dark mode", "New Checkout", "Premium"])
+        let byChange = OverviewPage.sections(rows, sortedBy: .change)
+        #expect(byChange[0].features.map(\.facts.name) == ["New Checkout", "Dark mode", "Premium"])
+        #expect(byChange[0].features.map(\.changedOn) == ["2026-11-21", "2026-11-20", nil])
+        #expect(byChange[0].features[0].lastChange == "revision 7 by alice, 2026-11-21 00:30 UTC")
     }
 }

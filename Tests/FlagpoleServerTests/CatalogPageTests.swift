@@ -33,7 +33,8 @@ struct CatalogPageTests {
             #expect(all.contains("6 of 6 features"))
             #expect(all.contains(#"<ul class="cards">"#) && all.contains(#"<table class="features">"#))
             #expect(all.contains(#"<div class="catalog layout-auto">"#))
-            #expect(!all.contains(#" hidden>"#))
+            let items = all.matches(of: #/<(li|tr) [^>]*data-catalog-item[^>]*>/#)
+            #expect(items.count == 12 && items.allSatisfy { !$0.output.0.contains(" hidden") })
 
             let found = try await browser.get("\(Self.base)?q=example+a%2Fb&rules=with&view=table").text
             #expect(found.contains(#"role="status" aria-live="polite">1 of 6 features</p>"#))
@@ -47,8 +48,12 @@ struct CatalogPageTests {
             #expect(other.count == 1 && other[0].contains(" hidden"))
             #expect(
                 found.contains(
-                    #"<a class="button view-table" href="\#(Self.base)?q=example%20a/b&rules=with&view=table" aria-current="page">"#
+                    #"<a class="button view-table" href="\#(Self.base)?q=example%20a/b&amp;rules=with&amp;view=table" aria-current="page">"#
                 ))
+
+            let recent = try await browser.get("\(Self.base)?sort=change&view=table").text
+            #expect(recent.contains("All features, last changed first") && recent.contains("Last change</th>"))
+            #expect(recent.contains(#"<option value="change" selected>"#))
 
             let none = try await browser.get("\(Self.base)?state=disabled&kind=mvt-test").text
             #expect(none.contains("0 of 6 features") && none.contains(#"<p id="catalog-empty">No feature matches"#))

@@ -30,10 +30,17 @@ extension Dashboard {
         let ruleCounts = try await store.targeting(in: path).featureRules.reduce(into: [String: Int]()) {
             $0[Feature.nameKey($1.key), default: 0] += $1.value.count
         }
+        // The audit wrote each name as it was then: look the changes up as features compare.
+        let changes = try await store.lastChanges(in: path).reduce(into: [String: FeatureChange]()) { last, entry in
+            let key = Feature.nameKey(entry.key)
+            if (last[key]?.revision ?? .min) < entry.value.revision { last[key] = entry.value }
+        }
         let features = decoded?.document?.features ?? []
         let rows = features.map { feature in
             let tags = configs.tags(of: feature)
-            let facts = FeatureFacts(feature, tags: tags, ruleCount: ruleCounts[Feature.nameKey(feature.name)] ?? 0)
+            let facts = FeatureFacts(
+                feature, tags: tags, ruleCount: ruleCounts[Feature.nameKey(feature.name)] ?? 0,
+                lastChange: changes[Feature.nameKey(feature.name)])
             var card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
             card.tags = TagLink.links(tags, to: urls.overview, current: filter.tag)
             return FeatureRow(card: card, facts: facts, isHidden: !filter.matches(facts))
@@ -49,7 +56,8 @@ extension Dashboard {
             hasTags: !tags.isEmpty, total: features.count, hasFeatures: !features.isEmpty,
             sections: OverviewPage.sections(rows, sortedBy: filter.sort),
             search: FeatureSearchForm(
-                filter, tags: tags, sections: TagLink.union([rows.map(\.facts.section)]), page: urls.overview),
+                filter, tags: tags, sections: TagLink.union([rows.map(\.facts.section)]),
+                actors: Set(rows.compactMap(\.actor)).sorted(), page: urls.overview),
             count: "\(shown) of \(features.count) feature\(features.count == 1 ? "" : "s")",
             emptyMessage: shown > 0 || features.isEmpty ? nil : "No feature matches this search.",
             layout: filter.view?.rawValue ?? "auto", showsCards: filter.view != .table,
@@ -149,12 +157,24 @@ struct OverviewPage: Sendable {
             }
             return sections
         case .name:
-            let sorted = rows.sorted { $0.facts.name.lowercased() < $1.facts.name.lowercased() }
             return [
-                Section(
-                    index: 0, name: "All features by name", features: sorted, isHidden: sorted.allSatisfy(\.isHidden))
+                Self.list(
+                    "All features by name", rows.sorted { $0.facts.name.lowercased() < $1.facts.name.lowercased() })
             ]
+        case .change:
+            // Newest first; a stable sort keeps the document's order among the never changed.
+            let sorted = rows.enumerated().sorted { a, b in
+                let (left, right) = (
+                    a.element.facts.lastChange?.revision ?? .min, b.element.facts.lastChange?.revision ?? .min
+                )
+                return left != right ? left > right : a.offset < b.offset
+            }
+            return [Self.list("All features, last changed first", sorted.map(\.element))]
         }
+    }
+
+    private static func list(_ name: String, _ rows: [FeatureRow]) -> Section {
+        Section(index: 0, name: name, features: rows, isHidden: rows.allSatisfy(\.isHidden))
     }
 }
 

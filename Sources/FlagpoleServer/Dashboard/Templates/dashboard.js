@@ -100,6 +100,8 @@ document.addEventListener("DOMContentLoaded", () => {
     contains: (fact, field, value) => fact[field].includes(value.toLowerCase()),
     includes: (fact, field, value) => fact[field].includes(value),
     equals: (fact, field, value) => fact.data[field] === value,
+    // Days as YYYY-MM-DD order as text; a feature without a known change is not "since" any day.
+    since: (fact, field, value) => (fact.data[field] || "") !== "" && fact.data[field] >= value,
   };
   const query = (changes) => {
     const pairs = new URLSearchParams();

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import Foundation
 
 /// One feature on the features page, as a card and as a table row, with the facts its filters
 /// read. A feature the filter leaves out is still rendered, hidden, so that search as you type
@@ -15,6 +16,11 @@ struct FeatureRow: Sendable {
     var kind: String
     var state: String
     var rules: String
+    /// Who made the last change, for `data-actor`, and its UTC day, for `data-changed`.
+    var actor: String?
+    var changedOn: String?
+    /// "revision 5 by alice, 2026-11-26 08:56 UTC".
+    var lastChange: String?
 
     init(card: FeatureCard, facts: FeatureFacts, isHidden: Bool) {
         self.card = card
@@ -25,5 +31,15 @@ struct FeatureRow: Sendable {
         kind = facts.kind.rawValue
         state = facts.state.rawValue
         rules = facts.rules.rawValue
+        actor = facts.lastChange?.actor
+        changedOn = facts.changedOn
+        lastChange = facts.lastChange.map {
+            "revision \($0.revision) by \($0.actor), \($0.createdAt.formatted(Self.time)) UTC"
+        }
     }
+
+    private static let time = Date.VerbatimFormatStyle(
+        format:
+            "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits)",
+        timeZone: .gmt, calendar: Calendar(identifier: .gregorian))
 }

@@ -11,12 +11,15 @@ struct FeatureSearchForm: Sendable {
     var sections: [Choice]
     var rules: [Choice]
     var sorts: [Choice]
+    /// Who made the features' last changes.
+    var actors: [Choice]
+    var since: String
     /// The chosen layout, kept by a hidden field; `nil` when the screen's width picks.
     var view: String?
     /// The page with the layout kept and no filter.
     var clearURL: String
 
-    init(_ filter: FeatureFilter, tags: [String], sections: [String], page: String) {
+    init(_ filter: FeatureFilter, tags: [String], sections: [String], actors: [String], page: String) {
         name = filter.name.text
         self.tags = tags.map { Choice(name: $0, value: $0, isSelected: $0 == filter.tag) }
         kinds = FeatureKind.allCases.map {
@@ -31,9 +34,17 @@ struct FeatureSearchForm: Sendable {
                 name: $0 == .with ? "With targeting rules" : "Without rules", value: $0.rawValue,
                 isSelected: $0 == filter.rules)
         }
-        sorts = FeatureFilter.Sort.allCases.map {
-            Choice(name: $0 == .sections ? "Sections" : "Name", value: $0.rawValue, isSelected: $0 == filter.sort)
+        sorts = FeatureFilter.Sort.allCases.map { sort in
+            let name =
+                switch sort {
+                case .sections: "Sections"
+                case .name: "Name"
+                case .change: "Last change"
+                }
+            return Choice(name: name, value: sort.rawValue, isSelected: sort == filter.sort)
         }
+        self.actors = actors.map { Choice(name: $0, value: $0, isSelected: $0 == filter.actor) }
+        since = filter.since ?? ""
         view = filter.view?.rawValue
         var cleared = FeatureFilter()
         cleared.view = filter.view
