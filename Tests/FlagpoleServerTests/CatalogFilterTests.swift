@@ -80,6 +80,14 @@ struct CatalogFilterTests {
         #expect(!plain.isFiltering && plain.queryString == "?view=cards")
     }
 
+    @Test("Nothing found says why: the tag alone, or the search")
+    func emptyMessages() throws {
+        #expect(try FeatureFilter(query: "tag=beta&sort=name").emptyMessage == "No feature is tagged beta.")
+        #expect(try FeatureFilter(query: "tag=beta&q=x").emptyMessage == "No feature matches this search.")
+        #expect(try ConfigFilter(query: "tag=beta").emptyMessage == "No config is tagged beta.")
+        #expect(try ConfigFilter(query: "type=int").emptyMessage == "No config matches this search.")
+    }
+
     @Test("A query that is not URL-encoded is a bad form, not a server error")
     func malformedQuery() {
         #expect(throws: DashboardError.self) { try FeatureFilter(query: "q=%ZZ") }

@@ -204,12 +204,6 @@ extension Dashboard {
         let tags = TagLink.links(allTags, to: urls.configs, current: tag)
         let total = snapshot.document.configs.count
         let shown = rows.count { !$0.isHidden }
-        var empty: String?
-        if shown == 0, total > 0 {
-            empty =
-                filter == ConfigFilter(tag: tag)
-                ? "No config is tagged \(tag ?? "")." : "No config matches this search."
-        }
         return ConfigsPage(
             chrome: try await chrome(context, at: .configs, notice: notice), path: path.description,
             url: urls.configs, revision: snapshot.revision, canEdit: context.canEdit,
@@ -217,7 +211,8 @@ extension Dashboard {
             types: ConfigType.allCases.map { Choice(name: $0.rawValue, value: $0.rawValue, isSelected: $0 == .string) },
             tag: tag, tags: tags, hasTags: !tags.isEmpty, rows: rows, hasRows: !rows.isEmpty,
             total: total, search: ConfigSearchForm(filter, tags: allTags),
-            count: "\(shown) of \(total) config\(total == 1 ? "" : "s")", emptyMessage: empty)
+            count: "\(shown) of \(total) config\(total == 1 ? "" : "s")",
+            emptyMessage: shown == 0 && total > 0 ? filter.emptyMessage : nil)
     }
 
     private func configPage(

@@ -59,7 +59,7 @@ extension Dashboard {
                 filter, tags: tags, sections: TagLink.union([rows.map(\.facts.section)]),
                 actors: Set(rows.compactMap(\.actor)).sorted(), page: urls.overview),
             count: "\(shown) of \(features.count) feature\(features.count == 1 ? "" : "s")",
-            emptyMessage: shown > 0 || features.isEmpty ? nil : "No feature matches this search.",
+            emptyMessage: shown > 0 || features.isEmpty ? nil : filter.emptyMessage,
             layout: filter.view?.rawValue ?? "auto", showsCards: filter.view != .table,
             showsTable: filter.view != .cards, viewLinks: CatalogViewLink.links(to: urls.overview, filter: filter),
             connections: ClientConnections(

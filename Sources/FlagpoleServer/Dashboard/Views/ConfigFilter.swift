@@ -35,6 +35,14 @@ struct ConfigFilter: Sendable, Equatable {
 
     var isFiltering: Bool { !name.isEmpty || tag != nil || type != nil || follows != nil }
 
+    /// Why nothing shows when the filter leaves no config.
+    var emptyMessage: String {
+        var untagged = self
+        untagged.tag = nil
+        guard let tag, !untagged.isFiltering else { return "No config matches this search." }
+        return "No config is tagged \(tag)."
+    }
+
     func matches(_ config: Config) -> Bool {
         name.matches(config.name) && (tag.map(config.tags.contains) ?? true) && (type.map { $0 == config.type } ?? true)
             && (follows.map { $0 == Self.follows(config) } ?? true)
@@ -47,13 +55,5 @@ struct ConfigFilter: Sendable, Equatable {
         var tag: String?
         var type: String?
         var follows: String?
-    }
-}
-
-extension ConfigFilter {
-    /// Only the configs tagged `tag`: what the tag links ask for.
-    init(tag: String?) {
-        self.init()
-        self.tag = tag
     }
 }

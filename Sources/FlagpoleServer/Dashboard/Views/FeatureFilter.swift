@@ -70,6 +70,14 @@ struct FeatureFilter: Sendable, Equatable {
             || since != nil
     }
 
+    /// Why nothing shows when the filter leaves no feature.
+    var emptyMessage: String {
+        var untagged = self
+        untagged.tag = nil
+        guard let tag, !untagged.isFiltering else { return "No feature matches this search." }
+        return "No feature is tagged \(tag)."
+    }
+
     func matches(_ facts: FeatureFacts) -> Bool {
         name.matches(facts.name) && (tag.map(facts.tags.contains) ?? true) && (kind.map { $0 == facts.kind } ?? true)
             && (state.map { $0 == facts.state } ?? true) && (section.map { $0 == facts.section } ?? true)
