@@ -6,14 +6,20 @@ Called from browse.py's main() with its `Check` and the demo environment's path,
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from browse import DESKTOP, PHONE
+# browse.py's window sizes; it imports this module, so they are read once both are loaded.
+def sizes():
+    from browse import DESKTOP, PHONE
+
+    return DESKTOP, PHONE
 
 VISIBLE_ITEMS = "return [...document.querySelectorAll(arguments[0])].filter(e => e.offsetParent !== null).map(e => e.dataset.name)"
-# Elements that stick out of a phone's screen, but for those inside a scrolling region (the
-# tables), which scroll within it.
+# Elements that stick out of a phone's screen, but for those inside a box that scrolls sideways
+# (the tables' regions, code snippets), which scroll within it.
 WIDER_THAN_SCREEN = """
+const scrolls = (e) => ['auto', 'scroll', 'hidden'].includes(getComputedStyle(e).overflowX);
+const inScroller = (e) => { for (let p = e.parentElement; p; p = p.parentElement) if (scrolls(p)) return true; return false; };
 return [...document.querySelectorAll('body *')]
-  .filter(e => !e.closest('.scroll') && e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 1)
+  .filter(e => e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 1 && !inScroller(e))
   .map(e => e.outerHTML.slice(0, 80));
 """
 # Types into the box as a user would (one input event), timing the page's answer; the handler
@@ -32,17 +38,19 @@ def visible(check, selector):
 
 
 def fits_phone(check, name):
+    desktop, phone = sizes()
     driver = check.driver
-    driver.set_window_size(*PHONE)
+    driver.set_window_size(*phone)
     try:
         for element in driver.execute_script(WIDER_THAN_SCREEN):
             check.fail(f"{name}: wider than a phone screen: {element}")
         return driver.execute_script("return document.documentElement.scrollHeight")
     finally:
-        driver.set_window_size(*DESKTOP)
+        driver.set_window_size(*desktop)
 
 
 def run(check, environment):
+    desktop, phone = sizes()
     driver = check.driver
     cards = "li.card.feature[data-catalog-item]"
 
@@ -110,11 +118,11 @@ def run(check, environment):
     # Phones get the table by default, and the page fits the screen.
     driver.get(check.base + environment)
     height = fits_phone(check, "search-overview-phone")
-    print(f"     overview at {PHONE[0]}x{PHONE[1]}: {height} px tall with {len(everything)} features")
-    driver.set_window_size(*PHONE)
+    print(f"     overview at {phone[0]}x{phone[1]}: {height} px tall with {len(everything)} features")
+    driver.set_window_size(*phone)
     if not driver.find_elements(By.CSS_SELECTOR, "table.features") or driver.find_element(By.CSS_SELECTOR, "ul.cards").is_displayed():
         check.fail("search: a phone should see the table, not the cards, by default")
-    driver.set_window_size(*DESKTOP)
+    driver.set_window_size(*desktop)
 
     # The configs page: typing narrows the rows the same way.
     rows = "table.configs tr[data-catalog-item]"
