@@ -115,13 +115,15 @@ def run(check, environment):
         check.fail("search: switching to the table dropped the filter")
     fits_phone(check, "search-table")
 
-    # Phones get the table by default, and the page fits the screen.
+    # Phones get compact cards by default (a line each, details on the feature's page), and the
+    # page fits the screen.
     driver.get(check.base + environment)
     height = fits_phone(check, "search-overview-phone")
     print(f"     overview at {phone[0]}x{phone[1]}: {height} px tall with {len(everything)} features")
     driver.set_window_size(*phone)
-    if not driver.find_elements(By.CSS_SELECTOR, "table.features") or driver.find_element(By.CSS_SELECTOR, "ul.cards").is_displayed():
-        check.fail("search: a phone should see the table, not the cards, by default")
+    tallest = driver.execute_script("return Math.max(...[...document.querySelectorAll(arguments[0])].map(e => e.getBoundingClientRect().height))", cards)
+    if tallest > 80 or driver.find_elements(By.CSS_SELECTOR, "li.card.feature svg.bar") and driver.find_element(By.CSS_SELECTOR, "li.card.feature svg.bar").is_displayed():
+        check.fail(f"search: a phone's default cards should be one line without details; the tallest is {tallest:.0f} px")
     driver.set_window_size(*desktop)
 
     # The configs page: typing narrows the rows the same way.

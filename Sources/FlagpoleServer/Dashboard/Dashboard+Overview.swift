@@ -61,7 +61,7 @@ extension Dashboard {
             count: "\(shown) of \(features.count) feature\(features.count == 1 ? "" : "s")",
             emptyMessage: shown > 0 || features.isEmpty ? nil : filter.emptyMessage,
             layout: filter.view?.rawValue ?? "auto", showsCards: filter.view != .table,
-            showsTable: filter.view != .cards, viewLinks: CatalogViewLink.links(to: urls.overview, filter: filter),
+            showsTable: filter.view == .table, viewLinks: CatalogViewLink.links(to: urls.overview, filter: filter),
             connections: ClientConnections(
                 path, origin: ClientConnections.origin(of: request.head),
                 isPrivate: try await store.deliveryState(of: path).settings.isPrivate))
@@ -132,7 +132,7 @@ struct OverviewPage: Sendable {
     var count: String
     /// Why nothing shows, when the filter leaves nothing.
     var emptyMessage: String?
-    /// `cards`, `table`, or `auto` (the screen's width picks).
+    /// `cards`, `table`, or `auto` (cards, compact on phones).
     var layout: String
     var showsCards: Bool
     var showsTable: Bool

@@ -94,7 +94,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const empty = document.getElementById("catalog-empty");
   const tagged = document.getElementById("tagged-note");
   const toggles = [...document.querySelectorAll(".view-toggle a")];
-  // The cards and the table may both be on the page: count features, not elements.
+  // Count features by name, not elements: a page could show one in two places.
   const total = new Set(facts.map((fact) => fact.data.name)).size;
   const tests = {
     contains: (fact, field, value) => fact[field].includes(value.toLowerCase()),
@@ -137,17 +137,4 @@ document.addEventListener("DOMContentLoaded", () => {
   form.addEventListener("change", (event) => {
     if (event.target.matches("[data-reload]")) form.requestSubmit();
   });
-  // When the width picks the layout, say which one is showing.
-  const auto = document.querySelector(".view-toggle.layout-auto");
-  if (auto) {
-    const phone = window.matchMedia("(max-width: 40rem)");
-    const mark = () => {
-      for (const toggle of toggles) {
-        if (toggle.classList.contains(phone.matches ? "view-table" : "view-cards")) toggle.setAttribute("aria-current", "true");
-        else toggle.removeAttribute("aria-current");
-      }
-    };
-    phone.addEventListener("change", mark);
-    mark();
-  }
 });

@@ -1,6 +1,6 @@
 /// How the features page lays its features out: cards with every detail, or a compact table.
-/// Without `?view=` the page has both and the screen's width picks (the table on phones), so
-/// 300 features stay a few screens long without a script or a cookie.
+/// Without `?view=` it has the cards, which on a phone's width show one line each (name, state,
+/// switch), so 300 features stay a few screens long without a script, a cookie or a second copy.
 enum CatalogView: String, Sendable, CaseIterable {
     case cards
     case table
@@ -11,7 +11,7 @@ struct CatalogViewLink: Sendable {
     var name: String
     var value: String
     var url: String
-    /// Chosen by `?view=`; `false` for both when the screen's width picks.
+    /// Chosen by `?view=`; `false` for both without it.
     var isCurrent: Bool
 
     static func links(to page: String, filter: FeatureFilter) -> [CatalogViewLink] {

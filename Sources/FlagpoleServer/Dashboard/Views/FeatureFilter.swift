@@ -37,7 +37,7 @@ struct FeatureFilter: Sendable, Equatable {
     /// A UTC day, `YYYY-MM-DD` as a date input sends it: features last changed that day or later.
     var since: String?
     var sort = Sort.sections
-    /// `nil`: the screen's width picks (`CatalogView`).
+    /// `nil`: the cards, compact on phones (`CatalogView`).
     var view: CatalogView?
 
     init() {}

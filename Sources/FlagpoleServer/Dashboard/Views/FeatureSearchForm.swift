@@ -14,7 +14,7 @@ struct FeatureSearchForm: Sendable {
     /// Who made the features' last changes.
     var actors: [Choice]
     var since: String
-    /// The chosen layout, kept by a hidden field; `nil` when the screen's width picks.
+    /// The chosen layout, kept by a hidden field; `nil` when none was chosen.
     var view: String?
     /// The page with the layout kept and no filter.
     var clearURL: String
