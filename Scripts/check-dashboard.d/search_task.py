@@ -121,7 +121,8 @@ def run(check, environment):
     height = fits_phone(check, "search-overview-phone")
     print(f"     overview at {phone[0]}x{phone[1]}: {height} px tall with {len(everything)} features")
     driver.set_window_size(*phone)
-    tallest = driver.execute_script("return Math.max(...[...document.querySelectorAll(arguments[0])].map(e => e.getBoundingClientRect().height))", cards)
+    # A card's warnings stay on a phone: only cards without any are a line.
+    tallest = driver.execute_script("return Math.max(0, ...[...document.querySelectorAll(arguments[0])].filter(e => !e.querySelector('ul.diagnostics li')).map(e => e.getBoundingClientRect().height))", cards)
     if tallest > 80 or driver.find_elements(By.CSS_SELECTOR, "li.card.feature svg.bar") and driver.find_element(By.CSS_SELECTOR, "li.card.feature svg.bar").is_displayed():
         check.fail(f"search: a phone's default cards should be one line without details; the tallest is {tallest:.0f} px")
     driver.set_window_size(*desktop)
