@@ -140,6 +140,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/import.mustache"),
                 .embedInCode("Dashboard/Templates/layout.mustache"),
                 .embedInCode("Dashboard/Templates/overview.mustache"),
+                .embedInCode("Dashboard/Templates/reason.mustache"),
                 .embedInCode("Dashboard/Templates/revisions.mustache"),
                 .embedInCode("Dashboard/Templates/segment.mustache"),
                 .embedInCode("Dashboard/Templates/results.mustache"),

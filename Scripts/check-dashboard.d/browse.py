@@ -6,6 +6,7 @@ message of level SEVERE (script errors, failed loads, CSP violations).
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -14,6 +15,9 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+import accessibility
+import bias_task
+import results_task
 import search_task
 
 DESKTOP = (1280, 900)
@@ -36,6 +40,9 @@ return [...document.querySelectorAll('svg')]
 
 
 class Check:
+    desktop_size = DESKTOP
+    phone_size = PHONE
+
     def __init__(self, base, screenshots, javascript=True):
         self.base = base
         self.screenshots = screenshots
@@ -44,11 +51,13 @@ class Check:
         options.binary_location = "/usr/bin/chromium"
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
             options.add_argument(argument)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        # performance: the DevTools events, to count the documents a task loads.
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
         if not javascript:
             options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
         self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         self.driver.set_window_size(*DESKTOP)
+        self.documents = 0
 
     def fail(self, message):
         print(f"FAIL {message}")
@@ -80,15 +89,40 @@ class Check:
         for image in driver.execute_script(UNNAMED_IMAGES):
             self.fail(f"{name}: unnamed image {image}")
         self.console_errors(name, expected_status)
+        is_phone = driver.get_window_size()["width"] <= PHONE[0] + 20
+        if is_phone:
+            self.fits_the_screen(name)
+        self.accessible(name, is_phone)
         driver.save_screenshot(os.path.join(self.screenshots, f"{name}.png"))
         if phone:
             driver.set_window_size(*PHONE)
-            overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
-            if overflow > 1:
-                self.fail(f"{name}: {overflow} px wider than a phone screen")
+            self.fits_the_screen(name)
+            self.accessible(name + " (phone)", phone=True)
             driver.save_screenshot(os.path.join(self.screenshots, f"{name}-phone.png"))
             driver.set_window_size(*DESKTOP)
         print(f"ok   {name}")
+
+    def accessible(self, name, phone):
+        for problem in accessibility.violations(self.driver, phone):
+            self.fail(f"{name}: {problem}")
+
+    def focus_rings(self, name):
+        for problem in accessibility.focus_ring_violations(self.driver):
+            self.fail(f"{name}: {problem}")
+
+    def fits_the_screen(self, name):
+        overflow = self.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        if overflow > 1:
+            self.fail(f"{name}: {overflow} px wider than a phone screen")
+
+    def page_loads(self):
+        """How many documents this tab has loaded so far: a link, a form's answer, a redirect's
+        target, a reload (a fetch or replaceState loads none)."""
+        for entry in self.driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message["method"] == "Page.frameNavigated" and "parentId" not in message["params"]["frame"]:
+                self.documents += 1
+        return self.documents
 
     def wait_for(self, description, condition, seconds=10):
         deadline = time.monotonic() + seconds
@@ -126,20 +160,8 @@ def main():
         search_task.run(check, environment)
 
         check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner", "input#feature-tags"], phone=True)
-        # The live plan: typing a bias shows who would move, without a page load.
-        bias = driver.find_element(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")
-        bias.clear()
-        bias.send_keys("25")
-        driver.find_elements(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")[1].clear()
-        driver.find_elements(By.CSS_SELECTOR, "#bias-form input[name='biases[]']")[1].send_keys("75")
-        if check.wait_for("the live bias plan", lambda: "change group" in driver.find_element(By.ID, "plan").text):
-            # While typing, a preview of biases that sum below 100 (25 and 7 on the way to 75) is
-            # refused with 422, by design: the plan shown is of the finished numbers.
-            check.checked("feature-plan", ["#plan .summary", "#plan svg.bar", "#bias-form button[value=apply]"], expected_status=422)
-            check.click("#bias-form button[value=apply]")
-            # Revision 1 is the demo's features.json, 2 its configs.
-            check.wait_for("the applied notice", lambda: "Applied as revision 3" in driver.page_source)
-            check.checked("feature-applied", ["p.notice"])
+        check.focus_rings("feature")
+        bias_task.run(check, environment)
 
         # Targeting rules: the plan (a dry run: who would move, with examples), then applied as planned.
         check.page("feature-rules", feature, ["textarea#rules", "#rules-form button[value=plan]", "table.rules, section[aria-labelledby=targeting] p"])
@@ -154,10 +176,12 @@ def main():
         check.page("segments", environment + "/segments", ["nav.env a[aria-current=page]", "a#new-segment"], phone=True)
         # The demo's sign-ups: a table per goal, the sample-ratio line, the chart of the difference.
         check.page("results", feature + "/results", ["section.results table.results tbody tr", "figure.timeline svg circle", "ul.legend li"], phone=True)
+        results_task.run(check, environment)
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
         check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
-        check.page("revisions-diff", environment + "/revisions?from=4&to=3", ["table.diff tbody tr", "form button.primary"])
+        current = int(driver.find_element(By.CSS_SELECTOR, "select#to option[selected]").get_attribute("value"))
+        check.page("revisions-diff", environment + f"/revisions?from={current}&to={current - 1}", ["table.diff tbody tr", "form button.primary"])
 
         check.page("import", environment + "/import", ["textarea#source", "input#file[type=file]"])
         driver.execute_script("document.getElementById('source').value = arguments[0]", '{\n  "features": [\n    {"name": "Broken", "test-biases": [50, "fifty"]}\n  ]\n}\n')

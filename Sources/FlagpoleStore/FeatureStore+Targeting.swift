@@ -242,3 +242,34 @@ extension TargetingDocument {
         }
     }
 }
+
+extension FeatureStore {
+    /// How many users' attributes `attributeNames(in:)` reads.
+    static let attributeSample = 200
+
+    /// The attribute names an environment knows: those its rules and segments name, and those
+    /// a sample of its users' kept attributes have; sorted.
+    ///
+    /// - throws: `TenancyError.environmentNotFound`.
+    public func attributeNames(in path: EnvironmentPath) async throws -> [String] {
+        let targeting = try await targeting(in: path)
+        let clauses =
+            targeting.featureRules.values.flatMap { $0.flatMap(\.clauses) } + targeting.segments.flatMap(\.clauses)
+        let sampled = try await read { db in
+            try db.userAttributes.sample(in: try db.environments.scope(of: path), limit: Self.attributeSample)
+        }
+        var names = Set(clauses.compactMap(\.attribute))
+        for attributes in sampled { names.formUnion(attributes.values.keys) }
+        names.remove(EvaluationContext.userAttribute)
+        return names.sorted()
+    }
+
+    /// `user`'s last attributes kept in the environment at `path`; `nil` when none are.
+    ///
+    /// - throws: `TenancyError.environmentNotFound`.
+    public func keptAttributes(of user: UserID, in path: EnvironmentPath) async throws -> UserAttributes? {
+        try await read { db in
+            try db.userAttributes.attributes(of: user, in: try db.environments.scope(of: path))?.decoded
+        }
+    }
+}

@@ -22,8 +22,9 @@ struct DashboardBrowser {
         return try await post("/login", ["csrf": Self.csrf(in: form), "key": key, "next": next])
     }
 
+    /// Gets `uri` as a browser does: its fragment stays in the browser.
     mutating func get(_ uri: String) async throws -> TestResponse {
-        try await send(.get, uri, body: nil, contentType: nil)
+        try await send(.get, String(uri.prefix { $0 != "#" }), body: nil, contentType: nil)
     }
 
     /// Posts `fields` URL-encoded; a `biases[]`-style repeated field is given as several pairs.

@@ -169,7 +169,7 @@ struct DashboardTargetingTests {
             let applied = try await browser.post(
                 Self.rules, ["csrf": csrf, "rules": Self.everyoneInB, "revision": "1", "action": "apply"])
             #expect(applied.status == .seeOther)
-            #expect(applied.headers[.location] == "\(Self.abTest)?notice=applied&revision=2")
+            #expect(applied.headers[.location] == "\(Self.abTest)?notice=applied&revision=2#notice")
             let page = try await browser.get(applied.headers[.location]!)
             #expect(page.text.contains("Applied as revision 2."))
             #expect(page.text.contains("<td>1</td><td><code>everyone-b</code></td><td>everyone</td><td>Group B</td>"))
@@ -280,7 +280,7 @@ struct DashboardTargetingTests {
             #expect(planned.text.contains("Apply as revision 2"))
             #expect(try await server.store.targeting(in: TestServer.acme).segments.isEmpty)
             let created = try await browser.post(Self.newSegment, pairs: Self.pairs(fields, ("action", "apply")))
-            #expect(created.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=2")
+            #expect(created.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=2#notice")
             let again = try await browser.post(Self.newSegment, pairs: Self.pairs(fields, ("action", "plan")))
             #expect(again.status == .conflict)
             #expect(again.text.contains("A segment named &quot;beta&quot; exists already: nothing was written."))
@@ -305,7 +305,7 @@ struct DashboardTargetingTests {
             #expect(try await server.store.revision(of: TestServer.acme).number == 3)
             let replaced = try await browser.post(
                 "\(Self.segments)/beta", pairs: Self.pairs(replace, ("action", "apply")))
-            #expect(replaced.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=4")
+            #expect(replaced.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=4#notice")
             let moved = try await server.store.evaluate(UserID(rawValue: inA[1]), in: TestServer.acme).first {
                 $0.feature == TestServer.abTest
             }
@@ -324,7 +324,7 @@ struct DashboardTargetingTests {
             #expect(try await server.store.targeting(in: TestServer.acme).segments.count == 1)
             let deleted = try await browser.post(
                 "\(Self.segments)/beta/delete", ["csrf": csrf, "action": "apply", "revision": "5"])
-            #expect(deleted.headers[.location] == "\(Self.segments)?notice=applied&revision=6")
+            #expect(deleted.headers[.location] == "\(Self.segments)?notice=applied&revision=6#notice")
             #expect(try await browser.get("\(Self.segments)/beta").status == .notFound)
         }
         #expect(try await server.store.targeting(in: TestServer.acme).segments.isEmpty)

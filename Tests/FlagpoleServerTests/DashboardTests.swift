@@ -27,7 +27,7 @@ struct DashboardTests {
     /// Every form, with fields that would change the store if the form were accepted.
     static let forms: [(uri: String, fields: KeyValuePairs<String, String>)] = [
         ("\(base)/features/\(segment(TestServer.abTest))/enabled", ["enabled": "false"]),
-        ("\(abTest)/biases", ["biases[]": "30", "biases[]": "70", "action": "apply"]),
+        ("\(abTest)/biases", ["biases[]": "30", "biases[]": "70", "planned": "30 70", "action": "apply"]),
         ("\(abTest)/rollout", ["variation": "Group A", "action": "apply"]),
         ("\(base)/users/qa-1/overrides", ["feature": TestServer.abTest, "variation": "Group B"]),
         ("\(base)/revisions/rollback", ["to": "1"]),
@@ -167,7 +167,7 @@ struct DashboardTests {
                 Self.abTest: [
                     "Group A", #"name="biases[]" value="50""#, "Preview the move", "Roll out", "Assignments over time",
                     "qa-1", "Targeting rules", "No rule: every user gets the group of their point.",
-                    #"<form method="post" action="\#(Self.abTest)/rules" class="stack" id="rules-form">"#,
+                    #"<form method="post" action="\#(Self.abTest)/rules#rules-plan" class="stack" id="rules-form">"#,
                 ],
                 "\(Self.base)/segments": [
                     "Segments of acme/production", "No segment yet.", #"href="\#(Self.base)/new-segment""#,
@@ -398,14 +398,40 @@ struct DashboardTests {
             #expect(preview.text.contains("30 % of all users change group"))
             #expect(preview.text.contains("30 % of users move from Group B to Group A"))
             #expect(preview.text.contains("Apply these biases"))
+            #expect(preview.text.contains(#"name="planned" value="80 20""#))
+            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+
+            // Numbers other than the planned ones are not applied, whatever the button says.
+            let unplanned = try await browser.post(
+                "\(Self.abTest)/biases",
+                ["csrf": csrf, "biases[]": "70", "biases[]": "30", "planned": "80 20", "revision": "1", "action": "apply"])
+            #expect(unplanned.status == .unprocessableContent)
+            #expect(unplanned.text.contains("not the ones the plan shown was made for"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
 
             let applied = try await browser.post(
                 "\(Self.abTest)/biases",
-                ["csrf": csrf, "biases[]": "80", "biases[]": "20", "revision": "1", "action": "apply"])
+                [
+                    "csrf": csrf, "biases[]": "80", "biases[]": "20", "planned": "80 20", "revision": "1",
+                    "action": "apply", "reason": "  phase 2  ",
+                ])
             #expect(applied.status == .seeOther)
-            #expect(applied.headers[.location] == "\(Self.abTest)?notice=applied&revision=2")
+            #expect(applied.headers[.location] == "\(Self.abTest)?notice=applied&revision=2#notice")
             #expect(try await browser.get(applied.headers[.location]!).text.contains("Applied as revision 2."))
+            #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "phase 2")
+            // The feature's history says who, why and what; its latest bias change can go back, plan first.
+            let page = try await browser.get(Self.abTest)
+            for text in ["Revision 2</a>", "phase 2", "Biases: 50 %, 50 % → 80 %, 20 %", "Plan going back to 50 %, 50 %"] {
+                #expect(page.text.contains(text), "the history lacks \(text)")
+            }
+            let back = try await browser.post(
+                "\(Self.abTest)/biases",
+                [
+                    "csrf": csrf, "revision": "2", "biases[]": "50", "biases[]": "50", "reason": "Revert revision 2",
+                    "action": "preview",
+                ])
+            #expect(back.status == .ok && back.text.contains("of users move from Group A to Group B"))
+            #expect(back.text.contains(#"name="reason" value="Revert revision 2""#))
             let delivered = try await client.send(.get, "/t/acme/production/features.json")
             #expect(delivered.headers[.revision] == "2")
             #expect(delivered.text.contains("80"))
@@ -414,7 +440,7 @@ struct DashboardTests {
 
             let stale = try await browser.post(
                 "\(Self.abTest)/biases",
-                ["csrf": csrf, "biases[]": "10", "biases[]": "90", "revision": "1", "action": "apply"])
+                ["csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "revision": "1", "action": "apply"])
             #expect(stale.status == .conflict)
             #expect(stale.text.contains("not 1"))
             let notANumber = try await browser.post(
@@ -423,6 +449,36 @@ struct DashboardTests {
             #expect(notANumber.text.contains("is not a number"))
         }
         #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+    }
+
+    @Test(
+        "Biases the app would not apply (over 100, short of it) are refused in the plan's place with their codes and no Apply; forced, the plan shows what the app will do"
+    )
+    func refusedBiasesHaveNoApply() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.abTest))
+            for (biases, code) in [(["20", "90"], "W202"), (["20", "70"], "W201"), (["20"], "W200")] {
+                let pairs = [("csrf", csrf), ("revision", "1"), ("action", "preview")] + biases.map { ("biases[]", $0) }
+                let refused = try await browser.post("\(Self.abTest)/biases", pairs: pairs)
+                #expect(refused.status == .unprocessableContent, "\(biases)")
+                let plan = try #require(refused.text.firstRange(of: #"<div id="plan""#).map { refused.text[$0.lowerBound...] })
+                #expect(plan.contains(#"id="bias-refusal""#) && plan.contains("<strong>\(code)</strong>"), "\(biases)")
+                #expect(!refused.text.contains("Apply these biases"), "\(biases)")
+            }
+            let forced = try await browser.post(
+                "\(Self.abTest)/biases",
+                pairs: [
+                    ("csrf", csrf), ("revision", "1"), ("action", "preview"), ("force", "true"), ("biases[]", "20"),
+                    ("biases[]", "90"),
+                ])
+            #expect(forced.status == .ok)
+            #expect(forced.text.contains("What the app will do with them") && forced.text.contains("W202"))
+            #expect(forced.text.contains(#"name="planned" value="20 90 forced""#))
+        }
+        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
     }
 
     @Test("The bias editor of a three-way MVT with an equal split pre-fills values that, posted back, are accepted")
@@ -449,9 +505,11 @@ struct DashboardTests {
             // Then the plan is shown, not a refusal, and applying writes biases the app keeps
             #expect(preview.status == .ok, "\(values)")
             #expect(preview.text.contains("Apply these biases"))
-            let applied = try await browser.post("\(page)/biases", pairs: fields + [("action", "apply")])
+            let planned = try #require(preview.text.firstMatch(of: #/name="planned" value="([^"]*)"/#)).output.1
+            let applied = try await browser.post(
+                "\(page)/biases", pairs: fields + [("planned", String(planned)), ("action", "apply")])
             #expect(applied.status == .seeOther, "\(values)")
-            #expect(applied.headers[.location] == "\(page)?notice=applied&revision=3")
+            #expect(applied.headers[.location] == "\(page)?notice=applied&revision=3#notice")
         }
         let feature = try await server.store.feature(name, in: TestServer.acme).feature
         #expect(feature.biasReading == .accepted)
@@ -467,10 +525,10 @@ struct DashboardTests {
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.base))
             let off = try await browser.post(
                 "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview"])
-            #expect(off.headers[.location] == "\(Self.base)?notice=applied&revision=2")
+            #expect(off.headers[.location] == "\(Self.base)?notice=applied&revision=2#notice")
             #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled == false)
             let on = try await browser.post("\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "true"])
-            #expect(on.headers[.location] == "\(Self.abTest)?notice=applied&revision=3")
+            #expect(on.headers[.location] == "\(Self.abTest)?notice=applied&revision=3#notice")
             let preview = try await browser.post(
                 "\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "preview"])
             #expect(preview.text.contains("50 % of users move from Group A to Group B"))
@@ -515,7 +573,7 @@ struct DashboardTests {
             let applied = try await browser.postMultipart(
                 "\(Self.base)/import", ["csrf": csrf, "action": "apply", "revision": "1", "message": "from the test"],
                 file: ("file", good))
-            #expect(applied.headers[.location] == "\(Self.base)?notice=applied&revision=2")
+            #expect(applied.headers[.location] == "\(Self.base)?notice=applied&revision=2#notice")
             let stale = try await browser.post(
                 "\(Self.base)/import", ["csrf": csrf, "source": broken, "action": "apply", "revision": "1"])
             #expect(stale.status == .unprocessableContent || stale.status == .conflict)
@@ -546,7 +604,7 @@ struct DashboardTests {
                     .status == .conflict)
             let rolled = try await browser.post(
                 "\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "2"])
-            #expect(rolled.headers[.location] == "\(Self.base)/revisions?notice=applied&revision=3")
+            #expect(rolled.headers[.location] == "\(Self.base)/revisions?notice=applied&revision=3#notice")
         }
         #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
     }
@@ -567,7 +625,7 @@ struct DashboardTests {
             let set = try await browser.post(
                 "\(Self.base)/users/qa-1/overrides",
                 ["csrf": csrf, "feature": TestServer.abTest, "variation": "Group B"])
-            #expect(set.headers[.location] == "\(Self.base)/users?user=qa-1&notice=override-set")
+            #expect(set.headers[.location] == "\(Self.base)/users?user=qa-1&notice=override-set#notice")
             let overridden = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first {
                 $0.feature == TestServer.abTest
             }
@@ -695,7 +753,7 @@ struct DashboardTests {
             pairs.append(("default", typed.text))
             let saved = try await browser.post("\(Self.configs)/\(name)", pairs: pairs)
             #expect(saved.status == .seeOther, "\(saved.text)")
-            #expect(saved.headers[.location] == "\(Self.configs)/\(name)?notice=applied&revision=2")
+            #expect(saved.headers[.location] == "\(Self.configs)/\(name)?notice=applied&revision=2#notice")
             #expect(try await browser.get(saved.headers[.location]!).text.contains("Applied as revision 2."))
             // Delivery serves it at once, in its type: a double keeps its decimal point.
             let delivered = try await client.send(.get, "/t/acme/production/configs.json")
@@ -925,7 +983,7 @@ struct DashboardTests {
             #expect(try await Self.config(Self.title, in: server) != nil)
             let deleted = try await browser.post(
                 "\(Self.titlePage)/delete", ["csrf": csrf, "action": "apply", "revision": "2"])
-            #expect(deleted.headers[.location] == "\(Self.configs)?notice=applied&revision=3")
+            #expect(deleted.headers[.location] == "\(Self.configs)?notice=applied&revision=3#notice")
             #expect(try await browser.get("\(Self.titlePage)/delete").status != .ok)
             #expect(try await browser.get(Self.titlePage).status == .notFound)
         }
@@ -942,7 +1000,7 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let existing = try await browser.get(
                 "\(Self.base)/new-config?name=\(EnvironmentURLs.queryValue(Self.title))&type=int")
-            #expect(existing.headers[.location] == "\(Self.titlePage)?notice=config-exists")
+            #expect(existing.headers[.location] == "\(Self.titlePage)?notice=config-exists#notice")
             let empty = try await browser.get("\(Self.base)/new-config?name=&type=int")
             #expect(empty.status == .unprocessableContent)
             #expect(empty.text.contains("A config needs a name"))
@@ -975,7 +1033,7 @@ struct DashboardTests {
             let csrf = DashboardBrowser.csrf(in: feature)
             let set = try await browser.post(
                 "\(Self.abTest)/tags", ["csrf": csrf, "tags": "beta, ios", "revision": "2"])
-            #expect(set.headers[.location] == "\(Self.abTest)?notice=applied&revision=3")
+            #expect(set.headers[.location] == "\(Self.abTest)?notice=applied&revision=3#notice")
             let beta = try await browser.get("\(Self.base)?tag=beta").text
             #expect(beta.contains(">\(TestServer.abTest)</a>"))
             #expect(try await browser.get("\(Self.base)?tag=nothing").text.contains("No feature is tagged nothing."))

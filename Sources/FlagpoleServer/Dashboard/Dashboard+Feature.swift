@@ -36,8 +36,9 @@ extension Dashboard {
         return .html(templates.render(page, as: "feature"))
     }
 
-    /// POST …/biases: `action=preview` shows what the new biases would move; `apply`
-    /// writes them, unless another revision came first since the preview.
+    /// POST …/biases: `action=preview` shows what the new biases would move, or why the app
+    /// would not apply them; `apply` writes them, unless they differ from the previewed ones or
+    /// another revision came first since the preview.
     @Sendable func setBiases(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
     ) async throws -> Response {
@@ -46,8 +47,13 @@ extension Dashboard {
         let form = try await form(BiasForm.self, of: request, session: session)
         let name = try context.feature()
         let isApplying = form.action == "apply"
-        var edit = PendingEdit(biases: form.biases, isForced: form.force ?? false)
+        var edit = PendingEdit(biases: form.biases, isForced: form.isForced, reason: form.reason)
         do {
+            if isApplying && form.planned != form.previewed {
+                throw APIError.invalid(
+                    "These biases are not the ones the plan shown was made for: nothing was written. Preview them, read the plan, then apply."
+                )
+            }
             let biases = try form.biases.enumerated().map { index, text in
                 guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
                     throw APIError.invalid(
@@ -56,16 +62,13 @@ extension Dashboard {
                 return value
             }
             let outcome = try await store.setBiases(
-                biases, of: name, in: path, options: editOptions(form.revision, isApplying, form.force, session))
+                biases, of: name, in: path,
+                options: editOptions(form.revision, isApplying, form.isForced, reason: form.reason, session))
             if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
             edit.biasPlan = outcome
-        } catch DocumentError.biasesIgnored(let feature, let diagnostics) {
-            // The page's own way to force them, not the command line's.
-            edit.error = PageError(
-                status: .unprocessableContent,
-                message:
-                    "\(DocumentError.ignoredBiases(feature, diagnostics)) Nothing was written; fix them, or tick “Apply even if the app would ignore these biases” to store them anyway."
-            )
+        } catch DocumentError.biasesIgnored(_, let diagnostics) {
+            // Shown where the plan would be, so the refusal replaces it as the numbers are typed.
+            edit.biasRefusal = diagnostics
         } catch {
             edit.error = try Self.userError(error)
         }
@@ -83,15 +86,25 @@ extension Dashboard {
         let form = try await form(RulesForm.self, of: request, session: session)
         let name = try context.feature()
         let isApplying = form.action == "apply"
-        // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
-        let text = form.rules.replacingOccurrences(of: "\r\n", with: "\n")
-        var edit = PendingEdit(rules: RulesEdit(text: text, revision: form.revision))
+        // The builder's rule joins the current rules as JSON: the plan, the refusal and Apply
+        // are those of the text, which the advanced view shows.
+        let draft = form.draft
+        let text: String
+        if let draft {
+            text = draft.text(after: try await store.targeting(in: path).featureRules[name] ?? [])
+        } else {
+            // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
+            text = (form.rules ?? "").replacingOccurrences(of: "\r\n", with: "\n")
+        }
+        var edit = PendingEdit(
+            reason: form.reason, rules: RulesEdit(text: text, revision: form.revision, draft: draft))
         do {
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
             let outcome = try await store.setRules(
                 rules, ofFeature: name, in: path,
                 options: EditOptions(
-                    isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
+                    isDryRun: !isApplying, message: ReasonField.message(form.reason), actor: session.identity.actor,
+                    expectedRevision: form.revision))
             if isApplying {
                 return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
             }
@@ -121,11 +134,11 @@ extension Dashboard {
         let session = context.session
         let form = try await form(RolloutForm.self, of: request, session: session)
         let name = try context.feature()
-        var edit = PendingEdit(winner: form.variation)
+        var edit = PendingEdit(reason: form.reason, winner: form.variation)
         do {
             let outcome = try await store.rollOut(
                 name, to: form.variation, in: path,
-                options: editOptions(form.revision, form.action == "apply", false, session))
+                options: editOptions(form.revision, form.action == "apply", false, reason: form.reason, session))
             if form.action == "apply" {
                 return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
             }
@@ -158,11 +171,11 @@ extension Dashboard {
     }
 
     private func editOptions(
-        _ revision: Int?, _ isApplying: Bool, _ isForced: Bool?, _ session: DashboardSession
+        _ revision: Int?, _ isApplying: Bool, _ isForced: Bool, reason: String?, _ session: DashboardSession
     ) -> EditOptions {
         EditOptions(
-            isDryRun: !isApplying, isForced: isForced ?? false, actor: session.identity.actor,
-            expectedRevision: isApplying ? revision : nil)
+            isDryRun: !isApplying, isForced: isForced, message: ReasonField.message(reason),
+            actor: session.identity.actor, expectedRevision: isApplying ? revision : nil)
     }
 
     /// After an applied edit: delivery serves it at once, and the browser goes back to `url`.
@@ -190,7 +203,8 @@ extension Dashboard {
         _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, edit: PendingEdit
     ) async throws -> Response {
         let page = try await featurePage(name, in: context, edit: edit)
-        return .html(templates.render(page, as: "feature"), status: edit.error?.status ?? .ok)
+        let status = edit.error?.status ?? (edit.biasRefusal == nil ? .ok : .unprocessableContent)
+        return .html(templates.render(page, as: "feature"), status: status)
     }
 
     private func featurePage(
@@ -226,17 +240,20 @@ extension Dashboard {
                 inputs: zip(feature.effectiveVariations, values).map {
                     FeaturePage.BiasInput(variation: $0, value: $1)
                 },
-                isForced: edit.isForced, plan: edit.biasPlan.map(PlanView.init))
+                isForced: edit.isForced, reason: ReasonField(id: "bias-reason", text: edit.reason), plan: edit.biasPlan.map(PlanView.init),
+                planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
+                refusal: edit.biasRefusal.map(DiagnosticList.init))
         }
         if feature.kind.isTest {
             page.rollout = FeaturePage.RolloutEditor(
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
-                plan: edit.rolloutPlan.map(PlanView.init))
+                reason: ReasonField(id: "rollout-reason", text: edit.reason), plan: edit.rolloutPlan.map(PlanView.init))
         }
         if feature.isBucketed {
             page.targeting = try await targetingSection(
-                of: feature, in: path, revision: detail.revision, edit: edit.rules)
+                of: feature, in: path, revision: detail.revision, edit: edit.rules, reason: edit.reason)
         }
+        page.history = FeatureHistoryView(try await store.history(of: name, in: path), isCurrent: feature, urls: urls)
         page.timeline = AssignmentChart(
             try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
         page.events = try await store.assignmentEvents(
@@ -247,20 +264,31 @@ extension Dashboard {
         return page
     }
 
-    /// The feature's rules in words and, for editors, their JSON editor with the plan of what
-    /// was typed.
+    /// The feature's rules in words and, for editors, the rule builder and the JSON editor (its
+    /// advanced view) with the plan of what was sent.
     private func targetingSection(
-        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?
+        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: String?
     ) async throws -> FeaturePage.Targeting {
         let rules = try await store.targeting(in: path).featureRules[feature.name] ?? []
-        let text =
-            edit?.text
-            ?? JSONWriter(style: .pretty(indent: 2)).string(of: ["rules": .array(rules.map(\.jsonValue))])
-        let rows = rules.enumerated().map { RuleRow($1, position: $0 + 1) }
+        let writer = JSONWriter(style: .pretty(indent: 2))
+        let text = edit?.text ?? writer.string(of: ["rules": .array(rules.map(\.jsonValue))])
+        let rows = rules.enumerated().map { index, rule in
+            var row = RuleRow(rule, position: index + 1)
+            var others = rules
+            others.remove(at: index)
+            row.removalText = writer.string(of: ["rules": .array(others.map(\.jsonValue))])
+            return row
+        }
+        let draft = edit?.draft
         return FeaturePage.Targeting(
             rules: rows, hasRules: !rows.isEmpty, isDisabled: !feature.isEnabled,
             segmentsURL: EnvironmentURLs(path).segments, rulesText: text, rulesRevision: edit?.revision ?? revision,
-            rulesIssues: TargetingIssueList(edit?.issues ?? []), rulesPlan: edit?.plan)
+            rulesIssues: TargetingIssueList(edit?.issues ?? []), rulesPlan: edit?.plan,
+            rulesReason: ReasonField(id: "rules-reason", text: reason),
+            builder: RuleBuilder(
+                draft: draft, variations: feature.effectiveVariations,
+                attributeNames: try await store.attributeNames(in: path)),
+            isJSONOpen: edit != nil && draft == nil)
     }
 }
 
@@ -274,7 +302,11 @@ struct PageError: Sendable {
 struct PendingEdit: Sendable {
     var biases: [String]?
     var isForced = false
+    /// The reason typed for the change, kept while it is previewed.
+    var reason: String?
     var biasPlan: EditOutcome?
+    /// Why the app would not apply the biases typed (W200–W202): shown in place of their plan.
+    var biasRefusal: [Diagnostic]?
     var winner: String?
     var rolloutPlan: EditOutcome?
     /// The tags as typed, comma-separated.
@@ -301,6 +333,8 @@ struct RulesEdit: Sendable {
     var revision: Int?
     var plan: TargetingPlanView?
     var issues: [ConfigIssue] = []
+    /// The builder's fields, when the rules came from them.
+    var draft: RuleDraft?
 }
 
 struct BiasForm: DashboardForm {
@@ -310,6 +344,17 @@ struct BiasForm: DashboardForm {
     /// The revision the page showed: applying is refused if another came first.
     var revision: Int?
     var force: Bool?
+    /// The biases (and force) the plan shown was made for: applying others is refused.
+    var planned: String?
+    var reason: String?
+
+    var isForced: Bool { force ?? false }
+    var previewed: String { Self.planned(biases, isForced: isForced) }
+
+    /// What a plan was made for, as its Apply button carries it.
+    static func planned(_ biases: [String], isForced: Bool) -> String {
+        biases.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") + (isForced ? " forced" : "")
+    }
 }
 
 struct TagsForm: DashboardForm {
@@ -321,11 +366,24 @@ struct TagsForm: DashboardForm {
 
 struct RulesForm: DashboardForm {
     var csrf: String
-    /// `{"rules": [...]}`.
-    var rules: String
+    /// `{"rules": [...]}`; `nil` from the rule builder, which sends its fields.
+    var rules: String?
+    var attribute: String?
+    var op: String?
+    var values: String?
+    var serve: String?
+    var ruleID: String?
     var action: String?
     /// The revision the page showed: planning and applying are refused if another came first.
     var revision: Int
+    var reason: String?
+
+    /// The rule builder's rule, when the form is the builder's.
+    var draft: RuleDraft? {
+        guard rules == nil, let op, let serve else { return nil }
+        return RuleDraft(
+            attribute: attribute ?? "", op: op, values: values ?? "", variation: serve, id: ruleID ?? "")
+    }
 }
 
 struct RolloutForm: DashboardForm {
@@ -333,6 +391,7 @@ struct RolloutForm: DashboardForm {
     var variation: String
     var action: String?
     var revision: Int?
+    var reason: String?
 }
 
 struct FeaturePage: Sendable {
@@ -349,11 +408,16 @@ struct FeaturePage: Sendable {
     struct BiasEditor: Sendable {
         var inputs: [BiasInput]
         var isForced: Bool
+        var reason: ReasonField
         var plan: PlanView?
+        /// What the plan was made for; its Apply sends it back (`BiasForm.planned`).
+        var planned: String?
+        var refusal: DiagnosticList?
     }
 
     struct RolloutEditor: Sendable {
         var choices: [Choice]
+        var reason: ReasonField
         var plan: PlanView?
     }
 
@@ -370,6 +434,10 @@ struct FeaturePage: Sendable {
         var rulesRevision: Int
         var rulesIssues: TargetingIssueList
         var rulesPlan: TargetingPlanView?
+        var rulesReason: ReasonField
+        var builder: RuleBuilder
+        /// The JSON editor is open when what was sent came from it.
+        var isJSONOpen: Bool
     }
 
     var chrome: Chrome
@@ -390,19 +458,26 @@ struct FeaturePage: Sendable {
     var biases: BiasEditor?
     var rollout: RolloutEditor?
     var targeting: Targeting?
+    var history: FeatureHistoryView?
     var timeline: AssignmentChart?
     var events: [EventRow] = []
     var hasEvents = false
 }
 
 /// What an edit would do, in sentences: the share of all users and the recorded users that
-/// move between each pair of variations.
+/// move between each pair of variations, what the app will make of the biases, and how many
+/// FeatureFlags apps keep a group a rule placed them in.
 struct PlanView: Sendable {
     var summary: String
     var moves: [String]
     var after: BiasBar?
+    /// What the app will do with the biases other than what they state (applied when forced).
+    var warnings: DiagnosticList
+    /// Users a rule placed who move: their FeatureFlags apps keep the cached group.
+    var cachedGroups: String?
 
     init(_ outcome: EditOutcome) {
+        warnings = DiagnosticList(outcome.warnings)
         if outcome.isUnchanged {
             summary = "Nothing to change: revision \(outcome.revision) already has this content."
             moves = []
@@ -419,10 +494,11 @@ struct PlanView: Sendable {
         let recorded = plans.reduce(0) { $0 + $1.recordedUsers }
         let placed = plans.reduce(0) { $0 + $1.movingPlacedByRules }
         summary =
-            "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move"
-            + (placed > 0
-                ? ", \(placed.grouped) of them placed by a rule (FeatureFlags apps that keep the rule's point leave its group)"
-                : "") + ". Applying makes revision \(outcome.revision)."
+            "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move. Applying makes revision \(outcome.revision)."
+        if placed > 0 {
+            cachedGroups =
+                "\(placed.grouped) of the users who move were placed by a rule: FeatureFlags apps that keep the point the rule gave them leave the rule's group (docs/TARGETING.md)."
+        }
         after = plans.first.flatMap { BiasBar($0.after) }
     }
 }

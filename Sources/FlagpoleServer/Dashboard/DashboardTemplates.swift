@@ -30,6 +30,7 @@ struct DashboardTemplates: Sendable {
             "timeline": PackageResources.timeline_mustache,
             "events": PackageResources.events_mustache,
             "diagnostics": PackageResources.diagnostics_mustache,
+            "reason": PackageResources.reason_mustache,
         ]
         var library = MustacheLibrary()
         for (name, bytes) in sources {

@@ -49,6 +49,19 @@ struct UserAttributeTable {
     }
 }
 
+extension UserAttributeTable {
+    /// The attributes of up to `limit` users of the environment, whichever the database reads
+    /// first: a sample of the names apps send, without scanning every user.
+    func sample(in scope: EnvironmentScope, limit: Int) throws -> [UserAttributes] {
+        try db.rows(
+            "SELECT attributes FROM user_attributes WHERE environment_id = ? LIMIT ?", [scope.id, limit]
+        ).compactMap { row in
+            let json: String = row[0]
+            return UserAttributes(stored: Array(json.utf8))
+        }
+    }
+}
+
 extension SQLConnection {
     /// Users' last attributes.
     var userAttributes: UserAttributeTable { UserAttributeTable(db: self) }

@@ -99,23 +99,30 @@ struct DemoCommand: AsyncParsableCommand {
     static let goal = Goal(name: "signup", kind: .conversion)
 
     /// What the demo's app would have reported (its users are recorded first): each demo user exposed to the roll-out, and a
-    /// sign-up from about 20 % of the old onboarding's users and 24 % of the new one's (a fixed
-    /// draw from each user's number, so every run sends the same events). Event ids are fixed
-    /// too: a second run's events are duplicates and change nothing.
+    /// sign-up from 20 % of the old onboarding's users and 30 % of the new one's (a fixed
+    /// draw from each user's rank in their variation, so every run sends the same events). The margin is one the
+    /// always-valid interval tells from no difference at 10 000 users, so the readout has a clear
+    /// verdict. Event ids are fixed too: a second run's events are duplicates and change nothing.
+    /// A few users then fetch their groups with attributes, as apps would, for the user page.
     static func recordResults(into store: FeatureStore, path: EnvironmentPath) async throws {
         if try await !store.goals(in: path).contains(where: { $0.name == goal.name }) {
             try await store.createGoal(goal, in: path)
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var events: [ReceivedEvent] = []
+        var seen: [String: Int] = [:]
         for (index, user) in demoUsers.enumerated() {
             events.append(
                 ReceivedEvent(
                     id: "demo-exposure-\(index)", user: user, goal: Goal.exposure, feature: rollout, time: now,
                     receivedAt: now))
             let variation = try await store.evaluateFlag(rollout, for: FlagContext(user: user), in: path).variant
-            let draw = (UInt64(index) &* 2_654_435_761) % 1_000
-            if draw < (variation == "Enabled" ? 240 : 200) {
+            // Drawn by the user's rank within their variation, an even spread over 0..<1000, so
+            // each variation's rate is its target whichever users the feature's salt put in it.
+            let rank = seen[variation, default: 0]
+            seen[variation] = rank + 1
+            let draw = (UInt64(rank) &* 2_654_435_761) % 1_000
+            if draw < (variation == "Enabled" ? 300 : 200) {
                 events.append(
                     ReceivedEvent(
                         id: "demo-signup-\(index)", user: user, goal: goal.name, time: now + 1_000, receivedAt: now))
@@ -125,7 +132,18 @@ struct DemoCommand: AsyncParsableCommand {
             let batch = events[start..<min(start + FeatureStore.eventsPerBatch, events.count)]
             _ = try await store.record(batch.enumerated().map { ($0.offset, $0.element) }, in: path)
         }
+        for (index, user) in demoUsers.prefix(attributedUsers).enumerated() {
+            let attributes: [String: AttributeValue] = [
+                "country": .string(["DE", "FR", "US", "JP", "BR"][index % 5]),
+                "appVersion": .string(index % 2 == 0 ? "3.2.0" : "3.1.4"), "beta": .bool(index % 3 == 0),
+            ]
+            _ = try await store.userGroups(
+                of: user, in: path, for: .follower, attributes: try UserAttributes(attributes))
+        }
     }
+
+    /// Demo users whose apps send attributes (country, app version, beta) with their fetches.
+    static let attributedUsers = 10
 
     /// The example file's on/off A/B test, at 10 % for the new onboarding.
     static let rollout = "New Onboarding"

@@ -1,5 +1,7 @@
-// Live bias plan: as biases are typed, the page's own preview is fetched and its plan shown.
-// Without JavaScript the "Preview the move" button does the same with a page load.
+// Live bias plan: as biases are typed, the page's own preview is fetched and its plan, or why
+// the app would not apply them, shown; Apply is disabled until the plan shown is of the numbers
+// typed. Without JavaScript the "Preview the move" button does the same with a page load, and
+// the server refuses to apply numbers other than the planned ones.
 // JSON config values: each is parsed as it is typed and its error shown (the form won't send
 // a value that can't be a json config's); the server checks it again, and alone without JavaScript.
 // Copy buttons: the snippet they name to the clipboard.
@@ -18,12 +20,24 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!form || !plan) return;
   let timer = null;
   let generation = 0;
-  form.addEventListener("input", () => {
+  const applyButtons = () => form.querySelectorAll("button[value=apply]");
+  form.addEventListener("input", (event) => {
+    // The reason is not part of the plan.
+    if (event.target.hasAttribute("data-reason")) return;
+    // The plan shown is of other numbers now: nothing can be applied until the plan of these is.
+    for (const button of applyButtons()) button.disabled = true;
+    plan.setAttribute("aria-busy", "true");
+    const mine = ++generation;
     clearTimeout(timer);
     timer = setTimeout(async () => {
-      // A half-typed form (an empty or out-of-range field) has no plan yet.
-      if (!form.checkValidity()) return;
-      const mine = ++generation;
+      if (!form.checkValidity()) {
+        const note = document.createElement("p");
+        note.className = "error";
+        note.textContent = "Each bias is a number from 0 to 100: the plan shows once every field has one.";
+        plan.replaceChildren(note);
+        plan.removeAttribute("aria-busy");
+        return;
+      }
       const data = new URLSearchParams(new FormData(form));
       data.set("action", "preview");
       // getAttribute: `form.action` would be the button named "action".
@@ -32,9 +46,11 @@ document.addEventListener("DOMContentLoaded", () => {
       const page = new DOMParser().parseFromString(await response.text(), "text/html");
       const fresh = page.getElementById("plan");
       const buttons = page.querySelector("#bias-form .buttons");
-      const error = page.querySelector("main .error");
+      const error = page.querySelector("main > .error");
       plan.replaceChildren(...(fresh ? fresh.childNodes : []));
       if (error) plan.prepend(error);
+      plan.removeAttribute("aria-busy");
+      // The fresh page offers Apply (with what it planned) only when these numbers have a plan.
       const current = form.querySelector(".buttons");
       if (buttons && current) current.replaceChildren(...buttons.childNodes);
     }, 300);
@@ -71,6 +87,17 @@ document.addEventListener("DOMContentLoaded", () => {
     };
     area.addEventListener("input", check);
     check();
+  }
+});
+
+// Times in the viewer's zone: the server writes them in UTC, the browser knows where its reader is.
+document.addEventListener("DOMContentLoaded", () => {
+  const format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  for (const element of document.querySelectorAll("time[datetime]")) {
+    const date = new Date(element.getAttribute("datetime"));
+    if (Number.isNaN(date.getTime())) continue;
+    element.title = element.getAttribute("datetime");
+    element.textContent = format.format(date);
   }
 });
 

@@ -45,7 +45,11 @@ struct Notice: Sendable {
         }
     }
 
+    /// `url` with the notice, and the fragment of the notice itself: the browser scrolls to it and
+    /// focuses it, so the result is read out, whatever fragment the form's own address had
+    /// (a redirect without one keeps the form's).
     func appended(to url: String) -> String {
         url + (url.contains("?") ? "&" : "?") + "notice=\(kind.rawValue)" + (revision.map { "&revision=\($0)" } ?? "")
+            + "#notice"
     }
 }

@@ -34,7 +34,7 @@ enum TargetingText {
         return value.description
     }
 
-    private static func words(_ op: ClauseOperator) -> String {
+    static func words(_ op: ClauseOperator) -> String {
         switch op {
         case .equals: "is"
         case .notEquals: "is not"
@@ -68,6 +68,8 @@ struct RuleRow: Sendable {
     var ruleDescription: String?
     var when: String
     var serves: String
+    /// The rules without this one, for planning its removal.
+    var removalText: String?
 
     init(_ rule: TargetingRule, position: Int) {
         self.position = position
@@ -75,6 +77,30 @@ struct RuleRow: Sendable {
         ruleDescription = rule.description
         when = TargetingText.clauses(rule.clauses, none: "everyone")
         serves = TargetingText.serve(rule.serve)
+    }
+}
+
+/// The rule builder's fields: an attribute (the environment's known names offered), an operator
+/// in words, its values, and the variation served; filled with what was sent, when it was.
+struct RuleBuilder: Sendable {
+    var attribute: String
+    var attributeNames: [String]
+    var operators: [Choice]
+    var values: String
+    var variations: [Choice]
+    var ruleID: String
+
+    init(draft: RuleDraft?, variations: [String], attributeNames: [String]) {
+        attribute = draft?.attribute ?? ""
+        self.attributeNames = attributeNames
+        operators = ClauseOperator.allCases.map { op in
+            Choice(
+                name: op.operand == .segment ? "user " + TargetingText.words(op) : TargetingText.words(op),
+                value: op.rawValue, isSelected: op.rawValue == (draft?.op ?? ClauseOperator.equals.rawValue))
+        }
+        values = draft?.values ?? ""
+        self.variations = variations.map { Choice(name: $0, value: $0, isSelected: $0 == draft?.variation) }
+        ruleID = draft?.id ?? ""
     }
 }
 
@@ -141,6 +167,8 @@ struct TargetingPlanView: Sendable {
         var hasMoves: Bool
         var kept: [Move]
         var hasKept: Bool
+        /// How many FeatureFlags apps keep their group, as the warning's headline.
+        var keptSummary: String
     }
 
     var summary: String
@@ -172,9 +200,11 @@ struct TargetingPlanView: Sendable {
                     "\(Self.count(move.users, "FeatureFlags app")) stay\(move.users == 1 ? "s" : "") in \(move.from) (the rules would put \(move.users == 1 ? "it" : "them") in \(move.to))",
                     move)
             }
+            let keptApps = plan.keptByApps.reduce(0) { $0 + $1.users }
             return Test(
                 feature: plan.feature, url: urls.feature(plan.feature), summary: summary, moves: moves,
-                hasMoves: !moves.isEmpty, kept: kept, hasKept: !kept.isEmpty)
+                hasMoves: !moves.isEmpty, kept: kept, hasKept: !kept.isEmpty,
+                keptSummary: "\(Self.count(keptApps, "FeatureFlags app")) keep\(keptApps == 1 ? "s" : "") the group \(keptApps == 1 ? "it" : "they") cached.")
         }
         hasTests = !tests.isEmpty
         if outcome.isUnchanged {

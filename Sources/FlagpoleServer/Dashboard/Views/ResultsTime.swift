@@ -1,0 +1,33 @@
+import Foundation
+
+/// A moment of the results page: ISO 8601 for `<time datetime>`, and a readable UTC text until
+/// the page formats it in the viewer's zone.
+struct ResultsTime: Sendable {
+    var iso: String
+    var text: String
+
+    init(_ date: Date) {
+        iso = date.formatted(.iso8601)
+        text = date.formatted(Self.readable) + " UTC"
+    }
+
+    /// How long from `start` to `end`, in the largest unit that keeps a number above 1:
+    /// "less than a minute",
+    /// "40 minutes", "5 hours", "3 days".
+    static func duration(from start: Date, to end: Date) -> String {
+        let seconds = max(0, end.timeIntervalSince(start))
+        guard seconds >= 60 else { return "less than a minute" }
+        let (count, unit): (Int, String) =
+            switch seconds {
+            case ..<3_600: (Int(seconds / 60), "minute")
+            case ..<172_800: (Int(seconds / 3_600), "hour")
+            default: (Int(seconds / 86_400), "day")
+            }
+        return "\(count) \(unit)\(count == 1 ? "" : "s")"
+    }
+
+    private static let readable = Date.VerbatimFormatStyle(
+        format:
+            "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits)",
+        timeZone: TimeZone(identifier: "UTC")!, calendar: Calendar(identifier: .gregorian))
+}
