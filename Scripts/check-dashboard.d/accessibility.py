@@ -7,6 +7,7 @@ check here (it is not on the registries): every page in both widths.
 - contrast: text against the background it is drawn on, 4.5:1 (3:1 when large; WCAG 1.4.3);
 - targets: at phone width, buttons, fields and button-like links are at least 44 px tall and
   wide, their label counted (WCAG 2.5.5); links inside running text are exempt;
+- layout: a table wider than its box scrolls, with a visible cue;
 - the focus ring: 3:1 against the background around it (WCAG 1.4.11), checked by tabbing.
 """
 
@@ -110,6 +111,19 @@ for (const e of controls) {
 return problems;
 """
 
+# A table wider than its box: the box scrolls, with the cue that it does (its shadows).
+CUT_TABLES = """
+const problems = [];
+for (const table of document.querySelectorAll("table")) {
+  const box = table.parentElement;
+  if (box.scrollWidth <= box.clientWidth + 1 && table.scrollWidth <= box.clientWidth + 1) continue;
+  const style = getComputedStyle(box);
+  if (!["auto", "scroll"].includes(style.overflowX)) problems.push("a table is cut: " + table.outerHTML.slice(0, 60));
+  else if (style.backgroundImage === "none") problems.push("a table scrolls without a cue: " + table.outerHTML.slice(0, 60));
+}
+return problems;
+"""
+
 FOCUS_RING = COLOURS + """
 const e = document.activeElement;
 if (!e || e === document.body) return null;
@@ -127,6 +141,7 @@ def violations(driver, phone):
     found += driver.execute_script(HEADINGS)
     found += driver.execute_script(NAMES)
     found += driver.execute_script(CONTRAST)
+    found += driver.execute_script(CUT_TABLES)
     if phone:
         found += driver.execute_script(TARGETS)
     return found

@@ -18,6 +18,7 @@ from selenium.webdriver.common.by import By
 import accessibility
 import bias_task
 import results_task
+import rules_task
 import search_task
 
 DESKTOP = (1280, 900)
@@ -137,6 +138,14 @@ class Check:
         self.driver.find_element(By.CSS_SELECTOR, selector).click()
 
 
+def save_config(check, name, selectors):
+    """A config's Save: its plan first (what changes, in words), then Save as the revision it names."""
+    check.click("#config-form button[value=preview]")
+    if check.wait_for(f"{name}: the config's plan", lambda: check.driver.find_elements(By.CSS_SELECTOR, "#config-plan")):
+        check.checked(name, selectors + ["#config-form button[value=apply]"], phone=True)
+        check.click("#config-form button[value=apply]")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", required=True)
@@ -166,6 +175,8 @@ def main():
         # Targeting rules: the plan (a dry run: who would move, with examples), then applied as planned.
         check.page("feature-rules", feature, ["textarea#rules", "#rules-form button[value=plan]", "table.rules, section[aria-labelledby=targeting] p"])
         rules = '{"rules": [\n  {"id": "everyone-enabled", "serve": {"variation": "Enabled"}}\n]}\n'
+        # The JSON is the rules' advanced view, folded under the builder.
+        check.click("details.advanced summary")
         driver.execute_script("document.getElementById('rules').value = arguments[0]", rules)
         check.click("#rules-form button[value=plan]")
         if check.wait_for("the rules plan", lambda: driver.find_elements(By.CSS_SELECTOR, "#rules-plan p.summary")):
@@ -173,15 +184,16 @@ def main():
             check.click("#rules-plan button[value=apply]")
             check.wait_for("the applied rules", lambda: "Applied as revision" in driver.page_source)
             check.checked("feature-rules-applied", ["p.notice", "table.rules tbody tr"])
+        rules_task.run(check, environment)
         check.page("segments", environment + "/segments", ["nav.env a[aria-current=page]", "a#new-segment"], phone=True)
         # The demo's sign-ups: a table per goal, the sample-ratio line, the chart of the difference.
         check.page("results", feature + "/results", ["section.results table.results tbody tr", "figure.timeline svg circle", "ul.legend li"], phone=True)
         results_task.run(check, environment)
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
-        check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"])
+        check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"], phone=True)
         current = int(driver.find_element(By.CSS_SELECTOR, "select#to option[selected]").get_attribute("value"))
-        check.page("revisions-diff", environment + f"/revisions?from={current}&to={current - 1}", ["table.diff tbody tr", "form button.primary"])
+        check.page("revisions-diff", environment + f"/revisions?from={current}&to={current - 1}", ["table.diff tbody tr", "form button.primary"], phone=True)
 
         check.page("import", environment + "/import", ["textarea#source", "input#file[type=file]"])
         driver.execute_script("document.getElementById('source').value = arguments[0]", '{\n  "features": [\n    {"name": "Broken", "test-biases": [50, "fifty"]}\n  ]\n}\n')
@@ -217,7 +229,7 @@ def main():
             check.checked("config-json-invalid", ["textarea#default[aria-invalid=true]", "#default-check"])
         area.send_keys('"green", "cornerRadius": 8}')
         check.wait_for("the JSON editor to accept the object", lambda: driver.find_element(By.ID, "default-check").text.strip() == "")
-        check.click("#config-form button[type=submit]")
+        save_config(check, "config-json-plan", ["#config-plan ul.moves li code"])
         check.wait_for("the saved JSON config", lambda: "Applied as revision" in driver.page_source)
         check.checked("config-json-saved", ["p.notice", "dl.facts code"])
 
@@ -231,9 +243,9 @@ def main():
         number = driver.find_element(By.ID, "default")
         number.clear()
         number.send_keys("5")
-        check.click("#config-form button[type=submit]")
+        save_config(check, "config-new-plan", ["#config-plan p.summary"])
         check.wait_for("the created config", lambda: "Applied as revision" in driver.page_source)
-        check.click("form button[value=preview]")
+        check.click("form[action$='/delete'] button[value=preview]")
         check.wait_for("the delete confirmation", lambda: driver.find_elements(By.CSS_SELECTOR, "button.danger"))
         check.checked("config-delete-confirm", ["section.confirm button.danger"])
         check.click("section.confirm button.danger")

@@ -184,6 +184,61 @@ struct DashboardTargetingTests {
         #expect(inA < (before.first { $0.variation == "Group A" }?.users ?? 0))
     }
 
+    @Test(
+        "The rule builder's fields become a rule after the current ones, planned and applied as JSON; a user looked up with attributes is placed by it, named"
+    )
+    func ruleBuilder() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let page = try await browser.get(Self.abTest)
+            #expect(page.text.contains(#"<option value="versionGreaterThanOrEqual">is a version from</option>"#))
+            let csrf = DashboardBrowser.csrf(in: page)
+            let fields: KeyValuePairs<String, String> = [
+                "csrf": csrf, "revision": "1", "attribute": " country ", "op": "in", "values": "NZ, AU",
+                "serve": "Group B", "action": "plan",
+            ]
+            let plan = try await browser.post(Self.rules, fields)
+            #expect(plan.status == .ok)
+            let rule =
+                #"{"id": "country-in-nz-au", "clauses": [{"attribute": "country", "operator": "in", "values": ["NZ", "AU"]}], "serve": {"variation": "Group B"}}"#
+            let text = try #require(
+                plan.text.firstMatch(of: #/<textarea name="rules" hidden aria-hidden="true">([^<]*)</textarea>/#))
+            let planned = try JSONParser.parse(
+                Array(String(text.output.1).replacingOccurrences(of: "&quot;", with: "\"").utf8)
+            ).value
+            let expected: JSONValue = ["rules": .array([try JSONParser.parse(Array(rule.utf8)).value])]
+            #expect(planned == expected)
+            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+
+            let applied = try await browser.post(
+                Self.rules,
+                [
+                    "csrf": csrf, "revision": "1", "rules": JSONWriter(style: .compact).string(of: planned),
+                    "action": "apply",
+                ])
+            #expect(applied.status == .seeOther)
+            let lookup = try await browser.get(
+                "\(Self.base)/users?user=kiwi&attributes=country%3DNZ%2C+appVersion%3D5.2")
+            #expect(lookup.text.contains("rule country-in-nz-au"))
+            #expect(lookup.text.contains("Rules read the attributes typed above"))
+            let malformed = try await browser.get("\(Self.base)/users?user=kiwi&attributes=NZ")
+            #expect(malformed.status == .unprocessableContent && malformed.text.contains("write it as name=value"))
+
+            // Two mistakes at once (no attribute, a value that is no number): both listed, nothing written.
+            let refused = try await browser.post(
+                Self.rules,
+                [
+                    "csrf": csrf, "revision": "2", "attribute": "", "op": "lessThan", "values": "many",
+                    "serve": "Group B", "action": "plan",
+                ])
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.components(separatedBy: "<li class=\"error\">").count - 1 >= 2)
+        }
+        #expect(try await Self.rules(of: server).map(\.id) == ["country-in-nz-au"])
+    }
+
     @Test("A stale rules form gets the conflict, keeps its text for the current revision, and writes nothing")
     func staleRulesFormConflicts() async throws {
         let server = try await TestServer()

@@ -404,7 +404,10 @@ struct DashboardTests {
             // Numbers other than the planned ones are not applied, whatever the button says.
             let unplanned = try await browser.post(
                 "\(Self.abTest)/biases",
-                ["csrf": csrf, "biases[]": "70", "biases[]": "30", "planned": "80 20", "revision": "1", "action": "apply"])
+                [
+                    "csrf": csrf, "biases[]": "70", "biases[]": "30", "planned": "80 20", "revision": "1",
+                    "action": "apply",
+                ])
             #expect(unplanned.status == .unprocessableContent)
             #expect(unplanned.text.contains("not the ones the plan shown was made for"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
@@ -421,7 +424,9 @@ struct DashboardTests {
             #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "phase 2")
             // The feature's history says who, why and what; its latest bias change can go back, plan first.
             let page = try await browser.get(Self.abTest)
-            for text in ["Revision 2</a>", "phase 2", "Biases: 50 %, 50 % → 80 %, 20 %", "Plan going back to 50 %, 50 %"] {
+            for text in [
+                "Revision 2</a>", "phase 2", "Biases: 50 %, 50 % → 80 %, 20 %", "Plan going back to 50 %, 50 %",
+            ] {
                 #expect(page.text.contains(text), "the history lacks \(text)")
             }
             let back = try await browser.post(
@@ -440,7 +445,10 @@ struct DashboardTests {
 
             let stale = try await browser.post(
                 "\(Self.abTest)/biases",
-                ["csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "revision": "1", "action": "apply"])
+                [
+                    "csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "revision": "1",
+                    "action": "apply",
+                ])
             #expect(stale.status == .conflict)
             #expect(stale.text.contains("not 1"))
             let notANumber = try await browser.post(
@@ -461,10 +469,12 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.abTest))
             for (biases, code) in [(["20", "90"], "W202"), (["20", "70"], "W201"), (["20"], "W200")] {
-                let pairs = [("csrf", csrf), ("revision", "1"), ("action", "preview")] + biases.map { ("biases[]", $0) }
+                let pairs =
+                    [("csrf", csrf), ("revision", "1"), ("action", "preview")] + biases.map { ("biases[]", $0) }
                 let refused = try await browser.post("\(Self.abTest)/biases", pairs: pairs)
                 #expect(refused.status == .unprocessableContent, "\(biases)")
-                let plan = try #require(refused.text.firstRange(of: #"<div id="plan""#).map { refused.text[$0.lowerBound...] })
+                let plan = try #require(
+                    refused.text.firstRange(of: #"<div id="plan""#).map { refused.text[$0.lowerBound...] })
                 #expect(plan.contains(#"id="bias-refusal""#) && plan.contains("<strong>\(code)</strong>"), "\(biases)")
                 #expect(!refused.text.contains("Apply these biases"), "\(biases)")
             }
@@ -595,7 +605,9 @@ struct DashboardTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let diff = try await browser.get("\(Self.base)/revisions?from=2&to=1")
             #expect(diff.text.contains("From revision 2 to revision 1"))
-            #expect(diff.text.contains("<td>\(TestServer.abTest)</td><td>enabled</td>"))
+            #expect(
+                diff.text.contains(
+                    #"<td data-label="Feature">\#(TestServer.abTest)</td><td data-label="Field">enabled</td>"#))
             #expect(diff.text.contains("Roll back to revision 1"))
             #expect(try await browser.get("\(Self.base)/revisions?from=2&to=9").status == .notFound)
             let csrf = DashboardBrowser.csrf(in: diff)
@@ -751,7 +763,22 @@ struct DashboardTests {
                 ("follows", ""), ("followed", ""), ("description", "made in a test"), ("tags", "ios, beta,, "),
             ]
             pairs.append(("default", typed.text))
-            let saved = try await browser.post("\(Self.configs)/\(name)", pairs: pairs)
+            // The plan first: what saving would write, in words, and nothing written.
+            let preview = try await browser.post("\(Self.configs)/\(name)", pairs: pairs + [("action", "preview")])
+            #expect(preview.status == .ok, "\(preview.text)")
+            #expect(preview.text.contains("Saving creates \(name) as revision 2"))
+            #expect(preview.text.contains("<li><code>description: set to &quot;made in a test&quot;</code></li>"))
+            let planned = try #require(preview.text.firstMatch(of: #/name="planned" value="([^"]*)"/#)).output.1
+                .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&amp;", with: "&")
+            #expect(try await Self.config(name, in: server) == nil)
+            // A field changed after the plan is not saved under it.
+            let unplanned = try await browser.post(
+                "\(Self.configs)/\(name)",
+                pairs: pairs.map { $0.key == "description" ? ($0.key, "changed after the plan") : $0 }
+                    + [("planned", planned), ("action", "apply")])
+            #expect(unplanned.status == .unprocessableContent && unplanned.text.contains("not the one the plan"))
+            let saved = try await browser.post(
+                "\(Self.configs)/\(name)", pairs: pairs + [("planned", planned), ("action", "apply")])
             #expect(saved.status == .seeOther, "\(saved.text)")
             #expect(saved.headers[.location] == "\(Self.configs)/\(name)?notice=applied&revision=2#notice")
             #expect(try await browser.get(saved.headers[.location]!).text.contains("Applied as revision 2."))

@@ -171,9 +171,15 @@ struct ConfigForm: DashboardForm {
     var values: [String]?
     /// The Force box: save even though the app's declared type would skip the value.
     var force: Bool?
+    /// `preview` plans the save; `apply` (or none) saves.
+    var action: String?
+    /// The config a preview was made for (`ConfigPlanView.fingerprint`): saving another is refused.
+    var planned: String?
+    var reason: String?
 
     enum CodingKeys: String, CodingKey {
-        case csrf, revision, type, description, tags, follows, followed, variations, values, force
+        case csrf, revision, type, description, tags, follows, followed, variations, values, force, action, planned,
+            reason
         case isNew = "new"
         case defaultValue = "default"
     }

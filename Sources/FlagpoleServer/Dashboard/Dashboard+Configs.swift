@@ -107,6 +107,7 @@ extension Dashboard {
         // The stored spelling: a name typed in another normalisation must not rename it.
         var draft = ConfigDraft(form, name: existing?.name ?? name, type: type)
         var failure = ConfigFailure()
+        var plan: ConfigPlanView?
         if draft.isNew, let existing {
             // Made by someone else since the new config's page was loaded: saving again replaces it.
             draft.isNew = false
@@ -121,12 +122,21 @@ extension Dashboard {
                 // is the store's to keep).
                 var config = try draft.config(beside: snapshot.features)
                 config.rules = existing?.rules ?? []
+                let isPreview = form.action == "preview"
+                if !isPreview, let planned = form.planned, planned != ConfigPlanView.fingerprint(of: config) {
+                    throw APIError.invalid(
+                        "The config is not the one the plan shown was made for: nothing was written. Preview it, read the plan, then save."
+                    )
+                }
                 let outcome = try await store.setConfig(
                     config, in: path,
                     options: EditOptions(
-                        isForced: form.force ?? false, actor: session.identity.actor,
-                        expectedRevision: form.revision))
-                return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).config(draft.name)))
+                        isDryRun: isPreview, isForced: form.force ?? false, message: ReasonField.message(form.reason),
+                        actor: session.identity.actor, expectedRevision: form.revision))
+                if !isPreview {
+                    return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).config(draft.name)))
+                }
+                plan = ConfigPlanView(config, replacing: existing, outcome: outcome)
             } catch let refused as ConfigsRefused {
                 failure = ConfigFailure(issues: refused.issues, revision: form.revision)
             } catch ConfigError.refused(_, let issues) {
@@ -138,8 +148,10 @@ extension Dashboard {
         // After a conflict the page shows what is saved now and keeps the user's input; its
         // revision is the current one, so saving again is a choice made knowing that.
         let current = try await store.configs(in: path)
-        let page = try await configPage(
+        var page = try await configPage(
             draft, snapshot: current, in: context, failure: failure)
+        page.plan = plan
+        page.reason = ReasonField(id: "config-reason", text: form.reason)
         return .html(templates.render(page, as: "config"), status: failure.status)
     }
 
@@ -417,6 +429,9 @@ struct ConfigPage: Sendable {
     /// The app declares the config: the form offers the Force box.
     var isDeclared: Bool
     var deletion: Deletion?
+    /// What saving the editor's config would change, after a preview.
+    var plan: ConfigPlanView?
+    var reason = ReasonField(id: "config-reason", text: nil)
 }
 
 extension ConfigValue {

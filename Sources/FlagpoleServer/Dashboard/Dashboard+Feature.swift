@@ -99,6 +99,11 @@ extension Dashboard {
         var edit = PendingEdit(
             reason: form.reason, rules: RulesEdit(text: text, revision: form.revision, draft: draft))
         do {
+            if let draft {
+                let feature = try await store.feature(name, in: path).feature
+                let issues = draft.issues(variations: feature.effectiveVariations)
+                if !issues.isEmpty { throw ConfigsRefused(issues) }
+            }
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
             let outcome = try await store.setRules(
                 rules, ofFeature: name, in: path,
@@ -240,7 +245,8 @@ extension Dashboard {
                 inputs: zip(feature.effectiveVariations, values).map {
                     FeaturePage.BiasInput(variation: $0, value: $1)
                 },
-                isForced: edit.isForced, reason: ReasonField(id: "bias-reason", text: edit.reason), plan: edit.biasPlan.map(PlanView.init),
+                isForced: edit.isForced, reason: ReasonField(id: "bias-reason", text: edit.reason),
+                plan: edit.biasPlan.map(PlanView.init),
                 planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
                 refusal: edit.biasRefusal.map(DiagnosticList.init))
         }
@@ -283,8 +289,8 @@ extension Dashboard {
         return FeaturePage.Targeting(
             rules: rows, hasRules: !rows.isEmpty, isDisabled: !feature.isEnabled,
             segmentsURL: EnvironmentURLs(path).segments, rulesText: text, rulesRevision: edit?.revision ?? revision,
-            rulesIssues: TargetingIssueList(edit?.issues ?? []), rulesPlan: edit?.plan,
-            rulesReason: ReasonField(id: "rules-reason", text: reason),
+            rulesIssues: TargetingIssueList(edit?.issues ?? [], fields: draft == nil ? [:] : RuleDraft.fieldLabels),
+            rulesPlan: edit?.plan, rulesReason: ReasonField(id: "rules-reason", text: reason),
             builder: RuleBuilder(
                 draft: draft, variations: feature.effectiveVariations,
                 attributeNames: try await store.attributeNames(in: path)),

@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import Foundation
 import Hummingbird
 
 /// One user: what their app shows and why, their history and unlocks, and QA overrides that
@@ -33,14 +34,17 @@ extension Dashboard {
             return .html(templates.render(page, as: "user"))
         }
         page.user = text
+        page.attributesText = lookup?.attributes ?? ""
         let user: UserID
+        let attributes: UserAttributes?
         do {
             user = try UserID(validating: text)
+            attributes = try UserLookup.attributes(lookup?.attributes ?? "")
         } catch {
             page.error = "\(error)"
             return .html(templates.render(page, as: "user"), status: .unprocessableContent)
         }
-        try await fill(&page, user: user, in: path)
+        try await fill(&page, user: user, attributes: attributes, in: path)
         return .html(templates.render(page, as: "user"))
     }
 
@@ -62,16 +66,24 @@ extension Dashboard {
         return .seeOther(notice.appended(to: EnvironmentURLs(path).user(user.rawValue)))
     }
 
-    private func fill(_ page: inout UserPage, user: UserID, in path: EnvironmentPath) async throws {
+    /// `attributes`: what the lookup typed, evaluated instead of those on record (`nil`: those).
+    private func fill(
+        _ page: inout UserPage, user: UserID, attributes: UserAttributes?, in path: EnvironmentPath
+    ) async throws {
         let urls = EnvironmentURLs(path)
         let features = Dictionary(
             (try await store.snapshot(of: path)).document.features.map { ($0.name, $0) },
             uniquingKeysWith: { first, _ in first })
-        page.evaluations = try await store.evaluate(user, in: path).enumerated().map { index, evaluation in
+        let kept = try await store.keptAttributes(of: user, in: path)
+        page.keptAttributes = (kept?.values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
+        page.hasKeptAttributes = !page.keptAttributes.isEmpty
+        page.isTyped = attributes != nil
+        let evaluations = try await store.evaluate(user, in: path, attributes: attributes)
+        page.evaluations = evaluations.enumerated().map { index, evaluation in
             var row = UserPage.Evaluation(
                 index: index, feature: evaluation.feature, featureURL: urls.feature(evaluation.feature),
                 kind: evaluation.kind.description,
-                variation: evaluation.variation, reason: evaluation.reason.rawValue,
+                variation: evaluation.variation, reason: UserPage.why(evaluation),
                 point: evaluation.point.map { Percent.number($0, digits: 4) } ?? "–", isRecorded: evaluation.isRecorded,
                 isOverride: evaluation.reason == .override, overrideURL: urls.overrides(of: user.rawValue))
             if let feature = features[evaluation.feature], feature.isBucketed, feature.isEnabled {
@@ -130,6 +142,12 @@ struct UserPage: Sendable {
     var canEdit: Bool
     var csrf: String
     var user: String?
+    /// The attributes typed, `key=value` by line or comma.
+    var attributesText = ""
+    /// Whether the evaluations read the typed attributes rather than those on record.
+    var isTyped = false
+    var keptAttributes: [String] = []
+    var hasKeptAttributes = false
     var error: String?
     var evaluations: [Evaluation] = []
     var hasEvaluations = false
@@ -138,7 +156,39 @@ struct UserPage: Sendable {
     var hasEvents = false
 }
 
-/// The lookup form's query: `?user=ID`.
+extension UserPage {
+    /// Why the user's app shows what it does, naming the rule that decided it.
+    static func why(_ evaluation: FlagpoleStore.Evaluation) -> String {
+        if let rule = evaluation.rule { return "rule \(rule)" }
+        if let rule = evaluation.firstRule { return "bucket (placed by rule \(rule) at its first fetch)" }
+        return evaluation.reason.rawValue
+    }
+}
+
+/// The lookup form's query: `?user=ID&attributes=country%3DNZ`.
 private struct UserLookup: Decodable {
     var user: String?
+    /// `key=value` pairs, by line or comma; blank: the attributes on record.
+    var attributes: String?
+
+    /// The attributes typed, as `attr.KEY=VALUE` query parameters read (strings, which rules
+    /// read as numbers or versions where they compare so); `nil` when none were typed.
+    static func attributes(_ text: String) throws -> UserAttributes? {
+        let pairs = text.split(whereSeparator: { $0 == "," || $0.isNewline }).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
+        guard !pairs.isEmpty else { return nil }
+        let query = try pairs.map { pair -> (key: String, value: String) in
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw APIError.invalid(
+                    "Attribute “\(pair)” has no name and value: write it as name=value, such as country=NZ.")
+            }
+            let key = pair[..<equals].trimmingCharacters(in: .whitespaces)
+            return (
+                UserAttributes.queryPrefix + key,
+                pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            )
+        }
+        return try UserAttributes(query: query)
+    }
 }

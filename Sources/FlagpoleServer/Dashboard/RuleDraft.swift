@@ -14,6 +14,44 @@ struct RuleDraft: Sendable {
     /// Blank: one is made from the clause.
     var id: String
 
+    /// The builder's labels of the fields its issues point at.
+    static let fieldLabels = ["attribute": "Attribute", "op": "Condition", "values": "Value", "serve": "Serves"]
+
+    /// What is wrong with the fields, every mistake at once, each pointing at its field (the
+    /// rules' decoder would stop at a clause's first); empty when the rule can be planned.
+    func issues(variations: [String]) -> [ConfigIssue] {
+        var issues: [ConfigIssue] = []
+        func refuse(_ field: String, _ message: String, _ fix: String) {
+            issues.append(
+                ConfigIssue(
+                    .error, config: nil, pointer: JSONPointer.root.appending(field), location: nil, message: message,
+                    fix: fix))
+        }
+        guard let known = ClauseOperator(rawValue: op) else {
+            refuse("op", "“\(op)” is not a condition rules have.", "choose one of the list")
+            return issues
+        }
+        if known.operand != .segment && attribute.trimmed.isEmpty {
+            refuse("attribute", "No attribute is named.", "name the attribute the app sends, such as country")
+        }
+        let values = Self.values(values, for: known)
+        if values.isEmpty || values == [.string("")] {
+            refuse(
+                "values", "No value is given.",
+                known.takesOneValue ? "type one value" : "type one or more, commas between")
+        } else if known.operand == .number, values.contains(where: { if case .string = $0 { true } else { false } }) {
+            refuse(
+                "values", "“\(self.values.trimmed)” is not a number, which “\(TargetingText.words(known))” compares.",
+                "type a number, such as 18")
+        }
+        if !variations.contains(variation) {
+            refuse(
+                "serve", "“\(variation)” is not a variation of the feature.",
+                "choose one of \(variations.joined(separator: ", "))")
+        }
+        return issues
+    }
+
     /// The rules' JSON: `existing`, then this rule.
     func text(after existing: [TargetingRule]) -> String {
         var rules = existing.map(\.jsonValue)

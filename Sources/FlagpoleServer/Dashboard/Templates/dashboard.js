@@ -90,6 +90,15 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
+// A form whose Apply carries the plan it was made for (`data-planned`, a config's editor): once a
+// field changes, the plan shown is of other values, so Apply is disabled until it is planned again
+// (the server refuses it anyway).
+document.addEventListener("input", (event) => {
+  const form = event.target.closest("form[data-planned]");
+  if (!form || event.target.hasAttribute("data-reason")) return;
+  for (const button of form.querySelectorAll("button[value=apply]")) button.disabled = true;
+});
+
 // Times in the viewer's zone: the server writes them in UTC, the browser knows where its reader is.
 document.addEventListener("DOMContentLoaded", () => {
   const format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });

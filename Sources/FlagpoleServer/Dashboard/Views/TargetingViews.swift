@@ -204,7 +204,9 @@ struct TargetingPlanView: Sendable {
             return Test(
                 feature: plan.feature, url: urls.feature(plan.feature), summary: summary, moves: moves,
                 hasMoves: !moves.isEmpty, kept: kept, hasKept: !kept.isEmpty,
-                keptSummary: "\(Self.count(keptApps, "FeatureFlags app")) keep\(keptApps == 1 ? "s" : "") the group \(keptApps == 1 ? "it" : "they") cached.")
+                keptSummary:
+                    "\(Self.count(keptApps, "FeatureFlags app")) keep\(keptApps == 1 ? "s" : "") the group \(keptApps == 1 ? "it" : "they") cached."
+            )
         }
         hasTests = !tests.isEmpty
         if outcome.isUnchanged {
