@@ -19,6 +19,7 @@ import accessibility
 import bias_task
 import results_task
 import rules_task
+import search_task
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -165,6 +166,7 @@ def main():
         check.checked("home", [f'a[href="{environment}"]'])
 
         check.page("overview", environment, ["nav.env a[aria-current=page]", "li.card.feature", "svg.bar rect", "button.switch[aria-pressed]"], phone=True)
+        search_task.run(check, environment)
 
         check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner", "input#feature-tags"], phone=True)
         check.focus_rings("feature")

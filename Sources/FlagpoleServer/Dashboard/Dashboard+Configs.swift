@@ -22,14 +22,14 @@ extension Dashboard {
 
     // MARK: Handlers
 
-    /// GET /tenants/{tenant}/{env}/configs[?tag=T]: every config with its type, default, the
-    /// feature it follows and its tags; the environment's tags as filters.
+    /// GET /tenants/{tenant}/{env}/configs[?q=&tag=&type=&follows=]: every config with its type,
+    /// default, the feature it follows and its tags; those the filter (`ConfigFilter`) leaves out
+    /// are hidden, for search as you type to bring back. The environment's tags as filters.
     @Sendable func configsPage(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
     ) async throws -> Response {
         let page = try await configsPage(
-            context, tag: request.uri.queryParameters["tag"].map(String.init),
-            notice: Notice(request)?.text)
+            context, filter: try ConfigFilter(query: request.uri.query ?? ""), notice: Notice(request)?.text)
         return .html(templates.render(page, as: "configs"))
     }
 
@@ -52,7 +52,7 @@ extension Dashboard {
         let type = query.type.flatMap(ConfigType.init(rawValue:))
         let urls = EnvironmentURLs(path)
         guard let type, !name.isEmpty, !name.utf8.contains(0) else {
-            var page = try await configsPage(context, tag: nil, notice: nil)
+            var page = try await configsPage(context, filter: ConfigFilter(), notice: nil)
             page.newName = name
             page.error =
                 type == nil
@@ -191,14 +191,14 @@ extension Dashboard {
     }
 
     private func configsPage(
-        _ context: DashboardEnvironmentContext<some RequiredRole>, tag: String?, notice: String?
+        _ context: DashboardEnvironmentContext<some RequiredRole>, filter: ConfigFilter, notice: String?
     ) async throws -> ConfigsPage {
         let (path, session) = (context.path, context.session)
         let snapshot = try await store.configs(in: path)
         let urls = EnvironmentURLs(path)
-        let tag = tag.flatMap { $0.isEmpty ? nil : $0 }
+        let tag = filter.tag
         let features = Set(snapshot.features.map { Feature.nameKey($0.name) })
-        let rows = snapshot.document.configs.filter { tag.map($0.tags.contains) ?? true }.map { config in
+        let rows = snapshot.document.configs.map { config in
             ConfigsPage.Row(
                 name: config.name, url: urls.config(config.name), type: config.type.rawValue,
                 defaultValue: config.defaultValue.json, description: config.description,
@@ -208,17 +208,23 @@ extension Dashboard {
                         isPresent: features.contains(Feature.nameKey(feature)),
                         values: "\(config.values.count) value\(config.values.count == 1 ? "" : "s")")
                 },
-                tags: TagLink.links(config.tags, to: urls.configs, current: tag))
+                tags: TagLink.links(config.tags, to: urls.configs, current: tag),
+                tagsJSON: JSONWriter(style: .compact).string(of: .array(config.tags.map(JSONValue.string))),
+                followsFilter: ConfigFilter.follows(config).rawValue, isHidden: !filter.matches(config))
         }
-        let tags = TagLink.links(
-            TagLink.union(snapshot.document.configs.map(\.tags)), to: urls.configs, current: tag)
+        let allTags = TagLink.union(snapshot.document.configs.map(\.tags))
+        let tags = TagLink.links(allTags, to: urls.configs, current: tag)
+        let total = snapshot.document.configs.count
+        let shown = rows.count { !$0.isHidden }
         return ConfigsPage(
             chrome: try await chrome(context, at: .configs, notice: notice), path: path.description,
             url: urls.configs, revision: snapshot.revision, canEdit: context.canEdit,
             newConfigURL: urls.newConfigForm,
             types: ConfigType.allCases.map { Choice(name: $0.rawValue, value: $0.rawValue, isSelected: $0 == .string) },
             tag: tag, tags: tags, hasTags: !tags.isEmpty, rows: rows, hasRows: !rows.isEmpty,
-            total: snapshot.document.configs.count)
+            total: total, search: ConfigSearchForm(filter, tags: allTags),
+            count: "\(shown) of \(total) config\(total == 1 ? "" : "s")",
+            emptyMessage: shown == 0 && total > 0 ? filter.emptyMessage : nil)
     }
 
     private func configPage(
@@ -332,6 +338,11 @@ struct ConfigsPage: Sendable {
         var description: String?
         var follows: Follows?
         var tags: [TagLink]
+        /// The tags as a JSON array, for `data-tags`.
+        var tagsJSON: String
+        /// `yes` or `no`, for `data-follows`.
+        var followsFilter: String
+        var isHidden: Bool
     }
 
     var chrome: Chrome
@@ -345,8 +356,14 @@ struct ConfigsPage: Sendable {
     var tags: [TagLink]
     var hasTags: Bool
     var rows: [Row]
+    /// Whether there is any config (those the filter leaves out are rows too, hidden).
     var hasRows: Bool
     var total: Int
+    var search: ConfigSearchForm
+    /// "3 of 12 configs", announced as it changes.
+    var count: String
+    /// Why no row shows, when the filter leaves none.
+    var emptyMessage: String?
     var newName = ""
     var error: String?
 }

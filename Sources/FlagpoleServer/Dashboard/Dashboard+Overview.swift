@@ -13,41 +13,55 @@ extension Dashboard {
 
     // MARK: Handlers
 
-    /// GET /tenants/{tenant}/{env}[?tag=T]: every feature (or those tagged `T`) by section, with
-    /// its kind, state, biases, labels, tags and warnings.
+    /// GET /tenants/{tenant}/{env}[?q=&tag=&kind=&state=&section=&rules=&sort=&view=]: every
+    /// feature by section, with its kind, state, biases, labels, tags and warnings; those the
+    /// filter (`FeatureFilter`) leaves out are hidden, for search as you type to bring back.
     @Sendable func overviewPage(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
     ) async throws -> Response {
         let path = context.path
         let session = context.session
+        let filter = try FeatureFilter(query: request.uri.query ?? "")
         let current = try await currentRevision(of: path)
         let decoded = current.map { DocumentDecoder.decode($0.document) }
         let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
         let urls = EnvironmentURLs(path)
         let configs = try await store.configs(in: path).document
-        let tag = request.uri.queryParameters["tag"].flatMap { $0.isEmpty ? nil : String($0) }
-        let features = decoded?.document?.features ?? []
-        var sections: [OverviewPage.Section] = []
-        for feature in features {
-            let tags = configs.tags(of: feature)
-            if let tag, !tags.contains(tag) { continue }
-            var card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
-            card.tags = TagLink.links(tags, to: urls.overview, current: tag)
-            let name = feature.section ?? "No section"
-            if let index = sections.firstIndex(where: { $0.name == name }) {
-                sections[index].features.append(card)
-            } else {
-                sections.append(OverviewPage.Section(index: sections.count, name: name, features: [card]))
-            }
+        let ruleCounts = try await store.targeting(in: path).featureRules.reduce(into: [String: Int]()) {
+            $0[Feature.nameKey($1.key), default: 0] += $1.value.count
         }
-        let tags = TagLink.links(
-            TagLink.union(features.map(configs.tags(of:))), to: urls.overview, current: tag)
+        // The audit wrote each name as it was then: look the changes up as features compare.
+        let changes = try await store.lastChanges(in: path).reduce(into: [String: FeatureChange]()) { last, entry in
+            let key = Feature.nameKey(entry.key)
+            if (last[key]?.revision ?? .min) < entry.value.revision { last[key] = entry.value }
+        }
+        let features = decoded?.document?.features ?? []
+        let rows = features.map { feature in
+            let tags = configs.tags(of: feature)
+            let facts = FeatureFacts(
+                feature, tags: tags, ruleCount: ruleCounts[Feature.nameKey(feature.name)] ?? 0,
+                lastChange: changes[Feature.nameKey(feature.name)])
+            var card = FeatureCard(feature, url: urls.feature(feature.name), warnings: warnings[feature.name] ?? [])
+            card.tags = TagLink.links(tags, to: urls.overview, current: filter.tag)
+            return FeatureRow(card: card, facts: facts, isHidden: !filter.matches(facts))
+        }
+        let shown = rows.count { !$0.isHidden }
+        let tags = TagLink.union(features.map(configs.tags(of:)))
+        let tagLinks = TagLink.links(tags, to: urls.overview, current: filter.tag)
         let page = OverviewPage(
             chrome: try await chrome(context, at: .overview, notice: Notice(request)?.text),
             path: path.description, url: urls.overview, revision: current?.number, importURL: urls.importing,
             canEdit: context.canEdit, csrf: session.csrfToken,
-            documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: tag, tags: tags, hasTags: !tags.isEmpty,
-            total: features.count, sections: sections,
+            documentWarnings: DiagnosticList(warnings[nil] ?? []), tag: filter.tag, tags: tagLinks,
+            hasTags: !tags.isEmpty, total: features.count, hasFeatures: !features.isEmpty,
+            sections: OverviewPage.sections(rows, sortedBy: filter.sort),
+            search: FeatureSearchForm(
+                filter, tags: tags, sections: TagLink.union([rows.map(\.facts.section)]),
+                actors: Set(rows.compactMap(\.actor)).sorted(), page: urls.overview),
+            count: "\(shown) of \(features.count) feature\(features.count == 1 ? "" : "s")",
+            emptyMessage: shown > 0 || features.isEmpty ? nil : filter.emptyMessage,
+            layout: filter.view?.rawValue ?? "auto", showsCards: filter.view != .table,
+            showsTable: filter.view == .table, viewLinks: CatalogViewLink.links(to: urls.overview, filter: filter),
             connections: ClientConnections(
                 path, origin: ClientConnections.origin(of: request.head),
                 isPrivate: try await store.deliveryState(of: path).settings.isPrivate))
@@ -92,7 +106,9 @@ struct OverviewPage: Sendable {
     struct Section: Sendable {
         var index: Int
         var name: String
-        var features: [FeatureCard]
+        var features: [FeatureRow]
+        /// Whether the filter leaves none of its features.
+        var isHidden: Bool
     }
 
     var chrome: Chrome
@@ -109,9 +125,57 @@ struct OverviewPage: Sendable {
     var tags: [TagLink]
     var hasTags: Bool
     var total: Int
+    var hasFeatures: Bool
     var sections: [Section]
+    var search: FeatureSearchForm
+    /// "12 of 300 features", announced as it changes.
+    var count: String
+    /// Why nothing shows, when the filter leaves nothing.
+    var emptyMessage: String?
+    /// `cards`, `table`, or `auto` (cards, compact on phones).
+    var layout: String
+    var showsCards: Bool
+    var showsTable: Bool
+    var viewLinks: [CatalogViewLink]
     /// How each kind of client connects to the environment.
     var connections: ClientConnections
+
+    /// `rows` grouped by section in the document's order, or as one list in the order asked.
+    static func sections(_ rows: [FeatureRow], sortedBy sort: FeatureFilter.Sort) -> [Section] {
+        switch sort {
+        case .sections:
+            var sections: [Section] = []
+            for row in rows {
+                if let index = sections.firstIndex(where: { $0.name == row.facts.section }) {
+                    sections[index].features.append(row)
+                    sections[index].isHidden = sections[index].isHidden && row.isHidden
+                } else {
+                    sections.append(
+                        Section(index: sections.count, name: row.facts.section, features: [row], isHidden: row.isHidden)
+                    )
+                }
+            }
+            return sections
+        case .name:
+            return [
+                Self.list(
+                    "All features by name", rows.sorted { $0.facts.name.lowercased() < $1.facts.name.lowercased() })
+            ]
+        case .change:
+            // Newest first; a stable sort keeps the document's order among the never changed.
+            let sorted = rows.enumerated().sorted { a, b in
+                let (left, right) = (
+                    a.element.facts.lastChange?.revision ?? .min, b.element.facts.lastChange?.revision ?? .min
+                )
+                return left != right ? left > right : a.offset < b.offset
+            }
+            return [Self.list("All features, last changed first", sorted.map(\.element))]
+        }
+    }
+
+    private static func list(_ name: String, _ rows: [FeatureRow]) -> Section {
+        Section(index: 0, name: name, features: rows, isHidden: rows.allSatisfy(\.isHidden))
+    }
 }
 
 /// One feature as the overview and the feature page show it.

@@ -109,3 +109,68 @@ document.addEventListener("DOMContentLoaded", () => {
     element.textContent = format.format(date);
   }
 });
+
+// Search as you type, on the features and configs pages: each keystroke hides the items that
+// don't match, by the rules the server applies to the same GET form (each control names the
+// data-* attribute it compares: `contains` ignoring case, `includes` for a list, `equals`), with
+// no request; the URL follows (replaceState) so a reload shows the same. Changing the order
+// reloads. Without JavaScript the form's Search button asks the server.
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("catalog-search");
+  if (!form) return;
+  const facts = [...document.querySelectorAll("[data-catalog-item]")].map((item) => ({
+    item,
+    data: item.dataset,
+    name: item.dataset.name.toLowerCase(),
+    tags: JSON.parse(item.dataset.tags || "[]"),
+  }));
+  const groups = [...document.querySelectorAll("[data-catalog-group]")];
+  const controls = [...form.querySelectorAll("[data-match]")];
+  const count = document.getElementById("catalog-count");
+  const empty = document.getElementById("catalog-empty");
+  const tagged = document.getElementById("tagged-note");
+  const toggles = [...document.querySelectorAll(".view-toggle a")];
+  // Count features by name, not elements: a page could show one in two places.
+  const total = new Set(facts.map((fact) => fact.data.name)).size;
+  const tests = {
+    contains: (fact, field, value) => fact[field].includes(value.toLowerCase()),
+    includes: (fact, field, value) => fact[field].includes(value),
+    equals: (fact, field, value) => fact.data[field] === value,
+    // Days as YYYY-MM-DD order as text; a feature without a known change is not "since" any day.
+    since: (fact, field, value) => (fact.data[field] || "") !== "" && fact.data[field] >= value,
+  };
+  const query = (changes) => {
+    const pairs = new URLSearchParams();
+    for (const [key, value] of new FormData(form)) {
+      const control = form.elements[key];
+      if (value !== "" && !(control && control.dataset && control.dataset.default === value)) pairs.append(key, value);
+    }
+    for (const [key, value] of Object.entries(changes)) pairs.set(key, value);
+    const text = pairs.toString();
+    return form.getAttribute("action") + (text ? "?" + text : "");
+  };
+  const apply = () => {
+    const active = controls.filter((control) => control.value !== "");
+    const shown = new Set();
+    for (const fact of facts) {
+      const matches = active.every((control) => tests[control.dataset.match](fact, control.dataset.field, control.value));
+      fact.item.hidden = !matches;
+      if (matches) shown.add(fact.data.name);
+    }
+    for (const group of groups) group.hidden = !group.querySelector("[data-catalog-item]:not([hidden])");
+    count.textContent = `${shown.size} of ${total} ${total === 1 ? form.dataset.noun : form.dataset.nouns}`;
+    if (empty) {
+      empty.textContent = form.dataset.empty;
+      empty.hidden = shown.size > 0 || total === 0;
+    }
+    if (tagged && form.elements.tag) tagged.hidden = form.elements.tag.value !== tagged.dataset.tag;
+    history.replaceState(history.state, "", query({}));
+    for (const toggle of toggles) toggle.href = query({ view: toggle.classList.contains("view-table") ? "table" : "cards" });
+  };
+  form.addEventListener("input", (event) => {
+    if (event.target.matches("[data-match]")) apply();
+  });
+  form.addEventListener("change", (event) => {
+    if (event.target.matches("[data-reload]")) form.requestSubmit();
+  });
+});
