@@ -20,7 +20,7 @@ install_tools() {
     local missing=() package packages=(hyperfine sqlite3 python3)
     # The serve rows load servers with wrk and check their answers with curl; nginx is serve's
     # baseline (the row runs its own, on a free port, and leaves the system's alone).
-    if selected serve || selected serve-assign || selected serve-user || selected serve-streams || selected page; then packages+=(wrk curl); fi
+    if selected serve || selected serve-assign || selected serve-user || selected serve-streams || selected page || selected pages; then packages+=(wrk curl); fi
     if selected serve; then packages+=(nginx-light); fi
     if selected copy || selected serve-pg; then packages+=(postgresql); fi
     if selected serve-pg; then packages+=(wrk curl); fi
