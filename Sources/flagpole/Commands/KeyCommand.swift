@@ -38,7 +38,10 @@ struct KeyCommand: ParsableCommand {
         @Option(help: ArgumentHelp("admin, editor, reader or delivery (tenant keys).", valueName: "role"))
         var role: String?
 
-        @Option(help: "A note to recognise the key by, such as \"ci\".")
+        @Option(
+            help:
+                "A name to recognise the key by, such as \"ci\"; histories name its changes so (default: its role and who made it)."
+        )
         var name = ""
 
         @Option(
@@ -71,8 +74,10 @@ struct KeyCommand: ParsableCommand {
         func run() async throws {
             let keyOwner = try owner.owner()
             let keyRole = keyOwner == .server ? KeyRole.serverAdmin : KeyRole(rawValue: role ?? "")!
+            // Every key has a name: the histories of what it changes show it rather than its prefix.
+            let label = name.isEmpty ? "\(keyRole.rawValue) key made by \(Actor.current)" : name
             let created = try await database.openStore().createKey(
-                for: keyOwner, role: keyRole, name: name, environment: env.map(EnvironmentName.init(rawValue:)))
+                for: keyOwner, role: keyRole, name: label, environment: env.map(EnvironmentName.init(rawValue:)))
             if output.json {
                 var object = created.info.jsonObject
                 object.append("key", .string(created.secret))
