@@ -147,6 +147,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/segment.mustache"),
                 .embedInCode("Dashboard/Templates/results.mustache"),
                 .embedInCode("Dashboard/Templates/segments.mustache"),
+                .embedInCode("Dashboard/Templates/settings.mustache"),
                 .embedInCode("Dashboard/Templates/signin.mustache"),
                 .embedInCode("Dashboard/Templates/targeting-plan.mustache"),
                 .embedInCode("Dashboard/Templates/timeline.mustache"),
