@@ -62,6 +62,10 @@ struct DashboardSettingsTests {
             #expect(try await reader.get("/").text.contains(#"<a href="/tenants/acme/settings">"#))
             #expect(
                 try await reader.get(Self.overview).text.contains(#"<a href="/tenants/acme/settings">Settings</a>"#))
+            var signedOut = DashboardBrowser(client)
+            #expect(
+                try await signedOut.get(Self.settings).headers[.location] == "/login?next="
+                    + EnvironmentURLs.queryValue(Self.settings))
             // Another tenant's settings are as absent as an unknown tenant's.
             #expect(try await reader.get("/tenants/globex/settings").status == .notFound)
         }
@@ -296,7 +300,9 @@ struct DashboardSettingsTests {
             "\(keys.map { "\($0.prefix)\($0.revokedAt == nil)" }) \(environments.map { "\($0.path)\($0.marking)" }) \(goals)"
     }
 
-    @Test("A role below a form's gets 403, and a form without the session's token 403; nothing is written")
+    @Test(
+        "Signed out, a form sends the browser to sign in; a role below a form's gets 403, and a form without the session's token 403; nothing is written"
+    )
     func refusals() async throws {
         let server = try await TestServer()
         let before = try await Self.fingerprint(server)
@@ -305,12 +311,15 @@ struct DashboardSettingsTests {
             var (reader, readerCSRF) = try await Self.signedIn(client, server, as: .reader)
             var (editor, editorCSRF) = try await Self.signedIn(client, server, as: .editor)
             var (admin, _) = try await Self.signedIn(client, server, as: .admin)
+            var signedOut = DashboardBrowser(client)
             let revoke = "\(Self.settings)/keys/\(someKey)/revoke"
             let revocation: (uri: String, fields: KeyValuePairs<String, String>, role: KeyRole) = (
                 revoke, ["action": "apply"], .admin
             )
             for form in Self.forms + [revocation] {
                 let pairs = form.fields.map { ($0.key, $0.value) }
+                let anonymous = try await signedOut.post(form.uri, pairs: [("csrf", readerCSRF)] + pairs)
+                #expect(anonymous.headers[.location]?.hasPrefix("/login") == true, "\(form.uri)")
                 let asReader = try await reader.post(form.uri, pairs: [("csrf", readerCSRF)] + pairs)
                 #expect(asReader.status == .forbidden, "\(form.uri)")
                 if form.role == .admin {
