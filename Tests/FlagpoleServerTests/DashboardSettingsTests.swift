@@ -196,6 +196,17 @@ struct DashboardSettingsTests {
             #expect(environment.delivery == DeliverySettings(isPrivate: true, cacheControl: "private, max-age=30"))
             #expect(environment.marking.colour?.rawValue == "#c0392b" && environment.marking.requiresReason)
 
+            // A new colour alone leaves the delivery settings, and their version, as they were.
+            let version = try await server.store.deliveryState(of: TestServer.acme).settingsVersion
+            let recoloured = try await browser.post(
+                "\(Self.settings)/environments/production",
+                [
+                    "csrf": csrf, "private": "on", "cache-control": "private, max-age=30", "colour": "#c0392b",
+                    "requires-reason": "on",
+                ])
+            #expect(recoloured.status == .seeOther)
+            #expect(try await server.store.deliveryState(of: TestServer.acme).settingsVersion == version)
+
             let overview = try await browser.get(Self.overview)
             #expect(overview.text.contains(#"<link rel="stylesheet" href="/tenants/acme/marking.css">"#))
             #expect(overview.text.contains(#"<p class="marking" data-environment="production">"#))

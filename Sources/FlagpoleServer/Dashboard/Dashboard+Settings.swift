@@ -142,7 +142,7 @@ extension Dashboard {
         let path = context.path
         let form = try await form(EnvironmentForm.self, of: request, session: context.session)
         // An address of no environment is the 404 of any page; the form's own refusals are 422.
-        _ = try await store.environment(path)
+        let current = try await store.environment(path)
         let isPrivate = form.isPrivate != nil
         let cacheControl = form.cacheControl.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         let colourText = form.colour.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
@@ -150,13 +150,19 @@ extension Dashboard {
         var failure: String?
         do {
             let colour = colourText.isEmpty ? nil : try EnvironmentColour(validating: colourText)
-            try await store.updateDelivery(of: path) { settings in
-                settings.isPrivate = isPrivate
-                settings.cacheControl = cacheControl
+            // Only what changed is written: a new colour alone leaves the delivery settings' version,
+            // which servers and caches follow, as it was.
+            if current.delivery != DeliverySettings(isPrivate: isPrivate, cacheControl: cacheControl) {
+                try await store.updateDelivery(of: path) { settings in
+                    settings.isPrivate = isPrivate
+                    settings.cacheControl = cacheControl
+                }
             }
-            try await store.updateMarking(of: path) { marking in
-                marking.colour = colour
-                marking.requiresReason = requiresReason
+            if current.marking != EnvironmentMarking(colour: colour, requiresReason: requiresReason) {
+                try await store.updateMarking(of: path) { marking in
+                    marking.colour = colour
+                    marking.requiresReason = requiresReason
+                }
             }
         } catch let error as TenancyError {
             if case .invalidColour = error {
