@@ -57,6 +57,7 @@ let package = Package(
                 .embedInCode("0009_targeting.sql"),
                 .embedInCode("0010_user_attributes.sql"),
                 .embedInCode("0011_experiment_results.sql"),
+                .embedInCode("0012_environment_marking.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -68,6 +69,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0009_targeting.postgres.sql"),
                 .embedInCode("PostgreSQL/0010_user_attributes.postgres.sql"),
                 .embedInCode("PostgreSQL/0011_experiment_results.postgres.sql"),
+                .embedInCode("PostgreSQL/0012_environment_marking.postgres.sql"),
             ]
         ),
 
@@ -145,6 +147,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/segment.mustache"),
                 .embedInCode("Dashboard/Templates/results.mustache"),
                 .embedInCode("Dashboard/Templates/segments.mustache"),
+                .embedInCode("Dashboard/Templates/settings.mustache"),
                 .embedInCode("Dashboard/Templates/signin.mustache"),
                 .embedInCode("Dashboard/Templates/targeting-plan.mustache"),
                 .embedInCode("Dashboard/Templates/timeline.mustache"),

@@ -20,6 +20,7 @@ import bias_task
 import results_task
 import rules_task
 import search_task
+import settings_task
 
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -252,6 +253,7 @@ def main():
         check.wait_for("the configs after deleting", lambda: driver.current_url.split("?")[0].endswith("/configs"))
         check.checked("config-deleted", ["p.notice"])
 
+        settings_task.run(check, environment)
         check.click("header form button[type=submit]")
         check.wait_for("the sign-in page after signing out", lambda: "/login" in driver.current_url)
         check.page("signed-out", environment, ["form input#key"])

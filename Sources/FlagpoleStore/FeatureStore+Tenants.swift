@@ -39,7 +39,8 @@ extension FeatureStore {
             guard !exists else { throw TenancyError.environmentAlreadyExists(path) }
             let record = try db.environments.insert(path.environment, of: tenant, createdAt: Date())
             return Environment(
-                path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings())
+                path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings(),
+                marking: EnvironmentMarking())
         }
     }
 
@@ -63,6 +64,23 @@ extension FeatureStore {
             return try db.environment(record, of: scope.tenant)
         }
     }
+
+    /// Changes the environment's colour and whether changes need a reason, reading and writing in
+    /// one transaction so concurrent changes of different fields both land.
+    ///
+    /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.
+    @discardableResult
+    public func updateMarking(
+        of path: EnvironmentPath, _ change: @escaping @Sendable (inout EnvironmentMarking) -> Void
+    ) async throws -> EnvironmentMarking {
+        try await write { db in
+            let scope = try db.environments.scope(of: path)
+            var marking = try db.environments.record(of: scope).marking
+            change(&marking)
+            try db.environments.updateMarking(marking, in: scope)
+            return marking
+        }
+    }
 }
 
 extension SQLConnection {
@@ -72,6 +90,7 @@ extension SQLConnection {
             path: scope.path, createdAt: record.createdAt,
             revision: try environments.latestRevisionNumber(in: scope),
             featureCount: try features.activeCount(in: scope),
-            delivery: DeliverySettings(isPrivate: record.isPrivate, cacheControl: record.cacheControl))
+            delivery: DeliverySettings(isPrivate: record.isPrivate, cacheControl: record.cacheControl),
+            marking: record.marking)
     }
 }

@@ -95,6 +95,35 @@ struct CommandLineTests {
         #expect(duplicate.stderr.contains("already exists"))
     }
 
+    @Test("env mark sets the colour and the reason flag; a bad colour is a usage error that says how to write one")
+    func markEnvironment() throws {
+        #expect(try cli.run(["tenant", "create", "acme"]).status == 0)
+        let marked = try cli.run([
+            "env", "mark", "production", "--tenant", "acme", "--colour", "#C0392B", "--requires-reason",
+        ])
+        #expect(marked.status == 0, "\(marked.stderr)")
+        #expect(marked.stdout.contains("acme/production: colour #c0392b, changes need a reason."))
+        let listed = try #require(try cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(listed.first?["colour"] as? String == "#c0392b")
+        #expect(listed.first?["requiresReason"] as? Bool == true)
+        #expect(try cli.run(["env", "list", "--tenant", "acme"]).stdout.contains("#c0392b"))
+
+        let cleared = try cli.run([
+            "env", "mark", "production", "--tenant", "acme", "--no-colour", "--no-requires-reason",
+        ])
+        #expect(cleared.stdout.contains("colour none, changes need no reason."))
+
+        let bad = try cli.run(["env", "mark", "production", "--tenant", "acme", "--colour", "red"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--colour: The environment's colour \"red\" is not a colour"))
+        #expect(bad.stderr.contains("#c0392b"))
+        let nothing = try cli.run(["env", "mark", "production", "--tenant", "acme"])
+        #expect(nothing.status == 64)
+        #expect(nothing.stderr.contains("Nothing to change"))
+        let listedAgain = try #require(try cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(listedAgain.first?["colour"] is NSNull)
+    }
+
     @Test("A bad argument is a usage error (exit 64); an unknown tenant says how to create it (exit 1)")
     func errorsAndExitCodes() throws {
         let badSlug = try cli.run(["tenant", "create", "Not A Slug"])

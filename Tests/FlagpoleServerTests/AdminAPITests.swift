@@ -73,6 +73,39 @@ struct AdminAPITests {
         }
     }
 
+    @Test(
+        "An environment's colour and reason flag: patched with the delivery settings, a bad colour refused before anything is written"
+    )
+    func environmentMarking() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            let admin = server.key("acme", .admin)
+            let patched = try await client.send(
+                .patch, Self.environment, key: admin, body: ##"{"colour": "#1F6FEB", "requiresReason": true}"##)
+            #expect(patched.status == .ok)
+            #expect(try patched.json["colour"] == .string("#1f6feb"))
+            #expect(try patched.json["requiresReason"] == .bool(true))
+            #expect(try patched.json["private"] == .bool(false))
+
+            let refused = try await client.send(
+                .patch, Self.environment, key: admin,
+                body: #"{"private": true, "colour": "blue", "requiresReason": false}"#)
+            #expect(refused.status == .unprocessableContent)
+            #expect(try refused.json["error"]?["message"]?.string?.contains("#c0392b") == true)
+            #expect(try refused.json["error"]?["details"]?["pointer"] == .string("/colour"))
+            let after = try await server.store.environment(TestServer.acme)
+            #expect(!after.delivery.isPrivate)
+            #expect(after.marking.colour?.rawValue == "#1f6feb" && after.marking.requiresReason)
+
+            let cleared = try await client.send(.patch, Self.environment, key: admin, body: #"{"colour": null}"#)
+            #expect(try cleared.json["colour"] == .null)
+            #expect(try cleared.json["requiresReason"] == .bool(true))
+            let editor = try await client.send(
+                .patch, Self.environment, key: server.key("acme", .editor), body: ##"{"colour": "#000000"}"##)
+            #expect(editor.status == .forbidden)
+        }
+    }
+
     @Test("Keys: an admin makes one (the secret shown once), lists prefixes only, revokes it and it stops at once")
     func keys() async throws {
         let server = try await TestServer()

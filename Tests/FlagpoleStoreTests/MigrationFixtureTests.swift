@@ -133,6 +133,10 @@ struct MigrationFixtureTests {
         _ = try await store.setBiases(
             [25, 75], of: "Example A/B Test", in: acme, options: EditOptions(actor: "test"))
         #expect(try await store.read(Self.deltasDisagreeingWithAssignments).isEmpty)
+        // Every old environment is unmarked (0012), and takes a marking.
+        #expect(try await store.environments(of: acme.tenant).allSatisfy { $0.marking == EnvironmentMarking() })
+        let colour = try EnvironmentColour(validating: "#c0392b")
+        #expect(try await store.updateMarking(of: acme) { $0.colour = colour }.colour == colour)
         let key = try await store.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
         #expect(try await store.identity(ofKey: key.secret) != nil)
         try await store.createTenant(TenantSlug(rawValue: "initech"))

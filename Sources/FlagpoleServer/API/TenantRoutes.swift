@@ -67,21 +67,45 @@ extension AdminAPI {
         return .json(try await store.environment(path).jsonValue)
     }
 
-    /// Delivery settings: `{"private": true, "cacheControl": "public, max-age=60"}`; a field left
-    /// out keeps its value, and `"cacheControl": null` restores the server's default.
+    /// Delivery settings and marking: `{"private": true, "cacheControl": "public, max-age=60",
+    /// "colour": "#c0392b", "requiresReason": true}`; a field left out keeps its value, and
+    /// `"cacheControl": null` restores the server's default, `"colour": null` removes the colour.
     @Sendable func updateEnvironment(
         _ request: Request, context: EnvironmentContext<Needs.Admin>
     ) async throws -> Response {
         let path = context.path
-        let body = try await body(request, allowed: ["private", "cacheControl"])
+        let body = try await body(request, allowed: ["private", "cacheControl", "colour", "requiresReason"])
         let isPrivate: Bool? = body.object["private"] == nil ? nil : try body.requiredBool("private")
         let cacheControl: String?? =
             body.object["cacheControl"] == nil ? nil : .some(try body.string("cacheControl"))
-        try await store.updateDelivery(of: path) { settings in
-            if let isPrivate { settings.isPrivate = isPrivate }
-            if let cacheControl { settings.cacheControl = cacheControl }
+        let requiresReason: Bool? =
+            body.object["requiresReason"] == nil ? nil : try body.requiredBool("requiresReason")
+        // Every field is read before anything is written, so a bad colour changes nothing.
+        let colour: EnvironmentColour?? =
+            body.object["colour"] == nil
+            ? nil : .some(try body.string("colour").map { text in try Self.colour(text) })
+        if isPrivate != nil || cacheControl != nil {
+            try await store.updateDelivery(of: path) { settings in
+                if let isPrivate { settings.isPrivate = isPrivate }
+                if let cacheControl { settings.cacheControl = cacheControl }
+            }
+        }
+        if colour != nil || requiresReason != nil {
+            try await store.updateMarking(of: path) { marking in
+                if let colour { marking.colour = colour }
+                if let requiresReason { marking.requiresReason = requiresReason }
+            }
         }
         return .json(try await store.environment(path).jsonValue)
+    }
+
+    /// `text` as a colour, refused with the body's pointer.
+    private static func colour(_ text: String) throws -> EnvironmentColour {
+        do {
+            return try EnvironmentColour(validating: text)
+        } catch {
+            throw APIError.invalid(error.description, pointer: "/colour")
+        }
     }
 
     /// A data-protection request: everything recorded of the user, in every environment.

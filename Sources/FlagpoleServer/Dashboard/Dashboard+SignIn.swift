@@ -37,7 +37,9 @@ extension Dashboard {
                         ?? "no revision yet")
             }
             tenants.append(
-                HomePage.Tenant(slug: tenant.slug.rawValue, name: tenant.name, environments: environments))
+                HomePage.Tenant(
+                    slug: tenant.slug.rawValue, name: tenant.name, settingsURL: TenantURLs(tenant.slug).settings,
+                    environments: environments))
         }
         return .html(templates.render(HomePage(chrome: try await chrome(session), tenants: tenants), as: "home"))
     }
@@ -145,6 +147,8 @@ struct HomePage: Sendable {
     struct Tenant: Sendable {
         var slug: String
         var name: String
+        /// Keys, environments and goals.
+        var settingsURL: String
         var environments: [Environment]
     }
 

@@ -35,6 +35,7 @@ struct Dashboard: Sendable {
         registerRevisions(on: signedIn)
         registerImport(on: signedIn)
         registerExport(on: signedIn)
+        registerSettings(on: signedIn)
     }
 
     /// Whether a route template is one of the dashboard's (HTML, outside `/api`, `/t` and
@@ -104,9 +105,12 @@ struct Dashboard: Sendable {
         _ context: DashboardEnvironmentContext<some RequiredRole>, at page: EnvironmentPage, notice: String? = nil
     ) async throws -> Chrome {
         var chrome = Chrome(session: context.session, notice: notice)
-        let names = try await store.environments(of: context.path.tenant).map(\.path.environment)
+        let environments = try await store.environments(of: context.path.tenant)
+        let marking = environments.first { $0.path == context.path }?.marking ?? EnvironmentMarking()
         chrome.environment = EnvironmentNav(
-            path: context.path, environments: names, current: page, canEdit: context.canEdit)
+            path: context.path, environments: environments.map(\.path.environment), current: page,
+            canEdit: context.canEdit, marking: marking)
+        if marking.colour != nil { chrome.markingStylesheetURL = TenantURLs(context.path.tenant).markingStylesheet }
         return chrome
     }
 }

@@ -1,3 +1,4 @@
+import FlagpoleCore
 import FlagpoleStore
 import Hummingbird
 
@@ -80,5 +81,28 @@ struct DashboardEnvironmentContext<Role: RequiredRole>: ChildRequestContext {
         session = try context.requireSession()
         try session.identity.authorize(Role.role, on: path.tenant)
         canEdit = session.identity.permits(.editor, on: path.tenant)
+    }
+}
+
+/// A page of the tenant of the route's `:tenant` (its settings), for a session whose key has at
+/// least `Role` in it.
+struct DashboardTenantContext<Role: RequiredRole>: ChildRequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The route's tenant: a valid slug the key sees (it may not exist).
+    let tenant: TenantSlug
+    let session: DashboardSession
+    /// Whether the session may manage keys and environments: what the settings page shows those
+    /// forms by.
+    let isAdmin: Bool
+    /// Whether the session may create goals, as the API lets editors.
+    let canEdit: Bool
+
+    init(context: FlagpoleRequestContext) throws {
+        coreContext = context.coreContext
+        tenant = try context.tenant()
+        session = try context.requireSession()
+        try session.identity.authorize(Role.role, on: tenant)
+        isAdmin = session.identity.permits(.admin, on: tenant)
+        canEdit = session.identity.permits(.editor, on: tenant)
     }
 }

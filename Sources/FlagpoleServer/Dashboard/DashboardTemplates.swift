@@ -20,6 +20,7 @@ struct DashboardTemplates: Sendable {
             "value": PackageResources.value_mustache,
             "segments": PackageResources.segments_mustache,
             "segment": PackageResources.segment_mustache,
+            "settings": PackageResources.settings_mustache,
             "results": PackageResources.results_mustache,
             "targeting-plan": PackageResources.targeting_plan_mustache,
             "user": PackageResources.user_mustache,

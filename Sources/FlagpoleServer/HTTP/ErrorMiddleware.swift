@@ -44,6 +44,8 @@ extension APIError {
             case .tenantNotFound, .environmentNotFound: self.init(.notFound, code: error.code, error.description)
             case .tenantAlreadyExists, .environmentAlreadyExists:
                 self.init(.conflict, code: error.code, error.description)
+            case .invalidColour:
+                self.init(.unprocessableContent, code: error.code, error.description)
             }
         case let error as DocumentError: self.init(error)
         case ConfigError.configNotFound(let path, let name, let existing):

@@ -6,6 +6,8 @@ public enum TenancyError: FlagpoleError {
     case tenantAlreadyExists(TenantSlug)
     case environmentNotFound(EnvironmentPath, existing: [EnvironmentName])
     case environmentAlreadyExists(EnvironmentPath)
+    /// An environment's colour that is not `#rrggbb`.
+    case invalidColour(String)
 
     public var description: String {
         switch self {
@@ -17,6 +19,8 @@ public enum TenancyError: FlagpoleError {
             "Tenant \"\(path.tenant)\" has no environment \"\(path.environment)\" (it has: \(existing.map(\.rawValue).joined(separator: ", "))). Create it with `flagpole env create \(path.environment) --tenant \(path.tenant)`."
         case .environmentAlreadyExists(let path):
             "Tenant \"\(path.tenant)\" already has an environment \"\(path.environment)\"."
+        case .invalidColour(let text):
+            "The environment's colour \"\(text)\" is not a colour: write # and six hexadecimal digits (red, green, blue), such as #c0392b."
         }
     }
 
@@ -24,6 +28,7 @@ public enum TenancyError: FlagpoleError {
         switch self {
         case .tenantNotFound, .environmentNotFound: "not_found"
         case .tenantAlreadyExists, .environmentAlreadyExists: "exists"
+        case .invalidColour: "invalid"
         }
     }
 }

@@ -24,6 +24,8 @@ extension Environment {
             "createdAt": .string(createdAt.iso8601),
             "private": .bool(delivery.isPrivate),
             "cacheControl": delivery.cacheControl.map(JSONValue.string) ?? .null,
+            "colour": marking.colour.map { .string($0.rawValue) } ?? .null,
+            "requiresReason": .bool(marking.requiresReason),
         ]
     }
 }

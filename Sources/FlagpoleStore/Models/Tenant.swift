@@ -19,6 +19,8 @@ public struct Environment: Hashable, Sendable {
     /// How many features the current document holds.
     public var featureCount: Int
     public var delivery: DeliverySettings
+    /// Its colour and whether changes need a reason.
+    public var marking: EnvironmentMarking
 }
 
 /// How the server hands out an environment's shared document.

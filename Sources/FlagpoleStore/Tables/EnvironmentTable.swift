@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// The one home of every statement on an environment's aggregate: `environments` (delivery
-/// settings included), its numbered `revisions` with their `audit` rows, the document's other
+/// settings and marking included), its numbered `revisions` with their `audit` rows, the document's other
 /// top-level keys (`document_extras`), and the store's `store_generation`, which a restore raises.
 struct EnvironmentTable {
     let db: any SQLConnection
@@ -169,6 +169,16 @@ struct EnvironmentTable {
             """,
             [settings.isPrivate, settings.cacheControl, scope.id])
         try db.announceChange(of: scope.path)
+    }
+
+    // MARK: Marking
+
+    /// Stores the environment's colour and whether changes need a reason. Apps are served
+    /// nothing of it, so the delivery version stays and no change is announced.
+    func updateMarking(_ marking: EnvironmentMarking, in scope: EnvironmentScope) throws {
+        try db.execute(
+            "UPDATE environments SET colour = ?, requires_reason = ? WHERE id = ? AND tenant_id = ?",
+            [marking.colour?.rawValue, marking.requiresReason, scope.id, scope.tenant.id])
     }
 
     // MARK: Revisions and their audit
@@ -410,6 +420,8 @@ struct EnvironmentRecord: SQLRecord {
         case createdAt = "created_at"
         case isPrivate = "is_private"
         case cacheControl = "cache_control"
+        case colour
+        case requiresReason = "requires_reason"
     }
 
     var id: Int64?
@@ -419,6 +431,12 @@ struct EnvironmentRecord: SQLRecord {
     var createdAt: Date
     var isPrivate = false
     var cacheControl: String?
+    var colour: String?
+    var requiresReason = false
+
+    var marking: EnvironmentMarking {
+        EnvironmentMarking(colour: colour.map(EnvironmentColour.init(rawValue:)), requiresReason: requiresReason)
+    }
 }
 
 extension EnvironmentRecord {
@@ -430,6 +448,8 @@ extension EnvironmentRecord {
         createdAt = row[.createdAt]
         isPrivate = row[.isPrivate]
         cacheControl = row[.cacheControl]
+        colour = row[.colour]
+        requiresReason = row[.requiresReason]
     }
 }
 

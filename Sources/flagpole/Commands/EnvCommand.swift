@@ -2,12 +2,12 @@ import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
 
-/// `flagpole env create|list`.
+/// `flagpole env create|list|mark`.
 struct EnvCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "env",
-        abstract: "Create and list a tenant's environments (each one is one features.json).",
-        subcommands: [Create.self, List.self])
+        abstract: "Create, list and mark a tenant's environments (each one is one features.json).",
+        subcommands: [Create.self, List.self, Mark.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an environment.")
@@ -44,13 +44,69 @@ struct EnvCommand: ParsableCommand {
                 Console.json(.array(environments.map(\.jsonValue)))
                 return
             }
-            var table = TextTable("NAME", "REVISION", "FEATURES", "CREATED")
+            var table = TextTable("NAME", "REVISION", "FEATURES", "COLOUR", "REASON", "CREATED")
             for environment in environments {
                 table.append(
                     environment.path.environment.rawValue, environment.revision.map(String.init) ?? "-",
-                    String(environment.featureCount), environment.createdAt.iso8601)
+                    String(environment.featureCount), environment.marking.colour?.rawValue ?? "-",
+                    environment.marking.requiresReason ? "required" : "-", environment.createdAt.iso8601)
             }
             Console.out(table.text)
+        }
+    }
+
+    /// `flagpole env mark NAME --colour '#c0392b' --requires-reason`: how the dashboard shows the
+    /// environment, so that nobody takes it for another.
+    struct Mark: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set an environment's colour and whether changes there need a reason.",
+            discussion: "Options left out keep their value. The dashboard shows the colour in every page's header.")
+
+        @Argument(help: ArgumentHelp("The environment's name, such as production.", valueName: "name"))
+        var name: String
+
+        @Option(
+            help: ArgumentHelp(
+                "The colour the dashboard shows it in: # and six hexadecimal digits.", valueName: "#rrggbb"))
+        var colour: String?
+
+        @Flag(help: "Remove the colour.")
+        var noColour = false
+
+        @Flag(inversion: .prefixedNo, help: "Whether changes here need a reason (production, typically).")
+        var requiresReason: Bool?
+
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func validate() throws {
+            _ = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
+            if colour != nil && noColour { throw ValidationError("Give --colour or --no-colour, not both.") }
+            if let colour {
+                do {
+                    _ = try EnvironmentColour(validating: colour)
+                } catch {
+                    throw ValidationError("--colour: \(error.description)")
+                }
+            }
+            if colour == nil && !noColour && requiresReason == nil {
+                throw ValidationError(
+                    "Nothing to change: give --colour, --no-colour, --requires-reason or --no-requires-reason.")
+            }
+        }
+
+        func run() async throws {
+            let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
+            let colour: EnvironmentColour?? =
+                noColour ? .some(nil) : try colour.map { try EnvironmentColour(validating: $0) }
+            let requiresReason = requiresReason
+            let marking = try await database.openStore().updateMarking(of: path) { marking in
+                if let colour { marking.colour = colour }
+                if let requiresReason { marking.requiresReason = requiresReason }
+            }
+            Console.out(
+                "Environment \(path): colour \(marking.colour?.rawValue ?? "none"), "
+                    + (marking.requiresReason ? "changes need a reason." : "changes need no reason."))
         }
     }
 }

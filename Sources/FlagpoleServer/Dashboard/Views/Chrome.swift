@@ -9,6 +9,8 @@ struct Chrome: Sendable {
     var csrf: String
     var notice: String?
     var environment: EnvironmentNav?
+    /// The tenant's environment colours (`MarkingStyle`), on the pages that show one.
+    var markingStylesheetURL: String?
 
     init(session: DashboardSession?, notice: String? = nil) {
         signedIn = session != nil
@@ -51,12 +53,29 @@ struct EnvironmentNav: Sendable {
     }
 
     var tenant: String
+    /// The environment's name, which its marking's colour rule selects (`MarkingStyle`).
+    var name: String
+    /// `tenant/environment`: where every page of the environment says it is, in its header and
+    /// at the end of its title.
+    var path: String
+    var requiresReason: Bool
+    var hasColour: Bool
+    /// The tenant's settings page.
+    var settingsURL: String
     var environments: [Link]
     var pages: [Link]
 
     /// `canEdit`: readers get no link to the import page, which only editors may use.
-    init(path: EnvironmentPath, environments: [EnvironmentName], current: EnvironmentPage, canEdit: Bool) {
+    init(
+        path: EnvironmentPath, environments: [EnvironmentName], current: EnvironmentPage, canEdit: Bool,
+        marking: EnvironmentMarking = EnvironmentMarking()
+    ) {
         tenant = path.tenant.rawValue
+        name = path.environment.rawValue
+        self.path = path.description
+        requiresReason = marking.requiresReason
+        hasColour = marking.colour != nil
+        settingsURL = TenantURLs(path.tenant).settings
         self.environments = environments.map { name in
             let other = EnvironmentPath(tenant: path.tenant, environment: name)
             return Link(

@@ -10,6 +10,10 @@ struct Notice: Sendable {
         case overrideSet = "override-set"
         case overrideCleared = "override-cleared"
         case configExists = "config-exists"
+        case keyRevoked = "key-revoked"
+        case environmentCreated = "environment-created"
+        case environmentSaved = "environment-saved"
+        case goalCreated = "goal-created"
     }
 
     var kind: Kind
@@ -42,6 +46,10 @@ struct Notice: Sendable {
         case .overrideSet: "The QA override is set: the user's app gets this variation from its next fetch."
         case .overrideCleared: "The QA override is cleared: the user is back in the group of their point."
         case .configExists: "A config of that name exists already: here it is."
+        case .keyRevoked: "The key is revoked: it stopped working at once, and its sessions are signed out."
+        case .environmentCreated: "The environment is created, with no revision until its first import."
+        case .environmentSaved: "The environment's settings are saved: delivery follows them from its next request."
+        case .goalCreated: "The goal is created: apps can send its events from now on."
         }
     }
 
