@@ -171,6 +171,10 @@ def main():
 
         check.page("feature", feature, ["#bias-form input[name='biases[]']", "#plan", "figure.timeline svg rect", "section table tbody tr", "select#winner", "input#feature-tags"], phone=True)
         check.focus_rings("feature")
+        # The environment tabs keep the feature shown.
+        tabs = [link.get_attribute("href") for link in driver.find_elements(By.CSS_SELECTOR, "nav.env ul.tabs a")]
+        if not any(href.endswith("/tenants/demo/staging/features/New%20Onboarding") for href in tabs):
+            check.fail(f"feature: no environment tab keeps the feature: {tabs}")
         bias_task.run(check, environment)
 
         # Targeting rules: the plan (a dry run: who would move, with examples), then applied as planned.

@@ -491,6 +491,44 @@ struct DashboardTests {
         #expect(try await server.store.revision(of: TestServer.acme).number == 1)
     }
 
+    @Test(
+        "Where the environment asks a reason, a switch confirms first with what changes, and no change is applied without one"
+    )
+    func reasonsRequired() async throws {
+        let server = try await TestServer()
+        try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let page = try await browser.get(Self.abTest)
+            #expect(page.text.contains("required in this environment"))
+            let csrf = DashboardBrowser.csrf(in: page)
+            // The overview's one click asks first, saying what changes.
+            let confirm = try await browser.post(
+                "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview"])
+            #expect(confirm.status == .ok)
+            #expect(confirm.text.contains("Disabling \(TestServer.abTest) makes revision 2"))
+            #expect(confirm.text.contains(#"<input type="hidden" name="back" value="overview">"#))
+            let bare = try await browser.post(
+                "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "action": "apply", "reason": " "])
+            #expect(bare.status == .unprocessableContent && bare.text.contains("asks a reason for every change"))
+            let biases = try await browser.post(
+                "\(Self.abTest)/biases",
+                [
+                    "csrf": csrf, "biases[]": "60", "biases[]": "40", "planned": "60 40", "revision": "1",
+                    "action": "apply",
+                ])
+            #expect(biases.status == .unprocessableContent)
+            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+
+            let done = try await browser.post(
+                "\(Self.abTest)/enabled",
+                ["csrf": csrf, "enabled": "false", "action": "apply", "reason": "incident 42", "back": "overview"])
+            #expect(done.headers[.location] == "\(Self.base)?notice=applied&revision=2#notice")
+        }
+        #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "incident 42")
+    }
+
     @Test("The bias editor of a three-way MVT with an equal split pre-fills values that, posted back, are accepted")
     func prefilledBiasesAreAccepted() async throws {
         // Given an MVT whose users split equally three ways (no biases written)

@@ -123,6 +123,7 @@ extension Dashboard {
                 var config = try draft.config(beside: snapshot.features)
                 config.rules = existing?.rules ?? []
                 let isPreview = form.action == "preview"
+                if !isPreview { try await checkReason(form.reason, in: context) }
                 if !isPreview, let planned = form.planned, planned != ConfigPlanView.fingerprint(of: config) {
                     throw APIError.invalid(
                         "The config is not the one the plan shown was made for: nothing was written. Preview it, read the plan, then save."
@@ -151,7 +152,7 @@ extension Dashboard {
         var page = try await configPage(
             draft, snapshot: current, in: context, failure: failure)
         page.plan = plan
-        page.reason = ReasonField(id: "config-reason", text: form.reason)
+        page.reason.text = form.reason ?? ""
         return .html(templates.render(page, as: "config"), status: failure.status)
     }
 
@@ -278,8 +279,9 @@ extension Dashboard {
                     ConfigPage.Warning(message: $0.message, pointer: $0.pointer.description, fix: $0.fix)
                 })
         }
-        return ConfigPage(
-            chrome: try await chrome(context, at: .configs, notice: notice), path: path.description,
+        let chrome = try await chrome(context, at: .configs, notice: notice, same: { $0.config(draft.name) })
+        var page = ConfigPage(
+            chrome: chrome, path: path.description,
             name: draft.name, url: urls.config(draft.name), configsURL: urls.configs, type: draft.type.rawValue,
             isNew: draft.isNew, revision: failure.revision ?? snapshot.revision ?? 0,
             canEdit: context.canEdit, csrf: session.csrfToken,
@@ -290,6 +292,8 @@ extension Dashboard {
             tags: draft.tags, tagsIssue: issues.message(at: .root.appending("tags")), follows: follows,
             followed: draft.follows, followsIssue: issues.message(at: .root.appending("follows")), rows: rows,
             hasRows: !rows.isEmpty, isDeclared: snapshot.document.config(named: draft.name)?.declaration != nil)
+        page.reason.isRequired = chrome.environment?.requiresReason ?? false
+        return page
     }
 }
 

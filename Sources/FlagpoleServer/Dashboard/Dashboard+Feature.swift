@@ -49,6 +49,7 @@ extension Dashboard {
         let isApplying = form.action == "apply"
         var edit = PendingEdit(biases: form.biases, isForced: form.isForced, reason: form.reason)
         do {
+            if isApplying { try await checkReason(form.reason, in: context) }
             if isApplying && form.planned != form.previewed {
                 throw APIError.invalid(
                     "These biases are not the ones the plan shown was made for: nothing was written. Preview them, read the plan, then apply."
@@ -104,6 +105,7 @@ extension Dashboard {
                 let issues = draft.issues(variations: feature.effectiveVariations)
                 if !issues.isEmpty { throw ConfigsRefused(issues) }
             }
+            if isApplying { try await checkReason(form.reason, in: context) }
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
             let outcome = try await store.setRules(
                 rules, ofFeature: name, in: path,
@@ -141,6 +143,7 @@ extension Dashboard {
         let name = try context.feature()
         var edit = PendingEdit(reason: form.reason, winner: form.variation)
         do {
+            if form.action == "apply" { try await checkReason(form.reason, in: context) }
             let outcome = try await store.rollOut(
                 name, to: form.variation, in: path,
                 options: editOptions(form.revision, form.action == "apply", false, reason: form.reason, session))
@@ -204,7 +207,7 @@ extension Dashboard {
         return PageError(status: apiError.status, message: apiError.message)
     }
 
-    private func featureResponse(
+    func featureResponse(
         _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, edit: PendingEdit
     ) async throws -> Response {
         let page = try await featurePage(name, in: context, edit: edit)
@@ -231,8 +234,10 @@ extension Dashboard {
         let followers = configs.configs.filter { config in
             config.follows.map { Feature.nameKey($0) == Feature.nameKey(feature.name) } ?? false
         }
+        let chrome = try await chrome(context, at: .overview, same: { $0.feature(name) })
+        let isReasonRequired = chrome.environment?.requiresReason ?? false
         var page = FeaturePage(
-            chrome: try await chrome(context, at: .overview),
+            chrome: chrome,
             card: card, revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
             canEdit: context.canEdit, csrf: session.csrfToken,
             error: edit.error?.message, tagsText: edit.tags ?? storeTags.joined(separator: ", "),
@@ -245,7 +250,8 @@ extension Dashboard {
                 inputs: zip(feature.effectiveVariations, values).map {
                     FeaturePage.BiasInput(variation: $0, value: $1)
                 },
-                isForced: edit.isForced, reason: ReasonField(id: "bias-reason", text: edit.reason),
+                isForced: edit.isForced,
+                reason: ReasonField(id: "bias-reason", text: edit.reason, isRequired: isReasonRequired),
                 plan: edit.biasPlan.map(PlanView.init),
                 planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
                 refusal: edit.biasRefusal.map(DiagnosticList.init))
@@ -253,12 +259,15 @@ extension Dashboard {
         if feature.kind.isTest {
             page.rollout = FeaturePage.RolloutEditor(
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
-                reason: ReasonField(id: "rollout-reason", text: edit.reason), plan: edit.rolloutPlan.map(PlanView.init))
+                reason: ReasonField(id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired),
+                plan: edit.rolloutPlan.map(PlanView.init))
         }
         if feature.isBucketed {
             page.targeting = try await targetingSection(
-                of: feature, in: path, revision: detail.revision, edit: edit.rules, reason: edit.reason)
+                of: feature, in: path, revision: detail.revision, edit: edit.rules, reason: edit.reason,
+                isReasonRequired: isReasonRequired)
         }
+        page.toggle = edit.toggle
         page.history = FeatureHistoryView(try await store.history(of: name, in: path), of: feature, urls: urls)
         page.timeline = AssignmentChart(
             try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
@@ -273,7 +282,8 @@ extension Dashboard {
     /// The feature's rules in words and, for editors, the rule builder and the JSON editor (its
     /// advanced view) with the plan of what was sent.
     private func targetingSection(
-        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: String?
+        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: String?,
+        isReasonRequired: Bool
     ) async throws -> FeaturePage.Targeting {
         let rules = try await store.targeting(in: path).featureRules[feature.name] ?? []
         let writer = JSONWriter(style: .pretty(indent: 2))
@@ -317,6 +327,8 @@ struct PendingEdit: Sendable {
     var rolloutPlan: EditOutcome?
     /// The tags as typed, comma-separated.
     var tags: String?
+    /// Turning the feature on or off, to confirm.
+    var toggle: ToggleConfirmation?
     var rules: RulesEdit?
     var error: PageError?
 
@@ -464,6 +476,7 @@ struct FeaturePage: Sendable {
     var biases: BiasEditor?
     var rollout: RolloutEditor?
     var targeting: Targeting?
+    var toggle: ToggleConfirmation?
     var history: FeatureHistoryView?
     var timeline: AssignmentChart?
     var events: [EventRow] = []

@@ -69,7 +69,9 @@ extension Dashboard {
     }
 
     /// POST /tenants/{tenant}/{env}/features/{feature}/enabled: turns a feature on or off,
-    /// as a new revision.
+    /// as a new revision. One click, except with `action=preview` and in an environment that asks
+    /// a reason of every change: then the feature's page confirms first, saying what changes,
+    /// and `action=apply` with the reason does it.
     @Sendable func setEnabled(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
     ) async throws -> Response {
@@ -77,10 +79,34 @@ extension Dashboard {
         let session = context.session
         let form = try await form(EnabledForm.self, of: request, session: session)
         let name = try context.feature()
-        let outcome = try await store.setEnabled(
-            form.enabled, feature: name, in: path, options: EditOptions(actor: session.identity.actor))
-        let urls = EnvironmentURLs(path)
-        return .seeOther(Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
+        let isConfirmed = form.action == "apply"
+        let isReasonRequired = try await requiresReason(context)
+        // What the confirmation says, from a dry run of the change.
+        func confirming(_ edit: PendingEdit) async throws -> Response {
+            let outcome = try await store.setEnabled(
+                form.enabled, feature: name, in: path,
+                options: EditOptions(isDryRun: true, actor: session.identity.actor))
+            var edit = edit
+            edit.toggle = ToggleConfirmation(
+                try await store.feature(name, in: path).feature, enabling: form.enabled, outcome: outcome,
+                back: form.back,
+                reason: ReasonField(id: "toggle-reason", text: form.reason, isRequired: isReasonRequired))
+            return try await featureResponse(name, in: context, edit: edit)
+        }
+        if form.action == "preview" || (!isConfirmed && isReasonRequired) {
+            return try await confirming(PendingEdit(reason: form.reason))
+        }
+        do {
+            if isConfirmed { try await checkReason(form.reason, in: context) }
+            let outcome = try await store.setEnabled(
+                form.enabled, feature: name, in: path,
+                options: EditOptions(message: ReasonField.message(form.reason), actor: session.identity.actor))
+            let urls = EnvironmentURLs(path)
+            return .seeOther(
+                Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
+        } catch {
+            return try await confirming(PendingEdit(reason: form.reason, error: try Self.userError(error)))
+        }
     }
 
     /// The current revision, or `nil` before the first import.
@@ -100,6 +126,38 @@ struct EnabledForm: DashboardForm {
     var enabled: Bool
     /// `overview` to come back to the overview rather than the feature's page.
     var back: String?
+    /// `preview` asks for the confirmation; `apply` confirms it (none: one click, where allowed).
+    var action: String?
+    var reason: String?
+}
+
+/// Turning a feature on or off, to confirm: what changes for apps, and the reason to give.
+struct ToggleConfirmation: Sendable {
+    var summary: String
+    /// `true` or `false`, as the form sends it.
+    var enabledValue: String
+    var buttonLabel: String
+    var back: String?
+    var reason: ReasonField
+    var canApply: Bool
+
+    init(_ feature: Feature, enabling: Bool, outcome: EditOutcome, back: String?, reason: ReasonField) {
+        enabledValue = enabling ? "true" : "false"
+        self.back = back
+        self.reason = reason
+        canApply = !outcome.isUnchanged
+        let name = feature.name
+        buttonLabel = "\(enabling ? "Enable" : "Disable") \(name) as revision \(outcome.revision)"
+        if outcome.isUnchanged {
+            summary = "Nothing to change: \(name) is already \(enabling ? "enabled" : "disabled")."
+        } else if enabling {
+            summary =
+                "Enabling \(name) makes revision \(outcome.revision): every app shows it on from its next fetch\(feature.isBucketed ? ", each user in their group" : "")."
+        } else {
+            summary =
+                "Disabling \(name) makes revision \(outcome.revision): every app shows it off\(feature.isBucketed ? " (Disabled)" : "") from its next fetch\(feature.isBucketed ? "; its recorded users keep their groups for when it is enabled again" : "")."
+        }
+    }
 }
 
 struct OverviewPage: Sendable {

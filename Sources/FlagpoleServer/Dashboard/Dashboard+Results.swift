@@ -37,7 +37,7 @@ extension Dashboard {
         }
         let featureURL = EnvironmentURLs(path).feature(name)
         let page = ResultsPage(
-            chrome: try await chrome(context, at: .overview), results: results,
+            chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/results" }), results: results,
             control: error == nil ? control?.nilIfEmpty : nil, featureURL: featureURL,
             rollout: context.canEdit
                 ? ResultsPage.Rollout(url: featureURL + "/rollout", csrf: context.session.csrfToken) : nil,

@@ -100,16 +100,18 @@ struct Dashboard: Sendable {
         Chrome(session: session, notice: nil)
     }
 
-    /// The frame of an environment's page: who is signed in, its tabs and sections.
+    /// The frame of an environment's page: who is signed in, its tabs and sections. `same`: the
+    /// address of this page in another environment, which its tab links to (default: `page`).
     func chrome(
-        _ context: DashboardEnvironmentContext<some RequiredRole>, at page: EnvironmentPage, notice: String? = nil
+        _ context: DashboardEnvironmentContext<some RequiredRole>, at page: EnvironmentPage, notice: String? = nil,
+        same: ((EnvironmentURLs) -> String)? = nil
     ) async throws -> Chrome {
         var chrome = Chrome(session: context.session, notice: notice)
         let environments = try await store.environments(of: context.path.tenant)
         let marking = environments.first { $0.path == context.path }?.marking ?? EnvironmentMarking()
         chrome.environment = EnvironmentNav(
             path: context.path, environments: environments.map(\.path.environment), current: page,
-            canEdit: context.canEdit, marking: marking)
+            canEdit: context.canEdit, marking: marking, same: same ?? page.url)
         if marking.colour != nil { chrome.markingStylesheetURL = TenantURLs(context.path.tenant).markingStylesheet }
         return chrome
     }

@@ -65,10 +65,11 @@ struct EnvironmentNav: Sendable {
     var environments: [Link]
     var pages: [Link]
 
-    /// `canEdit`: readers get no link to the import page, which only editors may use.
+    /// `canEdit`: readers get no link to the import page, which only editors may use; `same`:
+    /// the page's address in another environment, so a tab keeps the feature or page shown.
     init(
         path: EnvironmentPath, environments: [EnvironmentName], current: EnvironmentPage, canEdit: Bool,
-        marking: EnvironmentMarking = EnvironmentMarking()
+        marking: EnvironmentMarking = EnvironmentMarking(), same: ((EnvironmentURLs) -> String)? = nil
     ) {
         tenant = path.tenant.rawValue
         name = path.environment.rawValue
@@ -79,7 +80,8 @@ struct EnvironmentNav: Sendable {
         self.environments = environments.map { name in
             let other = EnvironmentPath(tenant: path.tenant, environment: name)
             return Link(
-                name: name.rawValue, url: current.url(EnvironmentURLs(other)), isCurrent: name == path.environment)
+                name: name.rawValue, url: (same ?? current.url)(EnvironmentURLs(other)),
+                isCurrent: name == path.environment)
         }
         let urls = EnvironmentURLs(path)
         pages = EnvironmentPage.allCases.filter { canEdit || $0 != .importing }
