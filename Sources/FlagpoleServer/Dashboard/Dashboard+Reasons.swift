@@ -11,9 +11,15 @@ extension Dashboard {
 
     /// Refuses applying a change without a reason where the environment asks for one.
     func checkReason(_ reason: String?, in context: DashboardEnvironmentContext<some RequiredRole>) async throws {
-        guard ReasonField.message(reason) == nil, try await requiresReason(context) else { return }
+        guard ReasonField.message(reason) == nil else { return }
+        try Self.checkReason(reason, isRequired: try await requiresReason(context), in: context.path)
+    }
+
+    /// The same, when whether the environment asks for one is known already.
+    static func checkReason(_ reason: String?, isRequired: Bool, in path: EnvironmentPath) throws {
+        guard isRequired, ReasonField.message(reason) == nil else { return }
         throw APIError.invalid(
-            "\(context.path) asks a reason for every change: nothing was written. Write what the change is for in the Reason field, such as “phase 2 of the roll-out”, then apply again."
+            "\(path) asks a reason for every change: nothing was written. Write what the change is for in the Reason field, such as “phase 2 of the roll-out”, then apply again."
         )
     }
 }

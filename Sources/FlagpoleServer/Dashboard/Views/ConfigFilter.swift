@@ -1,5 +1,4 @@
 import FlagpoleCore
-import Hummingbird
 
 /// What the configs page is asked to show, read from its GET form: `?q=&tag=&type=&follows=`.
 /// A value the page doesn't know filters nothing rather than failing.
@@ -17,16 +16,11 @@ struct ConfigFilter: Sendable, Equatable {
 
     init() {}
 
-    /// The filter of a query string as a browser's GET form sends it (a space as `+`).
+    /// The filter of a query string as the page's GET form sends it (`SearchQuery`).
     ///
     /// - throws: `DashboardError.badForm` when the query is not URL-encoded.
     init(query: String) throws {
-        let fields: Fields
-        do {
-            fields = try URLEncodedFormDecoder().decode(Fields.self, from: query)
-        } catch {
-            throw DashboardError.badForm("The search could not be read (\(error)). Search again from the page's form.")
-        }
+        let fields = try SearchQuery.fields(Fields.self, of: query)
         name = NameQuery(fields.q ?? "")
         tag = fields.tag.nonEmpty
         type = fields.type.flatMap(ConfigType.init(rawValue:))

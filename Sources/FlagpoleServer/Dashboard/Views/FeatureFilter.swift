@@ -1,7 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
 import Foundation
-import Hummingbird
 
 /// What the features page is asked to show, read from its GET form:
 /// `?q=&tag=&kind=&state=&section=&rules=&by=&since=&sort=&view=`. A value the page doesn't know (an old
@@ -42,16 +41,11 @@ struct FeatureFilter: Sendable, Equatable {
 
     init() {}
 
-    /// The filter of a query string as a browser's GET form sends it (a space as `+`).
+    /// The filter of a query string as the page's GET form sends it (`SearchQuery`).
     ///
     /// - throws: `DashboardError.badForm` when the query is not URL-encoded.
     init(query: String) throws {
-        let fields: Fields
-        do {
-            fields = try URLEncodedFormDecoder().decode(Fields.self, from: query)
-        } catch {
-            throw DashboardError.badForm("The search could not be read (\(error)). Search again from the page's form.")
-        }
+        let fields = try SearchQuery.fields(Fields.self, of: query)
         name = NameQuery(fields.q ?? "")
         tag = fields.tag.nonEmpty
         kind = fields.kind.flatMap(FeatureKind.init(rawValue:))
