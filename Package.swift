@@ -58,6 +58,7 @@ let package = Package(
                 .embedInCode("0010_user_attributes.sql"),
                 .embedInCode("0011_experiment_results.sql"),
                 .embedInCode("0012_environment_marking.sql"),
+                .embedInCode("0013_members.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -70,6 +71,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0010_user_attributes.postgres.sql"),
                 .embedInCode("PostgreSQL/0011_experiment_results.postgres.sql"),
                 .embedInCode("PostgreSQL/0012_environment_marking.postgres.sql"),
+                .embedInCode("PostgreSQL/0013_members.postgres.sql"),
             ]
         ),
 
