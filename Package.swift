@@ -83,6 +83,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SHA-256 of API keys.
                 .product(name: "Crypto", package: "swift-crypto"),
+                // scrypt, for members' passwords.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 // SQLite's C API, for the per-user hot paths (see RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

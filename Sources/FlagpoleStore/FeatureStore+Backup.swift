@@ -305,7 +305,10 @@ struct StagedBackup: Sendable {
             }
             guard violations.isEmpty else { throw BackupError.damagedFile(path: path, problems: violations) }
             // Sign-ins are not restored: a session signed out since the backup must not come back.
-            try queue.write { db in try db.keys.closeAllSessions() }
+            try queue.write { db in
+                try db.keys.closeAllSessions()
+                try db.members.closeAllSessions()
+            }
             return applied.last
         } catch let error as DatabaseError {
             switch error.resultCode {

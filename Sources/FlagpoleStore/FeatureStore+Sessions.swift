@@ -20,25 +20,28 @@ extension FeatureStore {
         guard let presented = APIKeySecret(secret) else { return nil }
         let token = SessionToken.generate()
         return try await write { db -> OpenedSession? in
-            guard let (keyID, identity) = try db.identity(of: presented), identity.role != .delivery else {
+            guard let (key, identity) = try db.identity(of: presented), identity.role != .delivery else {
                 return nil
             }
             let expiresAt = now.addingTimeInterval(Self.sessionLifetime)
-            try db.keys.openSession(keyID: keyID, digest: token.digest, now: now, expiresAt: expiresAt)
+            try db.keys.openSession(keyID: key.id, digest: token.digest, now: now, expiresAt: expiresAt)
+            if key.lastUsedAt.map({ now.timeIntervalSince($0) >= 3600 }) ?? true {
+                try db.keys.markUsed(id: key.id, at: now)
+            }
             return OpenedSession(token: token.value, identity: identity, expiresAt: expiresAt)
         }
     }
 
-    /// The key a session acts with, or `nil` when the token is unknown, expired, signed out,
-    /// or its key was revoked since.
+    /// Who a session acts as: its key, or its member with the roles they have now; `nil` when
+    /// the token is unknown, expired, signed out, or its key was revoked since.
     ///
     /// The row is found by the token's SHA-256, so lookup time says nothing about a guessed token.
     public func sessionIdentity(_ token: String, now: Date = Date()) async throws -> KeyIdentity? {
         guard let token = SessionToken(token) else { return nil }
         return try await read { db in
-            try db.keys.sessionKey(digest: token.digest, now: now).flatMap {
-                KeyIdentity(prefix: $0.prefix, role: $0.role, tenant: $0.tenant)
-            }
+            if let key = try db.keys.sessionKey(digest: token.digest, now: now) { return KeyIdentity(key) }
+            guard let member = try db.members.sessionMember(digest: token.digest, now: now) else { return nil }
+            return try db.memberIdentity(member.id, email: member.email, name: member.name)
         }
     }
 
@@ -47,6 +50,101 @@ extension FeatureStore {
         guard let token = SessionToken(token) else { return }
         try await write { db in
             try db.keys.closeSession(digest: token.digest)
+            try db.members.closeSession(digest: token.digest)
         }
+    }
+
+    // MARK: Members
+
+    /// Failures per account within `failureWindow` before it is locked for `lockout`.
+    public static let accountFailureLimit = 5
+    /// Failures per address within `failureWindow` before it is locked for `lockout`: higher,
+    /// as an office shares one.
+    public static let addressFailureLimit = 20
+    public static let failureWindow: TimeInterval = 15 * 60
+    public static let lockout: TimeInterval = 15 * 60
+
+    /// Signs a member in with their password. Failures are counted per account and per
+    /// address in the database, so every instance of the server shares them; while either is
+    /// locked nothing is hashed. An unknown address costs a hash at `cost`, as a known one does.
+    ///
+    /// - throws: `MemberError.passwordTooLong`, before any hashing.
+    public func signIn(
+        email: String, password: String, address: String, now: Date = Date(), cost: PasswordCost = .owasp
+    ) async throws -> SignInOutcome {
+        try PasswordHash.checkSize(password)
+        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        let subjects = [
+            (subject: "account:\(email.prefix(254))", limit: Self.accountFailureLimit),
+            (subject: "address:\(address)", limit: Self.addressFailureLimit),
+        ]
+        let (member, lockedUntil) = try await read { db in
+            let locks = try subjects.compactMap { try db.members.failures(of: $0.subject)?.lockedUntil }
+            return (try db.members.member(email: email), locks.filter { $0 > now }.max())
+        }
+        if let lockedUntil { return .lockedOut(until: lockedUntil) }
+        let matches = try await PasswordHash.verify(password, against: member?.passwordHash, orCost: cost)
+        let token = SessionToken.generate()
+        return try await write { db -> SignInOutcome in
+            guard matches, let member else {
+                var lockedUntil: Date?
+                for (subject, limit) in subjects {
+                    let previous = try db.members.failures(of: subject)
+                    let window = previous.map(\.windowStartedAt).flatMap {
+                        now.timeIntervalSince($0) < Self.failureWindow ? $0 : nil
+                    }
+                    let count = window == nil ? 1 : previous!.count + 1
+                    let lock = count >= limit ? now.addingTimeInterval(Self.lockout) : nil
+                    try db.members.setFailures(
+                        of: subject, count: count, windowStartedAt: window ?? now, lockedUntil: lock)
+                    if let lock { lockedUntil = max(lockedUntil ?? lock, lock) }
+                }
+                return lockedUntil.map { .lockedOut(until: $0) } ?? .refused
+            }
+            try db.members.clearFailures(of: subjects[0].subject)
+            return .opened(
+                try db.openMemberSession(
+                    member.id, email: email, name: member.name, token: token, address: address, now: now))
+        }
+    }
+
+    /// The live sessions of the member `email`, newest first.
+    public func memberSessions(of email: String, now: Date = Date()) async throws -> [MemberSession] {
+        try await read { db in
+            guard let member = try db.members.member(email: email) else { return [] }
+            return try db.members.sessions(memberID: member.id, now: now)
+        }
+    }
+
+    /// Ends the session with row id `id` of the member `email`; another member's is not found.
+    ///
+    /// - throws: `MemberError.memberNotFound` for a session that is not theirs.
+    public func closeMemberSession(_ id: Int64, of email: String) async throws {
+        try await write { db in
+            guard let member = try db.members.member(email: email),
+                try db.members.closeSession(id: id, memberID: member.id)
+            else { throw MemberError.linkNotFound }
+        }
+    }
+}
+
+extension SQLConnection {
+    /// A member as a session sees them: what they may do in each tenant, now.
+    func memberIdentity(_ memberID: Int64, email: String, name: String) throws -> KeyIdentity {
+        let roles = try members.roles(memberID: memberID)
+        return KeyIdentity(
+            prefix: "", owner: .member(MemberGrants(email: email, roles: roles)), role: roles.values.max() ?? .reader,
+            actor: Member.actor(name: name, email: email))
+    }
+
+    /// Opens a dashboard session of the member.
+    func openMemberSession(
+        _ memberID: Int64, email: String, name: String, token: SessionToken, address: String, now: Date
+    ) throws -> OpenedSession {
+        let expiresAt = now.addingTimeInterval(FeatureStore.sessionLifetime)
+        try members.openSession(
+            memberID: memberID, digest: token.digest, address: address, now: now, expiresAt: expiresAt)
+        return OpenedSession(
+            token: token.value, identity: try memberIdentity(memberID, email: email, name: name), expiresAt: expiresAt)
     }
 }

@@ -70,3 +70,11 @@ extension UInt8 {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
     }
 }
+
+/// A member's one-time link token: `fpl_` and 64 hex digits (256 random bits).
+enum MemberLinkKind: SecretKind {
+    static let marker = "fpl_"
+    static let randomBytes = 32
+}
+
+typealias MemberLinkToken = Secret<MemberLinkKind>

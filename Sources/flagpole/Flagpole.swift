@@ -25,6 +25,7 @@ struct Flagpole: AsyncParsableCommand {
             SegmentCommand.self,
             RuleCommand.self,
             UserCommand.self,
+            MemberCommand.self,
             GoalCommand.self,
             EventsCommand.self,
             ResultsCommand.self,

@@ -188,7 +188,7 @@ struct CommandLineTests {
         let revisions = try #require(try cli.json(["revisions", "--tenant", "acme", "--json"]) as? [[String: Any]])
         #expect(revisions.count == 1)
         #expect(revisions.first?["message"] as? String == "first")
-        #expect(revisions.first?["actor"] as? String == "e2e")
+        #expect(revisions.first?["actor"] as? String == "cli:e2e")
 
         // Compact output parses to the same JSON.
         let compact = try cli.run(["export", "--tenant", "acme", "--compact"])

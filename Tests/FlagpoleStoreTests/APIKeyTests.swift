@@ -23,7 +23,7 @@ struct APIKeyTests {
         #expect(created.info.prefix == String(created.secret.prefix(11)))
         #expect(
             try await store.identity(ofKey: created.secret)
-                == KeyIdentity(prefix: created.info.prefix, owner: acme, role: .editor))
+                == KeyIdentity(prefix: created.info.prefix, owner: acme, role: .editor, actor: "service:ci"))
 
         let queue = try DatabaseQueue(path: path)
         let digest = try await queue.read { db in try Data.fetchOne(db, sql: "SELECT sha256 FROM api_keys") }

@@ -126,7 +126,7 @@ extension AdminAPI {
 
     @Sendable func createKey(_ request: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
         let slug = context.tenant
-        let body = try await body(request, allowed: ["role", "name", "environment"])
+        let body = try await body(request, allowed: ["role", "name", "environment", "member"])
         let roleName = try body.requiredString("role")
         guard let role = KeyRole(rawValue: roleName), role != .serverAdmin else {
             throw APIError.invalid(
@@ -134,8 +134,12 @@ extension AdminAPI {
         }
         // A delivery key may be scoped to one environment of the tenant (OFREP at the host's root needs one).
         let environment = try body.string("environment").map { try EnvironmentName(validating: $0) }
+        // A key is a member's (`member`: their email) or a service's, known by its name.
+        let name = try body.string("name") ?? ""
         let created = try await store.createKey(
-            for: .tenant(slug), role: role, name: try body.string("name") ?? "", environment: environment)
+            for: .tenant(slug), role: role,
+            name: name.isEmpty ? "\(role.rawValue) key made by \(context.key.actor)" : name,
+            environment: environment, member: try body.string("member"))
         var object = created.info.jsonObject
         object.append("key", .string(created.secret))
         return .json(.object(object), status: .created)

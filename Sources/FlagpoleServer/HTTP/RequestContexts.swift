@@ -165,9 +165,6 @@ struct EnvironmentContext<Role: RequiredRole>: ChildRequestContext {
 }
 
 extension KeyIdentity {
-    /// Recorded as the actor of what the key writes: its prefix, never its secret.
-    var actor: String { "key:\(prefix)" }
-
     /// Refuses acting on `tenant` with `role` in the order that leaks nothing: another tenant's
     /// key gets the very error of an unknown tenant, then too little role is `403`.
     func authorize(_ role: KeyRole, on tenant: TenantSlug) throws {

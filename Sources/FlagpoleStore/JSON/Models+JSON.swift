@@ -299,7 +299,7 @@ extension APIKeyInfo {
     public var jsonObject: JSONObject {
         let tenant: JSONValue =
             switch owner {
-            case .server: .null
+            case .server, .member: .null
             case .tenant(let slug): .string(slug.rawValue)
             }
         return [
@@ -310,6 +310,37 @@ extension APIKeyInfo {
             "createdAt": .string(createdAt.iso8601),
             "revokedAt": revokedAt.map { .string($0.iso8601) } ?? .null,
             "environment": environment.map { .string($0.rawValue) } ?? .null,
+            "member": member.map(JSONValue.string) ?? .null,
+            "lastUsedAt": lastUsedAt.map { .string($0.iso8601) } ?? .null,
         ]
     }
+}
+
+extension Member {
+    /// Never a password or a token.
+    public var jsonValue: JSONValue {
+        [
+            "email": .string(email),
+            "name": .string(name),
+            "role": .string(role.rawValue),
+            "joinedAt": .string(joinedAt.iso8601),
+            "hasPassword": .bool(hasPassword),
+            "invitedUntil": invitedUntil.map { .string($0.iso8601) } ?? .null,
+        ]
+    }
+}
+
+extension MemberLink {
+    /// The link's token, shown this once, and where it leads on `server` (`http://host:port`).
+    public func jsonValue(server: String) -> JSONValue {
+        [
+            "email": .string(email),
+            "purpose": .string(purpose.rawValue),
+            "url": .string(url(server: server)),
+            "expiresAt": .string(expiresAt.iso8601),
+        ]
+    }
+
+    /// The page that sets the password: `SERVER/welcome/TOKEN`.
+    public func url(server: String) -> String { "\(server)/welcome/\(token)" }
 }

@@ -20,10 +20,13 @@ public enum KeyRole: String, Hashable, Sendable, CaseIterable, Comparable {
     }
 }
 
-/// Whose key it is.
+/// Whose key it is, or who signed in.
 public enum KeyOwner: Hashable, Sendable {
     case server
     case tenant(TenantSlug)
+    /// A member signed in to the dashboard with their password: what they may do in each
+    /// tenant. Keys are never made for this owner; a member's key is a `tenant` key.
+    case member(MemberGrants)
 }
 
 /// A key as listings show it: never the secret, only its prefix.
@@ -37,6 +40,10 @@ public struct APIKeyInfo: Hashable, Sendable {
     public var revokedAt: Date?
     /// The one environment a delivery key is scoped to; `nil`: every environment of its tenant.
     public var environment: EnvironmentName? = nil
+    /// The email of the member whose key it is; `nil`: a named service's.
+    public var member: String? = nil
+    /// When it was last presented, to the hour; `nil`: never.
+    public var lastUsedAt: Date? = nil
 }
 
 /// A key just made: the only time its secret exists outside the caller's hands.
@@ -45,13 +52,29 @@ public struct CreatedKey: Hashable, Sendable {
     public var info: APIKeyInfo
 }
 
-/// Who a presented key belongs to.
+/// Who a presented key belongs to, or who signed in to the dashboard.
 public struct KeyIdentity: Hashable, Sendable {
+    /// The key's prefix; empty for a member signed in with their password.
     public var prefix: String
     public var owner: KeyOwner
+    /// The key's role, capped by its member's; a signed-in member's highest role.
     public var role: KeyRole
     /// The one environment a delivery key is scoped to; `nil`: every environment of its tenant.
-    public var environment: EnvironmentName? = nil
+    public var environment: EnvironmentName?
+    /// How revisions name what it writes: `Ada Lovelace <ada@example.com>` for a member or their
+    /// key, `service:NAME` for a service's key; never a secret.
+    public var actor: String
+
+    /// - parameter actor: by default the key's prefix, `key:fp_…`, as a key with no name had.
+    public init(
+        prefix: String, owner: KeyOwner, role: KeyRole, environment: EnvironmentName? = nil, actor: String? = nil
+    ) {
+        self.prefix = prefix
+        self.owner = owner
+        self.role = role
+        self.environment = environment
+        self.actor = actor ?? "key:\(prefix)"
+    }
 
     /// Whether the key may reach the environment at `path` at all (its tenant's, and the one
     /// it is scoped to if it is); what it may do there is `permits(_:on:)`'s to say.
@@ -64,6 +87,7 @@ public struct KeyIdentity: Hashable, Sendable {
         switch owner {
         case .server: true
         case .tenant(let own): own == tenant && (role == .delivery || (self.role != .delivery && self.role >= role))
+        case .member(let grants): grants.roles[tenant].map { $0 >= role } ?? false
         }
     }
 
@@ -72,6 +96,7 @@ public struct KeyIdentity: Hashable, Sendable {
         switch owner {
         case .server: true
         case .tenant(let own): own == tenant
+        case .member(let grants): grants.roles[tenant] != nil
         }
     }
 }

@@ -46,6 +46,15 @@ struct KeyCommand: ParsableCommand {
 
         @Option(
             help: ArgumentHelp(
+                "The member whose key it is (their role caps it; it is revoked when they leave the tenant).",
+                valueName: "email"))
+        var member: String?
+
+        @Flag(help: "A service's key (the default), known by --name in every revision it makes.")
+        var service = false
+
+        @Option(
+            help: ArgumentHelp(
                 "Scope a delivery key to one environment: an OpenFeature provider given only the host then reads this environment.",
                 valueName: "name"))
         var env: String?
@@ -59,6 +68,9 @@ struct KeyCommand: ParsableCommand {
                     throw ValidationError("A --server-admin key has no other role; drop --role.")
                 }
             } else {
+                if service && member != nil {
+                    throw ValidationError("A key is a --service's or a --member's, not both.")
+                }
                 guard let role, let parsed = KeyRole(rawValue: role), parsed != .serverAdmin else {
                     throw ValidationError("Pass --role admin, editor, reader or delivery.")
                 }
@@ -77,7 +89,8 @@ struct KeyCommand: ParsableCommand {
             // Every key has a name: the histories of what it changes show it rather than its prefix.
             let label = name.isEmpty ? "\(keyRole.rawValue) key made by \(Actor.current)" : name
             let created = try await database.openStore().createKey(
-                for: keyOwner, role: keyRole, name: label, environment: env.map(EnvironmentName.init(rawValue:)))
+                for: keyOwner, role: keyRole, name: member != nil && name.isEmpty ? "" : label,
+                environment: env.map(EnvironmentName.init(rawValue:)), member: member)
             if output.json {
                 var object = created.info.jsonObject
                 object.append("key", .string(created.secret))
@@ -109,10 +122,11 @@ struct KeyCommand: ParsableCommand {
                 Console.out("No keys yet. Make one with `flagpole key create`.")
                 return
             }
-            var table = TextTable("PREFIX", "ROLE", "NAME", "CREATED", "REVOKED")
+            var table = TextTable("PREFIX", "ROLE", "OWNER", "NAME", "CREATED", "LAST USED", "REVOKED")
             for key in keys {
                 table.append(
-                    key.prefix, key.role.rawValue, key.name, key.createdAt.iso8601, key.revokedAt?.iso8601 ?? "-")
+                    key.prefix, key.role.rawValue, key.member ?? "service", key.name, key.createdAt.iso8601,
+                    key.lastUsedAt?.iso8601 ?? "-", key.revokedAt?.iso8601 ?? "-")
             }
             Console.out(table.text)
         }
