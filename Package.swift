@@ -132,6 +132,7 @@ let package = Package(
             ],
             // The dashboard's templates and assets, compiled in like the migrations.
             resources: [
+                .embedInCode("Dashboard/Templates/account.mustache"),
                 .embedInCode("Dashboard/Templates/bar.mustache"),
                 .embedInCode("Dashboard/Templates/config.mustache"),
                 .embedInCode("Dashboard/Templates/configs.mustache"),
@@ -145,6 +146,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/home.mustache"),
                 .embedInCode("Dashboard/Templates/import.mustache"),
                 .embedInCode("Dashboard/Templates/layout.mustache"),
+                .embedInCode("Dashboard/Templates/members.mustache"),
                 .embedInCode("Dashboard/Templates/overview.mustache"),
                 .embedInCode("Dashboard/Templates/reason.mustache"),
                 .embedInCode("Dashboard/Templates/revisions.mustache"),
@@ -157,6 +159,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/timeline.mustache"),
                 .embedInCode("Dashboard/Templates/user.mustache"),
                 .embedInCode("Dashboard/Templates/value.mustache"),
+                .embedInCode("Dashboard/Templates/welcome.mustache"),
             ]
         ),
         .executableTarget(

@@ -35,6 +35,10 @@ public struct ServerConfiguration: Sendable {
     /// Which events are accepted and how long raw events are kept (`serve --event-max-age-days`,
     /// `--event-retention-days`).
     public var eventPolicy = EventPolicy.standard
+    /// scrypt's cost for the passwords members set: OWASP's always, in the binary. The
+    /// in-process tests lower it to set passwords quickly (a hash records its cost, so sign-ins
+    /// verify either).
+    public var passwordCost = PasswordCost.owasp
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
@@ -137,7 +141,8 @@ public enum ServerApplication {
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(
             store: store, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
-            defaultCacheControl: configuration.defaultCacheControl
+            defaultCacheControl: configuration.defaultCacheControl, trustsProxy: configuration.trustsProxy,
+            passwordCost: configuration.passwordCost
         ).register(on: router)
         allowedMethods.record(router)
         return router

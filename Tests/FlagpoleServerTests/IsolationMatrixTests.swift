@@ -59,6 +59,11 @@ struct IsolationMatrixTests {
         "PUT /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .editor,
         "DELETE /api/v1/tenants/{tenant}/environments/{env}/segments/{segment}": .editor,
         "DELETE /api/v1/tenants/{tenant}/users/{user}": .admin,
+        "GET /api/v1/tenants/{tenant}/members": .admin,
+        "POST /api/v1/tenants/{tenant}/members": .admin,
+        "PATCH /api/v1/tenants/{tenant}/members/{email}": .admin,
+        "DELETE /api/v1/tenants/{tenant}/members/{email}": .admin,
+        "POST /api/v1/tenants/{tenant}/members/{email}/invitation": .admin,
     ]
 
     /// The routes of the real router that act on one tenant.
@@ -87,6 +92,7 @@ struct IsolationMatrixTests {
             .replacingOccurrences(of: "{env}", with: "production")
             .replacingOccurrences(of: "{feature}", with: segment(feature))
             .replacingOccurrences(of: "{user}", with: "user-1")
+            .replacingOccurrences(of: "{email}", with: "ada%40example.com")
             .replacingOccurrences(of: "{prefix}", with: keyPrefix)
             .replacingOccurrences(of: "{config}", with: "mainViewTitle")
             .replacingOccurrences(of: "{segment}", with: "beta-testers")
@@ -167,6 +173,9 @@ struct IsolationMatrixTests {
         "GET /metrics",
         "GET /login",
         "POST /login",
+        // A one-time link's page: the token is the credential.
+        "GET /welcome",
+        "POST /welcome",
         "GET /dashboard.css",
         "GET /dashboard.js",
     ]

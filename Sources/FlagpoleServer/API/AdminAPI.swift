@@ -16,6 +16,7 @@ struct AdminAPI: Sendable {
         // Every API route needs a key: looked up here once, checked by the route's context.
         let api = router.group("api/v1").add(middleware: KeyMiddleware(store: store))
         registerTenants(on: api)
+        registerMembers(on: api)
         registerDocuments(on: api)
         registerFeatures(on: api)
         registerConfigs(on: api)

@@ -72,14 +72,16 @@ extension Dashboard {
             do {
                 created = try await store.createKey(
                     for: .tenant(context.tenant), role: role, name: name,
-                    environment: try environment.map { try EnvironmentName(validating: $0) })
+                    environment: try environment.map { try EnvironmentName(validating: $0) },
+                    member: form.member.flatMap { $0.isEmpty ? nil : $0 })
             } catch {
                 failure = "Keys: " + (try refusal(error))
             }
         }
         var page = try await settingsPage(context, notice: nil)
         guard let created else {
-            page.keyForm = KeyFormView(name: form.name, role: form.role, environment: environment, error: failure)
+            page.keyForm = KeyFormView(
+                name: form.name, role: form.role, environment: environment, member: form.member, error: failure)
             page.refresh()
             return .html(templates.render(page, as: "settings"), status: .unprocessableContent)
         }
@@ -246,7 +248,11 @@ extension Dashboard {
             }
         }
         var keys: [KeyRow] = []
-        if isAdmin { keys = try await store.keys(of: .tenant(tenant)).map { KeyRow($0, urls: TenantURLs(tenant)) } }
+        var members: [Member] = []
+        if isAdmin {
+            keys = try await store.keys(of: .tenant(tenant)).map { KeyRow($0, urls: TenantURLs(tenant)) }
+            members = try await store.members(of: tenant)
+        }
         var chrome = Chrome(session: session, notice: notice)
         if environments.contains(where: { $0.marking.colour != nil }) {
             chrome.markingStylesheetURL = TenantURLs(tenant).markingStylesheet
@@ -254,10 +260,11 @@ extension Dashboard {
         var page = SettingsPage(
             chrome: chrome, tenant: tenant.rawValue, settingsURL: TenantURLs(tenant).settings,
             keysURL: TenantURLs(tenant).keys, environmentsURL: TenantURLs(tenant).environments,
-            goalsURL: TenantURLs(tenant).goals,
+            goalsURL: TenantURLs(tenant).goals, membersURL: TenantURLs(tenant).members,
             csrf: session.csrfToken, isAdmin: isAdmin, canEdit: canEdit, keys: keys,
             environments: environments.map { EnvironmentRow($0, urls: TenantURLs(tenant)) }, goals: goals)
         page.keyForm = KeyFormView(name: "", role: KeyRole.reader.rawValue, environment: nil, error: nil)
+        page.members = members
         page.goalForm = GoalFormView(
             name: "", environment: "", kind: Goal.Kind.conversion.rawValue, better: Goal.Direction.higher.rawValue,
             environments: environments.map(\.path.environment.rawValue), error: nil)
@@ -281,6 +288,8 @@ struct KeyForm: DashboardForm {
     var name: String
     var role: String
     var environment: String?
+    /// The email of the member whose key it is; empty: a service's.
+    var member: String?
 }
 
 /// A form whose button says what to do: `preview` (confirm first) or `apply`.

@@ -48,33 +48,80 @@ extension Dashboard {
     @Sendable func signInPage(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let next = Self.safeNext(request.uri.queryParameters["next"].map(String.init))
         if try await session(of: request) != nil { return .seeOther(next) }
-        return signInPage(next: next, error: nil, status: .ok, for: request)
+        return signInPage(next: next, email: "", error: nil, status: .ok, for: request)
     }
 
-    /// POST /login: opens a session for a key and sends the browser where it was going.
+    /// POST /login: opens a session for a member's email and password, or for a key, and sends
+    /// the browser where it was going.
     @Sendable func signIn(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let form = try await decodeForm(SignInForm.self, request)
         guard let expected = request.cookies[Self.signInCookieName]?.value, !expected.isEmpty,
             ConstantTime.isEqual(form.csrf.utf8, expected.utf8)
         else { throw DashboardError.forgedForm }
         let next = Self.safeNext(form.next)
-        guard
-            let session = try await store.openSession(
-                withKey: form.key.trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            return signInPage(
-                next: next,
-                error:
-                    "That key is unknown, revoked, or a delivery key (which only fetches documents). Check it, or make one with `flagpole key create`.",
-                status: .unauthorized, for: request)
+        let opened: OpenedSession
+        if let key = form.key, !key.isEmpty {
+            guard
+                let session = try await store.openSession(withKey: key.trimmingCharacters(in: .whitespacesAndNewlines))
+            else {
+                return signInPage(
+                    next: next, email: "",
+                    error:
+                        "That key is unknown, revoked, or a delivery key (which only fetches documents). Check it, or make one with `flagpole key create`.",
+                    status: .unauthorized, for: request)
+            }
+            opened = session
+        } else {
+            let email = form.email ?? ""
+            let outcome: SignInOutcome
+            do {
+                outcome = try await store.signIn(
+                    email: email, password: form.password ?? "", address: clientAddress(request, context),
+                    cost: passwordCost)
+            } catch let error as MemberError {
+                return signInPage(
+                    next: next, email: email, error: error.description, status: .contentTooLarge, for: request)
+            }
+            switch outcome {
+            case .opened(let session):
+                opened = session
+            case .refused:
+                return signInPage(
+                    next: next, email: email,
+                    error:
+                        "That e-mail address and password don't match. Check both; after \(FeatureStore.accountFailureLimit) failures in \(Int(FeatureStore.failureWindow / 60)) minutes the account waits \(Int(FeatureStore.lockout / 60)) minutes. A lost password is reset by a server operator.",
+                    status: .unauthorized, for: request)
+            case .lockedOut(let until):
+                var response = signInPage(
+                    next: next, email: email,
+                    error:
+                        "Too many failed sign-ins: this account or address is locked until \(until.formatted(.iso8601)) (UTC). Try again then, or ask a server operator for a reset link.",
+                    status: .tooManyRequests, for: request)
+                response.headers[.retryAfter] = String(max(1, Int(until.timeIntervalSinceNow.rounded(.up))))
+                return response
+            }
         }
+        return Self.signedIn(opened, going: next, for: request)
+    }
+
+    /// The answer that hands the browser its new session's cookie.
+    static func signedIn(_ session: OpenedSession, going next: String, for request: Request) -> Response {
         var response = Response.seeOther(next)
         response.setCookie(
             .dashboard(
                 DashboardSession.cookieName, value: session.token, maxAge: Int(FeatureStore.sessionLifetime),
                 for: request))
-        response.setCookie(.dashboard(Self.signInCookieName, value: "", maxAge: 0, for: request))
+        response.setCookie(.dashboard(signInCookieName, value: "", maxAge: 0, for: request))
         return response
+    }
+
+    /// Where a sign-in comes from, as failed ones are counted: the peer, or with `trustsProxy`
+    /// the address the proxy in front names.
+    func clientAddress(_ request: Request, _ context: FlagpoleRequestContext) -> String {
+        if trustsProxy, let forwarded = request.headers[.xForwardedFor]?.split(separator: ",").last {
+            return forwarded.trimmingCharacters(in: .whitespaces)
+        }
+        return context.remoteAddress?.ipAddress ?? "unknown"
     }
 
     /// POST /logout: ends the session everywhere, not only in this browser.
@@ -95,10 +142,11 @@ extension Dashboard {
         Self.asset(DashboardTemplates.script, type: "text/javascript; charset=utf-8")
     }
 
-    private func signInPage(next: String, error: String?, status: HTTPResponse.Status, for request: Request) -> Response
-    {
+    private func signInPage(
+        next: String, email: String, error: String?, status: HTTPResponse.Status, for request: Request
+    ) -> Response {
         let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexEncoded
-        let page = SignInPage(chrome: Chrome(session: nil), csrf: token, next: next, error: error)
+        let page = SignInPage(chrome: Chrome(session: nil), csrf: token, next: next, email: email, error: error)
         var response = Response.html(templates.render(page, as: "signin"), status: status)
         response.setCookie(.dashboard(Self.signInCookieName, value: token, maxAge: 3600, for: request))
         return response
@@ -120,9 +168,12 @@ extension Dashboard {
     }
 }
 
+/// A member's email and password, or an API key.
 struct SignInForm: Decodable {
     var csrf: String
-    var key: String
+    var email: String?
+    var password: String?
+    var key: String?
     var next: String?
 }
 
@@ -134,6 +185,8 @@ struct SignInPage: Sendable {
     var chrome: Chrome
     var csrf: String
     var next: String
+    /// As typed, after a refusal; never the password.
+    var email: String
     var error: String?
 }
 

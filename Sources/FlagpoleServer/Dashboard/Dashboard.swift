@@ -7,8 +7,9 @@ import MultipartKit
 import NIOCore
 
 /// The web dashboard at `/`: server-rendered HTML pages over the same store operations as the
-/// admin API and the command line. It signs in with an API key, keeps a session cookie, and
-/// every form carries the session's CSRF token.
+/// admin API and the command line. Members sign in with their password (automation with an API
+/// key); either way the browser keeps a session cookie, and every form carries the session's
+/// CSRF token.
 ///
 /// Pages work without JavaScript; the one script only makes the bias plan live and checks JSON
 /// config values as they are typed. Changes of targeting rules and segments are planned (a dry
@@ -19,6 +20,11 @@ struct Dashboard: Sendable {
     /// The largest form accepted, in bytes: the same limit as API bodies.
     let maxBodySize: Int
     let defaultCacheControl: String
+    /// Whether the address of a sign-in is the one the proxy in front names (`X-Forwarded-For`):
+    /// failed sign-ins are counted per address.
+    var trustsProxy = false
+    /// scrypt's cost for passwords members set (`ServerConfiguration.passwordCost`).
+    var passwordCost = PasswordCost.owasp
 
     func register(on router: Router<FlagpoleRequestContext>) {
         let pages = router.group().add(middleware: DashboardMiddleware(templates: templates))
@@ -36,13 +42,14 @@ struct Dashboard: Sendable {
         registerImport(on: signedIn)
         registerExport(on: signedIn)
         registerSettings(on: signedIn)
+        registerMembers(on: pages, signedIn: signedIn)
     }
 
     /// Whether a route template is one of the dashboard's (HTML, outside `/api`, `/t` and
     /// the operations routes).
     static func isPage(_ template: String) -> Bool {
         ["/", "/login", "/logout", "/dashboard.css", "/dashboard.js"].contains(template)
-            || template.hasPrefix("/tenants/")
+            || template.hasPrefix("/tenants/") || template.hasPrefix("/account") || template == "/welcome"
     }
 
     // MARK: Sessions and roles

@@ -32,6 +32,9 @@ struct DashboardTemplates: Sendable {
             "events": PackageResources.events_mustache,
             "diagnostics": PackageResources.diagnostics_mustache,
             "reason": PackageResources.reason_mustache,
+            "members": PackageResources.members_mustache,
+            "welcome": PackageResources.welcome_mustache,
+            "account": PackageResources.account_mustache,
         ]
         var library = MustacheLibrary()
         for (name, bytes) in sources {

@@ -84,6 +84,17 @@ extension APIError {
                 self.init(.unprocessableContent, code: error.code, error.description)
             }
         case let error as DeliveryError: self.init(.unprocessableContent, code: error.code, error.description)
+        case let error as MemberError:
+            let status: HTTPResponse.Status =
+                switch error {
+                case .memberNotFound, .linkNotFound: .notFound
+                case .alreadyMember, .alreadyAccepted: .conflict
+                case .linkUsed, .linkExpired: .gone
+                case .passwordTooLong: .contentTooLarge
+                case .wrongPassword: .forbidden
+                default: .unprocessableContent
+                }
+            self.init(status, code: error.code, error.description)
         case let error as ResultsError:
             switch error {
             case .goalNotFound, .epochNotFound: self.init(.notFound, code: error.code, error.description)

@@ -341,6 +341,7 @@ extension MemberLink {
         ]
     }
 
-    /// The page that sets the password: `SERVER/welcome/TOKEN`.
-    public func url(server: String) -> String { "\(server)/welcome/\(token)" }
+    /// The page that sets the password: `SERVER/welcome?token=TOKEN`. In the query, not the
+    /// path, as access logs write paths only.
+    public func url(server: String) -> String { "\(server)/welcome?token=\(token)" }
 }

@@ -15,7 +15,7 @@ struct MemberCommand: ParsableCommand {
     struct LinkOptions: ParsableArguments {
         @Option(
             help: ArgumentHelp(
-                "The address people open the dashboard at; the link is this and /welcome/TOKEN (default: $FLAGPOLE_URL, else http://localhost:8080).",
+                "The address people open the dashboard at; the link is this and /welcome?token=… (default: $FLAGPOLE_URL, else http://localhost:8080).",
                 valueName: "url"))
         var url: String?
 

@@ -4,8 +4,8 @@ import FlagpoleStore
 /// What the layout shows around every page.
 struct Chrome: Sendable {
     var signedIn: Bool
-    var keyPrefix: String
-    var role: String
+    /// Who is signed in: the member's name and address, or the key's prefix and role.
+    var who: String
     var csrf: String
     var notice: String?
     var environment: EnvironmentNav?
@@ -14,8 +14,12 @@ struct Chrome: Sendable {
 
     init(session: DashboardSession?, notice: String? = nil) {
         signedIn = session != nil
-        keyPrefix = session?.identity.prefix ?? ""
-        role = session?.identity.role.rawValue ?? ""
+        who =
+            switch session?.identity.owner {
+            case .member: session?.identity.actor ?? ""
+            case nil: ""
+            default: "key \(session?.identity.prefix ?? "")… (\(session?.identity.role.rawValue ?? ""))"
+            }
         csrf = session?.csrfToken ?? ""
         self.notice = notice
     }

@@ -14,6 +14,10 @@ struct Notice: Sendable {
         case environmentCreated = "environment-created"
         case environmentSaved = "environment-saved"
         case goalCreated = "goal-created"
+        case roleChanged = "role-changed"
+        case memberRemoved = "member-removed"
+        case passwordChanged = "password-changed"
+        case sessionEnded = "session-ended"
     }
 
     var kind: Kind
@@ -50,6 +54,10 @@ struct Notice: Sendable {
         case .environmentCreated: "The environment is created, with no revision until its first import."
         case .environmentSaved: "The environment's settings are saved: delivery follows them from its next request."
         case .goalCreated: "The goal is created: apps can send its events from now on."
+        case .roleChanged: "The role is changed: it applies at once, in the member's open sessions and keys too."
+        case .memberRemoved: "The member is removed: their sessions ended and their keys here are revoked."
+        case .passwordChanged: "Your password is changed, and your other sessions are signed out."
+        case .sessionEnded: "That session is signed out."
         }
     }
 

@@ -11,6 +11,7 @@ struct SettingsPage: Sendable {
     var keysURL: String
     var environmentsURL: String
     var goalsURL: String
+    var membersURL: String
     var csrf: String
     /// Keys and environments are an admin's to change, goals an editor's.
     var isAdmin: Bool
@@ -23,6 +24,8 @@ struct SettingsPage: Sendable {
     /// The key whose revocation waits for a confirmation.
     var revoking: KeyRow?
     var keyForm = KeyFormView(name: "", role: "reader", environment: nil, error: nil)
+    /// The members a key can be made for (admins only see them).
+    var members: [Member] = []
     var newEnvironment = NewEnvironmentView(name: "", error: nil)
     var goalForm = GoalFormView(
         name: "", environment: "", kind: "conversion", better: "higher", environments: [], error: nil)
@@ -31,6 +34,7 @@ struct SettingsPage: Sendable {
     var hasGoals = false
     var roleChoices: [Choice] = []
     var scopeChoices: [Choice] = []
+    var ownerChoices: [Choice] = []
 
     /// Recomputes what the template can't: the choices of the key form, as typed.
     mutating func refresh() {
@@ -46,6 +50,12 @@ struct SettingsPage: Sendable {
                 )
             ]
             + environments.map { Choice(name: $0.name, value: $0.name, isSelected: $0.name == keyForm.environment) }
+        ownerChoices =
+            [Choice(name: "a service, known by the name", value: "", isSelected: (keyForm.member ?? "").isEmpty)]
+            + members.filter(\.hasPassword).map {
+                Choice(
+                    name: "\($0.name) (\($0.role.rawValue))", value: $0.email, isSelected: $0.email == keyForm.member)
+            }
     }
 }
 
@@ -53,9 +63,12 @@ struct SettingsPage: Sendable {
 struct KeyRow: Sendable {
     var prefix: String
     var name: String
+    /// The member's email, or "service".
+    var owner: String
     var role: String
     var scope: String
     var created: String
+    var lastUsed: String
     var revoked: String?
     var isActive: Bool
     var revokeURL: String
@@ -63,9 +76,11 @@ struct KeyRow: Sendable {
     init(_ key: APIKeyInfo, urls: TenantURLs) {
         prefix = key.prefix
         name = key.name.isEmpty ? "(no name)" : key.name
+        owner = key.member ?? "service"
         role = key.role.rawValue
         scope = key.environment?.rawValue ?? "every environment"
         created = key.createdAt.formatted(.iso8601)
+        lastUsed = key.lastUsedAt.map { $0.formatted(.iso8601) } ?? "never"
         revoked = key.revokedAt.map { $0.formatted(.iso8601) }
         isActive = key.revokedAt == nil
         revokeURL = urls.revokeKey(key.prefix)
@@ -85,6 +100,8 @@ struct KeyFormView: Sendable {
     var name: String
     var role: String
     var environment: String?
+    /// The email of the member whose key it is; empty or `nil`: a service's.
+    var member: String? = nil
     var error: String?
 }
 

@@ -16,6 +16,8 @@ struct TenantURLs: Sendable {
     var environments: String { settings + "/environments" }
     func environment(_ name: EnvironmentName) -> String { environments + "/" + name.rawValue }
     var goals: String { settings + "/goals" }
+    var members: String { settings + "/members" }
+    func member(_ email: String) -> String { members + "/" + EnvironmentURLs.segment(email) }
     /// Not a valid environment name (the dot), so it can't shadow one.
     var markingStylesheet: String { base + "/marking.css" }
 }
