@@ -95,7 +95,7 @@ extension FeatureStore {
     /// Records that `key` was used, at most once an hour: listings show its last use, and the
     /// API's hot paths stay reads.
     func noteUse(of key: ActiveKey, now: Date) async throws {
-        guard key.lastUsedAt.map({ now.timeIntervalSince($0) >= 3600 }) ?? true else { return }
+        guard key.isLastUseStale(at: now) else { return }
         try await write { db in try db.keys.markUsed(id: key.id, at: now) }
     }
 }

@@ -17,7 +17,7 @@ extension FeatureStore {
     ) async throws -> MemberLink? {
         let email = try MemberEmail.validate(email)
         let name = try MemberEmail.validateName(name)
-        let role = try MemberEmail.role(role.rawValue)
+        let role = try KeyRole(member: role.rawValue)
         let token = MemberLinkToken.generate()
         return try await write { db -> MemberLink? in
             let scope = try db.tenants.scope(of: tenant)
@@ -53,7 +53,7 @@ extension FeatureStore {
     /// - throws: `TenancyError.tenantNotFound`, `MemberError.memberNotFound`, `.invalidRole`.
     @discardableResult
     public func setRole(_ role: KeyRole, of email: String, in tenant: TenantSlug) async throws -> Member {
-        let role = try MemberEmail.role(role.rawValue)
+        let role = try KeyRole(member: role.rawValue)
         return try await write { db in
             let scope = try db.tenants.scope(of: tenant)
             let (id, _) = try db.membership(of: email, in: scope)
@@ -99,13 +99,13 @@ extension FeatureStore {
     /// A link that sets a new password for `email`, for a server operator to hand over: a
     /// member is one person across tenants, so no tenant's admin may take over their account.
     ///
-    /// - throws: `MemberError.invalidEmail`, `.memberNotFound` (named with no tenant).
+    /// - throws: `MemberError.invalidEmail`, `.unknownMember`.
     public func resetLink(for email: String, by actor: String, now: Date = Date()) async throws -> MemberLink {
         let email = try MemberEmail.validate(email)
         let token = MemberLinkToken.generate()
         return try await write { db in
             guard let member = try db.members.member(email: email) else {
-                throw MemberError.memberNotFound(email: email, tenant: TenantSlug(rawValue: "any tenant"))
+                throw MemberError.unknownMember(email: email)
             }
             return try db.makeLink(.reset, token: token, for: (member.id, email), by: actor, now: now)
         }

@@ -25,9 +25,7 @@ extension FeatureStore {
             }
             let expiresAt = now.addingTimeInterval(Self.sessionLifetime)
             try db.keys.openSession(keyID: key.id, digest: token.digest, now: now, expiresAt: expiresAt)
-            if key.lastUsedAt.map({ now.timeIntervalSince($0) >= 3600 }) ?? true {
-                try db.keys.markUsed(id: key.id, at: now)
-            }
+            if key.isLastUseStale(at: now) { try db.keys.markUsed(id: key.id, at: now) }
             return OpenedSession(token: token.value, identity: identity, expiresAt: expiresAt)
         }
     }
@@ -118,12 +116,12 @@ extension FeatureStore {
 
     /// Ends the session with row id `id` of the member `email`; another member's is not found.
     ///
-    /// - throws: `MemberError.memberNotFound` for a session that is not theirs.
+    /// - throws: `MemberError.sessionNotFound` for a session that is not theirs.
     public func closeMemberSession(_ id: Int64, of email: String) async throws {
         try await write { db in
             guard let member = try db.members.member(email: email),
                 try db.members.closeSession(id: id, memberID: member.id)
-            else { throw MemberError.linkNotFound }
+            else { throw MemberError.sessionNotFound }
         }
     }
 }

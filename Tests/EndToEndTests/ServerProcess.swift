@@ -7,24 +7,43 @@ final class ServerProcess {
     private let output = Pipe()
 
     /// Starts the server on `cli`'s database and waits (up to 30 s) for it to print its address.
-    init(_ cli: CLI, arguments: [String] = []) throws {
+    ///
+    /// - parameter log: a file that keeps everything the server prints, at `--log-level debug`,
+    ///   for a test that reads the log of the whole run; without it the server logs warnings only.
+    init(_ cli: CLI, arguments: [String] = [], log: URL? = nil) throws {
         process.executableURL = CLI.executable
-        process.arguments = ["serve", "--port", "0", "--db", cli.databasePath, "--log-level", "warning"] + arguments
+        process.arguments =
+            ["serve", "--port", "0", "--db", cli.databasePath, "--log-level", log == nil ? "warning" : "debug"]
+            + arguments
         process.currentDirectoryURL = cli.directory
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if let log {
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let file = try FileHandle(forWritingTo: log)
+            process.standardOutput = file
+            process.standardError = file
+        } else {
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         let deadline = Date().addingTimeInterval(30)
         var printed = Data()
         while Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }  // the process closed its output: it exited
-            printed.append(chunk)
+            if let log {
+                // A file never says "no more": read it again until the address is in it.
+                printed = (try? Data(contentsOf: log)) ?? Data()
+                if !process.isRunning { break }
+            } else {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }  // the process closed its output: it exited
+                printed.append(chunk)
+            }
             let text = String(decoding: printed, as: UTF8.self)
             if let match = text.firstMatch(of: /Listening on (http:\/\/127\.0\.0\.1:[0-9]+)/) {
                 baseURL = String(match.1)
                 return
             }
+            if log != nil { Thread.sleep(forTimeInterval: 0.05) }
         }
         process.terminate()
         throw ServerDidNotStart(output: String(decoding: printed, as: UTF8.self))

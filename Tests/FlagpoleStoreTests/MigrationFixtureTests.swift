@@ -133,12 +133,23 @@ struct MigrationFixtureTests {
         _ = try await store.setBiases(
             [25, 75], of: "Example A/B Test", in: acme, options: EditOptions(actor: "test"))
         #expect(try await store.read(Self.deltasDisagreeingWithAssignments).isEmpty)
-        // Every old environment is unmarked (0012), and takes a marking.
-        #expect(try await store.environments(of: acme.tenant).allSatisfy { $0.marking == EnvironmentMarking() })
+        // Every environment older than 0012 is unmarked; 0012's file marked production. Each takes a marking.
+        let environments = try await store.environments(of: acme.tenant)
+        if manifest.schema < "0012" {
+            #expect(environments.allSatisfy { $0.marking == EnvironmentMarking() })
+        } else {
+            let production = try #require(environments.first { $0.path == acme }).marking
+            #expect(production.colour?.rawValue == "#c0392b" && production.requiresReason)
+        }
         let colour = try EnvironmentColour(validating: "#c0392b")
         #expect(try await store.updateMarking(of: acme) { $0.colour = colour }.colour == colour)
         let key = try await store.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
-        #expect(try await store.identity(ofKey: key.secret) != nil)
+        #expect(try await store.identity(ofKey: key.secret)?.actor == "service:after migration")
+        // Every old key is a service's (0013), and the file takes members.
+        #expect(try await store.keys(of: .tenant(acme.tenant)).allSatisfy { $0.member == nil })
+        #expect(try await store.members(of: acme.tenant).isEmpty)
+        #expect(
+            try await store.addMember("ada@example.com", name: "Ada", role: .admin, to: acme.tenant, by: "test") != nil)
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 

@@ -18,6 +18,8 @@ struct SQLHomeTests {
         "assignment_deltas": "AssignmentTable.swift",
         "unlocks": "UnlockTable.swift", "unlock_events": "UnlockTable.swift",
         "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift", "server_secrets": "KeyTable.swift",
+        "members": "MemberTable.swift", "memberships": "MemberTable.swift", "member_links": "MemberTable.swift",
+        "member_sessions": "MemberTable.swift", "sign_in_failures": "MemberTable.swift",
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
         "user_attributes": "UserAttributeTable.swift", "erasures": "UserAttributeTable.swift",

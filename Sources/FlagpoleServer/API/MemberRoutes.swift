@@ -68,11 +68,7 @@ extension AdminAPI {
     }
 
     private static func role(_ body: JSONBody) throws -> KeyRole {
-        let text = try body.requiredString("role")
-        guard let role = KeyRole(rawValue: text), [.admin, .editor, .reader].contains(role) else {
-            throw APIError.invalid("\"role\" must be admin, editor or reader, not \"\(text)\".", pointer: "/role")
-        }
-        return role
+        try KeyRole(member: try body.requiredString("role"))
     }
 }
 

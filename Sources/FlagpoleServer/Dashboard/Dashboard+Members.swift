@@ -44,7 +44,7 @@ extension Dashboard {
         let form = try await form(MemberForm.self, of: request, session: context.session)
         do {
             let link = try await store.addMember(
-                form.email, name: form.name, role: KeyRole(rawValue: form.role) ?? .delivery, to: context.tenant,
+                form.email, name: form.name, role: try KeyRole(member: form.role), to: context.tenant,
                 by: context.session.identity.actor)
             var page = try await membersPage(
                 context,
@@ -68,7 +68,7 @@ extension Dashboard {
     {
         let form = try await form(RoleForm.self, of: request, session: context.session)
         let email = try context.decodedParameter("email")
-        try await store.setRole(KeyRole(rawValue: form.role) ?? .delivery, of: email, in: context.tenant)
+        try await store.setRole(try KeyRole(member: form.role), of: email, in: context.tenant)
         return .seeOther(Notice(.roleChanged).appended(to: TenantURLs(context.tenant).members))
     }
 
@@ -134,9 +134,7 @@ extension Dashboard {
     /// POST /welcome: sets the password, signs the member in, and opens the dashboard.
     @Sendable func acceptLink(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let form = try await decodeForm(WelcomeForm.self, request)
-        guard let expected = request.cookies[Self.signInCookieName]?.value, !expected.isEmpty,
-            ConstantTime.isEqual(form.csrf.utf8, expected.utf8)
-        else { throw DashboardError.forgedForm }
+        try Self.checkPreSessionForm(form.csrf, of: request)
         let link: MemberLinkInfo
         do {
             link = try await store.memberLink(form.token)
@@ -161,16 +159,14 @@ extension Dashboard {
     private func welcomePage(
         token: String, link: MemberLinkInfo?, error: String?, status: HTTPResponse.Status, for request: Request
     ) -> Response {
-        let csrf = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexEncoded
-        let page = WelcomePage(
-            chrome: Chrome(session: nil), csrf: csrf, token: token, name: link?.name ?? "", email: link?.email ?? "",
-            isReset: link?.purpose == .reset, expires: link?.expiresAt.formatted(.iso8601) ?? "", hasLink: link != nil,
-            error: error)
-        var response = Response.html(templates.render(page, as: "welcome"), status: status)
-        response.setCookie(.dashboard(Self.signInCookieName, value: csrf, maxAge: 3600, for: request))
-        // The token is in this page's address: keep the page out of every cache and history it can be.
-        response.headers[.cacheControl] = "no-store"
-        return response
+        Self.preSessionPage(status: status, for: request) { csrf in
+            templates.render(
+                WelcomePage(
+                    chrome: Chrome(session: nil), csrf: csrf, token: token, name: link?.name ?? "",
+                    email: link?.email ?? "", isReset: link?.purpose == .reset,
+                    expires: link?.expiresAt.formatted(.iso8601) ?? "", hasLink: link != nil, error: error),
+                as: "welcome")
+        }
     }
 
     // MARK: Account
@@ -210,7 +206,7 @@ extension Dashboard {
         _ = try await form(CSRFOnlyForm.self, of: request, session: context.session)
         guard case .member(let grants) = context.session.identity.owner,
             let id = Int64(context.parameters.get("id") ?? "")
-        else { throw MemberError.linkNotFound }
+        else { throw MemberError.sessionNotFound }
         try await store.closeMemberSession(id, of: grants.email)
         return .seeOther(Notice(.sessionEnded).appended(to: "/account"))
     }

@@ -41,7 +41,11 @@ extension Dashboard {
                     slug: tenant.slug.rawValue, name: tenant.name, settingsURL: TenantURLs(tenant.slug).settings,
                     environments: environments))
         }
-        return .html(templates.render(HomePage(chrome: try await chrome(session), tenants: tenants), as: "home"))
+        var isMember = false
+        if case .member = session.identity.owner { isMember = true }
+        return .html(
+            templates.render(
+                HomePage(chrome: chrome(session), isMember: isMember, tenants: tenants), as: "home"))
     }
 
     /// GET /login: the sign-in form.
@@ -55,9 +59,7 @@ extension Dashboard {
     /// the browser where it was going.
     @Sendable func signIn(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let form = try await decodeForm(SignInForm.self, request)
-        guard let expected = request.cookies[Self.signInCookieName]?.value, !expected.isEmpty,
-            ConstantTime.isEqual(form.csrf.utf8, expected.utf8)
-        else { throw DashboardError.forgedForm }
+        try Self.checkPreSessionForm(form.csrf, of: request)
         let next = Self.safeNext(form.next)
         let opened: OpenedSession
         if let key = form.key, !key.isEmpty {
@@ -145,11 +147,32 @@ extension Dashboard {
     private func signInPage(
         next: String, email: String, error: String?, status: HTTPResponse.Status, for request: Request
     ) -> Response {
-        let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexEncoded
-        let page = SignInPage(chrome: Chrome(session: nil), csrf: token, next: next, email: email, error: error)
-        var response = Response.html(templates.render(page, as: "signin"), status: status)
-        response.setCookie(.dashboard(Self.signInCookieName, value: token, maxAge: 3600, for: request))
+        Self.preSessionPage(status: status, for: request) { csrf in
+            templates.render(
+                SignInPage(chrome: Chrome(session: nil), csrf: csrf, next: next, email: email, error: error),
+                as: "signin")
+        }
+    }
+
+    /// A page whose form is sent before there is a session (signing in, a link's password): its
+    /// CSRF token is new, and the answer's cookie carries it too (a double-submit cookie), so
+    /// another site can't post the form for a browser.
+    static func preSessionPage(
+        status: HTTPResponse.Status, for request: Request, render: (_ csrf: String) -> String
+    ) -> Response {
+        let csrf = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexEncoded
+        var response = Response.html(render(csrf), status: status)
+        response.setCookie(.dashboard(signInCookieName, value: csrf, maxAge: 3600, for: request))
         return response
+    }
+
+    /// Refuses a form of a `preSessionPage` whose token is not its cookie's.
+    ///
+    /// - throws: `DashboardError.forgedForm`.
+    static func checkPreSessionForm(_ csrf: String, of request: Request) throws {
+        guard let expected = request.cookies[signInCookieName]?.value, !expected.isEmpty,
+            ConstantTime.isEqual(csrf.utf8, expected.utf8)
+        else { throw DashboardError.forgedForm }
     }
 
     /// Where to go after signing in: a path of this server only, so a crafted link can't
@@ -206,5 +229,7 @@ struct HomePage: Sendable {
     }
 
     var chrome: Chrome
+    /// A member signed in with their password, who may have been removed from every tenant.
+    var isMember: Bool
     var tenants: [Tenant]
 }

@@ -87,7 +87,7 @@ extension APIError {
         case let error as MemberError:
             let status: HTTPResponse.Status =
                 switch error {
-                case .memberNotFound, .linkNotFound: .notFound
+                case .memberNotFound, .unknownMember, .sessionNotFound, .linkNotFound: .notFound
                 case .alreadyMember, .alreadyAccepted: .conflict
                 case .linkUsed, .linkExpired: .gone
                 case .passwordTooLong: .contentTooLarge

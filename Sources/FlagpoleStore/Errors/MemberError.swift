@@ -8,6 +8,10 @@ public enum MemberError: FlagpoleError, Equatable {
     case invalidName(String)
     case invalidRole(String)
     case memberNotFound(email: String, tenant: TenantSlug)
+    /// No one has this address, in any tenant.
+    case unknownMember(email: String)
+    /// A session that is not (or no longer) the signed-in member's.
+    case sessionNotFound
     case alreadyMember(email: String, tenant: TenantSlug)
     /// An invitation is only for a member who never set a password; others need a reset.
     case alreadyAccepted(email: String)
@@ -32,6 +36,10 @@ public enum MemberError: FlagpoleError, Equatable {
             "\"\(text.prefix(40))\" is not a member's role: use admin, editor or reader."
         case .memberNotFound(let email, let tenant):
             "\(email) is not a member of \(tenant). List the members with `flagpole member list --tenant \(tenant)`."
+        case .unknownMember(let email):
+            "No one signs in as \(email). Add them to a tenant with `flagpole member add`."
+        case .sessionNotFound:
+            "That session is not one of yours, or it has ended already. Reload the page to see your sessions."
         case .alreadyMember(let email, let tenant):
             "\(email) is a member of \(tenant) already. Change their role with `flagpole member role`."
         case .alreadyAccepted(let email):
@@ -57,8 +65,9 @@ public enum MemberError: FlagpoleError, Equatable {
 
     public var code: String {
         switch self {
-        case .memberNotFound, .linkNotFound: "not_found"
-        case .alreadyMember, .alreadyAccepted: "conflict"
+        case .memberNotFound, .unknownMember, .sessionNotFound, .linkNotFound: "not_found"
+        case .alreadyMember: "exists"
+        case .alreadyAccepted: "accepted"
         case .linkUsed, .linkExpired: "gone"
         case .passwordTooLong: "too_large"
         case .wrongPassword: "forbidden"

@@ -28,14 +28,4 @@ enum MemberEmail {
         }
         return name
     }
-
-    /// A member's role: admin, editor or reader.
-    ///
-    /// - throws: `MemberError.invalidRole`.
-    static func role(_ text: String) throws -> KeyRole {
-        guard let role = KeyRole(rawValue: text), [.admin, .editor, .reader].contains(role) else {
-            throw MemberError.invalidRole(text)
-        }
-        return role
-    }
 }

@@ -20,6 +20,21 @@ public struct Member: Hashable, Sendable {
     static func actor(name: String, email: String) -> String { "\(name) <\(email)>" }
 }
 
+extension KeyRole {
+    /// The roles a member can have in a tenant.
+    public static let memberRoles: [KeyRole] = [.reader, .editor, .admin]
+
+    /// A member's role as typed: admin, editor or reader.
+    ///
+    /// - throws: `MemberError.invalidRole`.
+    public init(member text: String) throws {
+        guard let role = KeyRole(rawValue: text), Self.memberRoles.contains(role) else {
+            throw MemberError.invalidRole(text)
+        }
+        self = role
+    }
+}
+
 /// What a member may do, read from their memberships on every request: a new role or a
 /// removal takes effect at once.
 public struct MemberGrants: Hashable, Sendable {

@@ -152,6 +152,12 @@ struct ActiveKey {
     var memberRole: String?
     var lastUsedAt: Date?
 
+    /// Whether its last use is older than an hour (or unrecorded): the use at `time` is then
+    /// written, so listings show it to the hour and a hot path writes at most once an hour.
+    func isLastUseStale(at time: Date) -> Bool {
+        lastUsedAt.map { time.timeIntervalSince($0) >= 3600 } ?? true
+    }
+
     init(_ row: SQLRow) {
         id = row[0]
         prefix = row[1]

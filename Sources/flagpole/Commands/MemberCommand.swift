@@ -38,10 +38,11 @@ struct MemberCommand: ParsableCommand {
     }
 
     static func role(_ text: String) throws -> KeyRole {
-        guard let role = KeyRole(rawValue: text), [.admin, .editor, .reader].contains(role) else {
+        do {
+            return try KeyRole(member: text)
+        } catch {
             throw ValidationError("Pass --role admin, editor or reader.")
         }
-        return role
     }
 
     struct Add: AsyncParsableCommand {

@@ -181,10 +181,24 @@ struct ServeCommand: AsyncParsableCommand {
         _ = try await DemoCommand.importExample(into: store, path: staging)
         try await store.updateDelivery(of: staging) { $0.isPrivate = true }
         let key = try await store.createKey(for: .tenant(path.tenant), role: .admin, name: "serve --demo").secret
+        // A person too, who signs in as themselves once the link has set their password; on a
+        // second run, a new link until they have.
+        let invitation: MemberLink?
+        do {
+            invitation = try await store.addMember(
+                "demo@example.com", name: "Demo Admin", role: .admin, to: path.tenant, by: "cli:serve --demo")
+        } catch MemberError.alreadyMember {
+            let hasPassword =
+                try await store.members(of: path.tenant).first { $0.email == "demo@example.com" }?.hasPassword ?? false
+            invitation =
+                hasPassword
+                ? nil : try await store.invitation(for: "demo@example.com", in: path.tenant, by: "cli:serve --demo")
+        }
         return { base in
             """
 
             Dashboard: open \(base)/ and sign in with the key \(key)
+            Or as a person: open \(invitation.map { $0.url(server: base) } ?? "\(base)/login") to set Demo Admin's password (demo@example.com).
 
             Try:
               curl -i \(base)/t/demo/production/features.json

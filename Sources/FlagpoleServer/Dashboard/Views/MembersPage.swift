@@ -21,7 +21,7 @@ struct MembersPage: Sendable {
 
     mutating func refresh() {
         hasMembers = !members.isEmpty
-        roleChoices = [KeyRole.reader, .editor, .admin].map {
+        roleChoices = KeyRole.memberRoles.map {
             Choice(name: $0.rawValue, value: $0.rawValue, isSelected: $0.rawValue == form.role)
         }
     }
@@ -54,7 +54,7 @@ struct MemberRow: Sendable {
         roleURL = urls.member(member.email) + "/role"
         removeURL = urls.member(member.email) + "/remove"
         invitationURL = urls.member(member.email) + "/invitation"
-        roleChoices = [KeyRole.reader, .editor, .admin].map {
+        roleChoices = KeyRole.memberRoles.map {
             Choice(name: $0.rawValue, value: $0.rawValue, isSelected: $0 == member.role)
         }
     }
