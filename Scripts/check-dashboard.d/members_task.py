@@ -73,6 +73,8 @@ def run(check, environment, make_browser):
         check.page("members-remove", members, ["table.members tbody tr"])
         row = admin.find_element(By.XPATH, f"//table[@class='members']//tr[td[contains(., '{EMAIL}')]]")
         row.find_element(By.CSS_SELECTOR, "button[value=preview]").click()
+        if not check.wait_for("the removal's confirmation", lambda: admin.find_elements(By.CSS_SELECTOR, "section.confirm button.danger")):
+            return
         check.checked("members-remove-confirm", ["section.confirm button.danger"])
         check.click("section.confirm button.danger")
         if not check.wait_for("the member removed", lambda: "notice=member-removed" in admin.current_url):
