@@ -85,19 +85,10 @@ extension FeatureStore {
         let token = SessionToken.generate()
         return try await write { db -> SignInOutcome in
             guard matches, let member else {
-                var lockedUntil: Date?
-                for (subject, limit) in subjects {
-                    let previous = try db.members.failures(of: subject)
-                    let window = previous.map(\.windowStartedAt).flatMap {
-                        now.timeIntervalSince($0) < Self.failureWindow ? $0 : nil
-                    }
-                    let count = window == nil ? 1 : previous!.count + 1
-                    let lock = count >= limit ? now.addingTimeInterval(Self.lockout) : nil
-                    try db.members.setFailures(
-                        of: subject, count: count, windowStartedAt: window ?? now, lockedUntil: lock)
-                    if let lock { lockedUntil = max(lockedUntil ?? lock, lock) }
+                let locks = try subjects.compactMap {
+                    try db.recordFailedSignIn(of: $0.subject, limit: $0.limit, now: now)
                 }
-                return lockedUntil.map { .lockedOut(until: $0) } ?? .refused
+                return locks.max().map { .lockedOut(until: $0) } ?? .refused
             }
             try db.members.clearFailures(of: subjects[0].subject)
             return .opened(
@@ -127,6 +118,20 @@ extension FeatureStore {
 }
 
 extension SQLConnection {
+    /// Counts a failed sign-in of `subject` (an account or an address): the count starts again
+    /// once `failureWindow` has passed since its first failure, and reaching `limit` locks the
+    /// subject for `lockout`. Returns until when it is now locked, if it is.
+    func recordFailedSignIn(of subject: String, limit: Int, now: Date) throws -> Date? {
+        let window = try members.failures(of: subject).flatMap {
+            now.timeIntervalSince($0.windowStartedAt) < FeatureStore.failureWindow ? $0 : nil
+        }
+        let count = (window?.count ?? 0) + 1
+        let lock = count >= limit ? now.addingTimeInterval(FeatureStore.lockout) : nil
+        try members.setFailures(
+            of: subject, count: count, windowStartedAt: window?.windowStartedAt ?? now, lockedUntil: lock)
+        return lock
+    }
+
     /// A member as a session sees them: what they may do in each tenant, now.
     func memberIdentity(_ memberID: Int64, email: String, name: String) throws -> KeyIdentity {
         let roles = try members.roles(memberID: memberID)
