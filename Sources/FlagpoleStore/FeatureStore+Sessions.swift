@@ -97,11 +97,23 @@ extension FeatureStore {
         }
     }
 
-    /// The live sessions of the member `email`, newest first.
-    public func memberSessions(of email: String, now: Date = Date()) async throws -> [MemberSession] {
+    /// The live sessions of the member `email`, newest first; the one whose token is `current`
+    /// says so.
+    public func memberSessions(
+        of email: String, current: String? = nil, now: Date = Date()
+    ) async throws
+        -> [MemberSession]
+    {
         try await read { db in
             guard let member = try db.members.member(email: email) else { return [] }
-            return try db.members.sessions(memberID: member.id, now: now)
+            let currentID = try current.flatMap(SessionToken.init).flatMap {
+                try db.members.sessionID(digest: $0.digest)
+            }
+            return try db.members.sessions(memberID: member.id, now: now).map { session in
+                var session = session
+                session.isCurrent = session.id == currentID
+                return session
+            }
         }
     }
 

@@ -196,8 +196,9 @@ struct MemberTests {
             Issue.record("expected a second session, got \(second)")
             return
         }
-        let sessions = try await store.memberSessions(of: "ada@example.com", now: start)
+        let sessions = try await store.memberSessions(of: "ada@example.com", current: first.token, now: start)
         #expect(sessions.map(\.address).sorted() == ["192.0.2.1", "203.0.113.5"])
+        #expect(sessions.filter(\.isCurrent).map(\.address) == ["192.0.2.1"])
         try await store.closeMemberSession(
             try #require(sessions.first { $0.address == "203.0.113.5" }).id, of: "ada@example.com")
         #expect(try await store.sessionIdentity(other.token, now: start) == nil)

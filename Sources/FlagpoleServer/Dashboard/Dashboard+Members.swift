@@ -28,9 +28,7 @@ extension Dashboard {
     /// GET /tenants/{tenant}/settings/members.
     @Sendable func showMembers(
         _ request: Request, context: DashboardTenantContext<Needs.Admin>
-    ) async throws
-        -> Response
-    {
+    ) async throws -> Response {
         .html(templates.render(try await membersPage(context, notice: Notice(request)?.text), as: "members"))
     }
 
@@ -38,9 +36,7 @@ extension Dashboard {
     /// link, shown on this answer only.
     @Sendable func addMember(
         _ request: Request, context: DashboardTenantContext<Needs.Admin>
-    ) async throws
-        -> Response
-    {
+    ) async throws -> Response {
         let form = try await form(MemberForm.self, of: request, session: context.session)
         do {
             let link = try await store.addMember(
@@ -63,9 +59,7 @@ extension Dashboard {
     /// POST /tenants/{tenant}/settings/members/{email}/role: takes effect at once.
     @Sendable func changeRole(
         _ request: Request, context: DashboardTenantContext<Needs.Admin>
-    ) async throws
-        -> Response
-    {
+    ) async throws -> Response {
         let form = try await form(RoleForm.self, of: request, session: context.session)
         let email = try context.decodedParameter("email")
         try await store.setRole(try KeyRole(member: form.role), of: email, in: context.tenant)
@@ -76,9 +70,7 @@ extension Dashboard {
     /// removing does; `action=apply` does it.
     @Sendable func removeMember(
         _ request: Request, context: DashboardTenantContext<Needs.Admin>
-    ) async throws
-        -> Response
-    {
+    ) async throws -> Response {
         let form = try await form(ActionForm.self, of: request, session: context.session)
         let email = try context.decodedParameter("email")
         guard form.action == "apply" else {
@@ -97,9 +89,7 @@ extension Dashboard {
     /// stops working.
     @Sendable func reinvite(
         _ request: Request, context: DashboardTenantContext<Needs.Admin>
-    ) async throws
-        -> Response
-    {
+    ) async throws -> Response {
         _ = try await form(CSRFOnlyForm.self, of: request, session: context.session)
         let link = try await store.invitation(
             for: try context.decodedParameter("email"), in: context.tenant, by: context.session.identity.actor)
@@ -219,7 +209,8 @@ extension Dashboard {
         if case .member(let grants) = identity.owner {
             page.isMember = true
             page.tenants = grants.roles.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.rawValue)" }
-            page.sessions = try await store.memberSessions(of: grants.email).map { session in
+            page.sessions = try await store.memberSessions(of: grants.email, current: context.session.token).map {
+                session in
                 SessionRow(session, endURL: "/account/sessions/\(session.id)/end")
             }
         }

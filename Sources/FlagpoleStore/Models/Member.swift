@@ -78,6 +78,8 @@ public struct MemberSession: Hashable, Sendable {
     public var address: String
     public var createdAt: Date
     public var expiresAt: Date
+    /// Whether it is the session asking.
+    public var isCurrent = false
 }
 
 /// How a sign-in with a password went.

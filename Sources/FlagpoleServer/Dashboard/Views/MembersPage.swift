@@ -112,11 +112,14 @@ struct SessionRow: Sendable {
     var created: String
     var expires: String
     var endURL: String
+    /// This browser's: signed out with the header's button, not from the list.
+    var isCurrent: Bool
 
     init(_ session: MemberSession, endURL: String) {
         address = session.address
         created = session.createdAt.formatted(.iso8601)
         expires = session.expiresAt.formatted(.iso8601)
         self.endURL = endURL
+        isCurrent = session.isCurrent
     }
 }
