@@ -33,11 +33,11 @@ extension FeatureStore {
                     try db.environments.scope(of: EnvironmentPath(tenant: slug, environment: $0)).id
                 }
                 if let email {
-                    let (id, memberRole) = try db.membership(of: email, in: tenant)
-                    if role != .delivery && role > memberRole {
-                        throw MemberError.keyAboveMember(role, member: memberRole)
+                    let member = try db.membership(of: email, in: tenant)
+                    if role != .delivery && role > member.role {
+                        throw MemberError.keyAboveMember(role, member: member.role)
                     }
-                    memberID = id
+                    memberID = member.id
                 }
             }
             let now = Date()

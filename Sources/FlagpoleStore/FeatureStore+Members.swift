@@ -56,9 +56,11 @@ extension FeatureStore {
         let role = try KeyRole(member: role.rawValue)
         return try await write { db in
             let scope = try db.tenants.scope(of: tenant)
-            let (id, _) = try db.membership(of: email, in: scope)
-            _ = try db.members.updateRole(memberID: id, tenantID: scope.id, role: role)
-            return try db.members.members(tenantID: scope.id).first { $0.email == email.lowercased() }!
+            let member = try db.membership(of: email, in: scope)
+            _ = try db.members.updateRole(memberID: member.id, tenantID: scope.id, role: role)
+            guard let updated = try db.members.members(tenantID: scope.id).first(where: { $0.email == member.email })
+            else { throw MemberError.memberNotFound(email: member.email, tenant: tenant) }
+            return updated
         }
     }
 
@@ -69,10 +71,10 @@ extension FeatureStore {
     public func removeMember(_ email: String, from tenant: TenantSlug, now: Date = Date()) async throws {
         try await write { db in
             let scope = try db.tenants.scope(of: tenant)
-            let (id, _) = try db.membership(of: email, in: scope)
-            _ = try db.members.deleteMembership(memberID: id, tenantID: scope.id)
-            try db.keys.revoke(memberID: id, tenantID: scope.id, at: now)
-            try db.members.closeSessions(memberID: id)
+            let member = try db.membership(of: email, in: scope)
+            _ = try db.members.deleteMembership(memberID: member.id, tenantID: scope.id)
+            try db.keys.revoke(memberID: member.id, tenantID: scope.id, at: now)
+            try db.members.closeSessions(memberID: member.id)
         }
     }
 
@@ -88,11 +90,9 @@ extension FeatureStore {
         let token = MemberLinkToken.generate()
         return try await write { db in
             let scope = try db.tenants.scope(of: tenant)
-            let (id, _) = try db.membership(of: email, in: scope)
-            guard try db.members.member(email: email.lowercased())?.passwordHash == nil else {
-                throw MemberError.alreadyAccepted(email: email.lowercased())
-            }
-            return try db.makeLink(.invitation, token: token, for: (id, email.lowercased()), by: actor, now: now)
+            let member = try db.membership(of: email, in: scope)
+            guard !member.hasPassword else { throw MemberError.alreadyAccepted(email: member.email) }
+            return try db.makeLink(.invitation, token: token, for: (member.id, member.email), by: actor, now: now)
         }
     }
 
@@ -164,15 +164,20 @@ extension FeatureStore {
 }
 
 extension SQLConnection {
-    /// The member `email` of the tenant `scope`: their row id and role there.
+    /// The member `email` of the tenant `scope` (the address as typed): their row id, address as
+    /// stored, role there, and whether they have set a password.
     ///
     /// - throws: `MemberError.memberNotFound`.
-    func membership(of email: String, in scope: TenantScope) throws -> (id: Int64, role: KeyRole) {
-        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+    func membership(
+        of email: String, in scope: TenantScope
+    ) throws -> (
+        id: Int64, email: String, role: KeyRole, hasPassword: Bool
+    ) {
+        let email = MemberEmail.normalized(email)
         guard let member = try members.member(email: email),
             let role = try members.role(memberID: member.id, tenantID: scope.id)
         else { throw MemberError.memberNotFound(email: email, tenant: scope.slug) }
-        return (member.id, role)
+        return (member.id, email, role, member.passwordHash != nil)
     }
 
     func makeLink(

@@ -71,7 +71,7 @@ extension FeatureStore {
         email: String, password: String, address: String, now: Date = Date(), cost: PasswordCost = .owasp
     ) async throws -> SignInOutcome {
         try PasswordHash.checkSize(password)
-        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        let email = MemberEmail.normalized(email)
         let subjects = [
             (subject: "account:\(email.prefix(254))", limit: Self.accountFailureLimit),
             (subject: "address:\(address)", limit: Self.addressFailureLimit),

@@ -7,13 +7,18 @@ enum MemberEmail {
     ///
     /// - throws: `MemberError.invalidEmail`.
     static func validate(_ text: String) throws -> String {
-        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let email = normalized(text)
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
             !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
             !email.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false })
         else { throw MemberError.invalidEmail(text) }
         return email
+    }
+
+    /// How an address is looked up, whatever the caller typed: as `validate` stores it.
+    static func normalized(_ text: String) -> String {
+        text.trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// A member's name, trimmed.
