@@ -71,10 +71,3 @@ extension AdminAPI {
         try KeyRole(member: try body.requiredString("role"))
     }
 }
-
-extension Request {
-    /// Where this server was reached, `http(s)://host:port`, for the links it hands out.
-    var serverURL: String {
-        "\(isOverTLS ? "https" : "http")://\(head.authority ?? "localhost")"
-    }
-}

@@ -171,7 +171,10 @@ extension Dashboard {
     @Sendable func changePassword(_ request: Request, context: SignedInContext) async throws -> Response {
         let form = try await form(PasswordForm.self, of: request, session: context.session)
         guard case .member(let grants) = context.session.identity.owner else {
-            throw APIError.forbidden(needs: "a member's sign-in (a key has no password)")
+            throw APIError(
+                .forbidden, code: "forbidden",
+                "This session was opened with an API key, which has no password to change. Sign in with your e-mail address and password to change yours."
+            )
         }
         let problem: String?
         if form.new != form.repeated {

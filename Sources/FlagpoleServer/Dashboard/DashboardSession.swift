@@ -38,15 +38,3 @@ extension Cookie {
             sameSite: .strict)
     }
 }
-
-extension Request {
-    /// Whether the browser's connection is TLS: the request's own scheme, or the
-    /// `X-Forwarded-Proto` of the proxy in front. A forged header only makes a cookie stricter.
-    var isOverTLS: Bool {
-        head.scheme?.lowercased() == "https" || headers[.forwardedProto]?.lowercased() == "https"
-    }
-}
-
-extension HTTPField.Name {
-    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
-}

@@ -1,0 +1,31 @@
+import FlagpoleStore
+
+/// What `account.mustache` shows: who is signed in, their tenants and sessions, and the password form.
+struct AccountPage: Sendable {
+    var chrome: Chrome
+    var csrf: String
+    var actor: String
+    /// A member signed in with their password; a key's session has no password or session list.
+    var isMember: Bool
+    var sessions: [SessionRow]
+    var tenants: [String]
+    var passwordError: String?
+}
+
+/// One of the member's sessions.
+struct SessionRow: Sendable {
+    var address: String
+    var created: String
+    var expires: String
+    var endURL: String
+    /// This browser's: signed out with the header's button, not from the list.
+    var isCurrent: Bool
+
+    init(_ session: MemberSession, endURL: String) {
+        address = session.address
+        created = session.createdAt.formatted(.iso8601)
+        expires = session.expiresAt.formatted(.iso8601)
+        self.endURL = endURL
+        isCurrent = session.isCurrent
+    }
+}
