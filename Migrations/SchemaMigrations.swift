@@ -30,6 +30,7 @@ public enum SchemaMigrations {
         Migration("0011_experiment_results", PackageResources._011_experiment_results_sql),
         Migration("0012_environment_marking", PackageResources._012_environment_marking_sql),
         Migration("0013_members", PackageResources._013_members_sql),
+        Migration("0014_ramps", PackageResources._014_ramps_sql),
     ]
 
     /// PostgreSQL's migrations, `PostgreSQL/NNNN_name.postgres.sql`: the same versions as
@@ -49,5 +50,6 @@ public enum SchemaMigrations {
         Migration("0011_experiment_results", PackageResources._011_experiment_results_postgres_sql),
         Migration("0012_environment_marking", PackageResources._012_environment_marking_postgres_sql),
         Migration("0013_members", PackageResources._013_members_postgres_sql),
+        Migration("0014_ramps", PackageResources._014_ramps_postgres_sql),
     ]
 }
