@@ -131,18 +131,26 @@ extension FeatureStore {
         check: @escaping @Sendable ([Diagnostic]) throws -> Void = { _ in }
     ) async throws -> EditOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
-            let scope = try db.environments.scope(of: path)
-            let features = try db.features.storedFeatures(in: scope)
-            var document = try db.currentDocument(in: scope, features: features)
-            guard let index = document.features.firstIndex(where: { $0.name == name }) else {
-                throw DocumentError.featureNotFound(path, name: name)
-            }
-            try change(&document.features[index])
-            return try Self.revise(
-                db, path: path, rendered: document.rendered(), kind: kind, options: options, message: message,
-                focus: name,
-                storedFeatures: features, check: check)
+            try Self.edit(db, name, in: path, kind: kind, options: options, message: message, change: change, check: check)
         }
+    }
+
+    /// `edit` inside a transaction the caller holds: a ramp writes its step's rows in the
+    /// transaction of the step's revision.
+    static func edit(
+        _ db: any SQLConnection, _ name: String, in path: EnvironmentPath, kind: RevisionKind, options: EditOptions,
+        message: String, change: (inout Feature) throws -> Void, check: ([Diagnostic]) throws -> Void = { _ in }
+    ) throws -> EditOutcome {
+        let scope = try db.environments.scope(of: path)
+        let features = try db.features.storedFeatures(in: scope)
+        var document = try db.currentDocument(in: scope, features: features)
+        guard let index = document.features.firstIndex(where: { $0.name == name }) else {
+            throw DocumentError.featureNotFound(path, name: name)
+        }
+        try change(&document.features[index])
+        return try revise(
+            db, path: path, rendered: document.rendered(), kind: kind, options: options, message: message,
+            focus: name, storedFeatures: features, check: check)
     }
 
     func transaction<T: Sendable>(

@@ -20,6 +20,7 @@ struct SQLHomeTests {
         "api_keys": "KeyTable.swift", "sessions": "KeyTable.swift", "server_secrets": "KeyTable.swift",
         "members": "MemberTable.swift", "memberships": "MemberTable.swift", "member_links": "MemberTable.swift",
         "member_sessions": "MemberTable.swift", "sign_in_failures": "MemberTable.swift",
+        "ramps": "RampTable.swift", "ramp_steps": "RampTable.swift", "ramp_events": "RampTable.swift",
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
         "user_attributes": "UserAttributeTable.swift", "erasures": "UserAttributeTable.swift",

@@ -277,6 +277,20 @@ struct EnvironmentTable {
         return entries
     }
 
+    /// The last revision that changed the feature `name` (its fields, its rules, its presence),
+    /// `nil` when none did.
+    func lastChange(of name: String, in scope: EnvironmentScope) throws -> FeatureChange? {
+        try db.row(
+            """
+            SELECT a.feature_name, r.number, r.kind, r.actor, k.name AS key_name, r.message, r.created_at
+            FROM audit a JOIN revisions r ON r.id = a.revision_id AND r.tenant_id = a.tenant_id
+            LEFT JOIN api_keys k ON r.actor = 'key:' || k.prefix
+            WHERE a.tenant_id = ? AND a.feature_name = ? AND r.environment_id = ?
+            ORDER BY r.number DESC LIMIT 1
+            """, [scope.tenant.id, name, scope.id]
+        ).map(FeatureChange.init(row:))
+    }
+
     /// The last revision that changed each feature of the environment, by the feature's name.
     func lastFeatureChanges(in scope: EnvironmentScope) throws -> [String: FeatureChange] {
         let rows = try db.rows(

@@ -1,0 +1,404 @@
+import FlagpoleCore
+import Foundation
+
+/// Ramps: a test's variation grown step by step, each step one revision, applied when its hold
+/// is over by `runDueRamps` (which `flagpole serve` and `flagpole tick` call), exactly once
+/// (docs/RAMPS.md).
+extension FeatureStore {
+    /// Starts a ramp of `request.feature` and, when its start is now, applies its first step in
+    /// the same transaction. With `isDryRun`, only plans: every step's movement plan either way.
+    ///
+    /// - throws: `RampError`, `CoreError.notATest`, `CoreError.unknownVariation`,
+    ///   `CoreError.winnerRequired`, `DocumentError.featureNotFound`.
+    public func createRamp(
+        _ request: RampRequest, in path: EnvironmentPath, actor: String, now: Date, isDryRun: Bool = false
+    ) async throws -> RampReport {
+        try Self.check(holdSeconds: request.holdSeconds)
+        return try await transaction(isReadOnly: isDryRun) { db in
+            let scope = try db.environments.scope(of: path)
+            let stored = try db.features.stored(named: request.feature, in: scope)
+            guard let variation = request.variation ?? (stored.kind == .onOffABTest ? "Enabled" : nil) else {
+                throw CoreError.winnerRequired(feature: stored.feature.name, variations: stored.feature.effectiveVariations)
+            }
+            let course = try RampCourse(feature: stored.feature, variation: variation, in: path)
+            try Self.check(steps: request.steps, above: course.baseShare, of: course.variation)
+            if let active = try db.ramps.active(featureID: stored.id) {
+                throw RampError.alreadyRamping(path, feature: stored.feature.name, id: active.id)
+            }
+            let start = max(request.start ?? now, now)
+            let known = try db.environments.lastChange(of: stored.feature.name, in: scope)?.revision ?? 0
+            var ramp = RampRow(
+                id: 0, environmentID: scope.id, featureID: stored.id, path: path, feature: stored.feature.name,
+                variation: course.variation, base: course.base, steps: request.steps, holdSeconds: request.holdSeconds,
+                state: .running, nextStep: 0, dueAt: start, knownRevision: known, createdBy: actor, createdAt: now)
+            guard !isDryRun else {
+                return try Self.report(
+                    db, ramp, isDryRun: true, summary: Self.startSummary(ramp, start: start, now: now, isDryRun: true))
+            }
+            let id = try db.ramps.insert(
+                scope: scope, featureID: stored.id, course: course, steps: request.steps,
+                holdSeconds: request.holdSeconds, dueAt: start, knownRevision: known, createdBy: actor, now: now)
+            ramp = try db.ramps.ramp(id: id)!
+            try db.ramps.insertEvent(RampEvent(kind: .created, actor: actor, detail: nil, at: now), of: id)
+            var applied: [(RampStepRecord, RolloutPlan?)] = []
+            if start <= now {
+                applied.append(try Self.apply(db, &ramp, through: 0, appliedBy: "schedule", actor: ramp.actor, now: now))
+            }
+            return try Self.report(
+                db, ramp, applied: applied, summary: Self.startSummary(ramp, start: start, now: now, isDryRun: false))
+        }
+    }
+
+    /// The test's ramp: the running or paused one, else the latest; with every step's plan still to come.
+    ///
+    /// - throws: `RampError.rampNotFound`, `DocumentError.featureNotFound`.
+    public func ramp(of feature: String, in path: EnvironmentPath) async throws -> RampReport {
+        try await read { db in
+            let ramp = try Self.latestRamp(db, of: feature, in: path)
+            return try Self.report(db, ramp, summary: Self.stateSummary(ramp))
+        }
+    }
+
+    /// The environment's ramps, oldest first, without plans.
+    public func ramps(in path: EnvironmentPath) async throws -> [Ramp] {
+        try await read { db in
+            let scope = try db.environments.scope(of: path)
+            return try db.ramps.ramps(in: scope).map { try Self.ramp(db, $0) }
+        }
+    }
+
+    /// Pauses the test's running ramp: no step is applied until a person resumes or advances it.
+    ///
+    /// - throws: `RampError.rampNotFound`, `RampError.wrongState`.
+    public func pauseRamp(
+        of feature: String, in path: EnvironmentPath, actor: String, now: Date, isDryRun: Bool = false
+    ) async throws -> RampReport {
+        try await transaction(isReadOnly: isDryRun) { db in
+            var ramp = try Self.latestRamp(db, of: feature, in: path)
+            guard ramp.state == .running else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "paused") }
+            try Self.pause(db, &ramp, actor: actor, reason: "paused by \(actor)", now: now, isDryRun: isDryRun)
+            return try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
+        }
+    }
+
+    /// Resumes the test's paused ramp from the test as it is now (a person's edit meanwhile
+    /// included): the next step is the first above the growing variation's current share, due
+    /// after a full hold from now.
+    ///
+    /// - throws: `RampError.rampNotFound`, `RampError.wrongState`, and what the test's changes
+    ///   make impossible (`RampError.testDisabled`, `CoreError.unknownVariation`…).
+    public func resumeRamp(
+        of feature: String, in path: EnvironmentPath, actor: String, now: Date, isDryRun: Bool = false
+    ) async throws -> RampReport {
+        try await transaction(isReadOnly: isDryRun) { db in
+            var ramp = try Self.latestRamp(db, of: feature, in: path)
+            guard ramp.state == .paused else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "resumed") }
+            try Self.rebase(db, &ramp)
+            if ramp.nextStep < ramp.steps.count {
+                ramp.state = .running
+                ramp.reason = nil
+                ramp.dueAt = now.addingTimeInterval(TimeInterval(ramp.holdSeconds))
+            } else {
+                ramp.state = .finished
+                ramp.reason = "the test already had the last step's share when resumed"
+            }
+            if !isDryRun {
+                try db.ramps.update(ramp)
+                try db.ramps.insertEvent(
+                    RampEvent(kind: ramp.state == .finished ? .finished : .resumed, actor: actor, detail: ramp.reason, at: now),
+                    of: ramp.id)
+            }
+            return try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
+        }
+    }
+
+    /// Applies the test's next step now, whatever its hold, and holds it from now; a paused ramp
+    /// runs again (from the test as it is now, as on resume).
+    ///
+    /// - throws: `RampError.rampNotFound`, `RampError.wrongState`, as `resumeRamp`.
+    public func advanceRamp(
+        of feature: String, in path: EnvironmentPath, actor: String, now: Date, isDryRun: Bool = false
+    ) async throws -> RampReport {
+        try await transaction(isReadOnly: isDryRun) { db in
+            var ramp = try Self.latestRamp(db, of: feature, in: path)
+            guard ramp.state.isActive else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "advanced") }
+            if ramp.state == .paused { try Self.rebase(db, &ramp) }
+            guard ramp.nextStep < ramp.steps.count else {
+                throw RampError.wrongState(feature: feature, state: .finished, action: "advanced")
+            }
+            guard !isDryRun else {
+                return try Self.report(
+                    db, ramp, isDryRun: true,
+                    summary: "Dry run: step \(ramp.nextStep + 1) of \(ramp.steps.count) would be applied now. Nothing was written.")
+            }
+            if ramp.state == .paused {
+                try db.ramps.insertEvent(RampEvent(kind: .resumed, actor: actor, detail: "to advance it", at: now), of: ramp.id)
+            }
+            ramp.state = .running
+            ramp.reason = nil
+            let step = try Self.apply(db, &ramp, through: ramp.nextStep, appliedBy: actor, actor: actor, now: now)
+            return try Self.report(db, ramp, applied: [step], summary: Self.stateSummary(ramp))
+        }
+    }
+
+    /// Stops the test's ramp for good; with `rollingBack`, also gives the growing variation's
+    /// share back to its neighbour (0 %), as one more revision.
+    ///
+    /// - throws: `RampError.rampNotFound`, `RampError.wrongState`.
+    public func abortRamp(
+        of feature: String, in path: EnvironmentPath, rollingBack: Bool, actor: String, now: Date,
+        isDryRun: Bool = false
+    ) async throws -> RampReport {
+        try await transaction(isReadOnly: isDryRun) { db in
+            var ramp = try Self.latestRamp(db, of: feature, in: path)
+            guard ramp.state.isActive else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "aborted") }
+            var plans: [RampStepPlan] = []
+            if rollingBack {
+                let scope = try db.environments.scope(of: path)
+                let stored = try db.features.stored(named: ramp.feature, in: scope)
+                let course = try ramp.course(of: stored.feature)
+                let outcome = try Self.edit(
+                    db, ramp.feature, in: path, kind: .bias, options: EditOptions(isDryRun: isDryRun, actor: actor),
+                    message: "abort ramp \(ramp.id): \(course.variation) back to 0 %"
+                ) { feature in
+                    feature = try course.feature(feature, at: 0)
+                }
+                plans = outcome.plans.map { RampStepPlan(step: -1, share: 0, dueAt: nil, plan: $0) }
+            }
+            ramp.state = .aborted
+            ramp.dueAt = nil
+            ramp.reason = "aborted by \(actor)" + (rollingBack ? ", rolled back to 0 %" : "")
+            if !isDryRun {
+                try db.ramps.update(ramp)
+                try db.ramps.insertEvent(RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
+            }
+            var report = try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
+            report.plans = plans
+            return report
+        }
+    }
+
+    /// Applies every ramp step due at `now`, in every tenant, each in a transaction of its own:
+    /// what `flagpole serve` does every tick, and `flagpole tick` once. A ramp whose test another
+    /// revision changed is paused instead, naming the revision; one whose step fails is paused
+    /// with the reason. Returns what happened to each due ramp (with `isDryRun`, what would).
+    public func runDueRamps(now: Date, isDryRun: Bool = false) async throws -> [RampReport] {
+        let due = try await read { db in try db.ramps.due(at: now) }
+        var reports: [RampReport] = []
+        for id in due {
+            do {
+                let report = try await transaction(isReadOnly: isDryRun) { db in
+                    try Self.runDue(db, id: id, now: now, isDryRun: isDryRun)
+                }
+                if let report { reports.append(report) }
+            } catch {
+                guard !isDryRun else { throw error }
+                // The step's transaction rolled back; the pause is a transaction of its own, unless
+                // another instance got there first (the step's row exists: nothing to pause).
+                let reason = "step failed: \(error)"
+                let report = try await write { db -> RampReport? in
+                    guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt, due <= now
+                    else { return nil }
+                    try Self.pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: false)
+                    return try Self.report(db, ramp, summary: Self.stateSummary(ramp))
+                }
+                if let report { reports.append(report) }
+            }
+        }
+        return reports
+    }
+
+    // MARK: Inside a transaction
+
+    /// The due ramp `id`, if it still is: its test changed by another revision → paused; else
+    /// its next step applied, and for a ramp without guards every overdue step folded into the
+    /// latest one due (docs/RAMPS.md, "After downtime").
+    private static func runDue(_ db: any SQLConnection, id: Int64, now: Date, isDryRun: Bool) throws -> RampReport? {
+        // Read again inside the transaction: another instance may have applied it meanwhile.
+        guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt, due <= now else {
+            return nil
+        }
+        let scope = try db.environments.scope(of: ramp.path)
+        if let change = try db.environments.lastChange(of: ramp.feature, in: scope), change.revision > ramp.knownRevision {
+            let reason =
+                "revision \(change.revision) (\(change.kind.rawValue), by \(change.actor): \(change.message)) changed \(ramp.feature)"
+            try pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: isDryRun)
+            return try report(db, ramp, isDryRun: isDryRun, summary: stateSummary(ramp))
+        }
+        let overdue = Int(now.timeIntervalSince(due)) / ramp.holdSeconds
+        let target = min(ramp.nextStep + overdue, ramp.steps.count - 1)
+        guard !isDryRun else {
+            let folded = target > ramp.nextStep ? ", folding steps \(ramp.nextStep + 1)–\(target)" : ""
+            return try report(
+                db, ramp, isDryRun: true,
+                summary: "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written.")
+        }
+        let step = try apply(db, &ramp, through: target, appliedBy: "schedule", actor: ramp.actor, now: now)
+        return try report(db, ramp, applied: [step], summary: stateSummary(ramp))
+    }
+
+    /// Applies step `target` as one revision by `actor`, folding the steps from the next one up
+    /// to it, and records it: its row (whose key refuses a second one), the ramp's next step and
+    /// due time, and `finished` after the last.
+    private static func apply(
+        _ db: any SQLConnection, _ ramp: inout RampRow, through target: Int, appliedBy: String, actor: String, now: Date
+    ) throws -> (RampStepRecord, RolloutPlan?) {
+        let scope = try db.environments.scope(of: ramp.path)
+        let course = try ramp.course(of: try db.features.stored(named: ramp.feature, in: scope).feature)
+        let share = ramp.steps[target]
+        let folded = Array(ramp.nextStep..<target)
+        let foldedText = folded.isEmpty ? "" : ", folding step\(folded.count == 1 ? "" : "s") \(folded.map { String($0 + 1) }.joined(separator: ", "))"
+        let outcome = try edit(
+            db, ramp.feature, in: ramp.path, kind: share >= 100 ? .rollout : .bias, options: EditOptions(actor: actor),
+            message:
+                "ramp \(ramp.id): step \(target + 1) of \(ramp.steps.count), \(course.variation) \(Percent.format(share))\(foldedText)"
+        ) { feature in
+            feature = try course.feature(feature, at: share)
+        }
+        let record = RampStepRecord(
+            step: target, revision: outcome.revision, appliedBy: appliedBy, appliedAt: now, folded: folded,
+            movedUsers: outcome.plans.reduce(0) { $0 + $1.movingUsers })
+        try db.ramps.insertStep(record, of: ramp.id)
+        if outcome.isApplied { ramp.knownRevision = outcome.revision }
+        ramp.nextStep = target + 1
+        if ramp.nextStep == ramp.steps.count {
+            ramp.state = .finished
+            ramp.dueAt = nil
+            try db.ramps.insertEvent(RampEvent(kind: .finished, actor: appliedBy, detail: nil, at: now), of: ramp.id)
+        } else {
+            ramp.dueAt = now.addingTimeInterval(TimeInterval(ramp.holdSeconds))
+        }
+        try db.ramps.update(ramp)
+        return (record, outcome.plans.first)
+    }
+
+    private static func pause(
+        _ db: any SQLConnection, _ ramp: inout RampRow, actor: String, reason: String, now: Date, isDryRun: Bool
+    ) throws {
+        ramp.state = .paused
+        ramp.dueAt = nil
+        ramp.reason = reason
+        guard !isDryRun else { return }
+        try db.ramps.update(ramp)
+        try db.ramps.insertEvent(RampEvent(kind: .paused, actor: actor, detail: reason, at: now), of: ramp.id)
+    }
+
+    /// Takes the test as it is now as the ramp's base: its biases, its last change, and the next
+    /// step the first above the growing variation's share (never one applied already).
+    private static func rebase(_ db: any SQLConnection, _ ramp: inout RampRow) throws {
+        let scope = try db.environments.scope(of: ramp.path)
+        let stored = try db.features.stored(named: ramp.feature, in: scope)
+        let course = try RampCourse(feature: stored.feature, variation: ramp.variation, in: ramp.path)
+        ramp.base = course.base
+        ramp.knownRevision = try db.environments.lastChange(of: ramp.feature, in: scope)?.revision ?? ramp.knownRevision
+        let above = ramp.steps.firstIndex { $0 > course.baseShare } ?? ramp.steps.count
+        ramp.nextStep = max(ramp.nextStep, above)
+    }
+
+    private static func latestRamp(_ db: any SQLConnection, of feature: String, in path: EnvironmentPath) throws -> RampRow {
+        let scope = try db.environments.scope(of: path)
+        let stored = try db.features.stored(named: feature, in: scope, includingArchived: true)
+        let ramps = try db.ramps.ramps(featureID: stored.id)
+        guard let ramp = ramps.last(where: { $0.state.isActive }) ?? ramps.last else {
+            throw RampError.rampNotFound(path, feature: feature)
+        }
+        return ramp
+    }
+
+    // MARK: Reports
+
+    private static func ramp(_ db: any SQLConnection, _ row: RampRow) throws -> Ramp {
+        Ramp(
+            id: row.id, path: row.path, feature: row.feature, variation: row.variation, steps: row.steps,
+            holdSeconds: row.holdSeconds, state: row.state, reason: row.reason, nextStep: row.nextStep, dueAt: row.dueAt,
+            createdBy: row.createdBy, createdAt: row.createdAt,
+            applied: row.id == 0 ? [] : try db.ramps.steps(of: row.id),
+            events: row.id == 0 ? [] : try db.ramps.events(of: row.id))
+    }
+
+    private static func report(
+        _ db: any SQLConnection, _ row: RampRow, isDryRun: Bool = false, applied: [(RampStepRecord, RolloutPlan?)] = [],
+        summary: String
+    ) throws -> RampReport {
+        let done = applied.compactMap { step, plan in
+            plan.map { RampStepPlan(step: step.step, share: row.steps[step.step], dueAt: nil, plan: $0) }
+        }
+        return RampReport(
+            ramp: try ramp(db, row), isDryRun: isDryRun, applied: applied.map(\.0),
+            plans: done + (try upcomingPlans(db, row)), summary: summary)
+    }
+
+    /// The plan of every step still to come, each from the one before: who would move if it
+    /// were applied now (recorded users keep their groups until then).
+    private static func upcomingPlans(_ db: any SQLConnection, _ ramp: RampRow) throws -> [RampStepPlan] {
+        guard ramp.state.isActive, ramp.nextStep < ramp.steps.count else { return [] }
+        let scope = try db.environments.scope(of: ramp.path)
+        let stored = try db.features.stored(named: ramp.feature, in: scope)
+        guard let course = try? ramp.course(of: stored.feature) else { return [] }
+        let revision = try db.environments.latestRevisionNumber(in: scope)
+        let targeting = try TargetingDocument(stored: try revision.flatMap { try db.environments.targeting(ofRevision: $0, in: scope) })
+        let followsRules = targeting.rules(of: ramp.feature) != nil
+        var previous = stored.feature
+        var due = ramp.dueAt
+        var plans: [RampStepPlan] = []
+        for index in ramp.nextStep..<ramp.steps.count {
+            let next = try course.feature(previous, at: ramp.steps[index])
+            let (old, new) = (previous.assignmentRanges, next.assignmentRanges)
+            var plan = try db.rolloutPlan(
+                of: StoredFeature(id: stored.id, salt: stored.salt, position: stored.position, feature: previous), to: next,
+                recorded: try db.assignments.pendingMoves(featureID: stored.id, from: old, to: new, followsRules: followsRules))
+            plan.movingPlacedByRules = try db.assignments.pendingMovesPlacedByRules(
+                featureID: stored.id, from: old, to: new, followsRules: followsRules)
+            plans.append(RampStepPlan(step: index, share: ramp.steps[index], dueAt: due, plan: plan))
+            previous = next
+            due = due?.addingTimeInterval(TimeInterval(ramp.holdSeconds))
+        }
+        return plans
+    }
+
+    private static func startSummary(_ ramp: RampRow, start: Date, now: Date, isDryRun: Bool) -> String {
+        let first = "\(ramp.variation) \(Percent.format(ramp.steps[0]))"
+        if isDryRun {
+            return start <= now
+                ? "Dry run: the ramp's first step (\(first)) would be applied now. Nothing was written."
+                : "Dry run: the ramp's first step (\(first)) would be applied at \(start.iso8601). Nothing was written."
+        }
+        return start <= now
+            ? "Ramp \(ramp.id) started: step 1 (\(first)) applied. " + stateSummary(ramp)
+            : "Ramp \(ramp.id) created: step 1 (\(first)) at \(start.iso8601)."
+    }
+
+    /// Where the ramp is, in one sentence.
+    static func stateSummary(_ ramp: RampRow) -> String {
+        switch ramp.state {
+        case .running:
+            "Running: step \(ramp.nextStep + 1) of \(ramp.steps.count) (\(ramp.variation) \(Percent.format(ramp.steps[ramp.nextStep]))) at \(ramp.dueAt!.iso8601)."
+        case .paused: "Paused: \(ramp.reason ?? "by a person"). Resume it with `flagpole ramp resume \(ramp.feature)`."
+        case .finished: "Finished: \(ramp.variation) has \(Percent.format(ramp.steps.last!))."
+        case .aborted: "Aborted: \(ramp.reason ?? "")."
+        }
+    }
+
+    // MARK: Checks
+
+    static func check(holdSeconds: Int) throws {
+        guard (1...RampError.longestHold).contains(holdSeconds) else { throw RampError.holdOutOfRange(seconds: holdSeconds) }
+    }
+
+    /// Steps grow, each in (0, 100], the first above the variation's `current` share.
+    static func check(steps: [Double], above current: Double, of variation: String) throws {
+        guard !steps.isEmpty else { throw RampError.noSteps }
+        guard steps.count <= RampError.maximumSteps else { throw RampError.tooManySteps(maximum: RampError.maximumSteps) }
+        for (index, share) in steps.enumerated() {
+            guard share.isFinite, share > 0, share <= 100 else {
+                throw RampError.stepOutOfOrder(index: index, share: share, previous: nil)
+            }
+            if index > 0, share <= steps[index - 1] {
+                throw RampError.stepOutOfOrder(index: index, share: share, previous: steps[index - 1])
+            }
+        }
+        guard steps[0] > current else {
+            throw RampError.stepsBelowCurrent(variation: variation, current: current, first: steps[0])
+        }
+    }
+}

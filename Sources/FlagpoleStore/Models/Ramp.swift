@@ -1,0 +1,121 @@
+import FlagpoleCore
+import Foundation
+
+/// Where a ramp is.
+public enum RampState: String, Hashable, Sendable, CaseIterable {
+    /// The next step is applied when its hold is over.
+    case running
+    /// Waiting for a person: paused by one, or by the ramp itself (another revision changed the test).
+    case paused
+    /// The last step is applied.
+    case finished
+    /// Stopped by a person.
+    case aborted
+
+    /// Whether the ramp still holds its test: one such ramp per test.
+    public var isActive: Bool { self == .running || self == .paused }
+
+    /// What a person can do with a ramp in this state.
+    var whatCanBeDone: String {
+        switch self {
+        case .running: "pause, advance or abort it."
+        case .paused: "resume, advance or abort it."
+        case .finished, .aborted: "it is over. Start another with `flagpole ramp create`."
+        }
+    }
+}
+
+/// A phased roll-out of one test: one variation grows, step by step, each step held for a
+/// while before the next is applied (docs/RAMPS.md).
+public struct Ramp: Hashable, Sendable {
+    public var id: Int64
+    public var path: EnvironmentPath
+    public var feature: String
+    /// The variation that grows.
+    public var variation: String
+    /// Its share at each step, in percent.
+    public var steps: [Double]
+    /// How long each step holds before the next, in seconds.
+    public var holdSeconds: Int
+    public var state: RampState
+    /// Why it is paused or aborted.
+    public var reason: String?
+    /// The index of the next step to apply.
+    public var nextStep: Int
+    /// When the next step is applied, while running.
+    public var dueAt: Date?
+    public var createdBy: String
+    public var createdAt: Date
+    /// The steps applied, in order.
+    public var applied: [RampStepRecord]
+    /// What else happened to it, in order.
+    public var events: [RampEvent]
+}
+
+/// A step of a ramp as applied.
+public struct RampStepRecord: Hashable, Sendable {
+    /// Its index among the ramp's steps.
+    public var step: Int
+    /// The revision it wrote (the current one when the test had its biases already).
+    public var revision: Int
+    /// `schedule`, or the person who advanced the ramp.
+    public var appliedBy: String
+    public var appliedAt: Date
+    /// Steps skipped after downtime and applied with this one.
+    public var folded: [Int]
+    /// Recorded users who changed group.
+    public var movedUsers: Int
+}
+
+/// What happened to a ramp besides its steps.
+public struct RampEvent: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable {
+        case created, paused, resumed, aborted, finished
+    }
+
+    public var kind: Kind
+    public var actor: String
+    public var detail: String?
+    public var at: Date
+}
+
+/// A ramp's step with what applying it moves (or would).
+public struct RampStepPlan: Hashable, Sendable {
+    public var step: Int
+    public var share: Double
+    /// When it is due, by the schedule as it stands (`nil` while the ramp is not running).
+    public var dueAt: Date?
+    public var plan: RolloutPlan
+}
+
+/// What a ramp command did (or, for a dry run, would do): the ramp after it, the steps it
+/// applied, and the plan of every step still to come.
+public struct RampReport: Hashable, Sendable {
+    public var ramp: Ramp
+    public var isDryRun: Bool
+    /// The steps this action applied (or would).
+    public var applied: [RampStepRecord]
+    /// The plan of each step applied now, then of every step still to come.
+    public var plans: [RampStepPlan]
+    /// In words, what happened (or would).
+    public var summary: String
+}
+
+/// How to create a ramp.
+public struct RampRequest: Hashable, Sendable {
+    public var feature: String
+    /// The variation that grows; `nil`: `Enabled` for an on/off test, required otherwise.
+    public var variation: String?
+    public var steps: [Double]
+    public var holdSeconds: Int
+    /// When the first step is applied: now when `nil` or past.
+    public var start: Date?
+
+    public init(feature: String, variation: String?, steps: [Double], holdSeconds: Int, start: Date? = nil) {
+        self.feature = feature
+        self.variation = variation
+        self.steps = steps
+        self.holdSeconds = holdSeconds
+        self.start = start
+    }
+}

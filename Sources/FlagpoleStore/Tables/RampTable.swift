@@ -1,0 +1,184 @@
+import FlagpoleCore
+import Foundation
+
+/// A ramp's row, with the names of its environment and test.
+struct RampRow: Sendable {
+    let id: Int64
+    let environmentID: Int64
+    let featureID: Int64
+    let path: EnvironmentPath
+    let feature: String
+    /// The variation that grows.
+    let variation: String
+    /// The test's biases before the ramp's first step (or at its last resume).
+    var base: [Double]
+    let steps: [Double]
+    let holdSeconds: Int
+    var state: RampState
+    var reason: String?
+    var nextStep: Int
+    var dueAt: Date?
+    var knownRevision: Int
+    let createdBy: String
+    let createdAt: Date
+
+    /// Who its scheduled steps are written by: the ramp, naming who created it.
+    var actor: String { "ramp:\(id) by \(createdBy)" }
+
+    /// How the ramp grows `feature`, the test as it is now.
+    ///
+    /// - throws: as `RampCourse.init(feature:variation:in:)`, when the test changed under the ramp.
+    func course(of feature: Feature) throws -> RampCourse {
+        var course = try RampCourse(feature: feature, variation: variation, in: path)
+        course.base = base
+        return course
+    }
+}
+
+/// The one home of every statement on `ramps`, `ramp_steps` and `ramp_events`.
+struct RampTable {
+    let db: any SQLConnection
+
+    private static let select = """
+        SELECT r.id, r.environment_id, r.feature_id, t.slug, e.name, f.name, r.variation, r.steps, r.base_biases,
+            r.hold_ms, r.state, r.reason, r.next_step, r.due_at, r.known_revision, r.created_by, r.created_at
+        FROM ramps r JOIN environments e ON e.id = r.environment_id JOIN tenants t ON t.id = r.tenant_id
+            JOIN features f ON f.id = r.feature_id
+        """
+
+    private func ramps(where condition: String, _ arguments: SQLArguments) throws -> [RampRow] {
+        try db.rows("\(Self.select) WHERE \(condition) ORDER BY r.id", arguments).map { row in
+            let holdMilliseconds: Int64 = row[9]
+            return RampRow(
+                id: row[0], environmentID: row[1], featureID: row[2],
+                path: EnvironmentPath(tenant: TenantSlug(rawValue: row[3]), environment: EnvironmentName(rawValue: row[4])),
+                feature: row[5], variation: row[6], base: try Self.numbers(row[8]), steps: try Self.numbers(row[7]),
+                holdSeconds: Int(holdMilliseconds / 1000),
+                state: RampState(rawValue: row[10]) ?? .paused, reason: row[11], nextStep: row[12],
+                dueAt: (row[13] as Int64?).map(Date.init(unixMilliseconds:)), knownRevision: row[14], createdBy: row[15],
+                createdAt: Date(unixMilliseconds: row[16]))
+        }
+    }
+
+    /// The ramp with row id `id`.
+    func ramp(id: Int64) throws -> RampRow? {
+        try ramps(where: "r.id = ?", [id]).first
+    }
+
+    /// The test's running or paused ramp.
+    func active(featureID: Int64) throws -> RampRow? {
+        try ramps(where: "r.feature_id = ? AND r.state IN ('running', 'paused')", [featureID]).first
+    }
+
+    /// The test's ramps, oldest first.
+    func ramps(featureID: Int64) throws -> [RampRow] {
+        try ramps(where: "r.feature_id = ?", [featureID])
+    }
+
+    /// The environment's ramps, oldest first.
+    func ramps(in scope: EnvironmentScope) throws -> [RampRow] {
+        try ramps(where: "r.tenant_id = ? AND r.environment_id = ?", [scope.tenant.id, scope.id])
+    }
+
+    /// The ids of the running ramps whose next step is due at `now`, in every tenant, soonest first.
+    func due(at now: Date) throws -> [Int64] {
+        try db.values(
+            Int64.self, "SELECT id FROM ramps WHERE state = 'running' AND due_at <= ? ORDER BY due_at, id",
+            [now.unixMilliseconds])
+    }
+
+    func insert(
+        scope: EnvironmentScope, featureID: Int64, course: RampCourse, steps: [Double], holdSeconds: Int,
+        dueAt: Date, knownRevision: Int, createdBy: String, now: Date
+    ) throws -> Int64 {
+        try db.insertReturningID(
+            """
+            INSERT INTO ramps (tenant_id, environment_id, feature_id, variation, steps, base_biases, hold_ms, state,
+                next_step, due_at, known_revision, created_by, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'running', 0, ?, ?, ?, ?) RETURNING id
+            """,
+            [
+                scope.tenant.id, scope.id, featureID, course.variation, Self.text(steps), Self.text(course.base),
+                Int64(holdSeconds) * 1000, dueAt.unixMilliseconds, knownRevision, createdBy, now.unixMilliseconds,
+            ])
+    }
+
+    /// Writes the ramp's state, next step, due time, known revision and base biases.
+    func update(_ ramp: RampRow) throws {
+        try db.execute(
+            """
+            UPDATE ramps SET state = ?, reason = ?, next_step = ?, due_at = ?, known_revision = ?, base_biases = ?
+            WHERE id = ?
+            """,
+            [
+                ramp.state.rawValue, ramp.reason, ramp.nextStep, ramp.dueAt?.unixMilliseconds, ramp.knownRevision,
+                Self.text(ramp.base), ramp.id,
+            ])
+    }
+
+    // MARK: Steps and events
+
+    /// Records a step as applied: the row's key makes a second attempt at the step fail, so
+    /// this and the step's revision commit once.
+    func insertStep(_ step: RampStepRecord, of rampID: Int64) throws {
+        try db.execute(
+            """
+            INSERT INTO ramp_steps (ramp_id, step, revision, applied_by, applied_at, folded, moved_users)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                rampID, step.step, step.revision, step.appliedBy, step.appliedAt.unixMilliseconds,
+                step.folded.isEmpty ? nil : Self.text(step.folded.map(Double.init)), step.movedUsers,
+            ])
+    }
+
+    func steps(of rampID: Int64) throws -> [RampStepRecord] {
+        try db.rows(
+            """
+            SELECT step, revision, applied_by, applied_at, folded, moved_users FROM ramp_steps
+            WHERE ramp_id = ? ORDER BY step
+            """, [rampID]
+        ).map { row in
+            RampStepRecord(
+                step: row[0], revision: row[1], appliedBy: row[2], appliedAt: Date(unixMilliseconds: row[3]),
+                folded: try (row[4] as String?).map(Self.numbers)?.map { Int($0) } ?? [], movedUsers: row[5])
+        }
+    }
+
+    func insertEvent(_ event: RampEvent, of rampID: Int64) throws {
+        try db.execute(
+            "INSERT INTO ramp_events (ramp_id, kind, actor, detail, at) VALUES (?, ?, ?, ?, ?)",
+            [rampID, event.kind.rawValue, event.actor, event.detail, event.at.unixMilliseconds])
+    }
+
+    func events(of rampID: Int64) throws -> [RampEvent] {
+        try db.rows("SELECT kind, actor, detail, at FROM ramp_events WHERE ramp_id = ? ORDER BY id", [rampID]).map {
+            RampEvent(
+                kind: RampEvent.Kind(rawValue: $0[0]) ?? .paused, actor: $0[1], detail: $0[2],
+                at: Date(unixMilliseconds: $0[3]))
+        }
+    }
+
+    // MARK: Stored numbers
+
+    private static func text(_ numbers: [Double]) -> String {
+        JSONValue.array(numbers.map(JSONValue.number)).storedText
+    }
+
+    private static func numbers(_ text: String) throws -> [Double] {
+        guard case .array(let values) = try JSONValue(storedText: text) else {
+            throw StorageError.storage(reason: "a ramp's stored numbers are not a list: \(text.prefix(60))")
+        }
+        return try values.map { value in
+            guard case .number(let number) = value else {
+                throw StorageError.storage(reason: "a ramp's stored list holds \(value.summary)")
+            }
+            return number
+        }
+    }
+}
+
+extension SQLConnection {
+    /// Ramps, their steps and their events.
+    var ramps: RampTable { RampTable(db: self) }
+}
