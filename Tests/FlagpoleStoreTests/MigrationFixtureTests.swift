@@ -145,11 +145,19 @@ struct MigrationFixtureTests {
         #expect(try await store.updateMarking(of: acme) { $0.colour = colour }.colour == colour)
         let key = try await store.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
         #expect(try await store.identity(ofKey: key.secret)?.actor == "service:after migration")
-        // Every old key is a service's (0013), and the file takes members.
+        // Every old key is a service's (0013), and the file takes members; 0013's file has Grace.
         #expect(try await store.keys(of: .tenant(acme.tenant)).allSatisfy { $0.member == nil })
-        #expect(try await store.members(of: acme.tenant).isEmpty)
+        let members = try await store.members(of: acme.tenant).map(\.email)
+        #expect(members == (manifest.schema < "0013" ? [] : ["grace@example.com"]))
         #expect(
             try await store.addMember("ada@example.com", name: "Ada", role: .admin, to: acme.tenant, by: "test") != nil)
+        // The file takes a ramp (0014): its first step applied at once.
+        let test = try await store.feature("Example A/B Test", in: acme).feature
+        let ramp = try await store.createRamp(
+            RampRequest(
+                feature: test.name, variation: test.effectiveVariations.last, steps: [80, 100], holdSeconds: 3600),
+            in: acme, actor: "test", now: Date())
+        #expect(ramp.ramp.state == .running && ramp.applied.map(\.step) == [0])
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 
