@@ -39,6 +39,10 @@ public struct ServerConfiguration: Sendable {
     /// in-process tests lower it to set passwords quickly (a hash records its cost, so sign-ins
     /// verify either).
     public var passwordCost = PasswordCost.owasp
+    /// How often the server does the scheduled work that is due (ramp steps); `nil`: never.
+    public var tickInterval: Duration? = .seconds(15)
+    /// The time that scheduled work goes by (`FLAGPOLE_CLOCK_FILE` in tests and rehearsals).
+    public var clock = WallClock.system
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
@@ -97,6 +101,9 @@ public enum ServerApplication {
                         PublishService(
                             publishing: $0, store: store, changes: delivery.cache.changes.watch(), logger: logger)
                     ]
+                } ?? [])
+                + (configuration.tickInterval.map {
+                    [TickService(store: store, interval: $0, clock: configuration.clock, logger: logger)]
                 } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)

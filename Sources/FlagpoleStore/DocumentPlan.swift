@@ -126,7 +126,7 @@ struct DocumentPlan {
         _ db: any SQLConnection, kind: RevisionKind
     ) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
         guard !isUnchanged else { return (outcome, [:]) }
-        let now = Date()
+        let now = options.time ?? Date()
         let number = (latest?.number ?? 0) + 1
         // `now` as the database stores it, converted once rather than for every row.
         let time = now.sqlValue

@@ -131,7 +131,8 @@ extension FeatureStore {
         check: @escaping @Sendable ([Diagnostic]) throws -> Void = { _ in }
     ) async throws -> EditOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
-            try Self.edit(db, name, in: path, kind: kind, options: options, message: message, change: change, check: check)
+            try Self.edit(
+                db, name, in: path, kind: kind, options: options, message: message, change: change, check: check)
         }
     }
 
@@ -174,7 +175,7 @@ extension FeatureStore {
         }
         let importOptions = ImportOptions(
             isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor,
-            expectedRevision: options.expectedRevision)
+            expectedRevision: options.expectedRevision, time: options.time)
         let plan = try DocumentPlan(
             db, path: path, decoded: decoded, document: document, rendering: Rendering(rendered),
             options: importOptions,

@@ -18,7 +18,8 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             let stored = try db.features.stored(named: request.feature, in: scope)
             guard let variation = request.variation ?? (stored.kind == .onOffABTest ? "Enabled" : nil) else {
-                throw CoreError.winnerRequired(feature: stored.feature.name, variations: stored.feature.effectiveVariations)
+                throw CoreError.winnerRequired(
+                    feature: stored.feature.name, variations: stored.feature.effectiveVariations)
             }
             let course = try RampCourse(feature: stored.feature, variation: variation, in: path)
             try Self.check(steps: request.steps, above: course.baseShare, of: course.variation)
@@ -42,7 +43,8 @@ extension FeatureStore {
             try db.ramps.insertEvent(RampEvent(kind: .created, actor: actor, detail: nil, at: now), of: id)
             var applied: [(RampStepRecord, RolloutPlan?)] = []
             if start <= now {
-                applied.append(try Self.apply(db, &ramp, through: 0, appliedBy: "schedule", actor: ramp.actor, now: now))
+                applied.append(
+                    try Self.apply(db, &ramp, through: 0, appliedBy: "schedule", actor: ramp.actor, now: now))
             }
             return try Self.report(
                 db, ramp, applied: applied, summary: Self.startSummary(ramp, start: start, now: now, isDryRun: false))
@@ -75,7 +77,9 @@ extension FeatureStore {
     ) async throws -> RampReport {
         try await transaction(isReadOnly: isDryRun) { db in
             var ramp = try Self.latestRamp(db, of: feature, in: path)
-            guard ramp.state == .running else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "paused") }
+            guard ramp.state == .running else {
+                throw RampError.wrongState(feature: feature, state: ramp.state, action: "paused")
+            }
             try Self.pause(db, &ramp, actor: actor, reason: "paused by \(actor)", now: now, isDryRun: isDryRun)
             return try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
         }
@@ -92,7 +96,9 @@ extension FeatureStore {
     ) async throws -> RampReport {
         try await transaction(isReadOnly: isDryRun) { db in
             var ramp = try Self.latestRamp(db, of: feature, in: path)
-            guard ramp.state == .paused else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "resumed") }
+            guard ramp.state == .paused else {
+                throw RampError.wrongState(feature: feature, state: ramp.state, action: "resumed")
+            }
             try Self.rebase(db, &ramp)
             if ramp.nextStep < ramp.steps.count {
                 ramp.state = .running
@@ -105,7 +111,9 @@ extension FeatureStore {
             if !isDryRun {
                 try db.ramps.update(ramp)
                 try db.ramps.insertEvent(
-                    RampEvent(kind: ramp.state == .finished ? .finished : .resumed, actor: actor, detail: ramp.reason, at: now),
+                    RampEvent(
+                        kind: ramp.state == .finished ? .finished : .resumed, actor: actor, detail: ramp.reason, at: now
+                    ),
                     of: ramp.id)
             }
             return try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
@@ -121,7 +129,9 @@ extension FeatureStore {
     ) async throws -> RampReport {
         try await transaction(isReadOnly: isDryRun) { db in
             var ramp = try Self.latestRamp(db, of: feature, in: path)
-            guard ramp.state.isActive else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "advanced") }
+            guard ramp.state.isActive else {
+                throw RampError.wrongState(feature: feature, state: ramp.state, action: "advanced")
+            }
             if ramp.state == .paused { try Self.rebase(db, &ramp) }
             guard ramp.nextStep < ramp.steps.count else {
                 throw RampError.wrongState(feature: feature, state: .finished, action: "advanced")
@@ -129,10 +139,13 @@ extension FeatureStore {
             guard !isDryRun else {
                 return try Self.report(
                     db, ramp, isDryRun: true,
-                    summary: "Dry run: step \(ramp.nextStep + 1) of \(ramp.steps.count) would be applied now. Nothing was written.")
+                    summary:
+                        "Dry run: step \(ramp.nextStep + 1) of \(ramp.steps.count) would be applied now. Nothing was written."
+                )
             }
             if ramp.state == .paused {
-                try db.ramps.insertEvent(RampEvent(kind: .resumed, actor: actor, detail: "to advance it", at: now), of: ramp.id)
+                try db.ramps.insertEvent(
+                    RampEvent(kind: .resumed, actor: actor, detail: "to advance it", at: now), of: ramp.id)
             }
             ramp.state = .running
             ramp.reason = nil
@@ -151,14 +164,17 @@ extension FeatureStore {
     ) async throws -> RampReport {
         try await transaction(isReadOnly: isDryRun) { db in
             var ramp = try Self.latestRamp(db, of: feature, in: path)
-            guard ramp.state.isActive else { throw RampError.wrongState(feature: feature, state: ramp.state, action: "aborted") }
+            guard ramp.state.isActive else {
+                throw RampError.wrongState(feature: feature, state: ramp.state, action: "aborted")
+            }
             var plans: [RampStepPlan] = []
             if rollingBack {
                 let scope = try db.environments.scope(of: path)
                 let stored = try db.features.stored(named: ramp.feature, in: scope)
                 let course = try ramp.course(of: stored.feature)
                 let outcome = try Self.edit(
-                    db, ramp.feature, in: path, kind: .bias, options: EditOptions(isDryRun: isDryRun, actor: actor),
+                    db, ramp.feature, in: path, kind: .bias,
+                    options: EditOptions(isDryRun: isDryRun, actor: actor, time: now),
                     message: "abort ramp \(ramp.id): \(course.variation) back to 0 %"
                 ) { feature in
                     feature = try course.feature(feature, at: 0)
@@ -170,7 +186,8 @@ extension FeatureStore {
             ramp.reason = "aborted by \(actor)" + (rollingBack ? ", rolled back to 0 %" : "")
             if !isDryRun {
                 try db.ramps.update(ramp)
-                try db.ramps.insertEvent(RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
+                try db.ramps.insertEvent(
+                    RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
             }
             var report = try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
             report.plans = plans
@@ -219,7 +236,9 @@ extension FeatureStore {
             return nil
         }
         let scope = try db.environments.scope(of: ramp.path)
-        if let change = try db.environments.lastChange(of: ramp.feature, in: scope), change.revision > ramp.knownRevision {
+        if let change = try db.environments.lastChange(of: ramp.feature, in: scope),
+            change.revision > ramp.knownRevision
+        {
             let reason =
                 "revision \(change.revision) (\(change.kind.rawValue), by \(change.actor): \(change.message)) changed \(ramp.feature)"
             try pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: isDryRun)
@@ -228,10 +247,14 @@ extension FeatureStore {
         let overdue = Int(now.timeIntervalSince(due)) / ramp.holdSeconds
         let target = min(ramp.nextStep + overdue, ramp.steps.count - 1)
         guard !isDryRun else {
-            let folded = target > ramp.nextStep ? ", folding steps \(ramp.nextStep + 1)–\(target)" : ""
+            let folded =
+                target > ramp.nextStep
+                ? ", folding steps \((ramp.nextStep..<target).map { String($0 + 1) }.joined(separator: ", "))" : ""
             return try report(
                 db, ramp, isDryRun: true,
-                summary: "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written.")
+                summary:
+                    "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written."
+            )
         }
         let step = try apply(db, &ramp, through: target, appliedBy: "schedule", actor: ramp.actor, now: now)
         return try report(db, ramp, applied: [step], summary: stateSummary(ramp))
@@ -247,9 +270,13 @@ extension FeatureStore {
         let course = try ramp.course(of: try db.features.stored(named: ramp.feature, in: scope).feature)
         let share = ramp.steps[target]
         let folded = Array(ramp.nextStep..<target)
-        let foldedText = folded.isEmpty ? "" : ", folding step\(folded.count == 1 ? "" : "s") \(folded.map { String($0 + 1) }.joined(separator: ", "))"
+        let foldedText =
+            folded.isEmpty
+            ? ""
+            : ", folding step\(folded.count == 1 ? "" : "s") \(folded.map { String($0 + 1) }.joined(separator: ", "))"
         let outcome = try edit(
-            db, ramp.feature, in: ramp.path, kind: share >= 100 ? .rollout : .bias, options: EditOptions(actor: actor),
+            db, ramp.feature, in: ramp.path, kind: share >= 100 ? .rollout : .bias,
+            options: EditOptions(actor: actor, time: now),
             message:
                 "ramp \(ramp.id): step \(target + 1) of \(ramp.steps.count), \(course.variation) \(Percent.format(share))\(foldedText)"
         ) { feature in
@@ -295,7 +322,9 @@ extension FeatureStore {
         ramp.nextStep = max(ramp.nextStep, above)
     }
 
-    private static func latestRamp(_ db: any SQLConnection, of feature: String, in path: EnvironmentPath) throws -> RampRow {
+    private static func latestRamp(
+        _ db: any SQLConnection, of feature: String, in path: EnvironmentPath
+    ) throws -> RampRow {
         let scope = try db.environments.scope(of: path)
         let stored = try db.features.stored(named: feature, in: scope, includingArchived: true)
         let ramps = try db.ramps.ramps(featureID: stored.id)
@@ -310,7 +339,8 @@ extension FeatureStore {
     private static func ramp(_ db: any SQLConnection, _ row: RampRow) throws -> Ramp {
         Ramp(
             id: row.id, path: row.path, feature: row.feature, variation: row.variation, steps: row.steps,
-            holdSeconds: row.holdSeconds, state: row.state, reason: row.reason, nextStep: row.nextStep, dueAt: row.dueAt,
+            holdSeconds: row.holdSeconds, state: row.state, reason: row.reason, nextStep: row.nextStep,
+            dueAt: row.dueAt,
             createdBy: row.createdBy, createdAt: row.createdAt,
             applied: row.id == 0 ? [] : try db.ramps.steps(of: row.id),
             events: row.id == 0 ? [] : try db.ramps.events(of: row.id))
@@ -336,7 +366,8 @@ extension FeatureStore {
         let stored = try db.features.stored(named: ramp.feature, in: scope)
         guard let course = try? ramp.course(of: stored.feature) else { return [] }
         let revision = try db.environments.latestRevisionNumber(in: scope)
-        let targeting = try TargetingDocument(stored: try revision.flatMap { try db.environments.targeting(ofRevision: $0, in: scope) })
+        let targeting = try TargetingDocument(
+            stored: try revision.flatMap { try db.environments.targeting(ofRevision: $0, in: scope) })
         let followsRules = targeting.rules(of: ramp.feature) != nil
         var previous = stored.feature
         var due = ramp.dueAt
@@ -345,8 +376,10 @@ extension FeatureStore {
             let next = try course.feature(previous, at: ramp.steps[index])
             let (old, new) = (previous.assignmentRanges, next.assignmentRanges)
             var plan = try db.rolloutPlan(
-                of: StoredFeature(id: stored.id, salt: stored.salt, position: stored.position, feature: previous), to: next,
-                recorded: try db.assignments.pendingMoves(featureID: stored.id, from: old, to: new, followsRules: followsRules))
+                of: StoredFeature(id: stored.id, salt: stored.salt, position: stored.position, feature: previous),
+                to: next,
+                recorded: try db.assignments.pendingMoves(
+                    featureID: stored.id, from: old, to: new, followsRules: followsRules))
             plan.movingPlacedByRules = try db.assignments.pendingMovesPlacedByRules(
                 featureID: stored.id, from: old, to: new, followsRules: followsRules)
             plans.append(RampStepPlan(step: index, share: ramp.steps[index], dueAt: due, plan: plan))
@@ -382,13 +415,17 @@ extension FeatureStore {
     // MARK: Checks
 
     static func check(holdSeconds: Int) throws {
-        guard (1...RampError.longestHold).contains(holdSeconds) else { throw RampError.holdOutOfRange(seconds: holdSeconds) }
+        guard (1...RampError.longestHold).contains(holdSeconds) else {
+            throw RampError.holdOutOfRange(seconds: holdSeconds)
+        }
     }
 
     /// Steps grow, each in (0, 100], the first above the variation's `current` share.
     static func check(steps: [Double], above current: Double, of variation: String) throws {
         guard !steps.isEmpty else { throw RampError.noSteps }
-        guard steps.count <= RampError.maximumSteps else { throw RampError.tooManySteps(maximum: RampError.maximumSteps) }
+        guard steps.count <= RampError.maximumSteps else {
+            throw RampError.tooManySteps(maximum: RampError.maximumSteps)
+        }
         for (index, share) in steps.enumerated() {
             guard share.isFinite, share > 0, share <= 100 else {
                 throw RampError.stepOutOfOrder(index: index, share: share, previous: nil)

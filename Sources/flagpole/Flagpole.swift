@@ -32,6 +32,8 @@ struct Flagpole: AsyncParsableCommand {
             EvaluateCommand.self,
             BiasCommand.self,
             RolloutCommand.self,
+            RampCommand.self,
+            TickCommand.self,
             AssignCommand.self,
             AssignmentsCommand.self,
             UnlockCommand.self,

@@ -10,8 +10,10 @@ final class ServerProcess {
     ///
     /// - parameter log: a file that keeps everything the server prints, at `--log-level debug`,
     ///   for a test that reads the log of the whole run; without it the server logs warnings only.
-    init(_ cli: CLI, arguments: [String] = [], log: URL? = nil) throws {
+    /// - parameter environment: variables added to the test's (`FLAGPOLE_CLOCK_FILE`).
+    init(_ cli: CLI, arguments: [String] = [], log: URL? = nil, environment: [String: String] = [:]) throws {
         process.executableURL = CLI.executable
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.arguments =
             ["serve", "--port", "0", "--db", cli.databasePath, "--log-level", log == nil ? "warning" : "debug"]
             + arguments

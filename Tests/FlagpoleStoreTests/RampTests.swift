@@ -27,7 +27,9 @@ struct RampTests {
         return store
     }
 
-    @Test("Creating a ramp shows every step's plan first, then applies its first step as the ramp, with the users the plan named")
+    @Test(
+        "Creating a ramp shows every step's plan first, then applies its first step as the ramp, with the users the plan named"
+    )
     func createShowsPlansThenAppliesFirstStep() async throws {
         let store = try await storeWithUsers()
         let before = try await store.recordedAssignments(of: "checkout")
@@ -52,7 +54,8 @@ struct RampTests {
         #expect(created.applied[0].movedUsers == dryRun.plans[0].plan.movingUsers)
         #expect(created.plans.map(\.share) == steps)
         let revision = try #require(try await store.revisions(of: path).first)
-        #expect(revision.number == 2 && revision.kind == .bias && revision.actor == "ramp:\(created.ramp.id) by cli:ada")
+        #expect(
+            revision.number == 2 && revision.kind == .bias && revision.actor == "ramp:\(created.ramp.id) by cli:ada")
         #expect(revision.message == "ramp \(created.ramp.id): step 1 of 5, Enabled 1 %")
         #expect(try await store.feature("checkout", in: path).feature.testBiases == [1, 99])
         let after = try await store.recordedAssignments(of: "checkout")
@@ -155,12 +158,15 @@ struct RampTests {
         #expect(aborted.plans.first?.plan.moves.map { "\($0.from)→\($0.to)" } == ["Enabled→Disabled"])
         #expect(try await store.feature("checkout", in: path).feature.testBiases == [0, 100])
         #expect(try await store.recordedAssignments(of: "checkout").values.allSatisfy { $0.variation == "Disabled" })
-        let again = try await store.createRamp(request(steps: [10, 100]), in: path, actor: "cli:ada", now: time(days: 2))
+        let again = try await store.createRamp(
+            request(steps: [10, 100]), in: path, actor: "cli:ada", now: time(days: 2))
         #expect(again.ramp.state == .running)
         #expect(try await store.ramps(in: path).map(\.state) == [.aborted, .running])
     }
 
-    @Test("The last variation of a multivariate test grows by taking from its neighbour only: nobody moves between the others")
+    @Test(
+        "The last variation of a multivariate test grows by taking from its neighbour only: nobody moves between the others"
+    )
     func multivariateEnd() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
@@ -196,13 +202,19 @@ struct RampTests {
                 RampRequest(feature: "m", variation: "B", steps: [50], holdSeconds: 60),
                 .middleVariation(feature: "m", variation: "B", variations: ["A", "B", "C"])
             ),
-            (RampRequest(feature: "off", variation: "A", steps: [80], holdSeconds: 60), .testDisabled(path, feature: "off")),
+            (
+                RampRequest(feature: "off", variation: "A", steps: [80], holdSeconds: 60),
+                .testDisabled(path, feature: "off")
+            ),
             (request(hold: 0), .holdOutOfRange(seconds: 0)),
         ]
         for (request, error) in refusals {
             await #expect(throws: error) { try await store.createRamp(request, in: path, actor: "t", now: start) }
         }
-        await #expect(throws: CoreError.unknownVariation(feature: "checkout", variation: "On", variations: ["Enabled", "Disabled"])) {
+        await #expect(
+            throws: CoreError.unknownVariation(
+                feature: "checkout", variation: "On", variations: ["Enabled", "Disabled"])
+        ) {
             try await store.createRamp(request(variation: "On"), in: path, actor: "t", now: start)
         }
         await #expect(throws: CoreError.notATest(feature: "flag", kind: .flag)) {

@@ -187,32 +187,12 @@ extension EditOutcome {
     /// The revision, whether it was applied, and each test's plan: shares of all users and
     /// recorded users who move, pair by pair.
     public func jsonValue(isDryRun: Bool) -> JSONValue {
-        func shares(_ ranges: VariationRanges) -> JSONValue {
-            .array(ranges.ranges.map { ["variation": .string($0.name), "share": .number($0.width)] })
-        }
-        return [
+        [
             "revision": .number(Double(revision)),
             "applied": .bool(isApplied),
             "unchanged": .bool(isUnchanged),
             "dryRun": .bool(isDryRun),
-            "plans": .array(
-                plans.map { plan in
-                    [
-                        "feature": .string(plan.feature),
-                        "before": shares(plan.before),
-                        "after": shares(plan.after),
-                        "moves": .array(
-                            plan.moves.map { move in
-                                [
-                                    "from": .string(move.from), "to": .string(move.to), "share": .number(move.share),
-                                    "recordedUsers": .number(Double(move.recordedUsers)),
-                                ]
-                            }),
-                        "recordedUsers": .number(Double(plan.recordedUsers)),
-                        "movingUsers": .number(Double(plan.movingUsers)),
-                        "movingPlacedByRules": .number(Double(plan.movingPlacedByRules)),
-                    ]
-                }),
+            "plans": .array(plans.map(\.jsonValue)),
             "warnings": .array(warnings.map(\.jsonValue)),
         ]
     }
@@ -344,4 +324,28 @@ extension MemberLink {
     /// The page that sets the password: `SERVER/welcome?token=TOKEN`. In the query, not the
     /// path, as access logs write paths only.
     public func url(server: String) -> String { "\(server)/welcome?token=\(token)" }
+}
+
+extension RolloutPlan {
+    /// The shares before and after, and who moves, pair by pair.
+    public var jsonValue: JSONValue {
+        func shares(_ ranges: VariationRanges) -> JSONValue {
+            .array(ranges.ranges.map { ["variation": .string($0.name), "share": .number($0.width)] })
+        }
+        return [
+            "feature": .string(feature),
+            "before": shares(before),
+            "after": shares(after),
+            "moves": .array(
+                moves.map { move in
+                    [
+                        "from": .string(move.from), "to": .string(move.to), "share": .number(move.share),
+                        "recordedUsers": .number(Double(move.recordedUsers)),
+                    ]
+                }),
+            "recordedUsers": .number(Double(recordedUsers)),
+            "movingUsers": .number(Double(movingUsers)),
+            "movingPlacedByRules": .number(Double(movingPlacedByRules)),
+        ]
+    }
 }

@@ -1,4 +1,5 @@
 import FlagpoleCore
+import Foundation
 
 /// How to import a file.
 public struct ImportOptions: Hashable, Sendable {
@@ -12,17 +13,21 @@ public struct ImportOptions: Hashable, Sendable {
     public var actor: String
     /// The revision the caller read (HTTP `If-Match`): the import is refused if another came first.
     public var expectedRevision: Int?
+    /// When the revision is written: the system's clock when `nil`; a ramp's step, at the time of
+    /// the clock it runs by (`WallClock`).
+    public var time: Date?
 
     /// Options of an import by `actor`; the defaults apply it, warnings allowed.
     public init(
         isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String,
-        expectedRevision: Int? = nil
+        expectedRevision: Int? = nil, time: Date? = nil
     ) {
         self.isDryRun = isDryRun
         self.isStrict = isStrict
         self.message = message
         self.actor = actor
         self.expectedRevision = expectedRevision
+        self.time = time
     }
 }
 

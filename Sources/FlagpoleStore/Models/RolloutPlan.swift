@@ -1,4 +1,5 @@
 import FlagpoleCore
+import Foundation
 
 /// What a change of a test's ranges does to its users, before it is applied.
 public struct RolloutPlan: Hashable, Sendable {
@@ -52,17 +53,20 @@ public struct EditOptions: Hashable, Sendable {
     public var actor: String
     /// The revision the caller read (HTTP `If-Match`): the edit is refused if another came first.
     public var expectedRevision: Int?
+    /// When the revision is written: the system's clock when `nil`.
+    public var time: Date?
 
     /// Options of an edit by `actor`; the defaults apply it, refusing biases the app would ignore.
     public init(
         isDryRun: Bool = false, isForced: Bool = false, message: String? = nil, actor: String,
-        expectedRevision: Int? = nil
+        expectedRevision: Int? = nil, time: Date? = nil
     ) {
         self.isDryRun = isDryRun
         self.isForced = isForced
         self.message = message
         self.actor = actor
         self.expectedRevision = expectedRevision
+        self.time = time
     }
 }
 

@@ -51,11 +51,13 @@ struct RampTable {
             let holdMilliseconds: Int64 = row[9]
             return RampRow(
                 id: row[0], environmentID: row[1], featureID: row[2],
-                path: EnvironmentPath(tenant: TenantSlug(rawValue: row[3]), environment: EnvironmentName(rawValue: row[4])),
+                path: EnvironmentPath(
+                    tenant: TenantSlug(rawValue: row[3]), environment: EnvironmentName(rawValue: row[4])),
                 feature: row[5], variation: row[6], base: try Self.numbers(row[8]), steps: try Self.numbers(row[7]),
                 holdSeconds: Int(holdMilliseconds / 1000),
                 state: RampState(rawValue: row[10]) ?? .paused, reason: row[11], nextStep: row[12],
-                dueAt: (row[13] as Int64?).map(Date.init(unixMilliseconds:)), knownRevision: row[14], createdBy: row[15],
+                dueAt: (row[13] as Int64?).map(Date.init(unixMilliseconds:)), knownRevision: row[14],
+                createdBy: row[15],
                 createdAt: Date(unixMilliseconds: row[16]))
         }
     }

@@ -36,6 +36,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "How often to do the scheduled work that is due (ramp steps), in milliseconds.", valueName: "ms"))
+    var tickInterval = 15_000
+
+    @Option(
+        help: ArgumentHelp(
             "trace, debug, info (one line per request), notice, warning, error or critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -117,8 +122,8 @@ struct ServeCommand: AsyncParsableCommand {
                 "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
-        guard maxBodySize > 0, pollInterval > 0 else {
-            throw ValidationError("--max-body-size and --poll-interval must be positive.")
+        guard maxBodySize > 0, pollInterval > 0, tickInterval > 0 else {
+            throw ValidationError("--max-body-size, --poll-interval and --tick-interval must be positive.")
         }
         guard newUserRate >= 0, newUserRate.isFinite, newUserBurst >= 0 else {
             throw ValidationError(
@@ -149,6 +154,8 @@ struct ServeCommand: AsyncParsableCommand {
             trustsProxy: trustProxy, publishing: try publishingSettings(),
             attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
         configuration.eventPolicy = eventPolicy
+        configuration.tickInterval = .milliseconds(tickInterval)
+        configuration.clock = WallClock.fromEnvironment
         let databasePath = try database.address.description
         let application = ServerApplication.make(
             store: store, configuration: configuration, registry: registry, logger: logger

@@ -8,23 +8,24 @@ struct EditReport {
     let isDryRun: Bool
 
     var lines: [String] {
-        var lines: [String] = []
-        for plan in outcome.plans {
-            lines.append("\(plan.feature): \(Self.sizes(plan))")
-            if plan.moves.isEmpty { lines.append("    nobody changes group") }
-            var table = TextTable("    FROM", "TO", "SHARE OF ALL USERS", "RECORDED USERS")
-            for move in plan.moves {
-                table.append("    \(move.from)", move.to, Percent.format(move.share), String(move.recordedUsers))
-            }
-            if !plan.moves.isEmpty { lines.append(table.text) }
-            lines.append(
-                "    \(plan.movingUsers) of \(plan.recordedUsers) recorded user\(plan.recordedUsers == 1 ? "" : "s") change group"
-                    + (plan.movingPlacedByRules > 0
-                        ? ", \(plan.movingPlacedByRules) of them placed by a rule (FeatureFlags apps that keep the rule's point leave its group)"
-                        : "")
-            )
+        outcome.plans.flatMap(Self.lines(of:)) + [verdict]
+    }
+
+    /// One test's plan: the sizes before and after, who moves pair by pair, and how many.
+    static func lines(of plan: RolloutPlan) -> [String] {
+        var lines = ["\(plan.feature): \(sizes(plan))"]
+        if plan.moves.isEmpty { lines.append("    nobody changes group") }
+        var table = TextTable("    FROM", "TO", "SHARE OF ALL USERS", "RECORDED USERS")
+        for move in plan.moves {
+            table.append("    \(move.from)", move.to, Percent.format(move.share), String(move.recordedUsers))
         }
-        lines.append(verdict)
+        if !plan.moves.isEmpty { lines.append(table.text) }
+        lines.append(
+            "    \(plan.movingUsers) of \(plan.recordedUsers) recorded user\(plan.recordedUsers == 1 ? "" : "s") change group"
+                + (plan.movingPlacedByRules > 0
+                    ? ", \(plan.movingPlacedByRules) of them placed by a rule (FeatureFlags apps that keep the rule's point leave its group)"
+                    : "")
+        )
         return lines
     }
 

@@ -1,0 +1,40 @@
+import FlagpoleStore
+import Logging
+import ServiceLifecycle
+
+/// What `serve --tick-interval` runs: every interval, the scheduled work that is due (ramp
+/// steps), as `flagpole tick` does once. With several servers on one PostgreSQL database one
+/// ticks at a time, under a lease; a step is applied once whoever ticks, because its row's key
+/// is written in the step's transaction.
+struct TickService: Service {
+    let store: FeatureStore
+    let interval: Duration
+    let clock: WallClock
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await tick()
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    private func tick() async {
+        do {
+            let reports = try await store.withLease("tick") { try await store.runDueRamps(now: clock.now) }
+            for report in reports {
+                logger.info(
+                    "\(report.summary)",
+                    metadata: [
+                        "ramp": "\(report.ramp.id)", "environment": "\(report.ramp.path)",
+                        "feature": "\(report.ramp.feature)",
+                        "steps": "\(report.applied.map { $0.step + 1 })",
+                    ])
+            }
+        } catch {
+            logger.error("The scheduled work failed; trying again at the next tick", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import FlagpoleCore
+import Foundation
+
+extension Ramp {
+    /// The ramp, its steps as applied and what else happened to it.
+    public var jsonValue: JSONValue {
+        [
+            "id": .number(Double(id)),
+            "tenant": .string(path.tenant.rawValue),
+            "environment": .string(path.environment.rawValue),
+            "feature": .string(feature),
+            "variation": .string(variation),
+            "steps": .array(steps.map(JSONValue.number)),
+            "hold": .string(DurationText.text(seconds: holdSeconds)),
+            "state": .string(state.rawValue),
+            "reason": reason.map(JSONValue.string) ?? .null,
+            "nextStep": .number(Double(nextStep)),
+            "dueAt": dueAt.map { .string($0.iso8601) } ?? .null,
+            "createdBy": .string(createdBy),
+            "createdAt": .string(createdAt.iso8601),
+            "applied": .array(
+                applied.map { step in
+                    [
+                        "step": .number(Double(step.step)), "share": .number(steps[step.step]),
+                        "revision": .number(Double(step.revision)), "appliedBy": .string(step.appliedBy),
+                        "appliedAt": .string(step.appliedAt.iso8601),
+                        "folded": .array(step.folded.map { .number(Double($0)) }),
+                        "movedUsers": .number(Double(step.movedUsers)),
+                    ]
+                }),
+            "events": .array(
+                events.map { event in
+                    [
+                        "kind": .string(event.kind.rawValue), "actor": .string(event.actor),
+                        "detail": event.detail.map(JSONValue.string) ?? .null, "at": .string(event.at.iso8601),
+                    ]
+                }),
+        ]
+    }
+}
+
+extension RampReport {
+    /// The ramp, what this action applied, every step's plan, and the summary.
+    public var jsonValue: JSONValue {
+        [
+            "ramp": ramp.jsonValue,
+            "dryRun": .bool(isDryRun),
+            "applied": .array(applied.map { .number(Double($0.step)) }),
+            "plans": .array(
+                plans.map { step in
+                    [
+                        "step": .number(Double(step.step)), "share": .number(step.share),
+                        "dueAt": step.dueAt.map { .string($0.iso8601) } ?? .null, "plan": step.plan.jsonValue,
+                    ]
+                }),
+            "summary": .string(summary),
+        ]
+    }
+}

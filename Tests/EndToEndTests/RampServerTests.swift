@@ -1,0 +1,204 @@
+import FlagpoleTestSupport
+import Foundation
+import Testing
+
+/// A database with the on/off test `checkout` at Enabled 0 % and recorded users, and a clock
+/// file every command and server of the test reads its time from (`FLAGPOLE_CLOCK_FILE`).
+private struct RampRig {
+    let cli: CLI
+    let clock: URL
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    init(database: String? = nil, users: Int = 500) throws {
+        cli = try CLI(database: database)
+        clock = cli.directory.appendingPathComponent("clock")
+        try set(day: 0)
+        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
+        let document = try cli.write(
+            #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#,
+            to: "features.json")
+        try #require(cli.run(["import", document, "--tenant", "acme"]).status == 0)
+        let list = try cli.write((0..<users).map { "user-\($0)" }.joined(separator: "\n"), to: "users.txt")
+        try #require(
+            cli.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)
+    }
+
+    var environment: [String: String] { ["FLAGPOLE_CLOCK_FILE": clock.path] }
+
+    func time(day: Double) -> Date { Self.start.addingTimeInterval(day * 86_400) }
+
+    func set(day: Double) throws {
+        try Data(time(day: day).formatted(.iso8601).utf8).write(to: clock)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> CLI.Result {
+        try cli.run(arguments, environment: environment)
+    }
+
+    func server(_ arguments: [String] = []) throws -> ServerProcess {
+        try ServerProcess(cli, arguments: ["--tick-interval", "20"] + arguments, environment: environment)
+    }
+
+    /// `ramp show checkout --json`'s ramp.
+    func ramp() throws -> [String: Any] {
+        let result = try run(["ramp", "show", "checkout", "--tenant", "acme", "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any]
+        return try #require(report?["ramp"] as? [String: Any], "\(result.stderr)")
+    }
+
+    /// The steps applied, each with the steps it folded.
+    func applied() throws -> [(step: Int, folded: [Int])] {
+        try (ramp()["applied"] as? [[String: Any]] ?? []).map { ($0["step"] as! Int, $0["folded"] as! [Int]) }
+    }
+
+    /// Waits (up to 60 s, reading the ramp every 20 ms) until `count` steps are applied or folded.
+    func waitForSteps(_ count: Int) throws -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if try applied().reduce(0, { $0 + 1 + $1.folded.count }) >= count { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    /// The revisions, newest first, as `revisions --json` lists them.
+    func revisions() throws -> [[String: Any]] {
+        try JSONSerialization.jsonObject(
+            with: Data(run(["revisions", "--tenant", "acme", "--json"]).stdoutBytes)) as? [[String: Any]] ?? []
+    }
+}
+
+@Suite("Ramps with the real binary")
+struct RampServerTests {
+    @Test("A five-step ramp reaches 100 % on schedule through the real server, one revision and audit per step")
+    func fiveSteps() throws {
+        let rig = try RampRig()
+        let created = try rig.run([
+            "ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme",
+        ])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("Step 2, Enabled 5 %:") && created.stdout.contains("Ramp 1 started"))
+        let server = try rig.server()
+        defer { _ = server.stop() }
+        // Half a day in, nothing is due.
+        try rig.set(day: 0.5)
+        #expect(try rig.run(["tick", "--dry-run"]).stdout == "Nothing is due.\n")
+        for day in 1...4 {
+            try rig.set(day: Double(day))
+            #expect(try rig.waitForSteps(day + 1), "step \(day + 1) was not applied")
+        }
+        let ramp = try rig.ramp()
+        #expect(ramp["state"] as? String == "finished")
+        #expect(try rig.applied().map(\.step) == [0, 1, 2, 3, 4] && rig.applied().allSatisfy(\.folded.isEmpty))
+
+        // One revision per step, by the ramp, at the time of its step, each with its audit row.
+        let revisions = try rig.revisions()
+        #expect(revisions.count == 6)
+        let steps = revisions.prefix(5).reversed()
+        #expect(steps.allSatisfy { $0["actor"] as? String == "ramp:1 by cli:e2e" && ($0["changes"] as? Int ?? 0) >= 1 })
+        #expect(
+            steps.map { $0["createdAt"] as? String } == (0...4).map { rig.time(day: Double($0)).formatted(.iso8601) })
+        #expect(steps.map { $0["kind"] as? String } == ["bias", "bias", "bias", "bias", "rollout"])
+
+        // Served: the test rolled out, a flag on for everyone.
+        let served = try Curl.run(["\(server.baseURL)/t/acme/production/features.json"])
+        let document = try JSONSerialization.jsonObject(with: Data(served.body)) as? [String: Any]
+        let checkout = (document?["features"] as? [[String: Any]])?.first
+        #expect(checkout?["enabled"] as? Bool == true && checkout?["test-variations"] == nil)
+    }
+
+    @Test(
+        "Killed with SIGKILL at random points of its steps and restarted, a ramp applies no step twice and loses none")
+    func killedAndRestarted() throws {
+        let rig = try RampRig(users: 20_000)
+        try #require(
+            rig.run(["ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme"])
+                .status == 0)
+        // Each day, a server whose step comes due while it runs, killed at a random moment: before
+        // its tick, in the step's transaction (moving 20 000 users' records), or after it.
+        var generator = SystemRandomNumberGenerator()
+        for day in 1...4 {
+            for round in 0..<2 {
+                let server = try rig.server()
+                try rig.set(day: Double(day) + Double(round) * 0.1)
+                Thread.sleep(forTimeInterval: Double.random(in: 0...0.2, using: &generator))
+                server.kill()
+            }
+        }
+        let server = try rig.server()
+        #expect(try rig.waitForSteps(5))
+        _ = server.stop()
+
+        // Every step once: applied, or folded into a later one after a kill, never both.
+        let applied = try rig.applied()
+        let covered = applied.flatMap { [$0.step] + $0.folded }.sorted()
+        #expect(covered == [0, 1, 2, 3, 4], "\(applied)")
+        #expect(try rig.ramp()["state"] as? String == "finished")
+        let byRamp = try rig.revisions().filter { ($0["actor"] as? String)?.hasPrefix("ramp:1 ") == true }
+        #expect(byRamp.count == applied.count)
+        // And the users moved with the steps: all of them in Enabled, once the test rolled out.
+        let stats = try JSONSerialization.jsonObject(
+            with: Data(
+                rig.run(["assignments", "stats", "--feature", "checkout", "--tenant", "acme", "--json"]).stdoutBytes))
+        let users = ((stats as? [String: Any])?["variations"] as? [[String: Any]] ?? []).map {
+            "\($0["variation"] ?? "?") \($0["users"] ?? "?")"
+        }
+        #expect(users == ["Enabled 20000", "Disabled 0"] || users == ["Enabled 20000"], "\(users)")
+    }
+
+    @Test("Two instances on one PostgreSQL database apply each step once")
+    func twoInstances() throws {
+        let url = try TestPostgres.newDatabase("ramps")
+        let rig = try RampRig(database: url)
+        try #require(
+            rig.run(["ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme"])
+                .status == 0)
+        let servers = [try rig.server(), try rig.server()]
+        defer { for server in servers { _ = server.stop() } }
+        for day in 1...4 {
+            try rig.set(day: Double(day))
+            #expect(try rig.waitForSteps(day + 1))
+        }
+        #expect(try rig.applied().map(\.step) == [0, 1, 2, 3, 4])
+        let rows = try TestPostgres.psql(
+            url,
+            "SELECT count(*), count(DISTINCT step) FROM ramp_steps; SELECT count(*) FROM revisions WHERE actor LIKE 'ramp:%'"
+        )
+        #expect(rows.split(separator: "\n").map(String.init) == ["5|5", "5"])
+    }
+
+    @Test("Down across three due steps, a ramp without guards folds them into one on return, once")
+    func foldsAfterDowntime() throws {
+        let rig = try RampRig()
+        try #require(
+            rig.run(["ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme"])
+                .status == 0)
+        try rig.set(day: 3.5)
+        let tick = try rig.run(["tick"])
+        #expect(tick.status == 0 && tick.stdout.contains("step 5 of 5"), "\(tick.stdout)\(tick.stderr)")
+        #expect(try rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "3:[1, 2]"])
+        #expect(
+            try rig.revisions().first?["message"] as? String == "ramp 1: step 4 of 5, Enabled 50 %, folding steps 2, 3")
+        #expect(try rig.run(["tick"]).stdout == "Nothing is due.\n")
+        #expect(try rig.revisions().count == 3)
+    }
+
+    @Test("Bad ramps on the command line are refused with what to do, and nothing is saved")
+    func badInput() throws {
+        let rig = try RampRig(users: 10)
+        let cases: [([String], String)] = [
+            (["--steps", "5,1", "--hold", "24h"], "is not above step 1"),
+            (["--steps", "1,5", "--hold", "0s"], "hold each step at least 1 second"),
+            (["--steps", "1,5", "--hold", "soon"], "is not a hold"),
+            (["--steps", "1,five", "--hold", "1h"], "is not a list of percents"),
+            (["--steps", "1,5", "--hold", "1h", "--variation", "Maybe"], "Maybe"),
+        ]
+        for (arguments, message) in cases {
+            let result = try rig.run(["ramp", "create", "checkout", "--tenant", "acme"] + arguments)
+            #expect(result.status != 0 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        #expect(try rig.run(["ramp", "list", "--tenant", "acme"]).stdout == "No ramps.\n")
+        #expect(try rig.revisions().count == 1)
+    }
+}
