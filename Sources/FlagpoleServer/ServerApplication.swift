@@ -143,7 +143,7 @@ public enum ServerApplication {
         EventRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         BucketeerRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
-        AdminAPI(store: store, maxBodySize: configuration.maxBodySize).register(
+        AdminAPI(store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock).register(
             on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         Dashboard(

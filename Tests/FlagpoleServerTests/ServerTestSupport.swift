@@ -139,6 +139,12 @@ extension JSONValue {
         return value
     }
 
+    /// How many items an array has; `nil` for anything else.
+    var arrayCount: Int? {
+        guard case .array(let items) = self else { return nil }
+        return items.count
+    }
+
     var array: [JSONValue]? {
         guard case .array(let items) = self else { return nil }
         return items

@@ -11,6 +11,8 @@ struct AdminAPI: Sendable {
     let store: FeatureStore
     /// The largest body accepted, in bytes.
     let maxBodySize: Int
+    /// The time ramps go by (`ServerConfiguration.clock`).
+    let clock: WallClock
 
     func register(on router: Router<FlagpoleRequestContext>) {
         // Every API route needs a key: looked up here once, checked by the route's context.
@@ -23,6 +25,7 @@ struct AdminAPI: Sendable {
         registerTargeting(on: api)
         registerResults(on: api)
         registerAssignments(on: api)
+        registerRamps(on: api)
     }
 
     /// Reads the JSON body of a request.

@@ -102,6 +102,14 @@ extension APIError {
             case .batchTooLarge: self.init(.contentTooLarge, code: error.code, error.description)
             case .invalidGoal, .notATest: self.init(.unprocessableContent, code: error.code, error.description)
             }
+        case let error as RampError:
+            let status: HTTPResponse.Status =
+                switch error {
+                case .rampNotFound: .notFound
+                case .alreadyRamping, .wrongState: .conflict
+                default: .unprocessableContent
+                }
+            self.init(status, code: error.code, error.description)
         case StorageError.busy:
             self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
         case let error as StorageError where error.isUnavailable:

@@ -1,0 +1,65 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import Hummingbird
+
+/// Ramps: `flagpole ramp`. Each action answers the ramp's report, with every step's plan; with
+/// `"dryRun": true`, what it would do, writing nothing.
+extension AdminAPI {
+    func registerRamps(on api: RouterGroup<FlagpoleRequestContext>) {
+        let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
+        let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
+
+        reader.get("ramps") { _, context -> Response in
+            .json(.array(try await store.ramps(in: context.path).map(\.jsonValue)))
+        }
+        reader.get("features/:feature/ramp") { _, context -> Response in
+            .json(try await store.ramp(of: try context.feature(), in: context.path).jsonValue)
+        }
+        editor.post("features/:feature/ramp", use: createRamp)
+        for action in ["pause", "resume", "advance", "abort"] {
+            editor.post("features/:feature/ramp/\(action)") { request, context -> Response in
+                let body = try await body(request, allowed: action == "abort" ? ["dryRun", "rollBack"] : ["dryRun"])
+                let (feature, path, actor, now) = (try context.feature(), context.path, context.actor, clock.now)
+                let isDryRun = try body.bool("dryRun")
+                let report =
+                    switch action {
+                    case "pause":
+                        try await store.pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+                    case "resume":
+                        try await store.resumeRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+                    case "advance":
+                        try await store.advanceRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+                    default:
+                        try await store.abortRamp(
+                            of: feature, in: path, rollingBack: try body.bool("rollBack"), actor: actor, now: now,
+                            isDryRun: isDryRun)
+                    }
+                return .json(report.jsonValue)
+            }
+        }
+    }
+
+    /// `{"steps": [1, 5, 20, 50, 100], "hold": "24h", "variation"?, "start"?, "dryRun"?}`.
+    @Sendable func createRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let body = try await body(request, allowed: ["variation", "steps", "hold", "start", "dryRun"])
+        let hold = try body.requiredString("hold")
+        guard let seconds = DurationText.seconds(from: hold) else {
+            throw APIError.invalid(RampError.invalidHold(hold).description, pointer: "/hold")
+        }
+        let start = try body.string("start").map { text in
+            guard let date = TimeText.date(from: text) else {
+                throw APIError.invalid(
+                    "\"start\" is not a time: use ISO 8601, e.g. \(TimeText.examples).", pointer: "/start")
+            }
+            return date
+        }
+        let isDryRun = try body.bool("dryRun")
+        let report = try await store.createRamp(
+            RampRequest(
+                feature: try context.feature(), variation: try body.string("variation"), steps: try body.numbers("steps"),
+                holdSeconds: seconds, start: start),
+            in: context.path, actor: context.actor, now: clock.now, isDryRun: isDryRun)
+        return .json(report.jsonValue, status: isDryRun ? .ok : .created)
+    }
+}

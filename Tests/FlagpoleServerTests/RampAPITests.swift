@@ -1,0 +1,88 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@testable import FlagpoleServer
+
+/// `flagpole ramp` over the admin API, at the time of the server's clock.
+@Suite("Ramps over HTTP")
+struct RampAPITests {
+    static let environment = "/api/v1/tenants/acme/environments/production"
+    static let ramp = "\(environment)/features/checkout/ramp"
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// A server whose clock stands at `now`, with the on/off test `checkout` in acme's production.
+    static func server() async throws -> TestServer {
+        var configuration = ServerConfiguration(accessLogLevel: .debug)
+        configuration.clock = WallClock { now }
+        let server = try await TestServer(configuration: configuration)
+        _ = try await server.store.importDocument(
+            Array(#"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#.utf8),
+            into: TestServer.acme, options: ImportOptions(actor: "test"))
+        return server
+    }
+
+    @Test("A ramp is planned, created, paused, resumed, advanced and aborted over the API, each answering its report")
+    func lifecycle() async throws {
+        let server = try await Self.server()
+        let editor = server.key("acme", .editor)
+        try await server.test { client in
+            let plan = try await client.send(
+                .post, Self.ramp, key: editor, body: #"{"steps": [1, 5, 20, 50, 100], "hold": "24h", "dryRun": true}"#)
+            #expect(plan.status == .ok)
+            #expect(try plan.json["dryRun"] == .bool(true) && plan.json["plans"]?.arrayCount == 5)
+            #expect(try await client.send(.get, Self.ramp, key: editor).status == .notFound)
+
+            let created = try await client.send(
+                .post, Self.ramp, key: editor, body: #"{"steps": [1, 5, 20, 50, 100], "hold": "24h"}"#)
+            #expect(created.status == .created)
+            #expect(try created.json["applied"] == .array([.number(0)]))
+            #expect(try created.json["ramp"]?["dueAt"] == .string(Self.now.addingTimeInterval(86_400).iso8601))
+            let again = try await client.send(.post, Self.ramp, key: editor, body: #"{"steps": [10], "hold": "1h"}"#)
+            #expect(again.status == .conflict && again.errorCode == "conflict")
+
+            let paused = try await client.send(.post, "\(Self.ramp)/pause", key: editor, body: "{}")
+            #expect(try paused.status == .ok && paused.json["ramp"]?["state"] == .string("paused"))
+            #expect(try await client.send(.post, "\(Self.ramp)/pause", key: editor, body: "{}").status == .conflict)
+            let resumed = try await client.send(.post, "\(Self.ramp)/resume", key: editor, body: "{}")
+            #expect(try resumed.json["ramp"]?["state"] == .string("running"))
+            let advanced = try await client.send(.post, "\(Self.ramp)/advance", key: editor, body: "{}")
+            #expect(try advanced.json["applied"] == .array([.number(1)]))
+            let aborted = try await client.send(.post, "\(Self.ramp)/abort", key: editor, body: #"{"rollBack": true}"#)
+            #expect(try aborted.json["ramp"]?["state"] == .string("aborted"))
+
+            let shown = try await client.send(.get, Self.ramp, key: server.key("acme", .reader))
+            #expect(try shown.json["ramp"]?["applied"]?.arrayCount == 2)
+            let listed = try await client.send(.get, "\(Self.environment)/ramps", key: server.key("acme", .reader))
+            #expect(try listed.json.arrayCount == 1)
+        }
+        let revisions = try await server.store.revisions(of: TestServer.acme)
+        #expect(revisions.prefix(3).map(\.kind) == [.bias, .bias, .bias])
+        #expect(try await server.store.feature("checkout", in: TestServer.acme).feature.testBiases == [0, 100])
+    }
+
+    @Test("Bad ramps get 422 saying what to fix, and nothing is saved")
+    func badRamps() async throws {
+        let server = try await Self.server()
+        let editor = server.key("acme", .editor)
+        try await server.test { client in
+            for (body, pointer) in [
+                (#"{"steps": [5, 1], "hold": "24h"}"#, nil),
+                (#"{"steps": [1, 5], "hold": "0s"}"#, nil),
+                (#"{"steps": [1, 5], "hold": "tomorrow"}"#, "/hold"),
+                (#"{"steps": [1, 5], "hold": "1h", "start": "soon"}"#, "/start"),
+                (#"{"steps": "1,5", "hold": "1h"}"#, "/steps"),
+                (#"{"steps": [1, 5], "hold": "1h", "variation": "Maybe"}"#, nil),
+            ] as [(String, String?)] {
+                let answer = try await client.send(.post, Self.ramp, key: editor, body: body)
+                #expect(answer.status == .unprocessableContent, "\(body)")
+                if let pointer { #expect(try answer.json["error"]?["details"]?["pointer"] == .string(pointer)) }
+            }
+            let listed = try await client.send(.get, "\(Self.environment)/ramps", key: editor)
+            #expect(try listed.json.arrayCount == 0)
+        }
+    }
+}
