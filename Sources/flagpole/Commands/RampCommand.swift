@@ -203,6 +203,11 @@ struct TickCommand: AsyncParsableCommand {
         }
         for report in reports {
             Console.out("\(report.ramp.path) \(report.ramp.feature): \(report.summary)")
+            // The plan of each step applied now, from the records of the moment.
+            let applied = Set(report.applied.map(\.step))
+            for plan in report.plans where applied.contains(plan.step) {
+                Console.out(EditReport.lines(of: plan.plan).joined(separator: "\n"))
+            }
         }
         if reports.isEmpty { Console.out("Nothing is due.") }
     }
