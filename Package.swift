@@ -154,6 +154,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/revisions.mustache"),
                 .embedInCode("Dashboard/Templates/segment.mustache"),
                 .embedInCode("Dashboard/Templates/results.mustache"),
+                .embedInCode("Dashboard/Templates/ramp.mustache"),
                 .embedInCode("Dashboard/Templates/segments.mustache"),
                 .embedInCode("Dashboard/Templates/settings.mustache"),
                 .embedInCode("Dashboard/Templates/signin.mustache"),

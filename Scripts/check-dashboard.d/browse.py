@@ -18,6 +18,7 @@ from selenium.webdriver.common.by import By
 import accessibility
 import bias_task
 import members_task
+import ramp_task
 import results_task
 import rules_task
 import search_task
@@ -201,6 +202,7 @@ def main():
         # The demo's sign-ups: a table per goal, the sample-ratio line, the chart of the difference.
         check.page("results", feature + "/results", ["section.results table.results tbody tr", "figure.timeline svg circle", "ul.legend li"], phone=True)
         results_task.run(check, environment)
+        ramp_task.run(check, environment)
 
         check.page("user", environment + "/users?user=demo-user-7", ["table tbody tr", "form select[name=variation]", "input#user-id"], phone=True)
         check.page("revisions", environment + "/revisions", ["table tbody tr", "select#from", "select#to"], phone=True)
@@ -285,6 +287,7 @@ def main():
         plain.page("nojs-feature", feature, ["#bias-form button[value=preview]", "figure.timeline svg rect"])
         plain.page("nojs-configs", configs, ["table.configs tbody tr"])
         plain.page("nojs-results", feature + "/results", ["table.results tbody tr", "figure.timeline svg circle"])
+        plain.page("nojs-ramp", environment + "/features/Example%20MVT%20Test/ramp", ["ol.ramp-steps li", "ul.ramp-events li"])
         plain.page("nojs-config", configs + "/theme", ["textarea#default[data-json]", "#config-form button[type=submit]"])
     finally:
         plain.driver.quit()

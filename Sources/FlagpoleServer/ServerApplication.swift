@@ -149,7 +149,7 @@ public enum ServerApplication {
         Dashboard(
             store: store, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
             defaultCacheControl: configuration.defaultCacheControl, trustsProxy: configuration.trustsProxy,
-            passwordCost: configuration.passwordCost
+            passwordCost: configuration.passwordCost, clock: configuration.clock
         ).register(on: router)
         allowedMethods.record(router)
         return router

@@ -21,7 +21,7 @@ struct DashboardTests {
         "/", base, "\(base)?tag=ios", abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions",
         "\(base)/revisions?from=1&to=1",
         "\(base)/import", "\(base)/export", "\(base)/export/features.json", configs, "\(configs)?tag=ios", titlePage,
-        "\(base)/segments", "\(base)/new-segment",
+        "\(base)/segments", "\(base)/new-segment", "\(abTest)/ramp",
     ]
 
     /// Every form, with fields that would change the store if the form were accepted.
@@ -29,6 +29,7 @@ struct DashboardTests {
         ("\(base)/features/\(segment(TestServer.abTest))/enabled", ["enabled": "false"]),
         ("\(abTest)/biases", ["biases[]": "30", "biases[]": "70", "planned": "30 70", "action": "apply"]),
         ("\(abTest)/rollout", ["variation": "Group A", "action": "apply"]),
+        ("\(abTest)/ramp", ["do": "create", "variation": "Group B", "steps": "60", "hold": "1h", "action": "apply"]),
         ("\(base)/users/qa-1/overrides", ["feature": TestServer.abTest, "variation": "Group B"]),
         ("\(base)/revisions/rollback", ["to": "1"]),
         ("\(base)/import", ["source": #"{"features": []}"#, "action": "apply"]),

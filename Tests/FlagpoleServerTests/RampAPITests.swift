@@ -20,7 +20,9 @@ struct RampAPITests {
         configuration.clock = WallClock { now }
         let server = try await TestServer(configuration: configuration)
         _ = try await server.store.importDocument(
-            Array(#"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#.utf8),
+            Array(
+                #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#
+                    .utf8),
             into: TestServer.acme, options: ImportOptions(actor: "test"))
         return server
     }

@@ -57,7 +57,8 @@ extension AdminAPI {
         let isDryRun = try body.bool("dryRun")
         let report = try await store.createRamp(
             RampRequest(
-                feature: try context.feature(), variation: try body.string("variation"), steps: try body.numbers("steps"),
+                feature: try context.feature(), variation: try body.string("variation"),
+                steps: try body.numbers("steps"),
                 holdSeconds: seconds, start: start),
             in: context.path, actor: context.actor, now: clock.now, isDryRun: isDryRun)
         return .json(report.jsonValue, status: isDryRun ? .ok : .created)

@@ -260,7 +260,10 @@ extension Dashboard {
             page.rollout = FeaturePage.RolloutEditor(
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
                 reason: ReasonField(id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired),
-                plan: edit.rolloutPlan.map(PlanView.init))
+                plan: edit.rolloutPlan.map(PlanView.init),
+                rampState: try await store.ramps(in: path).last { $0.feature == name && $0.state.isActive }.map {
+                    "Ramp \($0.id) is \($0.state.rawValue)."
+                })
         }
         if feature.isBucketed {
             page.targeting = try await targetingSection(
@@ -437,6 +440,8 @@ struct FeaturePage: Sendable {
         var choices: [Choice]
         var reason: ReasonField
         var plan: PlanView?
+        /// Where the test's running or paused ramp is, if it has one.
+        var rampState: String?
     }
 
     /// The rules of a test, and their editor. Names differ from the page's: a `nil` field
@@ -503,11 +508,7 @@ struct PlanView: Sendable {
             return
         }
         let plans = outcome.plans
-        moves = plans.flatMap { plan in
-            plan.moves.map { move in
-                "\(Percent.format(move.share)) of users move from \(move.from) to \(move.to); \(move.recordedUsers.grouped) recorded user\(move.recordedUsers == 1 ? "" : "s") move\(move.recordedUsers == 1 ? "s" : "")."
-            }
-        }
+        moves = plans.flatMap { $0.moves.map(Self.sentence) }
         let share = plans.reduce(0) { $0 + $1.movingShare }
         let users = plans.reduce(0) { $0 + $1.movingUsers }
         let recorded = plans.reduce(0) { $0 + $1.recordedUsers }
@@ -519,6 +520,11 @@ struct PlanView: Sendable {
                 "\(placed.grouped) of the users who move were placed by a rule: FeatureFlags apps that keep the point the rule gave them leave the rule's group (docs/TARGETING.md)."
         }
         after = plans.first.flatMap { BiasBar($0.after) }
+    }
+
+    /// One pair of a plan in words.
+    static func sentence(_ move: RolloutPlan.Move) -> String {
+        "\(Percent.format(move.share)) of users move from \(move.from) to \(move.to); \(move.recordedUsers.grouped) recorded user\(move.recordedUsers == 1 ? "" : "s") move\(move.recordedUsers == 1 ? "s" : "")."
     }
 }
 

@@ -25,6 +25,8 @@ struct Dashboard: Sendable {
     var trustsProxy = false
     /// scrypt's cost for passwords members set (`ServerConfiguration.passwordCost`).
     var passwordCost = PasswordCost.owasp
+    /// The time ramps go by (`ServerConfiguration.clock`).
+    var clock = WallClock.system
 
     func register(on router: Router<FlagpoleRequestContext>) {
         let pages = router.group().add(middleware: DashboardMiddleware(templates: templates))
@@ -37,6 +39,7 @@ struct Dashboard: Sendable {
         registerConfigs(on: signedIn)
         registerSegments(on: signedIn)
         registerResults(on: signedIn)
+        registerRamp(on: signedIn)
         registerUser(on: signedIn)
         registerRevisions(on: signedIn)
         registerImport(on: signedIn)

@@ -22,6 +22,7 @@ struct DashboardTemplates: Sendable {
             "segment": PackageResources.segment_mustache,
             "settings": PackageResources.settings_mustache,
             "results": PackageResources.results_mustache,
+            "ramp": PackageResources.ramp_mustache,
             "targeting-plan": PackageResources.targeting_plan_mustache,
             "user": PackageResources.user_mustache,
             "revisions": PackageResources.revisions_mustache,

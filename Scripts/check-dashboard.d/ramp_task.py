@@ -1,0 +1,50 @@
+"""A ramp, in the browser: the MVT test's last variation planned to grow 10 % → 20 % → 40 %,
+every step's plan read before starting, the timeline after it, then paused and aborted with a
+roll-back, each action confirmed with its plan first."""
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+
+def run(check, environment):
+    driver = check.driver
+    ramp = environment + "/features/Example%20MVT%20Test/ramp"
+
+    check.page("ramp", ramp, ["form#ramp-form select#ramp-variation", "input#ramp-steps", "input#ramp-hold"], phone=True)
+    choices = [option.text for option in driver.find_elements(By.CSS_SELECTOR, "select#ramp-variation option")]
+    if choices != ["Group A", "Group C"]:
+        check.fail(f"ramp: the variations that can grow are {choices}, not the two ends")
+    Select(driver.find_element(By.ID, "ramp-variation")).select_by_value("Group C")
+    steps = driver.find_element(By.ID, "ramp-steps")
+    steps.clear()
+    steps.send_keys("20, 40")
+    check.click("form#ramp-form button[value=preview]")
+    if not check.wait_for("the ramp's plan", lambda: driver.find_elements(By.CSS_SELECTOR, "#confirm ul.moves li")):
+        return
+    check.checked("ramp-plan", ["#confirm h3", "#confirm button[value=apply]"], phone=True)
+    plan = driver.find_element(By.ID, "confirm").text
+    # 10 → 20 takes from Group B only; 20 → 40 takes the rest of B, then from A.
+    for expected in ["Step 1: Group C 20 %", "from Group B to Group C", "Step 2: Group C 40 %", "from Group A to Group C"]:
+        if expected not in plan:
+            check.fail(f"ramp-plan: {expected!r} is not in the plan: {plan[:300]!r}")
+    check.click("#confirm button[value=apply]")
+    if not check.wait_for("the started ramp", lambda: "the timeline below shows the ramp" in driver.page_source):
+        return
+    check.checked("ramp-timeline", ["ol.ramp-steps li.applied", "ol.ramp-steps li.next time", "p#ramp-state"], phone=True)
+
+    for action, label, state in [("pause", "Pause the ramp", "Paused"), ("abort", "Abort and roll back to 0 %", "Aborted")]:
+        selector = f"form input[name=do][value={action}]"
+        forms = [form for form in driver.find_elements(By.CSS_SELECTOR, "form") if form.find_elements(By.CSS_SELECTOR, selector)]
+        if not forms:
+            check.fail(f"ramp-{action}: no button plans it")
+            return
+        forms[-1].find_element(By.CSS_SELECTOR, "button[value=preview]").click()
+        if not check.wait_for(f"the {action} plan", lambda: driver.find_elements(By.CSS_SELECTOR, "#confirm button[value=apply]")):
+            return
+        check.checked(f"ramp-{action}-confirm", ["#confirm p.summary"])
+        button = driver.find_element(By.CSS_SELECTOR, "#confirm button[value=apply]")
+        if button.text != label:
+            check.fail(f"ramp-{action}-confirm: the button reads {button.text!r}, not {label!r}")
+        button.click()
+        check.wait_for(f"the ramp {state.lower()}", lambda: driver.find_element(By.ID, "ramp-state").text.startswith(state))
+        check.checked(f"ramp-{action}", ["ol.ramp-steps li", "ul.ramp-events li"])

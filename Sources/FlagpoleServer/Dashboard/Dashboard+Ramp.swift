@@ -1,0 +1,156 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// A test's ramp as a timeline: its steps (applied, folded, due), what each moved, what else
+/// happened to it, and the plans of the steps to come. Every action (start, pause, resume,
+/// advance, abort) is planned first, a dry run showing what it will do, then applied: the same
+/// store operations as `flagpole ramp`.
+extension Dashboard {
+    func registerRamp(on pages: RouterGroup<FlagpoleRequestContext>) {
+        let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
+        let ramp = "tenants/:tenant/:env/features/:feature/ramp"
+
+        reader.get(RouterPath(ramp), use: rampPage)
+        editor.post(RouterPath(ramp), use: changeRamp)
+    }
+
+    // MARK: Handlers
+
+    /// GET /tenants/{tenant}/{env}/features/{feature}/ramp
+    @Sendable func rampPage(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
+    ) async throws
+        -> Response
+    {
+        var page = try await rampPage(try context.feature(), in: context, draft: RampForm.empty)
+        page.chrome.notice = Notice(request)?.text
+        return .html(templates.render(page, as: "ramp"))
+    }
+
+    /// POST …/ramp: `do` is the action (create, pause, resume, advance, abort); `action=preview`
+    /// shows its dry run, `apply` does it and goes back to the timeline.
+    @Sendable func changeRamp(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws
+        -> Response
+    {
+        let form = try await form(RampForm.self, of: request, session: context.session)
+        let name = try context.feature()
+        let isApplying = form.action == "apply"
+        var confirmation: RampPage.Confirmation?
+        var pageError: PageError?
+        do {
+            let report = try await runRamp(form, feature: name, in: context, isDryRun: !isApplying)
+            if isApplying {
+                return .seeOther(
+                    Notice(.rampChanged).appended(to: EnvironmentURLs(context.path).feature(name) + "/ramp"))
+            }
+            confirmation = RampPage.Confirmation(report, form: form)
+        } catch {
+            pageError = try Self.userError(error)
+        }
+        var page = try await rampPage(name, in: context, draft: form)
+        page.confirmation = confirmation
+        page.error = pageError?.message
+        return .html(templates.render(page, as: "ramp"), status: pageError?.status ?? .ok)
+    }
+
+    private func runRamp(
+        _ form: RampForm, feature: String, in context: DashboardEnvironmentContext<Needs.Editor>, isDryRun: Bool
+    ) async throws -> RampReport {
+        let (path, actor, now) = (context.path, context.session.identity.actor, clock.now)
+        switch form.do {
+        case "create":
+            let steps = try form.steps.split(separator: ",").map { text in
+                guard let share = Double(text.trimmingCharacters(in: .whitespaces)) else {
+                    throw APIError.invalid(
+                        "“\(text)” is not a share: write the steps as percents with commas between, e.g. 1, 5, 20, 50, 100."
+                    )
+                }
+                return share
+            }
+            guard let seconds = DurationText.seconds(from: form.hold.trimmingCharacters(in: .whitespaces)) else {
+                throw RampError.invalidHold(form.hold)
+            }
+            return try await store.createRamp(
+                RampRequest(
+                    feature: feature, variation: form.variation, steps: steps, holdSeconds: seconds),
+                in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case "pause":
+            return try await store.pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case "resume":
+            return try await store.resumeRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case "advance":
+            return try await store.advanceRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case "abort":
+            return try await store.abortRamp(
+                of: feature, in: path, rollingBack: form.rollBack == "true", actor: actor, now: now, isDryRun: isDryRun)
+        default:
+            throw APIError.invalid(
+                "“\(form.do)” is not something a ramp does: start, pause, resume, advance or abort it.")
+        }
+    }
+
+    private func rampPage(
+        _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, draft: RampForm
+    ) async throws -> RampPage {
+        let path = context.path
+        let feature = try await store.feature(name, in: path).feature
+        let report: RampReport?
+        do {
+            report = try await store.ramp(of: name, in: path)
+        } catch RampError.rampNotFound {
+            report = nil
+        }
+        return RampPage(
+            chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/ramp" }), feature: feature,
+            featureURL: EnvironmentURLs(path).feature(name), report: report, canEdit: context.canEdit,
+            csrf: context.session.csrfToken, draft: draft, now: clock.now)
+    }
+}
+
+/// The ramp form: an action, and for `create` the ramp's variation, steps and hold.
+struct RampForm: DashboardForm {
+    var csrf: String
+    var `do`: String
+    var action: String?
+    var variation: String?
+    var steps: String
+    var hold: String
+    var rollBack: String?
+
+    /// What the create form starts with.
+    static let empty = RampForm(csrf: "", do: "create", steps: "1, 5, 20, 50, 100", hold: "24h")
+
+    enum CodingKeys: String, CodingKey {
+        case csrf, `do`, action, variation, steps, hold, rollBack
+    }
+
+    init(
+        csrf: String, do action: String, action preview: String? = nil, variation: String? = nil, steps: String,
+        hold: String, rollBack: String? = nil
+    ) {
+        self.csrf = csrf
+        self.do = action
+        self.action = preview
+        self.variation = variation
+        self.steps = steps
+        self.hold = hold
+        self.rollBack = rollBack
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        csrf = try container.decode(String.self, forKey: .csrf)
+        self.do = try container.decode(String.self, forKey: .do)
+        action = try container.decodeIfPresent(String.self, forKey: .action)
+        variation = try container.decodeIfPresent(String.self, forKey: .variation)
+        steps = try container.decodeIfPresent(String.self, forKey: .steps) ?? ""
+        hold = try container.decodeIfPresent(String.self, forKey: .hold) ?? ""
+        rollBack = try container.decodeIfPresent(String.self, forKey: .rollBack)
+    }
+}

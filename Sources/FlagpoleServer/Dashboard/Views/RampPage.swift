@@ -1,0 +1,204 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+
+/// The ramp page: the test's ramp as a timeline, its actions, and the create form.
+struct RampPage: Sendable {
+    /// One step of the timeline.
+    struct Step: Sendable {
+        var number: Int
+        var share: String
+        /// Applied (when, as which revision, by whom, folding what), folded, due, or waiting.
+        var status: String
+        var time: ResultsTime?
+        var movedUsers: String?
+        var isApplied: Bool
+        var isNext: Bool
+    }
+
+    /// Something else that happened to the ramp.
+    struct Event: Sendable {
+        var time: ResultsTime
+        var text: String
+    }
+
+    /// A button that plans an action.
+    struct Action: Sendable {
+        var name: String
+        var label: String
+        var isRollBack: Bool
+    }
+
+    /// One step's plan, in words.
+    struct StepPlan: Sendable {
+        var title: String
+        var moves: [String]
+        var summary: String
+        var cachedGroups: String?
+    }
+
+    /// An action planned: what it will do, and the button that does it.
+    struct Confirmation: Sendable {
+        var summary: String
+        var plans: [StepPlan]
+        var name: String
+        var label: String
+        var variation: String?
+        var steps: String
+        var hold: String
+        var rollBack: String?
+
+        init(_ report: RampReport, form: RampForm) {
+            summary = report.summary
+            plans = RampPage.plans(report)
+            name = form.do
+            label =
+                switch form.do {
+                case "create": "Start the ramp"
+                case "pause": "Pause the ramp"
+                case "resume": "Resume the ramp"
+                case "advance": "Apply the next step now"
+                default: form.rollBack == "true" ? "Abort and roll back to 0 %" : "Abort the ramp"
+                }
+            variation = form.variation
+            steps = form.steps
+            hold = form.hold
+            rollBack = form.rollBack
+        }
+    }
+
+    /// The form that starts a ramp: the variations that can grow, steps and hold.
+    struct CreateForm: Sendable {
+        var variations: [Choice]
+        var steps: String
+        var hold: String
+    }
+
+    var chrome: Chrome
+    var name: String
+    var featureURL: String
+    var canEdit: Bool
+    var csrf: String
+    var error: String?
+    var rampTitle: String?
+    var state: String?
+    var steps: [Step] = []
+    var events: [Event] = []
+    var hasEvents = false
+    var actions: [Action] = []
+    /// The plans of the steps to come, when no action is being confirmed.
+    var upcoming: [StepPlan] = []
+    var hasUpcoming = false
+    var create: CreateForm?
+    var confirmation: Confirmation?
+
+    init(
+        chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, canEdit: Bool, csrf: String,
+        draft: RampForm, now: Date
+    ) {
+        self.chrome = chrome
+        name = feature.name
+        self.featureURL = featureURL
+        self.canEdit = canEdit
+        self.csrf = csrf
+        if let report {
+            let ramp = report.ramp
+            rampTitle =
+                "Ramp \(ramp.id): \(ramp.variation) \(ramp.steps.map { Percent.format($0) }.joined(separator: " → ")), each step held \(DurationText.text(seconds: ramp.holdSeconds)). Created by \(ramp.createdBy)."
+            state = report.summary
+            steps = Self.timeline(ramp, plans: report.plans)
+            events = ramp.events.map { Event(time: ResultsTime($0.at), text: Self.text(of: $0)) }
+            hasEvents = !events.isEmpty
+            upcoming = Self.plans(report)
+            hasUpcoming = !upcoming.isEmpty
+            if canEdit {
+                actions =
+                    switch ramp.state {
+                    case .running:
+                        [
+                            Action(name: "pause", label: "Plan pausing", isRollBack: false),
+                            Action(name: "advance", label: "Plan the next step now", isRollBack: false),
+                        ]
+                    case .paused:
+                        [
+                            Action(name: "resume", label: "Plan resuming", isRollBack: false),
+                            Action(name: "advance", label: "Plan the next step now", isRollBack: false),
+                        ]
+                    case .finished, .aborted: []
+                    }
+                if ramp.state.isActive {
+                    actions += [
+                        Action(name: "abort", label: "Plan aborting", isRollBack: false),
+                        Action(name: "abort", label: "Plan aborting and rolling back to 0 %", isRollBack: true),
+                    ]
+                }
+            }
+        }
+        // A test without an active ramp takes one: only a variation at either end can grow.
+        if canEdit, feature.kind.isTest, report.map({ !$0.ramp.state.isActive }) ?? true {
+            let variations = feature.effectiveVariations
+            let ends = variations.count > 1 ? [variations[0], variations[variations.count - 1]] : variations
+            let chosen = draft.variation ?? (feature.kind == .onOffABTest ? "Enabled" : ends.last)
+            create = CreateForm(
+                variations: ends.map {
+                    Choice(name: $0, value: $0, isSelected: $0.lowercased() == chosen?.lowercased())
+                },
+                steps: draft.steps, hold: draft.hold)
+        }
+    }
+
+    private static func timeline(_ ramp: Ramp, plans: [RampStepPlan]) -> [Step] {
+        let due = Dictionary(plans.filter { $0.step >= 0 }.map { ($0.step, $0.dueAt) }, uniquingKeysWith: { a, _ in a })
+        return ramp.steps.enumerated().map { index, share in
+            var step = Step(
+                number: index + 1, share: Percent.format(share), status: "", isApplied: false,
+                isNext: ramp.state.isActive && index == ramp.nextStep)
+            if let applied = ramp.applied.first(where: { $0.step == index }) {
+                step.isApplied = true
+                step.time = ResultsTime(applied.appliedAt)
+                let folded =
+                    applied.folded.isEmpty
+                    ? ""
+                    : ", folding step\(applied.folded.count == 1 ? "" : "s") \(applied.folded.map { String($0 + 1) }.joined(separator: ", "))"
+                step.status = "Applied as revision \(applied.revision) by \(applied.appliedBy)\(folded)"
+                step.movedUsers =
+                    "\(applied.movedUsers.grouped) recorded user\(applied.movedUsers == 1 ? "" : "s") moved"
+            } else if ramp.applied.contains(where: { $0.folded.contains(index) }) {
+                step.status = "Folded into a later step after downtime"
+            } else if let dueAt = due[index] ?? nil {
+                step.time = ResultsTime(dueAt)
+                step.status = "Due"
+            } else {
+                step.status = ramp.state.isActive ? "Waits until the ramp runs" : "Not applied"
+            }
+            return step
+        }
+    }
+
+    static func plans(_ report: RampReport) -> [StepPlan] {
+        report.plans.map { step in
+            let plan = step.plan
+            return StepPlan(
+                title: step.step < 0
+                    ? "Rolling back to 0 %"
+                    : "Step \(step.step + 1): \(report.ramp.variation) \(Percent.format(step.share))",
+                moves: plan.moves.map(PlanView.sentence),
+                summary:
+                    "\(Percent.format(plan.movingShare)) of all users change group; \(plan.movingUsers.grouped) of \(plan.recordedUsers.grouped) recorded users move.",
+                cachedGroups: plan.movingPlacedByRules > 0
+                    ? "\(plan.movingPlacedByRules.grouped) of them were placed by a rule: FeatureFlags apps that keep the rule's point leave its group."
+                    : nil)
+        }
+    }
+
+    private static func text(of event: RampEvent) -> String {
+        let detail = event.detail.map { ": \($0)" } ?? ""
+        return switch event.kind {
+        case .created: "Created by \(event.actor)"
+        case .paused: "Paused\(detail)"
+        case .resumed: "Resumed by \(event.actor)\(detail)"
+        case .aborted: "Aborted\(detail)"
+        case .finished: "Finished"
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@testable import FlagpoleServer
+
+/// The ramp page: a ramp planned then started from its form, its timeline, and each action
+/// planned before it is done.
+@Suite("The dashboard's ramp page")
+struct RampDashboardTests {
+    static let feature = "/tenants/acme/production/features/checkout"
+    static let page = "\(feature)/ramp"
+
+    @Test("A ramp is planned, started, paused, resumed, advanced and aborted from its page, each action planned first")
+    func lifecycle() async throws {
+        let server = try await RampAPITests.server()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let empty = try await browser.get(Self.page)
+            #expect(empty.status == .ok && empty.text.contains("checkout has no ramp yet."))
+            #expect(empty.text.contains(#"<option value="Enabled" selected>Enabled</option>"#))
+            let csrf = DashboardBrowser.csrf(in: empty)
+            #expect(try await browser.get(Self.feature).text.contains(#"id="ramp-link""#))
+
+            // Planned: every step's plan, nothing written.
+            let fields: KeyValuePairs<String, String> = [
+                "csrf": csrf, "do": "create", "variation": "Enabled", "steps": "1, 5, 20, 50, 100", "hold": "24h",
+                "action": "preview",
+            ]
+            let plan = try await browser.post(Self.page, fields)
+            #expect(plan.status == .ok)
+            for step in ["Step 1: Enabled 1 %", "Step 3: Enabled 20 %", "Step 5: Enabled 100 %", "Start the ramp"] {
+                #expect(plan.text.contains(step), "\(step)")
+            }
+            #expect(try await server.store.ramps(in: TestServer.acme).isEmpty)
+
+            let started = try await browser.post(
+                Self.page,
+                [
+                    "csrf": csrf, "do": "create", "variation": "Enabled", "steps": "1, 5, 20, 50, 100", "hold": "24h",
+                    "action": "apply",
+                ])
+            #expect(
+                started.status == .seeOther && started.headers[.location] == "\(Self.page)?notice=ramp-changed#notice")
+            let timeline = try await browser.get(started.headers[.location]!)
+            #expect(timeline.text.contains("Step 1: 1 %</strong> · Applied as revision"))
+            #expect(timeline.text.contains("Step 2: 5 %</strong> · Due"))
+            #expect(timeline.text.contains("Created by") && timeline.text.contains("Plan pausing"))
+            #expect(timeline.text.contains("Steps to come") && !timeline.text.contains("Start a ramp"))
+
+            for (action, label, state) in [
+                ("pause", "Pause the ramp", RampState.paused), ("resume", "Resume the ramp", .running),
+                ("advance", "Apply the next step now", .running),
+            ] {
+                let planned = try await browser.post(Self.page, ["csrf": csrf, "do": action, "action": "preview"])
+                #expect(planned.status == .ok && planned.text.contains(label), "\(action)")
+                let done = try await browser.post(Self.page, ["csrf": csrf, "do": action, "action": "apply"])
+                #expect(done.status == .seeOther, "\(action)")
+                #expect(try await server.store.ramp(of: "checkout", in: TestServer.acme).ramp.state == state)
+            }
+            #expect(try await server.store.ramp(of: "checkout", in: TestServer.acme).ramp.applied.count == 2)
+
+            let abort = try await browser.post(
+                Self.page, ["csrf": csrf, "do": "abort", "rollBack": "true", "action": "preview"])
+            #expect(abort.text.contains("Rolling back to 0 %") && abort.text.contains("Abort and roll back to 0 %"))
+            _ = try await browser.post(Self.page, ["csrf": csrf, "do": "abort", "rollBack": "true", "action": "apply"])
+            let over = try await browser.get(Self.page)
+            #expect(over.text.contains("Aborted") && over.text.contains("Start a ramp"))
+            #expect(try await server.store.feature("checkout", in: TestServer.acme).feature.testBiases == [0, 100])
+        }
+    }
+
+    @Test("Bad steps are refused on the page with what to fix; a reader sees the timeline but no form")
+    func refusals() async throws {
+        let server = try await RampAPITests.server()
+        try await server.test { client in
+            var editor = DashboardBrowser(client)
+            try await editor.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await editor.get(Self.page))
+            let bad = try await editor.post(
+                Self.page, ["csrf": csrf, "do": "create", "steps": "5, 1", "hold": "24h", "action": "preview"])
+            #expect(bad.status == .unprocessableContent && bad.text.contains("is not above step 1"))
+            #expect(bad.text.contains(#"value="5, 1""#))
+            let word = try await editor.post(
+                Self.page, ["csrf": csrf, "do": "create", "steps": "1, five", "hold": "24h", "action": "preview"])
+            #expect(word.status == .unprocessableContent && word.text.contains("“ five” is not a share"))
+            #expect(try await server.store.ramps(in: TestServer.acme).isEmpty)
+
+            _ = try await editor.post(
+                Self.page, ["csrf": csrf, "do": "create", "steps": "10, 100", "hold": "1h", "action": "apply"])
+            var reader = DashboardBrowser(client)
+            try await reader.signIn(with: server.key("acme", .reader))
+            let read = try await reader.get(Self.page)
+            #expect(read.text.contains("Step 1: 10 %") && !read.text.contains("Plan pausing"))
+            let refused = try await reader.post(
+                Self.page, ["csrf": DashboardBrowser.csrf(in: read), "do": "pause", "action": "apply"])
+            #expect(refused.status == .forbidden)
+        }
+    }
+}
