@@ -70,3 +70,41 @@ CREATE TABLE ramp_events (
 );
 
 CREATE INDEX ramp_events_by_ramp ON ramp_events (ramp_id, id);
+
+-- Trigger URLs: an alert in another system (Crashlytics, Sentry) calls one to stop a test's ramp
+-- or switch a feature off. Only the token's SHA-256 is kept, as for keys.
+CREATE TABLE triggers (
+    id INTEGER PRIMARY KEY,
+    tenant_id INTEGER NOT NULL,
+    environment_id INTEGER NOT NULL,
+    feature_id INTEGER NOT NULL REFERENCES features(id) ON DELETE CASCADE,
+    -- pause: the feature's active ramp pauses; rollback: it is aborted and its variation goes
+    -- back to 0 %; disable: the feature is switched off, as one revision (its ramp pauses too).
+    action TEXT NOT NULL CHECK (action IN ('pause', 'rollback', 'disable')),
+    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+    sha256 BLOB NOT NULL UNIQUE CHECK (length(sha256) = 32),
+    -- The token's marker and first digits, to tell triggers apart in lists.
+    prefix TEXT NOT NULL UNIQUE,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER,
+    FOREIGN KEY (environment_id, tenant_id) REFERENCES environments(id, tenant_id) ON DELETE CASCADE
+);
+
+CREATE INDEX triggers_by_feature ON triggers (feature_id);
+
+-- Every call of a trigger, with its caller and what it did.
+CREATE TABLE trigger_calls (
+    id INTEGER PRIMARY KEY,
+    trigger_id INTEGER NOT NULL REFERENCES triggers(id) ON DELETE CASCADE,
+    at INTEGER NOT NULL,
+    -- The caller's address, and its User-Agent as sent (at most 200 characters).
+    address TEXT NOT NULL,
+    user_agent TEXT,
+    -- Whether it acted: a call within a minute of the last one that acted does not.
+    acted INTEGER NOT NULL CHECK (acted IN (0, 1)),
+    -- What it did, in words.
+    outcome TEXT NOT NULL
+);
+
+CREATE INDEX trigger_calls_by_trigger ON trigger_calls (trigger_id, id);

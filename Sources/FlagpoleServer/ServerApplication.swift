@@ -146,6 +146,8 @@ public enum ServerApplication {
         AdminAPI(store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock).register(
             on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
+        TriggerCallRoute(store: store, clock: configuration.clock, trustsProxy: configuration.trustsProxy).register(
+            on: router)
         Dashboard(
             store: store, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
             defaultCacheControl: configuration.defaultCacheControl, trustsProxy: configuration.trustsProxy,

@@ -35,9 +35,20 @@ extension FeatureStore {
     public func setEnabled(
         _ isEnabled: Bool, feature name: String, in path: EnvironmentPath, options: EditOptions
     ) async throws -> EditOutcome {
-        try await edit(
-            name, in: path, kind: .edit, options: options, message: "\(isEnabled ? "enable" : "disable") \(name)"
-        ) { feature in
+        try await transaction(isReadOnly: options.isDryRun) { db in
+            try Self.setEnabled(db, isEnabled, feature: name, in: path, options: options)
+        }
+    }
+
+    /// `setEnabled` inside a transaction the caller holds (a trigger's call).
+    static func setEnabled(
+        _ db: any SQLConnection, _ isEnabled: Bool, feature name: String, in path: EnvironmentPath,
+        options: EditOptions
+    ) throws -> EditOutcome {
+        try edit(
+            db, name, in: path, kind: .edit, options: options, message: "\(isEnabled ? "enable" : "disable") \(name)"
+        ) {
+            feature in
             // `enabled` absent already means enabled for a test: writing it would change nothing the app sees.
             if feature.isEnabled != isEnabled { feature.enabled = isEnabled }
         }

@@ -167,28 +167,7 @@ extension FeatureStore {
             guard ramp.state.isActive else {
                 throw RampError.wrongState(feature: feature, state: ramp.state, action: "aborted")
             }
-            var plans: [RampStepPlan] = []
-            if rollingBack {
-                let scope = try db.environments.scope(of: path)
-                let stored = try db.features.stored(named: ramp.feature, in: scope)
-                let course = try ramp.course(of: stored.feature)
-                let outcome = try Self.edit(
-                    db, ramp.feature, in: path, kind: .bias,
-                    options: EditOptions(isDryRun: isDryRun, actor: actor, time: now),
-                    message: "abort ramp \(ramp.id): \(course.variation) back to 0 %"
-                ) { feature in
-                    feature = try course.feature(feature, at: 0)
-                }
-                plans = outcome.plans.map { RampStepPlan(step: -1, share: 0, dueAt: nil, plan: $0) }
-            }
-            ramp.state = .aborted
-            ramp.dueAt = nil
-            ramp.reason = "aborted by \(actor)" + (rollingBack ? ", rolled back to 0 %" : "")
-            if !isDryRun {
-                try db.ramps.update(ramp)
-                try db.ramps.insertEvent(
-                    RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
-            }
+            let plans = try Self.abort(db, &ramp, rollingBack: rollingBack, actor: actor, now: now, isDryRun: isDryRun)
             var report = try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
             report.plans = plans
             return report
@@ -299,7 +278,36 @@ extension FeatureStore {
         return (record, outcome.plans.first)
     }
 
-    private static func pause(
+    /// Stops an active ramp for good; with `rollingBack`, gives the growing variation's share
+    /// back to its neighbour as one more revision by `actor`, whose plan it returns.
+    static func abort(
+        _ db: any SQLConnection, _ ramp: inout RampRow, rollingBack: Bool, actor: String, now: Date, isDryRun: Bool
+    ) throws -> [RampStepPlan] {
+        var plans: [RampStepPlan] = []
+        if rollingBack {
+            let scope = try db.environments.scope(of: ramp.path)
+            let course = try ramp.course(of: try db.features.stored(named: ramp.feature, in: scope).feature)
+            let outcome = try edit(
+                db, ramp.feature, in: ramp.path, kind: .bias,
+                options: EditOptions(isDryRun: isDryRun, actor: actor, time: now),
+                message: "abort ramp \(ramp.id): \(course.variation) back to 0 %"
+            ) { feature in
+                feature = try course.feature(feature, at: 0)
+            }
+            plans = outcome.plans.map { RampStepPlan(step: -1, share: 0, dueAt: nil, plan: $0) }
+            if outcome.isApplied { ramp.knownRevision = outcome.revision }
+        }
+        ramp.state = .aborted
+        ramp.dueAt = nil
+        ramp.reason = "aborted by \(actor)" + (rollingBack ? ", rolled back to 0 %" : "")
+        if !isDryRun {
+            try db.ramps.update(ramp)
+            try db.ramps.insertEvent(RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
+        }
+        return plans
+    }
+
+    static func pause(
         _ db: any SQLConnection, _ ramp: inout RampRow, actor: String, reason: String, now: Date, isDryRun: Bool
     ) throws {
         ramp.state = .paused

@@ -78,3 +78,16 @@ enum MemberLinkKind: SecretKind {
 }
 
 typealias MemberLinkToken = Secret<MemberLinkKind>
+
+/// A trigger's token: `fpt_` and 64 hex digits (256 random bits), in the URL an alert calls.
+enum TriggerKind: SecretKind {
+    static let marker = "fpt_"
+    static let randomBytes = 32
+}
+
+typealias TriggerToken = Secret<TriggerKind>
+
+extension Secret where Kind == TriggerKind {
+    /// The marker and 8 digits, shown in listings.
+    var prefix: String { String(value.prefix(12)) }
+}

@@ -34,6 +34,7 @@ struct Flagpole: AsyncParsableCommand {
             RolloutCommand.self,
             RampCommand.self,
             TickCommand.self,
+            TriggerCommand.self,
             AssignCommand.self,
             AssignmentsCommand.self,
             UnlockCommand.self,

@@ -184,6 +184,30 @@ struct RampServerTests {
         #expect(try rig.revisions().count == 3)
     }
 
+    @Test("An alert's POST to a trigger URL pauses the ramp on the real server; the command line lists the call")
+    func triggerPauses() throws {
+        let rig = try RampRig(users: 10)
+        try #require(
+            rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1h", "--tenant", "acme"]).status == 0
+        )
+        let server = try rig.server()
+        defer { _ = server.stop() }
+        let created = try rig.run([
+            "trigger", "create", "checkout", "--action", "pause", "--name", "Crashlytics velocity alert", "--tenant",
+            "acme", "--url", server.baseURL,
+        ])
+        let url = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(created.status == 0 && url.hasPrefix("\(server.baseURL)/triggers?token=fpt_"), "\(created.stderr)")
+        let call = try Curl.run(["-X", "POST", "-A", "Crashlytics/1.0", "--data", #"{"issue": 1}"#, url])
+        #expect(call.status == 200, "\(String(decoding: call.body, as: UTF8.self))")
+        #expect(try rig.ramp()["state"] as? String == "paused")
+        let listed = try rig.run(["trigger", "list", "--tenant", "acme"]).stdout
+        #expect(
+            listed.contains("Crashlytics velocity alert") && listed.contains("from 127.0.0.1: paused ramp 1"),
+            "\(listed)")
+        #expect(!listed.contains(url.components(separatedBy: "token=").last!))
+    }
+
     @Test("Bad ramps on the command line are refused with what to do, and nothing is saved")
     func badInput() throws {
         let rig = try RampRig(users: 10)

@@ -51,6 +51,9 @@ struct IsolationMatrixTests {
         "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/tags": .editor,
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .reader,
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/results": .reader,
+        "GET /api/v1/tenants/{tenant}/environments/{env}/triggers": .reader,
+        "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/triggers": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/triggers/{prefix}": .editor,
         "GET /api/v1/tenants/{tenant}/environments/{env}/ramps": .reader,
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/ramp": .reader,
         "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/ramp": .editor,
@@ -185,6 +188,8 @@ struct IsolationMatrixTests {
         "POST /welcome",
         "GET /dashboard.css",
         "GET /dashboard.js",
+        // An alert's call: the trigger's token is the credential.
+        "POST /triggers",
     ]
 
     /// Every route of the real router.

@@ -87,4 +87,44 @@ struct RampAPITests {
             #expect(try listed.json.arrayCount == 0)
         }
     }
+
+    @Test(
+        "A trigger made over the API answers its URL once; an alert's POST pauses the ramp, again within a minute gets 429"
+    )
+    func triggers() async throws {
+        let server = try await Self.server()
+        let editor = server.key("acme", .editor)
+        try await server.test { client in
+            _ = try await client.send(.post, Self.ramp, key: editor, body: #"{"steps": [10, 100], "hold": "1h"}"#)
+            let made = try await client.send(
+                .post, "\(Self.environment)/features/checkout/triggers", key: editor,
+                body: #"{"action": "pause", "name": "Crashlytics"}"#)
+            #expect(made.status == .created)
+            let url = try #require(try made.json["url"]?.string)
+            let token = try #require(try made.json["token"]?.string)
+            #expect(url.hasSuffix("/triggers?token=\(token)"))
+            let bad = try await client.send(
+                .post, "\(Self.environment)/features/checkout/triggers", key: editor,
+                body: #"{"action": "explode", "name": "x"}"#)
+            #expect(bad.status == .unprocessableContent)
+
+            let alert = #"{"event": "velocity", "issue": 42}"#
+            let called = try await client.send(.post, "/triggers?token=\(token)", body: alert)
+            #expect(called.status == .ok)
+            #expect(try called.json["acted"] == .bool(true) && called.json["outcome"] == .string("paused ramp 1"))
+            let again = try await client.send(.post, "/triggers?token=\(token)", body: alert)
+            #expect(again.status == .tooManyRequests && again.headers[.retryAfter] == "60")
+            #expect(try await client.send(.post, "/triggers?token=fpt_nope", body: "").status == .notFound)
+            #expect(try await client.send(.post, "/triggers", body: "").status == .unprocessableContent)
+
+            let listed = try await client.send(.get, "\(Self.environment)/triggers", key: server.key("acme", .reader))
+            #expect(try listed.json[0]?["calls"]?.arrayCount == 2)
+            #expect(!listed.text.contains(token))
+            let prefix = try #require(try listed.json[0]?["prefix"]?.string)
+            let revoked = try await client.send(.delete, "\(Self.environment)/triggers/\(prefix)", key: editor)
+            #expect(revoked.status == .ok)
+            #expect(try await client.send(.post, "/triggers?token=\(token)", body: "").status == .gone)
+        }
+        #expect(try await server.store.ramp(of: "checkout", in: TestServer.acme).ramp.state == .paused)
+    }
 }

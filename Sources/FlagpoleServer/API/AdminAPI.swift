@@ -26,6 +26,7 @@ struct AdminAPI: Sendable {
         registerResults(on: api)
         registerAssignments(on: api)
         registerRamps(on: api)
+        registerTriggers(on: api)
     }
 
     /// Reads the JSON body of a request.

@@ -117,13 +117,9 @@ extension Dashboard {
         return response
     }
 
-    /// Where a sign-in comes from, as failed ones are counted: the peer, or with `trustsProxy`
-    /// the address the proxy in front names.
+    /// Where a sign-in comes from, as failed ones are counted.
     func clientAddress(_ request: Request, _ context: FlagpoleRequestContext) -> String {
-        if trustsProxy, let forwarded = request.headers[.xForwardedFor]?.split(separator: ",").last {
-            return forwarded.trimmingCharacters(in: .whitespaces)
-        }
-        return context.remoteAddress?.ipAddress ?? "unknown"
+        request.clientAddress(context, trustsProxy: trustsProxy)
     }
 
     /// POST /logout: ends the session everywhere, not only in this browser.

@@ -110,6 +110,14 @@ extension APIError {
                 default: .unprocessableContent
                 }
             self.init(status, code: error.code, error.description)
+        case let error as TriggerError:
+            let status: HTTPResponse.Status =
+                switch error {
+                case .triggerNotFound, .unknownToken: .notFound
+                case .revoked: .gone
+                default: .unprocessableContent
+                }
+            self.init(status, code: error.code, error.description)
         case StorageError.busy:
             self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
         case let error as StorageError where error.isUnavailable:

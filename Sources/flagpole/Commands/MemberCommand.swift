@@ -19,10 +19,7 @@ struct MemberCommand: ParsableCommand {
                 valueName: "url"))
         var url: String?
 
-        var server: String {
-            let base = url ?? ProcessInfo.processInfo.environment["FLAGPOLE_URL"] ?? "http://localhost:8080"
-            return base.hasSuffix("/") ? String(base.dropLast()) : base
-        }
+        var server: String { ServerURL.base(url) }
 
         /// Prints the link on its own line, which only its member should see.
         func print(_ link: MemberLink, json: Bool) {

@@ -1,0 +1,32 @@
+import FlagpoleCore
+import FlagpoleStore
+import Foundation
+import Hummingbird
+
+/// Trigger URLs: `flagpole trigger`. A created trigger's token is in the answer only.
+extension AdminAPI {
+    func registerTriggers(on api: RouterGroup<FlagpoleRequestContext>) {
+        let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
+        let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
+
+        reader.get("triggers") { _, context -> Response in
+            .json(.array(try await store.triggers(in: context.path).map(\.jsonValue)))
+        }
+        editor.post("features/:feature/triggers") { request, context -> Response in
+            let body = try await body(request, allowed: ["action", "name"])
+            let text = try body.requiredString("action")
+            guard let action = Trigger.Action(rawValue: text) else {
+                throw APIError.invalid(TriggerError.invalidAction(text).description, pointer: "/action")
+            }
+            let created = try await store.createTrigger(
+                for: try context.feature(), action: action, name: try body.requiredString("name"), in: context.path,
+                actor: context.actor, now: clock.now)
+            return .json(created.jsonValue(serverURL: request.serverURL), status: .created)
+        }
+        editor.delete("triggers/:prefix") { _, context -> Response in
+            let prefix = try context.decodedParameter("prefix")
+            try await store.revokeTrigger(prefix, in: context.path, now: clock.now)
+            return .json(["revoked": .string(prefix)])
+        }
+    }
+}
