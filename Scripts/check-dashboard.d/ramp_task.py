@@ -48,3 +48,21 @@ def run(check, environment):
         button.click()
         check.wait_for(f"the ramp {state.lower()}", lambda: driver.find_element(By.ID, "ramp-state").text.startswith(state))
         check.checked(f"ramp-{action}", ["ol.ramp-steps li", "ul.ramp-events li"])
+
+    # A trigger: its URL shown once, then revoked after confirming.
+    driver.find_element(By.ID, "trigger-name").send_keys("Crashlytics velocity alert")
+    Select(driver.find_element(By.ID, "trigger-action")).select_by_value("rollback")
+    check.click("form#trigger-form button[type=submit]")
+    if not check.wait_for("the new trigger's URL", lambda: driver.find_elements(By.ID, "new-trigger-url")):
+        return
+    url = driver.find_element(By.ID, "new-trigger-url").text.strip()
+    if "/triggers?token=fpt_" not in url:
+        check.fail(f"ramp-trigger-made: the URL shown is {url!r}")
+    check.checked("ramp-trigger-made", ["button[data-copy=new-trigger-url]", "table.triggers tbody tr"], phone=True)
+    check.click("table.triggers button[value=preview]")
+    if not check.wait_for("the revoke confirmation", lambda: driver.find_elements(By.CSS_SELECTOR, "#confirm-revoke button.danger")):
+        return
+    check.checked("ramp-trigger-revoke-confirm", ["#confirm-revoke button.danger"])
+    check.click("#confirm-revoke button.danger")
+    check.wait_for("the revoked trigger", lambda: "The trigger is revoked" in driver.page_source)
+    check.checked("ramp-trigger-revoked", ["p.notice", "table.triggers tbody tr"])

@@ -21,7 +21,8 @@ extension FeatureStore {
                 throw CoreError.winnerRequired(
                     feature: stored.feature.name, variations: stored.feature.effectiveVariations)
             }
-            let course = try RampCourse(feature: stored.feature, variation: variation, in: path)
+            let course = try RampCourse(feature: stored.feature, variation: variation)
+            guard stored.feature.isEnabled else { throw RampError.testDisabled(path, feature: stored.feature.name) }
             try Self.check(steps: request.steps, above: course.baseShare, of: course.variation)
             if let active = try db.ramps.active(featureID: stored.id) {
                 throw RampError.alreadyRamping(path, feature: stored.feature.name, id: active.id)
@@ -132,7 +133,9 @@ extension FeatureStore {
             guard ramp.state.isActive else {
                 throw RampError.wrongState(feature: feature, state: ramp.state, action: "advanced")
             }
-            if ramp.state == .paused { try Self.rebase(db, &ramp) }
+            // From the test as it is: a paused ramp's, or a running one's that a revision changed
+            // since its last step (noticed only at its next due step).
+            try Self.rebase(db, &ramp)
             guard ramp.nextStep < ramp.steps.count else {
                 throw RampError.wrongState(feature: feature, state: .finished, action: "advanced")
             }
@@ -285,8 +288,10 @@ extension FeatureStore {
     ) throws -> [RampStepPlan] {
         var plans: [RampStepPlan] = []
         if rollingBack {
+            // The share the variation has now goes back, whoever gave it: the ramp or a person since.
             let scope = try db.environments.scope(of: ramp.path)
-            let course = try ramp.course(of: try db.features.stored(named: ramp.feature, in: scope).feature)
+            let current = try db.features.stored(named: ramp.feature, in: scope).feature
+            let course = try RampCourse(feature: current, variation: ramp.variation)
             let outcome = try edit(
                 db, ramp.feature, in: ramp.path, kind: .bias,
                 options: EditOptions(isDryRun: isDryRun, actor: actor, time: now),
@@ -323,7 +328,8 @@ extension FeatureStore {
     private static func rebase(_ db: any SQLConnection, _ ramp: inout RampRow) throws {
         let scope = try db.environments.scope(of: ramp.path)
         let stored = try db.features.stored(named: ramp.feature, in: scope)
-        let course = try RampCourse(feature: stored.feature, variation: ramp.variation, in: ramp.path)
+        let course = try RampCourse(feature: stored.feature, variation: ramp.variation)
+        guard stored.feature.isEnabled else { throw RampError.testDisabled(ramp.path, feature: ramp.feature) }
         ramp.base = course.base
         ramp.knownRevision = try db.environments.lastChange(of: ramp.feature, in: scope)?.revision ?? ramp.knownRevision
         let above = ramp.steps.firstIndex { $0 > course.baseShare } ?? ramp.steps.count
@@ -371,8 +377,9 @@ extension FeatureStore {
     private static func upcomingPlans(_ db: any SQLConnection, _ ramp: RampRow) throws -> [RampStepPlan] {
         guard ramp.state.isActive, ramp.nextStep < ramp.steps.count else { return [] }
         let scope = try db.environments.scope(of: ramp.path)
-        let stored = try db.features.stored(named: ramp.feature, in: scope)
-        guard let course = try? ramp.course(of: stored.feature) else { return [] }
+        // A test removed from the document, or changed so that the ramp can't grow it, has no plans.
+        let stored = try db.features.stored(named: ramp.feature, in: scope, includingArchived: true)
+        guard stored.position != nil, let course = try? ramp.course(of: stored.feature) else { return [] }
         let revision = try db.environments.latestRevisionNumber(in: scope)
         let targeting = try TargetingDocument(
             stored: try revision.flatMap { try db.environments.targeting(ofRevision: $0, in: scope) })

@@ -215,7 +215,7 @@ struct RampServerTests {
             (["--steps", "5,1", "--hold", "24h"], "is not above step 1"),
             (["--steps", "1,5", "--hold", "0s"], "hold each step at least 1 second"),
             (["--steps", "1,5", "--hold", "soon"], "is not a hold"),
-            (["--steps", "1,five", "--hold", "1h"], "is not a list of percents"),
+            (["--steps", "1,five", "--hold", "1h"], "“five” is not a share"),
             (["--steps", "1,5", "--hold", "1h", "--variation", "Maybe"], "Maybe"),
         ]
         for (arguments, message) in cases {

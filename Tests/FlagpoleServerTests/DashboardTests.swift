@@ -30,6 +30,7 @@ struct DashboardTests {
         ("\(abTest)/biases", ["biases[]": "30", "biases[]": "70", "planned": "30 70", "action": "apply"]),
         ("\(abTest)/rollout", ["variation": "Group A", "action": "apply"]),
         ("\(abTest)/ramp", ["do": "create", "variation": "Group B", "steps": "60", "hold": "1h", "action": "apply"]),
+        ("\(abTest)/ramp/triggers", ["name": "Crashlytics", "triggerAction": "pause"]),
         ("\(base)/users/qa-1/overrides", ["feature": TestServer.abTest, "variation": "Group B"]),
         ("\(base)/revisions/rollback", ["to": "1"]),
         ("\(base)/import", ["source": #"{"features": []}"#, "action": "apply"]),

@@ -87,7 +87,7 @@ struct RampDashboardTests {
             #expect(bad.text.contains(#"value="5, 1""#))
             let word = try await editor.post(
                 Self.page, ["csrf": csrf, "do": "create", "steps": "1, five", "hold": "24h", "action": "preview"])
-            #expect(word.status == .unprocessableContent && word.text.contains("“ five” is not a share"))
+            #expect(word.status == .unprocessableContent && word.text.contains("“five” is not a share"))
             #expect(try await server.store.ramps(in: TestServer.acme).isEmpty)
 
             _ = try await editor.post(
@@ -99,6 +99,44 @@ struct RampDashboardTests {
             let refused = try await reader.post(
                 Self.page, ["csrf": DashboardBrowser.csrf(in: read), "do": "pause", "action": "apply"])
             #expect(refused.status == .forbidden)
+        }
+    }
+
+    @Test(
+        "A trigger made on the ramp page shows its URL once; an alert's call pauses the ramp; revoking is confirmed first"
+    )
+    func triggers() async throws {
+        let server = try await RampAPITests.server()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.page))
+            _ = try await browser.post(
+                Self.page, ["csrf": csrf, "do": "create", "steps": "10, 100", "hold": "1h", "action": "apply"])
+            let made = try await browser.post(
+                "\(Self.page)/triggers", ["csrf": csrf, "name": "Crashlytics velocity", "triggerAction": "pause"])
+            #expect(made.status == .created)
+            let url = try #require(made.text.firstMatch(of: /id="new-trigger-url">([^<]+)</).map { String($0.1) })
+            let token = try #require(url.split(separator: "token=").last.map(String.init))
+            #expect(url.hasSuffix("/triggers?token=\(token)"))
+            let reloaded = try await browser.get(Self.page)
+            #expect(!reloaded.text.contains(token) && reloaded.text.contains("Crashlytics velocity"))
+
+            #expect(try await client.send(.post, "/triggers?token=\(token)", body: "{}").status == .ok)
+            let paused = try await browser.get(Self.page)
+            #expect(
+                paused.text.contains("paused ramp 1") && paused.text.contains("Paused: trigger Crashlytics velocity"))
+
+            let prefix = String(token.prefix(12))
+            let confirm = try await browser.post(
+                "\(Self.page)/triggers/revoke", ["csrf": csrf, "prefix": prefix, "action": "preview"])
+            #expect(confirm.text.contains("Revoke Crashlytics velocity (<code>\(prefix)…</code>)?"))
+            #expect(try await server.store.triggers(in: TestServer.acme).first?.revokedAt == nil)
+            let revoked = try await browser.post(
+                "\(Self.page)/triggers/revoke", ["csrf": csrf, "prefix": prefix, "action": "apply"])
+            #expect(revoked.status == .seeOther)
+            #expect(try await server.store.triggers(in: TestServer.acme).first?.revokedAt != nil)
+            #expect(try await client.send(.post, "/triggers?token=\(token)", body: "{}").status == .gone)
         }
     }
 }

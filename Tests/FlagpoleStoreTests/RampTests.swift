@@ -139,6 +139,21 @@ struct RampTests {
         #expect(try await store.feature("checkout", in: path).feature.testBiases == [20, 80])
     }
 
+    @Test("Advancing after a person's edit, before the ramp noticed it, starts from the test as it is")
+    func advanceAfterEdit() async throws {
+        let store = try await storeWithUsers()
+        _ = try await store.createRamp(request(), in: path, actor: "cli:ada", now: start)
+        _ = try await store.setBiases([10, 90], of: "checkout", in: path, options: EditOptions(actor: "cli:bob"))
+        let advanced = try await store.advanceRamp(of: "checkout", in: path, actor: "cli:carol", now: time(days: 0.5))
+        // The first step above 10 %: 20 %, moving 10 % of users, not back from 10 % to 5 %.
+        #expect(advanced.applied.map(\.step) == [2])
+        #expect(advanced.plans.first?.plan.moves.map { "\($0.from)→\($0.to)" } == ["Disabled→Enabled"])
+        #expect(abs((advanced.plans.first?.plan.movingShare ?? 0) - 10) < 1e-9)
+        #expect(try await store.feature("checkout", in: path).feature.testBiases == [20, 80])
+        // And the ramp runs on from there: no pause for the edit it has taken in.
+        #expect(try await store.runDueRamps(now: time(days: 1.5)).map { $0.applied.map(\.step) } == [[3]])
+    }
+
     @Test("A paused ramp applies nothing; an abort with roll-back gives the share back, and the test takes a new ramp")
     func pauseAndAbort() async throws {
         let store = try await storeWithUsers()

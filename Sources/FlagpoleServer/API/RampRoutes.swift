@@ -43,9 +43,11 @@ extension AdminAPI {
     /// `{"steps": [1, 5, 20, 50, 100], "hold": "24h", "variation"?, "start"?, "dryRun"?}`.
     @Sendable func createRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
         let body = try await body(request, allowed: ["variation", "steps", "hold", "start", "dryRun"])
-        let hold = try body.requiredString("hold")
-        guard let seconds = DurationText.seconds(from: hold) else {
-            throw APIError.invalid(RampError.invalidHold(hold).description, pointer: "/hold")
+        let seconds: Int
+        do {
+            seconds = try RampText.holdSeconds(try body.requiredString("hold"))
+        } catch let error as RampError {
+            throw APIError.invalid(error.description, pointer: "/hold")
         }
         let start = try body.string("start").map { text in
             guard let date = TimeText.date(from: text) else {

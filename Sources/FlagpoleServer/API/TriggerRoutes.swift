@@ -14,9 +14,11 @@ extension AdminAPI {
         }
         editor.post("features/:feature/triggers") { request, context -> Response in
             let body = try await body(request, allowed: ["action", "name"])
-            let text = try body.requiredString("action")
-            guard let action = Trigger.Action(rawValue: text) else {
-                throw APIError.invalid(TriggerError.invalidAction(text).description, pointer: "/action")
+            let action: Trigger.Action
+            do {
+                action = try Trigger.Action(validating: try body.requiredString("action"))
+            } catch let error as TriggerError {
+                throw APIError.invalid(error.description, pointer: "/action")
             }
             let created = try await store.createTrigger(
                 for: try context.feature(), action: action, name: try body.requiredString("name"), in: context.path,

@@ -16,6 +16,8 @@ extension Dashboard {
 
         reader.get(RouterPath(ramp), use: rampPage)
         editor.post(RouterPath(ramp), use: changeRamp)
+        editor.post(RouterPath(ramp + "/triggers"), use: createTrigger)
+        editor.post(RouterPath(ramp + "/triggers/revoke"), use: revokeTrigger)
     }
 
     // MARK: Handlers
@@ -59,26 +61,63 @@ extension Dashboard {
         return .html(templates.render(page, as: "ramp"), status: pageError?.status ?? .ok)
     }
 
+    /// POST …/ramp/triggers: makes a trigger of the feature and shows its URL, this once.
+    @Sendable func createTrigger(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws
+        -> Response
+    {
+        let form = try await form(TriggerForm.self, of: request, session: context.session)
+        let name = try context.feature()
+        var created: CreatedTrigger?
+        var pageError: PageError?
+        do {
+            created = try await store.createTrigger(
+                for: name, action: try Trigger.Action(validating: form.triggerAction), name: form.name,
+                in: context.path, actor: context.session.identity.actor,
+                now: clock.now)
+        } catch {
+            pageError = try Self.userError(error)
+        }
+        var page = try await rampPage(name, in: context, draft: RampForm.empty)
+        page.createdTrigger = created.map {
+            RampPage.CreatedTriggerView(name: $0.trigger.name, url: $0.url(serverURL: request.serverURL))
+        }
+        page.error = pageError?.message
+        return .html(templates.render(page, as: "ramp"), status: pageError?.status ?? .created)
+    }
+
+    /// POST …/ramp/triggers/revoke: `action=preview` asks to confirm, `apply` revokes.
+    @Sendable func revokeTrigger(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws
+        -> Response
+    {
+        let form = try await form(RevokeTriggerForm.self, of: request, session: context.session)
+        let name = try context.feature()
+        let url = EnvironmentURLs(context.path).feature(name) + "/ramp"
+        if form.action == "apply" {
+            try await store.revokeTrigger(form.prefix, in: context.path, now: clock.now)
+            return .seeOther(Notice(.triggerRevoked).appended(to: url))
+        }
+        var page = try await rampPage(name, in: context, draft: RampForm.empty)
+        guard let trigger = page.triggers.first(where: { $0.prefix == form.prefix && $0.isActive }) else {
+            throw TriggerError.triggerNotFound(context.path, prefix: form.prefix)
+        }
+        page.revoking = trigger
+        return .html(templates.render(page, as: "ramp"))
+    }
+
     private func runRamp(
         _ form: RampForm, feature: String, in context: DashboardEnvironmentContext<Needs.Editor>, isDryRun: Bool
     ) async throws -> RampReport {
         let (path, actor, now) = (context.path, context.session.identity.actor, clock.now)
         switch form.do {
         case "create":
-            let steps = try form.steps.split(separator: ",").map { text in
-                guard let share = Double(text.trimmingCharacters(in: .whitespaces)) else {
-                    throw APIError.invalid(
-                        "“\(text)” is not a share: write the steps as percents with commas between, e.g. 1, 5, 20, 50, 100."
-                    )
-                }
-                return share
-            }
-            guard let seconds = DurationText.seconds(from: form.hold.trimmingCharacters(in: .whitespaces)) else {
-                throw RampError.invalidHold(form.hold)
-            }
             return try await store.createRamp(
                 RampRequest(
-                    feature: feature, variation: form.variation, steps: steps, holdSeconds: seconds),
+                    feature: feature, variation: form.variation, steps: try RampText.steps(form.steps),
+                    holdSeconds: try RampText.holdSeconds(form.hold)),
                 in: path, actor: actor, now: now, isDryRun: isDryRun)
         case "pause":
             return try await store.pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
@@ -108,8 +147,9 @@ extension Dashboard {
         }
         return RampPage(
             chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/ramp" }), feature: feature,
-            featureURL: EnvironmentURLs(path).feature(name), report: report, canEdit: context.canEdit,
-            csrf: context.session.csrfToken, draft: draft, now: clock.now)
+            featureURL: EnvironmentURLs(path).feature(name), report: report,
+            triggers: try await store.triggers(in: path, feature: name), canEdit: context.canEdit,
+            csrf: context.session.csrfToken, draft: draft)
     }
 }
 
@@ -153,4 +193,18 @@ struct RampForm: DashboardForm {
         hold = try container.decodeIfPresent(String.self, forKey: .hold) ?? ""
         rollBack = try container.decodeIfPresent(String.self, forKey: .rollBack)
     }
+}
+
+/// The form that makes a trigger: its name and what it does.
+struct TriggerForm: DashboardForm {
+    var csrf: String
+    var name: String
+    var triggerAction: String
+}
+
+/// The form that revokes a trigger, by its prefix.
+struct RevokeTriggerForm: DashboardForm {
+    var csrf: String
+    var prefix: String
+    var action: String?
 }

@@ -7,6 +7,8 @@ public enum RampError: FlagpoleError, Equatable {
     case middleVariation(feature: String, variation: String, variations: [String])
     case testDisabled(EnvironmentPath, feature: String)
     case noSteps
+    /// A part of a written list of steps that is not a number.
+    case invalidStep(String)
     /// A step outside (0, 100], or not above the one before it.
     case stepOutOfOrder(index: Int, share: Double, previous: Double?)
     /// The first step is not above the share the variation already has.
@@ -33,6 +35,8 @@ public enum RampError: FlagpoleError, Equatable {
             "\(feature) is disabled in \(path): a ramp would grow a variation nobody gets. Enable it first (`flagpole feature enable \(feature)`)."
         case .noSteps:
             "Give the ramp its steps, the growing variation's share at each, e.g. --steps 1,5,20,50,100."
+        case .invalidStep(let text):
+            "“\(text.prefix(40))” is not a share: write the steps as percents with commas between, e.g. 1, 5, 20, 50, 100."
         case .stepOutOfOrder(let index, let share, let previous):
             if let previous {
                 "Step \(index + 1) (\(Percent.format(share))) is not above step \(index) (\(Percent.format(previous))): steps grow, each above the last and at most 100, e.g. 1,5,20,50,100."

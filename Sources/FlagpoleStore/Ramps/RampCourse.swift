@@ -17,9 +17,8 @@ struct RampCourse: Hashable, Sendable {
 
     /// The course of `variation` (compared case-insensitively) in `feature`, from its current biases.
     ///
-    /// - throws: `CoreError.notATest`, `CoreError.unknownVariation`, `RampError.middleVariation`,
-    ///   `RampError.testDisabled`.
-    init(feature: Feature, variation: String, in path: EnvironmentPath) throws {
+    /// - throws: `CoreError.notATest`, `CoreError.unknownVariation`, `RampError.middleVariation`.
+    init(feature: Feature, variation: String) throws {
         guard feature.kind.isTest else { throw CoreError.notATest(feature: feature.name, kind: feature.kind) }
         let variations = feature.effectiveVariations
         guard let index = variations.firstIndex(where: { $0.lowercased() == variation.lowercased() }) else {
@@ -28,7 +27,6 @@ struct RampCourse: Hashable, Sendable {
         guard index == 0 || index == variations.count - 1 else {
             throw RampError.middleVariation(feature: feature.name, variation: variations[index], variations: variations)
         }
-        guard feature.isEnabled else { throw RampError.testDisabled(path, feature: feature.name) }
         self.variation = variations[index]
         growing = index
         base = feature.effectiveBiases

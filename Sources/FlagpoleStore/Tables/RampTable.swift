@@ -29,7 +29,7 @@ struct RampRow: Sendable {
     ///
     /// - throws: as `RampCourse.init(feature:variation:in:)`, when the test changed under the ramp.
     func course(of feature: Feature) throws -> RampCourse {
-        var course = try RampCourse(feature: feature, variation: variation, in: path)
+        var course = try RampCourse(feature: feature, variation: variation)
         course.base = base
         return course
     }

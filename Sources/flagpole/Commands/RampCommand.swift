@@ -66,15 +66,9 @@ struct RampCommand: AsyncParsableCommand {
         var start: String?
 
         func run() async throws {
-            let shares = try steps.split(separator: ",").map { text in
-                guard let share = Double(text.trimmingCharacters(in: .whitespaces)) else {
-                    throw ValidationError("--steps \"\(steps)\" is not a list of percents: write e.g. 1,5,20,50,100.")
-                }
-                return share
-            }
-            guard let seconds = DurationText.seconds(from: hold) else { throw RampError.invalidHold(hold) }
             let request = RampRequest(
-                feature: target.name, variation: variation, steps: shares, holdSeconds: seconds,
+                feature: target.name, variation: variation, steps: try RampText.steps(steps),
+                holdSeconds: try RampText.holdSeconds(hold),
                 start: try start.map { try TimeArgument.parse($0, option: "--start") })
             try await target.run { store, path, actor, now in
                 try await store.createRamp(request, in: path, actor: actor, now: now, isDryRun: target.dryRun)

@@ -40,9 +40,9 @@ struct TriggerCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            guard let action = Trigger.Action(rawValue: action) else { throw TriggerError.invalidAction(action) }
             let created = try await database.openStore().createTrigger(
-                for: feature, action: action, name: name, in: try environment.path(), actor: Actor.current,
+                for: feature, action: try Trigger.Action(validating: action), name: name, in: try environment.path(),
+                actor: Actor.current,
                 now: WallClock.fromEnvironment.now)
             let server = ServerURL.base(url)
             if output.json {

@@ -67,6 +67,22 @@ struct RampPage: Sendable {
         }
     }
 
+    /// A trigger of the feature, as listed: never its token.
+    struct TriggerRow: Sendable {
+        var name: String
+        var action: String
+        var prefix: String
+        var isActive: Bool
+        var state: String
+        var lastCall: String?
+    }
+
+    /// A trigger just made: its URL, shown this once.
+    struct CreatedTriggerView: Sendable {
+        var name: String
+        var url: String
+    }
+
     /// The form that starts a ramp: the variations that can grow, steps and hold.
     struct CreateForm: Sendable {
         var variations: [Choice]
@@ -91,12 +107,27 @@ struct RampPage: Sendable {
     var hasUpcoming = false
     var create: CreateForm?
     var confirmation: Confirmation?
+    var triggers: [TriggerRow]
+    var hasTriggers: Bool
+    var triggerActions = Trigger.Action.allCases.map {
+        Choice(name: RampPage.describe($0), value: $0.rawValue, isSelected: false)
+    }
+    var createdTrigger: CreatedTriggerView?
+    var revoking: TriggerRow?
 
     init(
-        chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, canEdit: Bool, csrf: String,
-        draft: RampForm, now: Date
+        chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, triggers: [Trigger], canEdit: Bool,
+        csrf: String, draft: RampForm
     ) {
         self.chrome = chrome
+        self.triggers = triggers.map { trigger in
+            TriggerRow(
+                name: trigger.name, action: Self.describe(trigger.action), prefix: trigger.prefix,
+                isActive: trigger.revokedAt == nil,
+                state: trigger.revokedAt.map { "revoked \($0.iso8601)" } ?? "active",
+                lastCall: trigger.calls.first.map { "\($0.at.iso8601) from \($0.address): \($0.outcome)" })
+        }
+        hasTriggers = !triggers.isEmpty
         name = feature.name
         self.featureURL = featureURL
         self.canEdit = canEdit
@@ -188,6 +219,15 @@ struct RampPage: Sendable {
                 cachedGroups: plan.movingPlacedByRules > 0
                     ? "\(plan.movingPlacedByRules.grouped) of them were placed by a rule: FeatureFlags apps that keep the rule's point leave its group."
                     : nil)
+        }
+    }
+
+    /// What a trigger does, in words.
+    static func describe(_ action: Trigger.Action) -> String {
+        switch action {
+        case .pause: "pause the running ramp"
+        case .rollback: "abort the ramp, back to 0 %"
+        case .disable: "disable the feature"
         }
     }
 

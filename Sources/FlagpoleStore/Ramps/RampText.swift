@@ -1,0 +1,38 @@
+import FlagpoleCore
+
+/// A ramp's steps and hold as people write them. The command line, the API and the dashboard
+/// read them here, so each says the same about a typo.
+public enum RampText {
+    /// The shares of `1, 5, 20, 50, 100` (commas between, spaces allowed).
+    ///
+    /// - throws: `RampError.invalidStep` naming the first part that is not a number.
+    public static func steps(_ text: String) throws(RampError) -> [Double] {
+        var steps: [Double] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            guard let share = Double(trimmed) else { throw RampError.invalidStep(trimmed) }
+            steps.append(share)
+        }
+        return steps
+    }
+
+    /// The seconds of a hold written as `DurationText` reads it (`24h`, `1d12h`).
+    ///
+    /// - throws: `RampError.invalidHold`.
+    public static func holdSeconds(_ text: String) throws(RampError) -> Int {
+        guard let seconds = DurationText.seconds(from: text.trimmingCharacters(in: .whitespaces)) else {
+            throw RampError.invalidHold(text)
+        }
+        return seconds
+    }
+}
+
+extension Trigger.Action {
+    /// The action named `text`.
+    ///
+    /// - throws: `TriggerError.invalidAction`.
+    public init(validating text: String) throws(TriggerError) {
+        guard let action = Self(rawValue: text) else { throw TriggerError.invalidAction(text) }
+        self = action
+    }
+}
