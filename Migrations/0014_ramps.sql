@@ -18,7 +18,8 @@ CREATE TABLE ramps (
     -- The test's biases before the ramp's first step, as a JSON array: what the shares are
     -- taken from, in order, and what a roll-back gives back.
     base_biases TEXT NOT NULL,
-    hold_ms INTEGER NOT NULL CHECK (hold_ms > 0),
+    -- How long each step holds: a duration (`1d`), or `weekdays at 10:00 Europe/Berlin`.
+    hold TEXT NOT NULL,
     -- running: the next step is applied at `due_at`; paused: until a person resumes it;
     -- finished: the last step is applied; aborted: stopped by a person.
     state TEXT NOT NULL CHECK (state IN ('running', 'paused', 'finished', 'aborted')),

@@ -13,7 +13,7 @@ extension FeatureStore {
     public func createRamp(
         _ request: RampRequest, in path: EnvironmentPath, actor: String, now: Date, isDryRun: Bool = false
     ) async throws -> RampReport {
-        try Self.check(holdSeconds: request.holdSeconds)
+        try request.hold.check()
         return try await transaction(isReadOnly: isDryRun) { db in
             let scope = try db.environments.scope(of: path)
             let stored = try db.features.stored(named: request.feature, in: scope)
@@ -31,7 +31,7 @@ extension FeatureStore {
             let known = try db.environments.lastChange(of: stored.feature.name, in: scope)?.revision ?? 0
             var ramp = RampRow(
                 id: 0, environmentID: scope.id, featureID: stored.id, path: path, feature: stored.feature.name,
-                variation: course.variation, base: course.base, steps: request.steps, holdSeconds: request.holdSeconds,
+                variation: course.variation, base: course.base, steps: request.steps, hold: request.hold,
                 state: .running, nextStep: 0, dueAt: start, knownRevision: known, createdBy: actor, createdAt: now)
             guard !isDryRun else {
                 return try Self.report(
@@ -39,7 +39,7 @@ extension FeatureStore {
             }
             let id = try db.ramps.insert(
                 scope: scope, featureID: stored.id, course: course, steps: request.steps,
-                holdSeconds: request.holdSeconds, dueAt: start, knownRevision: known, createdBy: actor, now: now)
+                hold: request.hold, dueAt: start, knownRevision: known, createdBy: actor, now: now)
             ramp = try db.ramps.ramp(id: id)!
             try db.ramps.insertEvent(RampEvent(kind: .created, actor: actor, detail: nil, at: now), of: id)
             var applied: [(RampStepRecord, RolloutPlan?)] = []
@@ -104,7 +104,7 @@ extension FeatureStore {
             if ramp.nextStep < ramp.steps.count {
                 ramp.state = .running
                 ramp.reason = nil
-                ramp.dueAt = now.addingTimeInterval(TimeInterval(ramp.holdSeconds))
+                ramp.dueAt = ramp.hold.end(after: now)
             } else {
                 ramp.state = .finished
                 ramp.reason = "the test already had the last step's share when resumed"
@@ -226,8 +226,14 @@ extension FeatureStore {
             try pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: isDryRun)
             return try report(db, ramp, isDryRun: isDryRun, summary: stateSummary(ramp))
         }
-        let overdue = Int(now.timeIntervalSince(due)) / ramp.holdSeconds
-        let target = min(ramp.nextStep + overdue, ramp.steps.count - 1)
+        // The latest step due: each later one was due a hold after the one before.
+        var target = ramp.nextStep
+        var nominal = due
+        while target < ramp.steps.count - 1 {
+            nominal = ramp.hold.end(after: nominal)
+            guard nominal <= now else { break }
+            target += 1
+        }
         guard !isDryRun else {
             let folded =
                 target > ramp.nextStep
@@ -275,7 +281,7 @@ extension FeatureStore {
             ramp.dueAt = nil
             try db.ramps.insertEvent(RampEvent(kind: .finished, actor: appliedBy, detail: nil, at: now), of: ramp.id)
         } else {
-            ramp.dueAt = now.addingTimeInterval(TimeInterval(ramp.holdSeconds))
+            ramp.dueAt = ramp.hold.end(after: now)
         }
         try db.ramps.update(ramp)
         return (record, outcome.plans.first)
@@ -353,7 +359,7 @@ extension FeatureStore {
     private static func ramp(_ db: any SQLConnection, _ row: RampRow) throws -> Ramp {
         Ramp(
             id: row.id, path: row.path, feature: row.feature, variation: row.variation, steps: row.steps,
-            holdSeconds: row.holdSeconds, state: row.state, reason: row.reason, nextStep: row.nextStep,
+            hold: row.hold, state: row.state, reason: row.reason, nextStep: row.nextStep,
             dueAt: row.dueAt,
             createdBy: row.createdBy, createdAt: row.createdAt,
             applied: row.id == 0 ? [] : try db.ramps.steps(of: row.id),
@@ -399,7 +405,7 @@ extension FeatureStore {
                 featureID: stored.id, from: old, to: new, followsRules: followsRules)
             plans.append(RampStepPlan(step: index, share: ramp.steps[index], dueAt: due, plan: plan))
             previous = next
-            due = due?.addingTimeInterval(TimeInterval(ramp.holdSeconds))
+            due = due.map(ramp.hold.end(after:))
         }
         return plans
     }
@@ -428,12 +434,6 @@ extension FeatureStore {
     }
 
     // MARK: Checks
-
-    static func check(holdSeconds: Int) throws {
-        guard (1...RampError.longestHold).contains(holdSeconds) else {
-            throw RampError.holdOutOfRange(seconds: holdSeconds)
-        }
-    }
 
     /// Steps grow, each in (0, 100], the first above the variation's `current` share.
     static func check(steps: [Double], above current: Double, of variation: String) throws {

@@ -155,7 +155,8 @@ struct MigrationFixtureTests {
         let test = try await store.feature("Example A/B Test", in: acme).feature
         let ramp = try await store.createRamp(
             RampRequest(
-                feature: test.name, variation: test.effectiveVariations.last, steps: [80, 100], holdSeconds: 3600),
+                feature: test.name, variation: test.effectiveVariations.last, steps: [80, 100],
+                hold: .duration(seconds: 3600)),
             in: acme, actor: "test", now: Date())
         #expect(ramp.ramp.state == .running && ramp.applied.map(\.step) == [0])
         try await store.createTenant(TenantSlug(rawValue: "initech"))

@@ -14,7 +14,9 @@ struct RampTests {
     var steps: [Double] { [1, 5, 20, 50, 100] }
 
     func request(steps: [Double]? = nil, variation: String? = nil, hold: Int? = nil) -> RampRequest {
-        RampRequest(feature: "checkout", variation: variation, steps: steps ?? self.steps, holdSeconds: hold ?? day)
+        RampRequest(
+            feature: "checkout", variation: variation, steps: steps ?? self.steps, hold: .duration(seconds: hold ?? day)
+        )
     }
 
     func time(days: Double) -> Date { start.addingTimeInterval(days * Double(day)) }
@@ -110,6 +112,25 @@ struct RampTests {
         #expect(try await store.runDueRamps(now: back).isEmpty)
     }
 
+    @Test("A ramp held until weekdays at 10:00 skips the weekend, and after downtime folds the weekdays it missed")
+    func weekdayRamp() async throws {
+        let store = try await storeWithUsers()
+        let friday = RampHoldTests.utc("2026-11-27T14:00:00Z")
+        let created = try await store.createRamp(
+            RampRequest(
+                feature: "checkout", variation: nil, steps: steps,
+                hold: try RampHold(parsing: "weekdays at 10:00 Europe/Berlin")),
+            in: path, actor: "cli:ada", now: friday)
+        #expect(created.ramp.dueAt == RampHoldTests.utc("2026-11-30T09:00:00Z"))
+        #expect(created.plans.map(\.dueAt).dropFirst().first == RampHoldTests.utc("2026-11-30T09:00:00Z"))
+        #expect(try await store.runDueRamps(now: RampHoldTests.utc("2026-11-29T12:00:00Z")).isEmpty)
+        // Down until Wednesday 11:00: Monday's, Tuesday's and Wednesday's steps fold into one.
+        let back = RampHoldTests.utc("2026-12-02T10:00:00Z")
+        let folded = try #require(try await store.runDueRamps(now: back).first?.applied.first)
+        #expect(folded.step == 3 && folded.folded == [1, 2])
+        #expect(try await store.ramp(of: "checkout", in: path).ramp.dueAt == RampHoldTests.utc("2026-12-03T09:00:00Z"))
+    }
+
     @Test("Another revision of the test pauses the ramp, naming it; a resume starts from the test as it is")
     func otherRevisionPauses() async throws {
         let store = try await storeWithUsers()
@@ -188,13 +209,15 @@ struct RampTests {
             #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [40, 30, 30]}]}"#)
         _ = try await store.assign(UserID.numbered(1_000), to: "m", in: path)
         let report = try await store.createRamp(
-            RampRequest(feature: "m", variation: "c", steps: [50, 80], holdSeconds: 3600), in: path, actor: "test",
+            RampRequest(feature: "m", variation: "c", steps: [50, 80], hold: .duration(seconds: 3600)), in: path,
+            actor: "test",
             now: start, isDryRun: true)
         // 30 → 50 takes 20 from B; 50 → 80 takes B's last 10, then 20 from A.
         #expect(report.plans[0].plan.moves.map { "\($0.from)→\($0.to)" } == ["B→C"])
         #expect(report.plans[1].plan.moves.map { "\($0.from)→\($0.to)" } == ["A→C", "B→C"])
         _ = try await store.createRamp(
-            RampRequest(feature: "m", variation: "c", steps: [50, 80], holdSeconds: 3600), in: path, actor: "test",
+            RampRequest(feature: "m", variation: "c", steps: [50, 80], hold: .duration(seconds: 3600)), in: path,
+            actor: "test",
             now: start)
         #expect(try await store.feature("m", in: path).feature.testBiases == [40, 10, 50])
         _ = try await store.runDueRamps(now: start.addingTimeInterval(3600))
@@ -214,11 +237,11 @@ struct RampTests {
             (request(steps: [50, 101]), .stepOutOfOrder(index: 1, share: 101, previous: nil)),
             (request(steps: []), .noSteps),
             (
-                RampRequest(feature: "m", variation: "B", steps: [50], holdSeconds: 60),
+                RampRequest(feature: "m", variation: "B", steps: [50], hold: .duration(seconds: 60)),
                 .middleVariation(feature: "m", variation: "B", variations: ["A", "B", "C"])
             ),
             (
-                RampRequest(feature: "off", variation: "A", steps: [80], holdSeconds: 60),
+                RampRequest(feature: "off", variation: "A", steps: [80], hold: .duration(seconds: 60)),
                 .testDisabled(path, feature: "off")
             ),
             (request(hold: 0), .holdOutOfRange(seconds: 0)),
@@ -234,7 +257,8 @@ struct RampTests {
         }
         await #expect(throws: CoreError.notATest(feature: "flag", kind: .flag)) {
             try await store.createRamp(
-                RampRequest(feature: "flag", variation: "Enabled", steps: [50], holdSeconds: 60), in: path, actor: "t",
+                RampRequest(feature: "flag", variation: "Enabled", steps: [50], hold: .duration(seconds: 60)), in: path,
+                actor: "t",
                 now: start)
         }
         #expect(try await store.ramps(in: path).isEmpty)
@@ -248,7 +272,8 @@ struct RampTests {
         // A ramp starts above the share its variation has.
         await #expect(throws: RampError.stepsBelowCurrent(variation: "A", current: 100.0 / 3, first: 20)) {
             try await store.createRamp(
-                RampRequest(feature: "m", variation: "A", steps: [20, 50], holdSeconds: 60), in: path, actor: "t",
+                RampRequest(feature: "m", variation: "A", steps: [20, 50], hold: .duration(seconds: 60)), in: path,
+                actor: "t",
                 now: start)
         }
         #expect(try await store.ramps(in: path).count == 1)

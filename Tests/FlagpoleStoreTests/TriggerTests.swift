@@ -15,7 +15,8 @@ struct TriggerTests {
         try await store.importText(RampTests.onOff)
         _ = try await store.assign(UserID.numbered(500), to: "checkout", in: path)
         _ = try await store.createRamp(
-            RampRequest(feature: "checkout", variation: nil, steps: [10, 50, 100], holdSeconds: 3600), in: path,
+            RampRequest(feature: "checkout", variation: nil, steps: [10, 50, 100], hold: .duration(seconds: 3600)),
+            in: path,
             actor: "cli:ada", now: start)
         return store
     }
@@ -61,7 +62,8 @@ struct TriggerTests {
         #expect(try await store.ramp(of: "checkout", in: path).ramp.state == .aborted)
 
         _ = try await store.createRamp(
-            RampRequest(feature: "checkout", variation: nil, steps: [20, 100], holdSeconds: 3600), in: path, actor: "t",
+            RampRequest(feature: "checkout", variation: nil, steps: [20, 100], hold: .duration(seconds: 3600)),
+            in: path, actor: "t",
             now: start)
         let disable = try await store.createTrigger(
             for: "checkout", action: .disable, name: "Pager", in: path, actor: "t", now: start)

@@ -43,9 +43,9 @@ extension AdminAPI {
     /// `{"steps": [1, 5, 20, 50, 100], "hold": "24h", "variation"?, "start"?, "dryRun"?}`.
     @Sendable func createRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
         let body = try await body(request, allowed: ["variation", "steps", "hold", "start", "dryRun"])
-        let seconds: Int
+        let hold: RampHold
         do {
-            seconds = try RampText.holdSeconds(try body.requiredString("hold"))
+            hold = try RampHold(parsing: try body.requiredString("hold"))
         } catch let error as RampError {
             throw APIError.invalid(error.description, pointer: "/hold")
         }
@@ -61,7 +61,7 @@ extension AdminAPI {
             RampRequest(
                 feature: try context.feature(), variation: try body.string("variation"),
                 steps: try body.numbers("steps"),
-                holdSeconds: seconds, start: start),
+                hold: hold, start: start),
             in: context.path, actor: context.actor, now: clock.now, isDryRun: isDryRun)
         return .json(report.jsonValue, status: isDryRun ? .ok : .created)
     }

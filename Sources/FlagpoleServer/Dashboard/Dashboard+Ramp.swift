@@ -117,7 +117,7 @@ extension Dashboard {
             return try await store.createRamp(
                 RampRequest(
                     feature: feature, variation: form.variation, steps: try RampText.steps(form.steps),
-                    holdSeconds: try RampText.holdSeconds(form.hold)),
+                    hold: try RampHold(parsing: form.hold)),
                 in: path, actor: actor, now: now, isDryRun: isDryRun)
         case "pause":
             return try await store.pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)

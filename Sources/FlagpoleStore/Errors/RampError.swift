@@ -48,7 +48,7 @@ public enum RampError: FlagpoleError, Equatable {
         case .tooManySteps(let maximum):
             "A ramp has at most \(maximum) steps."
         case .invalidHold(let text):
-            "\"\(text.prefix(40))\" is not a hold: write a length of time, e.g. \(DurationText.examples)."
+            "\"\(text.prefix(60))\" is not a hold: write a length of time (\(DurationText.examples)) or a time of day, daily or on weekdays, in a time zone (weekdays at 10:00 Europe/Berlin)."
         case .holdOutOfRange(let seconds):
             "A hold of \(DurationText.text(seconds: seconds)) is out of range: hold each step at least 1 second and at most 90 days."
         case .alreadyRamping(let path, let feature, let id):

@@ -11,7 +11,7 @@ extension Ramp {
             "feature": .string(feature),
             "variation": .string(variation),
             "steps": .array(steps.map(JSONValue.number)),
-            "hold": .string(DurationText.text(seconds: holdSeconds)),
+            "hold": .string(hold.description),
             "state": .string(state.rawValue),
             "reason": reason.map(JSONValue.string) ?? .null,
             "nextStep": .number(Double(nextStep)),

@@ -35,8 +35,8 @@ public struct Ramp: Hashable, Sendable {
     public var variation: String
     /// Its share at each step, in percent.
     public var steps: [Double]
-    /// How long each step holds before the next, in seconds.
-    public var holdSeconds: Int
+    /// How long each step holds before the next.
+    public var hold: RampHold
     public var state: RampState
     /// Why it is paused or aborted.
     public var reason: String?
@@ -107,15 +107,15 @@ public struct RampRequest: Hashable, Sendable {
     /// The variation that grows; `nil`: `Enabled` for an on/off test, required otherwise.
     public var variation: String?
     public var steps: [Double]
-    public var holdSeconds: Int
+    public var hold: RampHold
     /// When the first step is applied: now when `nil` or past.
     public var start: Date?
 
-    public init(feature: String, variation: String?, steps: [Double], holdSeconds: Int, start: Date? = nil) {
+    public init(feature: String, variation: String?, steps: [Double], hold: RampHold, start: Date? = nil) {
         self.feature = feature
         self.variation = variation
         self.steps = steps
-        self.holdSeconds = holdSeconds
+        self.hold = hold
         self.start = start
     }
 }

@@ -1,6 +1,6 @@
 import FlagpoleCore
 
-/// A ramp's steps and hold as people write them. The command line, the API and the dashboard
+/// A ramp's steps as people write them (its hold is `RampHold(parsing:)`). The command line, the API and the dashboard
 /// read them here, so each says the same about a typo.
 public enum RampText {
     /// The shares of `1, 5, 20, 50, 100` (commas between, spaces allowed).
@@ -14,16 +14,6 @@ public enum RampText {
             steps.append(share)
         }
         return steps
-    }
-
-    /// The seconds of a hold written as `DurationText` reads it (`24h`, `1d12h`).
-    ///
-    /// - throws: `RampError.invalidHold`.
-    public static func holdSeconds(_ text: String) throws(RampError) -> Int {
-        guard let seconds = DurationText.seconds(from: text.trimmingCharacters(in: .whitespaces)) else {
-            throw RampError.invalidHold(text)
-        }
-        return seconds
     }
 }
 

@@ -13,7 +13,7 @@ struct RampRow: Sendable {
     /// The test's biases before the ramp's first step (or at its last resume).
     var base: [Double]
     let steps: [Double]
-    let holdSeconds: Int
+    let hold: RampHold
     var state: RampState
     var reason: String?
     var nextStep: Int
@@ -41,20 +41,19 @@ struct RampTable {
 
     private static let select = """
         SELECT r.id, r.environment_id, r.feature_id, t.slug, e.name, f.name, r.variation, r.steps, r.base_biases,
-            r.hold_ms, r.state, r.reason, r.next_step, r.due_at, r.known_revision, r.created_by, r.created_at
+            r.hold, r.state, r.reason, r.next_step, r.due_at, r.known_revision, r.created_by, r.created_at
         FROM ramps r JOIN environments e ON e.id = r.environment_id JOIN tenants t ON t.id = r.tenant_id
             JOIN features f ON f.id = r.feature_id
         """
 
     private func ramps(where condition: String, _ arguments: SQLArguments) throws -> [RampRow] {
         try db.rows("\(Self.select) WHERE \(condition) ORDER BY r.id", arguments).map { row in
-            let holdMilliseconds: Int64 = row[9]
             return RampRow(
                 id: row[0], environmentID: row[1], featureID: row[2],
                 path: EnvironmentPath(
                     tenant: TenantSlug(rawValue: row[3]), environment: EnvironmentName(rawValue: row[4])),
                 feature: row[5], variation: row[6], base: try Self.numbers(row[8]), steps: try Self.numbers(row[7]),
-                holdSeconds: Int(holdMilliseconds / 1000),
+                hold: try Self.hold(row[9]),
                 state: RampState(rawValue: row[10]) ?? .paused, reason: row[11], nextStep: row[12],
                 dueAt: (row[13] as Int64?).map(Date.init(unixMilliseconds:)), knownRevision: row[14],
                 createdBy: row[15],
@@ -90,18 +89,18 @@ struct RampTable {
     }
 
     func insert(
-        scope: EnvironmentScope, featureID: Int64, course: RampCourse, steps: [Double], holdSeconds: Int,
+        scope: EnvironmentScope, featureID: Int64, course: RampCourse, steps: [Double], hold: RampHold,
         dueAt: Date, knownRevision: Int, createdBy: String, now: Date
     ) throws -> Int64 {
         try db.insertReturningID(
             """
-            INSERT INTO ramps (tenant_id, environment_id, feature_id, variation, steps, base_biases, hold_ms, state,
+            INSERT INTO ramps (tenant_id, environment_id, feature_id, variation, steps, base_biases, hold, state,
                 next_step, due_at, known_revision, created_by, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, 'running', 0, ?, ?, ?, ?) RETURNING id
             """,
             [
                 scope.tenant.id, scope.id, featureID, course.variation, Self.text(steps), Self.text(course.base),
-                Int64(holdSeconds) * 1000, dueAt.unixMilliseconds, knownRevision, createdBy, now.unixMilliseconds,
+                hold.description, dueAt.unixMilliseconds, knownRevision, createdBy, now.unixMilliseconds,
             ])
     }
 
@@ -165,6 +164,14 @@ struct RampTable {
 
     private static func text(_ numbers: [Double]) -> String {
         JSONValue.array(numbers.map(JSONValue.number)).storedText
+    }
+
+    private static func hold(_ text: String) throws -> RampHold {
+        do {
+            return try RampHold(parsing: text)
+        } catch {
+            throw StorageError.storage(reason: "a ramp's stored hold is not one: \(text.prefix(60))")
+        }
     }
 
     private static func numbers(_ text: String) throws -> [Double] {

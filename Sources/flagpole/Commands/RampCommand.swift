@@ -58,7 +58,9 @@ struct RampCommand: AsyncParsableCommand {
         var steps: String
 
         @Option(
-            help: ArgumentHelp("How long each step holds before the next, e.g. 24h, 30m, 1d12h.", valueName: "duration")
+            help: ArgumentHelp(
+                "How long each step holds: 24h, 30m, 1d12h, or \"weekdays at 10:00 Europe/Berlin\".",
+                valueName: "duration")
         )
         var hold: String
 
@@ -68,7 +70,7 @@ struct RampCommand: AsyncParsableCommand {
         func run() async throws {
             let request = RampRequest(
                 feature: target.name, variation: variation, steps: try RampText.steps(steps),
-                holdSeconds: try RampText.holdSeconds(hold),
+                hold: try RampHold(parsing: hold),
                 start: try start.map { try TimeArgument.parse($0, option: "--start") })
             try await target.run { store, path, actor, now in
                 try await store.createRamp(request, in: path, actor: actor, now: now, isDryRun: target.dryRun)
@@ -107,7 +109,7 @@ struct RampCommand: AsyncParsableCommand {
                 table.append(
                     String(ramp.id), ramp.feature, ramp.variation,
                     ramp.steps.map { Percent.format($0) }.joined(separator: " → "),
-                    DurationText.text(seconds: ramp.holdSeconds), ramp.state.rawValue, next)
+                    ramp.hold.description, ramp.state.rawValue, next)
             }
             Console.out(ramps.isEmpty ? "No ramps." : table.text)
         }

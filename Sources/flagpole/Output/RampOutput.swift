@@ -10,7 +10,7 @@ struct RampOutput {
     var lines: [String] {
         let ramp = report.ramp
         var lines = [
-            "Ramp \(ramp.id == 0 ? "(not created)" : String(ramp.id)) of \(ramp.feature) in \(ramp.path): \(ramp.variation) in \(ramp.steps.count) steps, each held \(DurationText.text(seconds: ramp.holdSeconds)); created by \(ramp.createdBy)."
+            "Ramp \(ramp.id == 0 ? "(not created)" : String(ramp.id)) of \(ramp.feature) in \(ramp.path): \(ramp.variation) in \(ramp.steps.count) steps, each held \(ramp.hold.isCalendar ? "until \(ramp.hold)" : ramp.hold.description); created by \(ramp.createdBy)."
         ]
         var table = TextTable("STEP", "SHARE", "STATE")
         let due = Dictionary(uniqueKeysWithValues: report.plans.filter { $0.step >= 0 }.map { ($0.step, $0.dueAt) })

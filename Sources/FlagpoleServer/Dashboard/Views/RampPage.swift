@@ -135,7 +135,7 @@ struct RampPage: Sendable {
         if let report {
             let ramp = report.ramp
             rampTitle =
-                "Ramp \(ramp.id): \(ramp.variation) \(ramp.steps.map { Percent.format($0) }.joined(separator: " → ")), each step held \(DurationText.text(seconds: ramp.holdSeconds)). Created by \(ramp.createdBy)."
+                "Ramp \(ramp.id): \(ramp.variation) \(ramp.steps.map { Percent.format($0) }.joined(separator: " → ")), each step held \(ramp.hold.isCalendar ? "until \(ramp.hold)" : ramp.hold.description). Created by \(ramp.createdBy)."
             state = report.summary
             steps = Self.timeline(ramp, plans: report.plans)
             events = ramp.events.map { Event(time: ResultsTime($0.at), text: Self.text(of: $0)) }
