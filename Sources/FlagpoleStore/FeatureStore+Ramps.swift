@@ -190,16 +190,20 @@ extension FeatureStore {
                     try Self.runDue(db, id: id, now: now, isDryRun: isDryRun)
                 }
                 if let report { reports.append(report) }
+            } catch let error as StorageError {
+                // A busy or unreachable database: the next tick tries again, the ramp unpaused.
+                throw error
             } catch {
                 guard !isDryRun else { throw error }
-                // The step's transaction rolled back; the pause is a transaction of its own, unless
-                // another instance got there first (the step's row exists: nothing to pause).
+                // The step was refused (the test no longer allows it): its transaction rolled back,
+                // and the pause is a transaction of its own, unless another instance got there
+                // first (the step's row exists: nothing to pause).
                 let reason = "step failed: \(error)"
                 let report = try await write { db -> RampReport? in
                     guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt, due <= now
                     else { return nil }
                     try Self.pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: false)
-                    return try Self.report(db, ramp, summary: Self.stateSummary(ramp))
+                    return try Self.report(db, ramp, summary: Self.stateSummary(ramp), withUpcoming: false)
                 }
                 if let report { reports.append(report) }
             }
@@ -224,7 +228,7 @@ extension FeatureStore {
             let reason =
                 "revision \(change.revision) (\(change.kind.rawValue), by \(change.actor): \(change.message)) changed \(ramp.feature)"
             try pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: isDryRun)
-            return try report(db, ramp, isDryRun: isDryRun, summary: stateSummary(ramp))
+            return try report(db, ramp, isDryRun: isDryRun, summary: stateSummary(ramp), withUpcoming: false)
         }
         // The latest step due: each later one was due a hold after the one before.
         var target = ramp.nextStep
@@ -245,7 +249,9 @@ extension FeatureStore {
             )
         }
         let step = try apply(db, &ramp, through: target, appliedBy: "schedule", actor: ramp.actor, now: now)
-        return try report(db, ramp, applied: [step], summary: stateSummary(ramp))
+        // The plans of the steps to come count every recorded user again: a tick leaves them to
+        // `ramp show`, and reports the step it applied.
+        return try report(db, ramp, applied: [step], summary: stateSummary(ramp), withUpcoming: false)
     }
 
     /// Applies step `target` as one revision by `actor`, folding the steps from the next one up
@@ -366,16 +372,18 @@ extension FeatureStore {
             events: row.id == 0 ? [] : try db.ramps.events(of: row.id))
     }
 
+    /// The report of `row`: with the plans of the steps it applied now, then (`withUpcoming`)
+    /// of every step still to come.
     private static func report(
         _ db: any SQLConnection, _ row: RampRow, isDryRun: Bool = false, applied: [(RampStepRecord, RolloutPlan?)] = [],
-        summary: String
+        summary: String, withUpcoming: Bool = true
     ) throws -> RampReport {
         let done = applied.compactMap { step, plan in
             plan.map { RampStepPlan(step: step.step, share: row.steps[step.step], dueAt: nil, plan: $0) }
         }
         return RampReport(
             ramp: try ramp(db, row), isDryRun: isDryRun, applied: applied.map(\.0),
-            plans: done + (try upcomingPlans(db, row)), summary: summary)
+            plans: done + (withUpcoming ? try upcomingPlans(db, row) : []), summary: summary)
     }
 
     /// The plan of every step still to come, each from the one before: who would move if it

@@ -95,7 +95,8 @@ public struct RampReport: Hashable, Sendable {
     public var isDryRun: Bool
     /// The steps this action applied (or would).
     public var applied: [RampStepRecord]
-    /// The plan of each step applied now, then of every step still to come.
+    /// The plan of each step applied now, then of every step still to come (a tick leaves
+    /// those to `ramp show`).
     public var plans: [RampStepPlan]
     /// In words, what happened (or would).
     public var summary: String
