@@ -62,6 +62,17 @@ extension FeatureStore {
         }
     }
 
+    /// The test's running or paused ramp, if it has one, without plans.
+    ///
+    /// - throws: `DocumentError.featureNotFound`.
+    public func activeRamp(of feature: String, in path: EnvironmentPath) async throws -> Ramp? {
+        try await read { db in
+            let scope = try db.environments.scope(of: path)
+            let stored = try db.features.stored(named: feature, in: scope)
+            return try db.ramps.active(featureID: stored.id).map { try Self.ramp(db, $0) }
+        }
+    }
+
     /// The environment's ramps, oldest first, without plans.
     public func ramps(in path: EnvironmentPath) async throws -> [Ramp] {
         try await read { db in

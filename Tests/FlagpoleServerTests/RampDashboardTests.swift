@@ -51,6 +51,7 @@ struct RampDashboardTests {
             #expect(timeline.text.contains("Step 2: 5 %</strong> · Due"))
             #expect(timeline.text.contains("Created by") && timeline.text.contains("Plan pausing"))
             #expect(timeline.text.contains("Steps to come") && !timeline.text.contains("Start a ramp"))
+            #expect(try await browser.get(Self.feature).text.contains("<strong>Ramp 1 is running.</strong>"))
 
             for (action, label, state) in [
                 ("pause", "Pause the ramp", RampState.paused), ("resume", "Resume the ramp", .running),

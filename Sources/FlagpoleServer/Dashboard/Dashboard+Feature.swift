@@ -261,7 +261,7 @@ extension Dashboard {
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
                 reason: ReasonField(id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired),
                 plan: edit.rolloutPlan.map(PlanView.init),
-                rampState: try await store.ramps(in: path).last { $0.feature == name && $0.state.isActive }.map {
+                rampState: try await store.activeRamp(of: name, in: path).map {
                     "Ramp \($0.id) is \($0.state.rawValue)."
                 })
         }
