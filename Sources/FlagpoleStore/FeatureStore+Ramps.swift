@@ -37,11 +37,10 @@ extension FeatureStore {
                 return try Self.report(
                     db, ramp, isDryRun: true, summary: Self.startSummary(ramp, start: start, now: now, isDryRun: true))
             }
-            let id = try db.ramps.insert(
+            ramp.id = try db.ramps.insert(
                 scope: scope, featureID: stored.id, course: course, steps: request.steps,
                 hold: request.hold, dueAt: start, knownRevision: known, createdBy: actor, now: now)
-            ramp = try db.ramps.ramp(id: id)!
-            try db.ramps.insertEvent(RampEvent(kind: .created, actor: actor, detail: nil, at: now), of: id)
+            try db.ramps.insertEvent(RampEvent(kind: .created, actor: actor, detail: nil, at: now), of: ramp.id)
             var applied: [(RampStepRecord, RolloutPlan?)] = []
             if start <= now {
                 applied.append(
@@ -188,6 +187,22 @@ extension FeatureStore {
         }
     }
 
+    /// Does `action` to the test's ramp: `pauseRamp`, `resumeRamp`, `advanceRamp` or `abortRamp`
+    /// (`rollingBack` is the abort's).
+    public func changeRamp(
+        _ action: RampAction, of feature: String, in path: EnvironmentPath, rollingBack: Bool = false, actor: String,
+        now: Date, isDryRun: Bool = false
+    ) async throws -> RampReport {
+        switch action {
+        case .pause: try await pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case .resume: try await resumeRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case .advance: try await advanceRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
+        case .abort:
+            try await abortRamp(
+                of: feature, in: path, rollingBack: rollingBack, actor: actor, now: now, isDryRun: isDryRun)
+        }
+    }
+
     /// Applies every ramp step due at `now`, in every tenant, each in a transaction of its own:
     /// what `flagpole serve` does every tick, and `flagpole tick` once. A ramp whose test another
     /// revision changed is paused instead, naming the revision; one whose step fails is paused
@@ -250,9 +265,7 @@ extension FeatureStore {
             target += 1
         }
         guard !isDryRun else {
-            let folded =
-                target > ramp.nextStep
-                ? ", folding steps \((ramp.nextStep..<target).map { String($0 + 1) }.joined(separator: ", "))" : ""
+            let folded = RampStepRecord.folding(Array(ramp.nextStep..<target)).map { ", " + $0 } ?? ""
             return try report(
                 db, ramp, isDryRun: true,
                 summary:
@@ -275,10 +288,7 @@ extension FeatureStore {
         let course = try ramp.course(of: try db.features.stored(named: ramp.feature, in: scope).feature)
         let share = ramp.steps[target]
         let folded = Array(ramp.nextStep..<target)
-        let foldedText =
-            folded.isEmpty
-            ? ""
-            : ", folding step\(folded.count == 1 ? "" : "s") \(folded.map { String($0 + 1) }.joined(separator: ", "))"
+        let foldedText = RampStepRecord.folding(folded).map { ", " + $0 } ?? ""
         let outcome = try edit(
             db, ramp.feature, in: ramp.path, kind: share >= 100 ? .rollout : .bias,
             options: EditOptions(actor: actor, time: now),

@@ -17,24 +17,12 @@ extension AdminAPI {
             .json(try await store.ramp(of: try context.feature(), in: context.path).jsonValue)
         }
         editor.post("features/:feature/ramp", use: createRamp)
-        for action in ["pause", "resume", "advance", "abort"] {
-            editor.post("features/:feature/ramp/\(action)") { request, context -> Response in
-                let body = try await body(request, allowed: action == "abort" ? ["dryRun", "rollBack"] : ["dryRun"])
-                let (feature, path, actor, now) = (try context.feature(), context.path, context.actor, clock.now)
-                let isDryRun = try body.bool("dryRun")
-                let report =
-                    switch action {
-                    case "pause":
-                        try await store.pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
-                    case "resume":
-                        try await store.resumeRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
-                    case "advance":
-                        try await store.advanceRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
-                    default:
-                        try await store.abortRamp(
-                            of: feature, in: path, rollingBack: try body.bool("rollBack"), actor: actor, now: now,
-                            isDryRun: isDryRun)
-                    }
+        for action in RampAction.allCases {
+            editor.post("features/:feature/ramp/\(action.rawValue)") { request, context -> Response in
+                let body = try await body(request, allowed: action == .abort ? ["dryRun", "rollBack"] : ["dryRun"])
+                let report = try await store.changeRamp(
+                    action, of: try context.feature(), in: context.path, rollingBack: try body.bool("rollBack"),
+                    actor: context.actor, now: clock.now, isDryRun: try body.bool("dryRun"))
                 return .json(report.jsonValue)
             }
         }

@@ -138,7 +138,8 @@ extension Dashboard {
         }
         do {
             let session = try await store.useLink(
-                form.token, password: form.password, address: clientAddress(request, context), cost: passwordCost)
+                form.token, password: form.password, address: request.clientAddress(context, trustsProxy: trustsProxy),
+                cost: passwordCost)
             return Self.signedIn(session, going: "/", for: request)
         } catch let error as MemberError {
             return welcomePage(

@@ -112,26 +112,20 @@ extension Dashboard {
         _ form: RampForm, feature: String, in context: DashboardEnvironmentContext<Needs.Editor>, isDryRun: Bool
     ) async throws -> RampReport {
         let (path, actor, now) = (context.path, context.session.identity.actor, clock.now)
-        switch form.do {
-        case "create":
+        if form.do == "create" {
             return try await store.createRamp(
                 RampRequest(
-                    feature: feature, variation: form.variation, steps: try RampText.steps(form.steps),
-                    hold: try RampHold(parsing: form.hold)),
+                    feature: feature, variation: form.variation, steps: try RampText.steps(form.steps ?? ""),
+                    hold: try RampHold(parsing: form.hold ?? "")),
                 in: path, actor: actor, now: now, isDryRun: isDryRun)
-        case "pause":
-            return try await store.pauseRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
-        case "resume":
-            return try await store.resumeRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
-        case "advance":
-            return try await store.advanceRamp(of: feature, in: path, actor: actor, now: now, isDryRun: isDryRun)
-        case "abort":
-            return try await store.abortRamp(
-                of: feature, in: path, rollingBack: form.rollBack == "true", actor: actor, now: now, isDryRun: isDryRun)
-        default:
+        }
+        guard let action = RampAction(rawValue: form.do) else {
             throw APIError.invalid(
                 "“\(form.do)” is not something a ramp does: start, pause, resume, advance or abort it.")
         }
+        return try await store.changeRamp(
+            action, of: feature, in: path, rollingBack: form.rollBack == "true", actor: actor, now: now,
+            isDryRun: isDryRun)
     }
 
     private func rampPage(
@@ -159,40 +153,13 @@ struct RampForm: DashboardForm {
     var `do`: String
     var action: String?
     var variation: String?
-    var steps: String
-    var hold: String
+    var steps: String?
+    var hold: String?
     var rollBack: String?
 
     /// What the create form starts with.
-    static let empty = RampForm(csrf: "", do: "create", steps: "1, 5, 20, 50, 100", hold: "24h")
-
-    enum CodingKeys: String, CodingKey {
-        case csrf, `do`, action, variation, steps, hold, rollBack
-    }
-
-    init(
-        csrf: String, do action: String, action preview: String? = nil, variation: String? = nil, steps: String,
-        hold: String, rollBack: String? = nil
-    ) {
-        self.csrf = csrf
-        self.do = action
-        self.action = preview
-        self.variation = variation
-        self.steps = steps
-        self.hold = hold
-        self.rollBack = rollBack
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        csrf = try container.decode(String.self, forKey: .csrf)
-        self.do = try container.decode(String.self, forKey: .do)
-        action = try container.decodeIfPresent(String.self, forKey: .action)
-        variation = try container.decodeIfPresent(String.self, forKey: .variation)
-        steps = try container.decodeIfPresent(String.self, forKey: .steps) ?? ""
-        hold = try container.decodeIfPresent(String.self, forKey: .hold) ?? ""
-        rollBack = try container.decodeIfPresent(String.self, forKey: .rollBack)
-    }
+    static let empty = RampForm(
+        csrf: "", do: "create", action: nil, variation: nil, steps: "1, 5, 20, 50, 100", hold: "24h", rollBack: nil)
 }
 
 /// The form that makes a trigger: its name and what it does.

@@ -78,7 +78,8 @@ extension Dashboard {
             let outcome: SignInOutcome
             do {
                 outcome = try await store.signIn(
-                    email: email, password: form.password ?? "", address: clientAddress(request, context),
+                    email: email, password: form.password ?? "",
+                    address: request.clientAddress(context, trustsProxy: trustsProxy),
                     cost: passwordCost)
             } catch let error as MemberError {
                 return signInPage(
@@ -115,11 +116,6 @@ extension Dashboard {
                 for: request))
         response.setCookie(.dashboard(signInCookieName, value: "", maxAge: 0, for: request))
         return response
-    }
-
-    /// Where a sign-in comes from, as failed ones are counted.
-    func clientAddress(_ request: Request, _ context: FlagpoleRequestContext) -> String {
-        request.clientAddress(context, trustsProxy: trustsProxy)
     }
 
     /// POST /logout: ends the session everywhere, not only in this browser.

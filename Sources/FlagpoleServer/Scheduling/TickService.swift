@@ -27,15 +27,14 @@ struct TickService: Service {
             let reports = try await store.withLease("tick") { try await store.runDueRamps(now: clock.now) }
             for report in reports {
                 // Each step applied, with its plan: who moved between which variations.
-                let applied = Set(report.applied.map(\.step))
-                let moves = report.plans.filter { applied.contains($0.step) }.flatMap(\.plan.moves).map {
+                let moves = report.appliedPlans.flatMap(\.plan.moves).map {
                     "\($0.from)→\($0.to) \(Percent.format($0.share)) (\($0.recordedUsers) recorded)"
                 }
                 logger.info(
                     "\(report.summary)",
                     metadata: [
                         "ramp": "\(report.ramp.id)", "environment": "\(report.ramp.path)",
-                        "feature": "\(report.ramp.feature)", "steps": "\(applied.sorted().map { $0 + 1 })",
+                        "feature": "\(report.ramp.feature)", "steps": "\(report.applied.map { $0.step + 1 })",
                         "moves": "\(moves.joined(separator: ", "))",
                     ])
             }

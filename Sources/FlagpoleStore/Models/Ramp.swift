@@ -52,6 +52,23 @@ public struct Ramp: Hashable, Sendable {
     public var events: [RampEvent]
 }
 
+/// What a person does to a running or paused ramp.
+public enum RampAction: String, Hashable, Sendable, CaseIterable {
+    case pause, resume, advance, abort
+}
+
+/// Where a step of a ramp is.
+public enum RampStepStatus: Hashable, Sendable {
+    case applied(RampStepRecord)
+    /// Skipped after downtime and applied with a later step.
+    case folded
+    case due(Date)
+    /// The ramp is paused: no step is due until it runs again.
+    case waiting
+    /// The ramp is over without it.
+    case notApplied
+}
+
 /// A step of a ramp as applied.
 public struct RampStepRecord: Hashable, Sendable {
     /// Its index among the ramp's steps.
@@ -65,6 +82,12 @@ public struct RampStepRecord: Hashable, Sendable {
     public var folded: [Int]
     /// Recorded users who changed group.
     public var movedUsers: Int
+
+    /// `folding steps 2, 3` (counting from 1), or `nil` when it folded none.
+    public static func folding(_ folded: [Int]) -> String? {
+        guard !folded.isEmpty else { return nil }
+        return "folding step\(folded.count == 1 ? "" : "s") \(folded.map { String($0 + 1) }.joined(separator: ", "))"
+    }
 }
 
 /// What happened to a ramp besides its steps.
@@ -100,6 +123,23 @@ public struct RampReport: Hashable, Sendable {
     public var plans: [RampStepPlan]
     /// In words, what happened (or would).
     public var summary: String
+
+    /// The plans of the steps this action applied.
+    public var appliedPlans: [RampStepPlan] {
+        let steps = Set(applied.map(\.step))
+        return plans.filter { steps.contains($0.step) }
+    }
+
+    /// Where each of the ramp's steps is, in order: applied, folded, due (as the plans say), or not.
+    public var stepStatuses: [RampStepStatus] {
+        let due = Dictionary(plans.filter { $0.step >= 0 }.map { ($0.step, $0.dueAt) }, uniquingKeysWith: { a, _ in a })
+        return ramp.steps.indices.map { index in
+            if let step = ramp.applied.first(where: { $0.step == index }) { return .applied(step) }
+            if ramp.applied.contains(where: { $0.folded.contains(index) }) { return .folded }
+            if let dueAt = due[index] ?? nil { return .due(dueAt) }
+            return ramp.state.isActive ? .waiting : .notApplied
+        }
+    }
 }
 
 /// How to create a ramp.

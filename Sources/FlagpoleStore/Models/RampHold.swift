@@ -45,6 +45,9 @@ public enum RampHold: Hashable, Sendable, CustomStringConvertible {
         return false
     }
 
+    /// How a step is held, in a sentence: `1d`, or `until weekdays at 10:00 Europe/Berlin`.
+    public var phrase: String { isCalendar ? "until \(description)" : description }
+
     public var description: String {
         switch self {
         case .duration(let seconds): DurationText.text(seconds: seconds)

@@ -50,3 +50,13 @@ public struct TriggerOutcome: Hashable, Sendable {
     /// When it did not act because it acted less than a minute ago: the seconds until it would.
     public var retryAfter: Int?
 }
+
+extension Trigger.Action {
+    /// The action named `text`.
+    ///
+    /// - throws: `TriggerError.invalidAction`.
+    public init(validating text: String) throws(TriggerError) {
+        guard let action = Self(rawValue: text) else { throw TriggerError.invalidAction(text) }
+        self = action
+    }
+}

@@ -16,13 +16,3 @@ public enum RampText {
         return steps
     }
 }
-
-extension Trigger.Action {
-    /// The action named `text`.
-    ///
-    /// - throws: `TriggerError.invalidAction`.
-    public init(validating text: String) throws(TriggerError) {
-        guard let action = Self(rawValue: text) else { throw TriggerError.invalidAction(text) }
-        self = action
-    }
-}

@@ -3,7 +3,8 @@ import Foundation
 
 /// A ramp's row, with the names of its environment and test.
 struct RampRow: Sendable {
-    let id: Int64
+    /// 0 until inserted.
+    var id: Int64
     let environmentID: Int64
     let featureID: Int64
     let path: EnvironmentPath

@@ -36,6 +36,14 @@ struct RampCommand: AsyncParsableCommand {
             RampOutput(report: try await action(store, path, Actor.current, WallClock.fromEnvironment.now))
                 .print(json: output.json)
         }
+
+        /// Does `action` to the test's ramp and prints its report.
+        func change(_ action: RampAction, rollingBack: Bool = false) async throws {
+            try await run { store, path, actor, now in
+                try await store.changeRamp(
+                    action, of: name, in: path, rollingBack: rollingBack, actor: actor, now: now, isDryRun: dryRun)
+            }
+        }
     }
 
     struct Create: AsyncParsableCommand {
@@ -122,9 +130,7 @@ struct RampCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
 
         func run() async throws {
-            try await target.run { store, path, actor, now in
-                try await store.pauseRamp(of: target.name, in: path, actor: actor, now: now, isDryRun: target.dryRun)
-            }
+            try await target.change(.pause)
         }
     }
 
@@ -136,9 +142,7 @@ struct RampCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
 
         func run() async throws {
-            try await target.run { store, path, actor, now in
-                try await store.resumeRamp(of: target.name, in: path, actor: actor, now: now, isDryRun: target.dryRun)
-            }
+            try await target.change(.resume)
         }
     }
 
@@ -149,9 +153,7 @@ struct RampCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
 
         func run() async throws {
-            try await target.run { store, path, actor, now in
-                try await store.advanceRamp(of: target.name, in: path, actor: actor, now: now, isDryRun: target.dryRun)
-            }
+            try await target.change(.advance)
         }
     }
 
@@ -166,10 +168,7 @@ struct RampCommand: AsyncParsableCommand {
         var rollBack = false
 
         func run() async throws {
-            try await target.run { store, path, actor, now in
-                try await store.abortRamp(
-                    of: target.name, in: path, rollingBack: rollBack, actor: actor, now: now, isDryRun: target.dryRun)
-            }
+            try await target.change(.abort, rollingBack: rollBack)
         }
     }
 }
@@ -200,8 +199,7 @@ struct TickCommand: AsyncParsableCommand {
         for report in reports {
             Console.out("\(report.ramp.path) \(report.ramp.feature): \(report.summary)")
             // The plan of each step applied now, from the records of the moment.
-            let applied = Set(report.applied.map(\.step))
-            for plan in report.plans where applied.contains(plan.step) {
+            for plan in report.appliedPlans {
                 Console.out(EditReport.lines(of: plan.plan).joined(separator: "\n"))
             }
         }

@@ -10,13 +10,11 @@ struct RampOutput {
     var lines: [String] {
         let ramp = report.ramp
         var lines = [
-            "Ramp \(ramp.id == 0 ? "(not created)" : String(ramp.id)) of \(ramp.feature) in \(ramp.path): \(ramp.variation) in \(ramp.steps.count) steps, each held \(ramp.hold.isCalendar ? "until \(ramp.hold)" : ramp.hold.description); created by \(ramp.createdBy)."
+            "Ramp \(ramp.id == 0 ? "(not created)" : String(ramp.id)) of \(ramp.feature) in \(ramp.path): \(ramp.variation) in \(ramp.steps.count) steps, each held \(ramp.hold.phrase); created by \(ramp.createdBy)."
         ]
         var table = TextTable("STEP", "SHARE", "STATE")
-        let due = Dictionary(uniqueKeysWithValues: report.plans.filter { $0.step >= 0 }.map { ($0.step, $0.dueAt) })
-        for (index, share) in ramp.steps.enumerated() {
-            table.append(
-                String(index + 1), Percent.format(share), Self.state(of: index, in: ramp, due: due[index] ?? nil))
+        for (index, status) in report.stepStatuses.enumerated() {
+            table.append(String(index + 1), Percent.format(ramp.steps[index]), Self.text(of: status))
         }
         lines.append(table.text)
         for plan in report.plans {
@@ -29,15 +27,16 @@ struct RampOutput {
         return lines
     }
 
-    private static func state(of index: Int, in ramp: Ramp, due: Date?) -> String {
-        if let step = ramp.applied.first(where: { $0.step == index }) {
-            let folded =
-                step.folded.isEmpty ? "" : ", folding \(step.folded.map { String($0 + 1) }.joined(separator: ", "))"
-            return "applied \(step.appliedAt.iso8601) as revision \(step.revision) by \(step.appliedBy)\(folded)"
+    private static func text(of status: RampStepStatus) -> String {
+        switch status {
+        case .applied(let step):
+            "applied \(step.appliedAt.iso8601) as revision \(step.revision) by \(step.appliedBy)"
+                + (RampStepRecord.folding(step.folded).map { ", " + $0 } ?? "")
+        case .folded: "folded"
+        case .due(let date): "due \(date.iso8601)"
+        case .waiting: "waits"
+        case .notApplied: "–"
         }
-        if ramp.applied.contains(where: { $0.folded.contains(index) }) { return "folded" }
-        if let due { return "due \(due.iso8601)" }
-        return ramp.state.isActive ? "waits" : "–"
     }
 
     func print(json: Bool) {

@@ -61,8 +61,8 @@ struct RampPage: Sendable {
                 default: form.rollBack == "true" ? "Abort and roll back to 0 %" : "Abort the ramp"
                 }
             variation = form.variation
-            steps = form.steps
-            hold = form.hold
+            steps = form.steps ?? ""
+            hold = form.hold ?? ""
             rollBack = form.rollBack
         }
     }
@@ -135,9 +135,9 @@ struct RampPage: Sendable {
         if let report {
             let ramp = report.ramp
             rampTitle =
-                "Ramp \(ramp.id): \(ramp.variation) \(ramp.steps.map { Percent.format($0) }.joined(separator: " → ")), each step held \(ramp.hold.isCalendar ? "until \(ramp.hold)" : ramp.hold.description). Created by \(ramp.createdBy)."
+                "Ramp \(ramp.id): \(ramp.variation) \(ramp.steps.map { Percent.format($0) }.joined(separator: " → ")), each step held \(ramp.hold.phrase). Created by \(ramp.createdBy)."
             state = report.summary
-            steps = Self.timeline(ramp, plans: report.plans)
+            steps = Self.timeline(report)
             events = ramp.events.map { Event(time: ResultsTime($0.at), text: Self.text(of: $0)) }
             hasEvents = !events.isEmpty
             upcoming = Self.plans(report)
@@ -174,33 +174,31 @@ struct RampPage: Sendable {
                 variations: ends.map {
                     Choice(name: $0, value: $0, isSelected: $0.lowercased() == chosen?.lowercased())
                 },
-                steps: draft.steps, hold: draft.hold)
+                steps: draft.steps ?? "", hold: draft.hold ?? "")
         }
     }
 
-    private static func timeline(_ ramp: Ramp, plans: [RampStepPlan]) -> [Step] {
-        let due = Dictionary(plans.filter { $0.step >= 0 }.map { ($0.step, $0.dueAt) }, uniquingKeysWith: { a, _ in a })
-        return ramp.steps.enumerated().map { index, share in
+    private static func timeline(_ report: RampReport) -> [Step] {
+        let ramp = report.ramp
+        return report.stepStatuses.enumerated().map { index, status in
             var step = Step(
-                number: index + 1, share: Percent.format(share), status: "", isApplied: false,
+                number: index + 1, share: Percent.format(ramp.steps[index]), status: "", isApplied: false,
                 isNext: ramp.state.isActive && index == ramp.nextStep)
-            if let applied = ramp.applied.first(where: { $0.step == index }) {
+            switch status {
+            case .applied(let applied):
                 step.isApplied = true
                 step.time = ResultsTime(applied.appliedAt)
-                let folded =
-                    applied.folded.isEmpty
-                    ? ""
-                    : ", folding step\(applied.folded.count == 1 ? "" : "s") \(applied.folded.map { String($0 + 1) }.joined(separator: ", "))"
-                step.status = "Applied as revision \(applied.revision) by \(applied.appliedBy)\(folded)"
+                step.status =
+                    "Applied as revision \(applied.revision) by \(applied.appliedBy)"
+                    + (RampStepRecord.folding(applied.folded).map { ", " + $0 } ?? "")
                 step.movedUsers =
                     "\(applied.movedUsers.grouped) recorded user\(applied.movedUsers == 1 ? "" : "s") moved"
-            } else if ramp.applied.contains(where: { $0.folded.contains(index) }) {
-                step.status = "Folded into a later step after downtime"
-            } else if let dueAt = due[index] ?? nil {
-                step.time = ResultsTime(dueAt)
+            case .folded: step.status = "Folded into a later step after downtime"
+            case .due(let date):
+                step.time = ResultsTime(date)
                 step.status = "Due"
-            } else {
-                step.status = ramp.state.isActive ? "Waits until the ramp runs" : "Not applied"
+            case .waiting: step.status = "Waits until the ramp runs"
+            case .notApplied: step.status = "Not applied"
             }
             return step
         }
