@@ -60,6 +60,7 @@ let package = Package(
                 .embedInCode("0012_environment_marking.sql"),
                 .embedInCode("0013_members.sql"),
                 .embedInCode("0014_ramps.sql"),
+                .embedInCode("0015_ramp_guards.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -74,6 +75,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0012_environment_marking.postgres.sql"),
                 .embedInCode("PostgreSQL/0013_members.postgres.sql"),
                 .embedInCode("PostgreSQL/0014_ramps.postgres.sql"),
+                .embedInCode("PostgreSQL/0015_ramp_guards.postgres.sql"),
             ]
         ),
 

@@ -31,6 +31,7 @@ public enum SchemaMigrations {
         Migration("0012_environment_marking", PackageResources._012_environment_marking_sql),
         Migration("0013_members", PackageResources._013_members_sql),
         Migration("0014_ramps", PackageResources._014_ramps_sql),
+        Migration("0015_ramp_guards", PackageResources._015_ramp_guards_sql),
     ]
 
     /// PostgreSQL's migrations, `PostgreSQL/NNNN_name.postgres.sql`: the same versions as
@@ -51,5 +52,6 @@ public enum SchemaMigrations {
         Migration("0012_environment_marking", PackageResources._012_environment_marking_postgres_sql),
         Migration("0013_members", PackageResources._013_members_postgres_sql),
         Migration("0014_ramps", PackageResources._014_ramps_postgres_sql),
+        Migration("0015_ramp_guards", PackageResources._015_ramp_guards_postgres_sql),
     ]
 }

@@ -70,6 +70,8 @@ public struct Comparison: Sendable, Equatable, Codable {
     /// Half-width √(V(V + τ²)/τ² · (ln((V + τ²)/V) − 2 ln α)) with V = SE², α = 0.05 and
     /// τ² = ρ²·(v_t + v_c), ρ² = (−2 ln α + ln(−2 ln α + 1))/N*, tuned for N* = 10 000 users.
     public var sequentialInterval: Interval
+    /// v_t + v_c, the per-user variances the always-valid interval is tuned by.
+    public var perUserVariances: Double
 
     /// The tuning of the always-valid interval: it is tightest near this many users per variation.
     public static let sequentialTuningUsers = 10_000.0
@@ -119,13 +121,8 @@ public struct Comparison: Sendable, Equatable, Codable {
             relativeInterval = Interval(center: ratio, halfWidth: Distributions.z975 * relativeVariance.squareRoot())
         }
 
-        let alpha = 0.05
-        let rhoSquared = (-2 * log(alpha) + log(-2 * log(alpha) + 1)) / sequentialTuningUsers
-        let tauSquared = rhoSquared * (vt + vc)
-        let v = standardError * standardError
-        let sequentialHalfWidth = (v * (v + tauSquared) / tauSquared * (log((v + tauSquared) / v) - 2 * log(alpha)))
-            .squareRoot()
-
+        let sequentialHalfWidth = sequentialHalfWidth(
+            standardError: standardError, perUserVariances: vt + vc, alpha: 0.05)
         let z = difference / standardError
         return Comparison(
             difference: difference, standardError: standardError,
@@ -133,7 +130,17 @@ public struct Comparison: Sendable, Equatable, Codable {
             relativeDifference: relativeDifference, relativeInterval: relativeInterval, pValue: min(1, pValue),
             degreesOfFreedom: degreesOfFreedom,
             chanceToBeatControl: higherIsBetter ? Distributions.normalCDF(z) : Distributions.normalCDF(-z),
-            sequentialInterval: Interval(center: difference, halfWidth: sequentialHalfWidth))
+            sequentialInterval: Interval(center: difference, halfWidth: sequentialHalfWidth),
+            perUserVariances: vt + vc)
+    }
+
+    /// The always-valid half-width at two-sided error `alpha` for a difference with
+    /// `standardError`, its mixture tuned by `perUserVariances` (v_t + v_c): τ² = ρ²·(v_t + v_c).
+    public static func sequentialHalfWidth(standardError: Double, perUserVariances: Double, alpha: Double) -> Double {
+        let rhoSquared = (-2 * log(alpha) + log(-2 * log(alpha) + 1)) / sequentialTuningUsers
+        let tauSquared = rhoSquared * perUserVariances
+        let v = standardError * standardError
+        return (v * (v + tauSquared) / tauSquared * (log((v + tauSquared) / v) - 2 * log(alpha))).squareRoot()
     }
 }
 

@@ -109,13 +109,15 @@ public enum Verdict: Sendable, Equatable {
         guard let comparison = treatment.comparison, comparison.difference != 0 else { return nil }
         let target = abs(comparison.difference)
         let variance = comparison.standardError * comparison.standardError
-        let tauSquared = tuning * (treatment.variance + control.variance)
-        guard tauSquared > 0, sequentialHalfWidth(variance: variance, tauSquared: tauSquared) > target else {
-            return nil
+        let perUserVariances = treatment.variance + control.variance
+        func halfWidth(_ variance: Double) -> Double {
+            Comparison.sequentialHalfWidth(
+                standardError: variance.squareRoot(), perUserVariances: perUserVariances, alpha: alpha)
         }
+        guard perUserVariances > 0, halfWidth(variance) > target else { return nil }
         var low = 1.0
         var high = 2.0
-        while sequentialHalfWidth(variance: variance / high, tauSquared: tauSquared) > target {
+        while halfWidth(variance / high) > target {
             low = high
             high *= 2
             // Beyond a billion times the users, the estimate says nothing useful.
@@ -123,21 +125,12 @@ public enum Verdict: Sendable, Equatable {
         }
         for _ in 0..<60 {
             let middle = (low + high) / 2
-            if sequentialHalfWidth(variance: variance / middle, tauSquared: tauSquared) > target {
+            if halfWidth(variance / middle) > target {
                 low = middle
             } else {
                 high = middle
             }
         }
         return Int(((high - 1) * Double(treatment.users + control.users)).rounded(.up))
-    }
-
-    /// ρ² of `Comparison.sequentialInterval`: τ² = ρ²·(v_t + v_c).
-    private static let tuning =
-        (-2 * log(alpha) + log(-2 * log(alpha) + 1)) / Comparison.sequentialTuningUsers
-
-    /// The always-valid half-width at variance `variance` (SE²), as `Comparison` computes it.
-    private static func sequentialHalfWidth(variance v: Double, tauSquared: Double) -> Double {
-        (v * (v + tauSquared) / tauSquared * (log((v + tauSquared) / v) - 2 * log(alpha))).squareRoot()
     }
 }
