@@ -27,19 +27,21 @@ extension FeatureStore {
             if let active = try db.ramps.active(featureID: stored.id) {
                 throw RampError.alreadyRamping(path, feature: stored.feature.name, id: active.id)
             }
+            let guards = try Self.guards(
+                asked: request.guards, steps: request.steps.count, goals: try db.experiments.goals(in: scope),
+                publishes: try db.publishes.hasPublished(scope), in: path)
             let start = max(request.start ?? now, now)
             let known = try db.environments.lastChange(of: stored.feature.name, in: scope)?.revision ?? 0
             var ramp = RampRow(
                 id: 0, environmentID: scope.id, featureID: stored.id, path: path, feature: stored.feature.name,
                 variation: course.variation, base: course.base, steps: request.steps, hold: request.hold,
-                state: .running, nextStep: 0, dueAt: start, knownRevision: known, createdBy: actor, createdAt: now)
+                guards: guards, onFailure: request.onFailure, state: .running, nextStep: 0, dueAt: start,
+                knownRevision: known, createdBy: actor, createdAt: now)
             guard !isDryRun else {
                 return try Self.report(
                     db, ramp, isDryRun: true, summary: Self.startSummary(ramp, start: start, now: now, isDryRun: true))
             }
-            ramp.id = try db.ramps.insert(
-                scope: scope, featureID: stored.id, course: course, steps: request.steps,
-                hold: request.hold, dueAt: start, knownRevision: known, createdBy: actor, now: now)
+            ramp.id = try db.ramps.insert(ramp, scope: scope)
             try db.ramps.insertEvent(RampEvent(kind: .created, actor: actor, detail: nil, at: now), of: ramp.id)
             var applied: [(RampStepRecord, RolloutPlan?)] = []
             if start <= now {
@@ -204,13 +206,20 @@ extension FeatureStore {
     }
 
     /// Applies every ramp step due at `now`, in every tenant, each in a transaction of its own:
-    /// what `flagpole serve` does every tick, and `flagpole tick` once. A ramp whose test another
+    /// what `flagpole serve` does every tick, and `flagpole tick` once. A guarded ramp's step is
+    /// applied only when its guards pass, and its guards look at a holding step every
+    /// `guardLookInterval`, pausing or rolling it back when one fails. A ramp whose test another
     /// revision changed is paused instead, naming the revision; one whose step fails is paused
-    /// with the reason. Returns what happened to each due ramp (with `isDryRun`, what would).
+    /// with the reason. Returns what happened to each ramp that changed or waits (with
+    /// `isDryRun`, what would).
     public func runDueRamps(now: Date, isDryRun: Bool = false) async throws -> [RampReport] {
-        let due = try await read { db in try db.ramps.due(at: now) }
+        let ids = try await read { db in
+            let due = try db.ramps.due(at: now)
+            let holding = try db.ramps.unlooked(before: now.addingTimeInterval(-Self.guardLookInterval))
+            return due + holding.filter { !due.contains($0) }
+        }
         var reports: [RampReport] = []
-        for id in due {
+        for id in ids {
             do {
                 let report = try await transaction(isReadOnly: isDryRun) { db in
                     try Self.runDue(db, id: id, now: now, isDryRun: isDryRun)
@@ -239,14 +248,16 @@ extension FeatureStore {
 
     // MARK: Inside a transaction
 
-    /// The due ramp `id`, if it still is: its test changed by another revision → paused; else
-    /// its next step applied, and for a ramp without guards every overdue step folded into the
-    /// latest one due (docs/RAMPS.md, "After downtime").
+    /// The running ramp `id`, if it is still due or its guards are due a look: its test changed
+    /// by another revision → paused; a guard failed → paused or rolled back; a guard waits → it
+    /// holds; else its next step applied, and for a ramp without guards every overdue step
+    /// folded into the latest one due (docs/RAMPS.md, "After downtime").
     private static func runDue(_ db: any SQLConnection, id: Int64, now: Date, isDryRun: Bool) throws -> RampReport? {
         // Read again inside the transaction: another instance may have applied it meanwhile.
-        guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt, due <= now else {
-            return nil
-        }
+        guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt else { return nil }
+        let isGuarded = !ramp.guards.isEmpty && ramp.nextStep > 0
+        let lookedRecently = ramp.lookedAt.map { $0 > now.addingTimeInterval(-guardLookInterval) } ?? false
+        guard due <= now || (isGuarded && !lookedRecently) else { return nil }
         let scope = try db.environments.scope(of: ramp.path)
         if let change = try db.environments.lastChange(of: ramp.feature, in: scope),
             change.revision > ramp.knownRevision
@@ -256,21 +267,54 @@ extension FeatureStore {
             try pause(db, &ramp, actor: "schedule", reason: reason, now: now, isDryRun: isDryRun)
             return try report(db, ramp, isDryRun: isDryRun, summary: stateSummary(ramp), withUpcoming: false)
         }
-        // The latest step due: each later one was due a hold after the one before.
         var target = ramp.nextStep
-        var nominal = due
-        while target < ramp.steps.count - 1 {
-            nominal = ramp.hold.end(after: nominal)
-            guard nominal <= now else { break }
-            target += 1
-        }
-        guard !isDryRun else {
-            let folded = RampStepRecord.folding(Array(ramp.nextStep..<target)).map { ", " + $0 } ?? ""
-            return try report(
-                db, ramp, isDryRun: true,
-                summary:
-                    "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written."
-            )
+        if isGuarded {
+            // A step waiting at the end of its hold is looked at again every look interval.
+            if due <= now, lookedRecently, let looked = ramp.lookedAt, looked >= due { return nil }
+            guard !isDryRun else {
+                return try report(
+                    db, ramp, isDryRun: true,
+                    summary:
+                        "Dry run: the guards would look at step \(ramp.nextStep) and, if they pass, step \(target + 1) of \(ramp.steps.count) would be applied. Nothing was written."
+                )
+            }
+            let judgement = try judgeGuards(db, &ramp, atHoldEnd: due <= now, now: now, isDryRun: false)
+            if !judgement.failed.isEmpty {
+                let reason = "guard failed at step \(judgement.step + 1): " + judgement.failed.map(\.reason).joined(separator: "; ")
+                if judgement.rollsBack(ramp) {
+                    let plans = try abort(db, &ramp, rollingBack: true, actor: "guard", because: reason, now: now, isDryRun: false)
+                    var report = try report(db, ramp, summary: stateSummary(ramp), withUpcoming: false)
+                    report.plans = plans
+                    return report
+                }
+                try pause(db, &ramp, actor: "guard", reason: reason, now: now, isDryRun: false)
+                return try report(db, ramp, summary: stateSummary(ramp), withUpcoming: false)
+            }
+            guard due <= now, judgement.waiting.isEmpty else {
+                try db.ramps.update(ramp)
+                guard due <= now else { return nil }
+                return try report(
+                    db, ramp,
+                    summary: "Waiting: step \(target + 1) of \(ramp.steps.count) holds, "
+                        + judgement.waiting.map(\.reason).joined(separator: "; ") + ".",
+                    withUpcoming: false)
+            }
+        } else {
+            // The latest step due: each later one was due a hold after the one before.
+            var nominal = due
+            while target < ramp.steps.count - 1 {
+                nominal = ramp.hold.end(after: nominal)
+                guard nominal <= now else { break }
+                target += 1
+            }
+            guard !isDryRun else {
+                let folded = RampStepRecord.folding(Array(ramp.nextStep..<target)).map { ", " + $0 } ?? ""
+                return try report(
+                    db, ramp, isDryRun: true,
+                    summary:
+                        "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written."
+                )
+            }
         }
         let step = try apply(db, &ramp, through: target, appliedBy: "schedule", actor: ramp.actor, now: now)
         // The plans of the steps to come count every recorded user again: a tick leaves them to
@@ -315,9 +359,11 @@ extension FeatureStore {
     }
 
     /// Stops an active ramp for good; with `rollingBack`, gives the growing variation's share
-    /// back to its neighbour as one more revision by `actor`, whose plan it returns.
+    /// back to its neighbour as one more revision by `actor`, whose plan it returns. `because`
+    /// says why, after who.
     static func abort(
-        _ db: any SQLConnection, _ ramp: inout RampRow, rollingBack: Bool, actor: String, now: Date, isDryRun: Bool
+        _ db: any SQLConnection, _ ramp: inout RampRow, rollingBack: Bool, actor: String, because: String? = nil,
+        now: Date, isDryRun: Bool
     ) throws -> [RampStepPlan] {
         var plans: [RampStepPlan] = []
         if rollingBack {
@@ -337,7 +383,8 @@ extension FeatureStore {
         }
         ramp.state = .aborted
         ramp.dueAt = nil
-        ramp.reason = "aborted by \(actor)" + (rollingBack ? ", rolled back to 0 %" : "")
+        ramp.reason =
+            "aborted by \(actor)" + (rollingBack ? ", rolled back to 0 %" : "") + (because.map { ": " + $0 } ?? "")
         if !isDryRun {
             try db.ramps.update(ramp)
             try db.ramps.insertEvent(RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
@@ -386,11 +433,11 @@ extension FeatureStore {
     private static func ramp(_ db: any SQLConnection, _ row: RampRow) throws -> Ramp {
         Ramp(
             id: row.id, path: row.path, feature: row.feature, variation: row.variation, steps: row.steps,
-            hold: row.hold, state: row.state, reason: row.reason, nextStep: row.nextStep,
-            dueAt: row.dueAt,
-            createdBy: row.createdBy, createdAt: row.createdAt,
+            hold: row.hold, guards: row.guards, onFailure: row.onFailure, state: row.state, reason: row.reason,
+            nextStep: row.nextStep, dueAt: row.dueAt, createdBy: row.createdBy, createdAt: row.createdAt,
             applied: row.id == 0 ? [] : try db.ramps.steps(of: row.id),
-            events: row.id == 0 ? [] : try db.ramps.events(of: row.id))
+            events: row.id == 0 ? [] : try db.ramps.events(of: row.id),
+            looks: row.id == 0 ? [] : try db.ramps.looks(of: row.id))
     }
 
     /// The report of `row`: with the plans of the steps it applied now, then (`withUpcoming`)

@@ -134,6 +134,26 @@ extension FeatureStore {
     }
 }
 
+extension FeatureStore {
+    /// The readout of the test's latest epoch, after catching up with the store, inside a write
+    /// transaction: what a ramp's guards judge. `control(variations, shares)` picks the control
+    /// from the epoch's variations and shares. `nil` before the test has an epoch; the history of
+    /// days is left out.
+    static func latestEpochResults(
+        _ db: any SQLConnection, scope: EnvironmentScope, featureID: Int64, goals: [StoredGoal], now: Date,
+        control: ([String], [Double]) -> String?
+    ) throws -> EpochResults? {
+        var ledger = try ExperimentLedger(db: db, scope: scope)
+        try ledger.save(at: now)
+        guard let epoch = ledger.epochs[featureID]?.last else { return nil }
+        return try ReadoutBuilder(
+            epoch: epoch, control: control(epoch.variations, epoch.shares),
+            arms: try db.experiments.arms(featureID: featureID).filter { $0.epoch == epoch.number },
+            totals: try db.experiments.totals(featureID: featureID).filter { $0.epoch == epoch.number }
+        ).results(goals: goals) { _ in [] }
+    }
+}
+
 /// Turns an epoch's rows into its readout.
 private struct ReadoutBuilder {
     let epoch: ExperimentEpoch

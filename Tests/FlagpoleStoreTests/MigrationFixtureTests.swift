@@ -159,6 +159,10 @@ struct MigrationFixtureTests {
                 hold: .duration(seconds: 3600)),
             in: acme, actor: "test", now: Date())
         #expect(ramp.ramp.state == .running && ramp.applied.map(\.step) == [0])
+        // 0014's file has an aborted ramp: it migrates without guards (0015), pausing when one would fail.
+        let ramps = try await store.ramps(in: acme)
+        #expect(ramps.dropLast().map(\.state) == (manifest.schema < "0014" ? [] : [.aborted]))
+        #expect(ramps.allSatisfy { $0.guards.isEmpty && $0.onFailure == .pause && $0.looks.isEmpty })
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 

@@ -28,9 +28,10 @@ extension AdminAPI {
         }
     }
 
-    /// `{"steps": [1, 5, 20, 50, 100], "hold": "24h", "variation"?, "start"?, "dryRun"?}`.
+    /// `{"steps": [1, 5, 20, 50, 100], "hold": "24h", "variation"?, "start"?, "guards"?, "onFailure"?, "dryRun"?}`.
     @Sendable func createRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
-        let body = try await body(request, allowed: ["variation", "steps", "hold", "start", "dryRun"])
+        let body = try await body(
+            request, allowed: ["variation", "steps", "hold", "start", "guards", "onFailure", "dryRun"])
         let hold: RampHold
         do {
             hold = try RampHold(parsing: try body.requiredString("hold"))
@@ -44,12 +45,27 @@ extension AdminAPI {
             }
             return date
         }
+        let guards = try (body.object["guards"] == nil ? [] : try body.strings("guards")).enumerated().map {
+            index, text in
+            do {
+                return try RampText.guardrail(text)
+            } catch let error as RampError {
+                throw APIError.invalid(error.description, pointer: "/guards/\(index)")
+            }
+        }
+        let onFailure = try body.string("onFailure").map { text in
+            do {
+                return try RampText.failureAction(text)
+            } catch let error as RampError {
+                throw APIError.invalid(error.description, pointer: "/onFailure")
+            }
+        }
         let isDryRun = try body.bool("dryRun")
         let report = try await store.createRamp(
             RampRequest(
                 feature: try context.feature(), variation: try body.string("variation"),
                 steps: try body.numbers("steps"),
-                hold: hold, start: start),
+                hold: hold, start: start, guards: guards, onFailure: onFailure ?? .pause),
             in: context.path, actor: context.actor, now: clock.now, isDryRun: isDryRun)
         return .json(report.jsonValue, status: isDryRun ? .ok : .created)
     }

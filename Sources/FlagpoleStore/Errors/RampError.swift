@@ -19,6 +19,16 @@ public enum RampError: FlagpoleError, Equatable {
     /// The test has a running or paused ramp already.
     case alreadyRamping(EnvironmentPath, feature: String, id: Int64)
     case rampNotFound(EnvironmentPath, feature: String)
+    /// A written guard that is not one, and why.
+    case invalidGuard(String, reason: String)
+    /// A goal guard names a goal the environment doesn't have.
+    case unknownGoal(EnvironmentPath, name: String, existing: [String])
+    /// Two guards watch the same thing.
+    case duplicateGuard(String)
+    /// A one-step ramp has no hold for its guards to judge.
+    case guardsNeedHolds
+    /// A ramp action's text that is not one (`pause` or `rollback`).
+    case invalidFailureAction(String)
     /// The action needs a ramp in another state (`pause` a running one, `resume` a paused one…).
     case wrongState(feature: String, state: RampState, action: String)
 
@@ -55,6 +65,19 @@ public enum RampError: FlagpoleError, Equatable {
             "\(feature) in \(path) has a ramp already (\(id)): one ramp per test. See it with `flagpole ramp show \(feature)`, and abort it first to start another."
         case .rampNotFound(let path, let feature):
             "\(feature) in \(path) has no ramp. Start one with `flagpole ramp create \(feature) --steps 1,5,20,50,100 --hold 24h`."
+        case .invalidGuard(let text, let reason):
+            "“\(text.prefix(60))” is not a guard: \(reason), e.g. --guard crashes:+0.2pt."
+        case .unknownGoal(let path, let name, let existing):
+            "\(path) has no goal “\(name.prefix(100))”"
+                + (existing.isEmpty
+                    ? ". Define it first with `flagpole goal create \(name.prefix(100)) --kind conversion --better lower`."
+                    : ": its goals are \(existing.joined(separator: ", ")).")
+        case .duplicateGuard(let text):
+            "Two guards watch the same thing (\(text.prefix(60))): give each once."
+        case .guardsNeedHolds:
+            "Guards judge the holds between steps, and a one-step ramp has none: give it more steps, e.g. --steps 1,5,20,50,100."
+        case .invalidFailureAction(let text):
+            "“\(text.prefix(40))” is not what a failed guard does: write pause or rollback."
         case .wrongState(let feature, let state, let action):
             "The ramp of \(feature) is \(state.rawValue), so it cannot be \(action): \(state.whatCanBeDone)"
         }

@@ -12,6 +12,8 @@ extension Ramp {
             "variation": .string(variation),
             "steps": .array(steps.map(JSONValue.number)),
             "hold": .string(hold.description),
+            "guards": .array(guards.map { .string($0.description) }),
+            "onFailure": .string(onFailure.rawValue),
             "state": .string(state.rawValue),
             "reason": reason.map(JSONValue.string) ?? .null,
             "nextStep": .number(Double(nextStep)),
@@ -35,7 +37,32 @@ extension Ramp {
                         "detail": event.detail.map(JSONValue.string) ?? .null, "at": .string(event.at.iso8601),
                     ]
                 }),
+            "looks": .array(
+                looks.map { look in
+                    [
+                        "step": .number(Double(look.step)), "guard": .string(guards[look.guardIndex].description),
+                        "verdict": .string(look.verdict.rawValue), "figures": look.figures.jsonValue,
+                        "reason": .string(look.reason), "looks": .number(Double(look.looks)),
+                        "at": .string(look.at.iso8601),
+                    ]
+                }),
         ]
+    }
+}
+
+extension GuardFigures {
+    /// The figures a guard had, each only when it had it.
+    var jsonValue: JSONValue {
+        var object = JSONObject()
+        if let users { object.members.append(.init(key: "users", value: .array(users.map { .number(Double($0)) }))) }
+        if let events { object.members.append(.init(key: "events", value: .array(events.map { .number(Double($0)) }))) }
+        for (key, value) in [
+            ("difference", difference), ("low", low), ("high", high), ("threshold", threshold), ("alpha", alpha),
+            ("pValue", pValue),
+        ] {
+            if let value, value.isFinite { object.members.append(.init(key: key, value: .number(value))) }
+        }
+        return .object(object)
     }
 }
 

@@ -37,6 +37,10 @@ public struct Ramp: Hashable, Sendable {
     public var steps: [Double]
     /// How long each step holds before the next.
     public var hold: RampHold
+    /// What it watches while a step holds; none: it never stops on its own, and folds overdue steps.
+    public var guards: [RampGuard]
+    /// What a failed goal guard does.
+    public var onFailure: RampFailureAction
     public var state: RampState
     /// Why it is paused or aborted.
     public var reason: String?
@@ -50,6 +54,30 @@ public struct Ramp: Hashable, Sendable {
     public var applied: [RampStepRecord]
     /// What else happened to it, in order.
     public var events: [RampEvent]
+    /// Each guard's latest look at each step's hold, by step then guard.
+    public var looks: [RampLookRecord]
+}
+
+/// What a ramp does when a guardrail goal fails (a failed sample-ratio or traffic guard pauses).
+public enum RampFailureAction: String, Hashable, Sendable, CaseIterable {
+    /// The ramp pauses for a person to look.
+    case pause
+    /// The ramp is aborted and its variation goes back to 0 %.
+    case rollback
+}
+
+/// A guard's latest look at a step's hold.
+public struct RampLookRecord: Hashable, Sendable {
+    /// The step whose hold was judged.
+    public var step: Int
+    /// The guard's index among the ramp's guards.
+    public var guardIndex: Int
+    public var verdict: GuardVerdict
+    public var figures: GuardFigures
+    public var reason: String
+    /// How many times it looked at the step.
+    public var looks: Int
+    public var at: Date
 }
 
 /// What a person does to a running or paused ramp.
@@ -151,12 +179,21 @@ public struct RampRequest: Hashable, Sendable {
     public var hold: RampHold
     /// When the first step is applied: now when `nil` or past.
     public var start: Date?
+    /// The guards as asked for; a guarded ramp also gets the ones it keeps by default
+    /// (`FeatureStore.guards(asked:publishes:)`).
+    public var guards: [RampGuard]
+    public var onFailure: RampFailureAction
 
-    public init(feature: String, variation: String?, steps: [Double], hold: RampHold, start: Date? = nil) {
+    public init(
+        feature: String, variation: String?, steps: [Double], hold: RampHold, start: Date? = nil,
+        guards: [RampGuard] = [], onFailure: RampFailureAction = .pause
+    ) {
         self.feature = feature
         self.variation = variation
         self.steps = steps
         self.hold = hold
         self.start = start
+        self.guards = guards
+        self.onFailure = onFailure
     }
 }

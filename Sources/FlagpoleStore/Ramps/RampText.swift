@@ -15,4 +15,25 @@ public enum RampText {
         }
         return steps
     }
+
+    /// The guard written as `crashes:+0.2pt`, `sample-ratio`, `traffic` or `min-users:500`.
+    ///
+    /// - throws: `RampError.invalidGuard` saying what is expected.
+    public static func guardrail(_ text: String) throws(RampError) -> RampGuard {
+        do {
+            return try RampGuard(parsing: text)
+        } catch {
+            throw RampError.invalidGuard(error.text, reason: error.reason)
+        }
+    }
+
+    /// What a failed guard does: `pause` or `rollback`.
+    ///
+    /// - throws: `RampError.invalidFailureAction`.
+    public static func failureAction(_ text: String) throws(RampError) -> RampFailureAction {
+        guard let action = RampFailureAction(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
+            throw RampError.invalidFailureAction(text)
+        }
+        return action
+    }
 }

@@ -28,6 +28,12 @@ struct PublishTable {
             """, [scope.id, entry.target, scope.id, entry.target, Self.kept])
     }
 
+    /// Whether a target has published the environment: its documents are then fetched from
+    /// object storage, out of Flagpole's sight.
+    func hasPublished(_ scope: EnvironmentScope) throws -> Bool {
+        try !db.values(Int64.self, "SELECT id FROM publish_log WHERE environment_id = ? LIMIT 1", [scope.id]).isEmpty
+    }
+
     /// The latest entry of every target and environment (of `target` only, when given), with the
     /// latest that succeeded and the environment's current revision.
     func status(target: String?) throws -> [PublishStatus] {

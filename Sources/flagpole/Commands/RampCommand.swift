@@ -75,11 +75,26 @@ struct RampCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("When the first step is applied (default now).", valueName: "time"))
         var start: String?
 
+        @Option(
+            name: .customLong("guard"),
+            help: ArgumentHelp(
+                "What to watch while a step holds, repeatable: GOAL:+0.2pt (lower is better), GOAL:-0.5pt (higher is better), sample-ratio, traffic, min-users:N. A guarded ramp also keeps sample-ratio, min-users:100 and traffic unless told (traffic only where documents are not published to object storage).",
+                valueName: "guard"))
+        var guards: [String] = []
+
+        @Option(
+            help: ArgumentHelp(
+                "What a failed goal guard does: pause, or rollback (abort and give the share back).",
+                valueName: "action"))
+        var onFailure: String = "pause"
+
         func run() async throws {
             let request = RampRequest(
                 feature: target.name, variation: variation, steps: try RampText.steps(steps),
                 hold: try RampHold(parsing: hold),
-                start: try start.map { try TimeArgument.parse($0, option: "--start") })
+                start: try start.map { try TimeArgument.parse($0, option: "--start") },
+                guards: try guards.map { text throws(RampError) in try RampText.guardrail(text) },
+                onFailure: try RampText.failureAction(onFailure))
             try await target.run { store, path, actor, now in
                 try await store.createRamp(request, in: path, actor: actor, now: now, isDryRun: target.dryRun)
             }
