@@ -146,7 +146,7 @@ public struct GuardLook: Hashable, Sendable {
     /// A guardrail goal's look: `growing` against `source` (the variation it takes users from),
     /// failing when the always-valid interval at one-sided error `alpha` lies entirely beyond
     /// `threshold` on the bad side (`threshold` > 0: lower is better). Without a comparison
-    /// (fewer than 2 users in either, or no spread) it waits.
+    /// (fewer than 2 users in either, or no spread) it passes.
     public static func goal(
         _ name: String, growing: ArmTotals, source: ArmTotals, events: [Int], scale: MetricScale,
         threshold: Double, alpha: Double
@@ -157,7 +157,9 @@ public struct GuardLook: Hashable, Sendable {
             let comparison = Comparison.compare(
                 treatment: growing, control: source, scale: scale, higherIsBetter: threshold < 0)
         else {
-            return GuardLook(verdict: .wait, figures: figures, reason: "\(name): too few users or no events yet")
+            // No spread (no events yet, or every user alike): nothing against the step. Whether
+            // there are users enough to advance is the evidence guard's to say.
+            return GuardLook(verdict: .pass, figures: figures, reason: "\(name): nothing to compare yet")
         }
         // A two-sided sequence at 2α bounds each side's error by α.
         let halfWidth = Comparison.sequentialHalfWidth(
