@@ -90,7 +90,8 @@ extension FeatureStore {
         _ guardrail: RampGuard, at epoch: EpochResults?, growing: String, alpha: Double
     ) -> GuardLook {
         guard let epoch, let growingArm = epoch.arms.first(where: { $0.variation == growing }) else {
-            return GuardLook(verdict: .wait, figures: GuardFigures(), reason: "\(guardrail): the step has no readout yet")
+            return GuardLook(
+                verdict: .wait, figures: GuardFigures(), reason: "\(guardrail): the step has no readout yet")
         }
         let users = epoch.analysis == .exposure ? \ArmCounts.exposedUsers : \ArmCounts.users
         switch guardrail {
@@ -123,14 +124,16 @@ extension FeatureStore {
     private static func totals(of result: VariationResult) -> ArmTotals {
         let n = Double(result.users)
         let sum = result.mean * n
-        return ArmTotals(users: result.users, sum: sum, sumOfSquares: result.variance * max(0, n - 1) + sum * result.mean)
+        return ArmTotals(
+            users: result.users, sum: sum, sumOfSquares: result.variance * max(0, n - 1) + sum * result.mean)
     }
 
     /// The variation `growing` takes users from in an epoch: its nearest neighbour in the order
     /// that still has a share (`nil` when none has: the test is rolled out).
     static func source(of growing: String, variations: [String], shares: [Double]) -> String? {
         guard let index = variations.firstIndex(of: growing) else { return nil }
-        let others = index == 0 ? Array(variations.indices.dropFirst()) : Array(variations.indices.dropLast().reversed())
+        let others =
+            index == 0 ? Array(variations.indices.dropFirst()) : Array(variations.indices.dropLast().reversed())
         return others.first { shares[$0] > 0 }.map { variations[$0] }
     }
 }

@@ -280,9 +280,12 @@ extension FeatureStore {
             }
             let judgement = try judgeGuards(db, &ramp, atHoldEnd: due <= now, now: now, isDryRun: false)
             if !judgement.failed.isEmpty {
-                let reason = "guard failed at step \(judgement.step + 1): " + judgement.failed.map(\.reason).joined(separator: "; ")
+                let reason =
+                    "guard failed at step \(judgement.step + 1): "
+                    + judgement.failed.map(\.reason).joined(separator: "; ")
                 if judgement.rollsBack(ramp) {
-                    let plans = try abort(db, &ramp, rollingBack: true, actor: "guard", because: reason, now: now, isDryRun: false)
+                    let plans = try abort(
+                        db, &ramp, rollingBack: true, actor: "guard", because: reason, now: now, isDryRun: false)
                     var report = try report(db, ramp, summary: stateSummary(ramp), withUpcoming: false)
                     report.plans = plans
                     return report

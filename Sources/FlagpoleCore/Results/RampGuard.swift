@@ -37,7 +37,8 @@ public enum RampGuard: Hashable, Sendable, CustomStringConvertible {
             guard let colon = text.lastIndex(of: ":") else {
                 throw GuardProblem(
                     text: text,
-                    reason: "a guard is `GOAL:+0.2pt` (or `GOAL:-0.5pt` when higher is better), `sample-ratio`, `traffic` or `min-users:N`"
+                    reason:
+                        "a guard is `GOAL:+0.2pt` (or `GOAL:-0.5pt` when higher is better), `sample-ratio`, `traffic` or `min-users:N`"
                 )
             }
             let name = String(text[..<colon])
@@ -169,7 +170,8 @@ public struct GuardLook: Hashable, Sendable {
         figures.low = interval.low
         figures.high = interval.high
         let beyond = threshold > 0 ? interval.low > threshold : interval.high < threshold
-        let words = "\(name): [\(Self.format(interval.low)), \(Self.format(interval.high))] against \(Self.format(threshold))"
+        let words =
+            "\(name): [\(Self.format(interval.low)), \(Self.format(interval.high))] against \(Self.format(threshold))"
         return GuardLook(
             verdict: beyond ? .fail : .pass, figures: figures,
             reason: beyond ? "\(words): beyond the threshold" : "\(words): not beyond the threshold")

@@ -19,10 +19,12 @@ struct RampOutput {
         lines.append(table.text)
         if !ramp.guards.isEmpty {
             lines.append(
-                "Guards: \(ramp.guards.map(\.description).joined(separator: ", ")); a failed goal guard does \(ramp.onFailure.rawValue).")
+                "Guards: \(ramp.guards.map(\.description).joined(separator: ", ")); a failed goal guard does \(ramp.onFailure.rawValue)."
+            )
             for look in ramp.looks {
                 lines.append(
-                    "  step \(look.step + 1), \(look.verdict.rawValue) after \(look.looks) look\(look.looks == 1 ? "" : "s") (\(look.at.iso8601)): \(look.reason)")
+                    "  step \(look.step + 1), \(look.verdict.rawValue) after \(look.looks) look\(look.looks == 1 ? "" : "s") (\(look.at.iso8601)): \(look.reason)"
+                )
             }
         }
         for plan in report.plans {
