@@ -13,6 +13,12 @@ extension FeatureStore {
         }
     }
 
+    /// Whether a target has published the environment (its documents are then fetched from
+    /// object storage, where Flagpole sees no fetch).
+    public func hasPublished(_ path: EnvironmentPath) async throws -> Bool {
+        try await read { db in try db.publishes.hasPublished(db.environments.scope(of: path)) }
+    }
+
     /// Where each target stands for each environment it published (for `target` only, when
     /// given), by target, tenant and environment.
     public func publishStatus(target: String? = nil) async throws -> [PublishStatus] {

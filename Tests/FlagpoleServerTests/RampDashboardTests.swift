@@ -103,6 +103,41 @@ struct RampDashboardTests {
         }
     }
 
+    @Test("Guards are written in the form, kept as typed when refused, and shown on the timeline with the defaults")
+    func guards() async throws {
+        let server = try await RampAPITests.server()
+        try await server.test { client in
+            var editor = DashboardBrowser(client)
+            try await editor.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await editor.get(Self.page))
+            let unknown = try await editor.post(
+                Self.page,
+                [
+                    "csrf": csrf, "do": "create", "steps": "10, 100", "hold": "1h", "guards": "crashes:+0.2pt",
+                    "action": "preview",
+                ])
+            #expect(unknown.status == .unprocessableContent && unknown.text.contains("has no goal “crashes”"))
+            #expect(unknown.text.contains(#"value="crashes:+0.2pt""#))
+            try await server.store.createGoal(
+                Goal(name: "crashes", kind: .conversion, better: .lower), in: TestServer.acme)
+            func form(_ action: String) -> KeyValuePairs<String, String> {
+                [
+                    "csrf": csrf, "do": "create", "steps": "10, 100", "hold": "1h", "guards": "crashes:+0.2pt",
+                    "onFailure": "rollback", "action": action,
+                ]
+            }
+            let plan = try await editor.post(Self.page, form("preview"))
+            #expect(plan.text.contains(#"name="guards" value="crashes:+0.2pt""#))
+            #expect(plan.text.contains(#"name="onFailure" value="rollback""#))
+            let applied = try await editor.post(Self.page, form("apply"))
+            let started = try await editor.get(try #require(applied.headers[.location]))
+            #expect(started.text.contains("<code>crashes:+0.2pt</code> · not looked at yet"))
+            #expect(started.text.contains("<code>sample-ratio</code>") && started.text.contains("a roll-back to 0 %"))
+            let ramp = try #require(try await server.store.ramps(in: TestServer.acme).first)
+            #expect(ramp.onFailure == .rollback && ramp.guards.count == 4)
+        }
+    }
+
     @Test(
         "A trigger made on the ramp page shows its URL once; an alert's call pauses the ramp; revoking is confirmed first"
     )

@@ -116,7 +116,9 @@ extension Dashboard {
             return try await store.createRamp(
                 RampRequest(
                     feature: feature, variation: form.variation, steps: try RampText.steps(form.steps ?? ""),
-                    hold: try RampHold(parsing: form.hold ?? "")),
+                    hold: try RampHold(parsing: form.hold ?? ""),
+                    guards: try form.guardList.map { text throws(RampError) in try RampText.guardrail(text) },
+                    onFailure: try RampText.failureAction(form.onFailure ?? "pause")),
                 in: path, actor: actor, now: now, isDryRun: isDryRun)
         }
         guard let action = RampAction(rawValue: form.do) else {
@@ -143,11 +145,12 @@ extension Dashboard {
             chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/ramp" }), feature: feature,
             featureURL: EnvironmentURLs(path).feature(name), report: report,
             triggers: try await store.triggers(in: path, feature: name), canEdit: context.canEdit,
-            csrf: context.session.csrfToken, draft: draft)
+            csrf: context.session.csrfToken, draft: draft, publishes: try await store.hasPublished(path))
     }
 }
 
-/// The ramp form: an action, and for `create` the ramp's variation, steps and hold.
+/// The ramp form: an action, and for `create` the ramp's variation, steps, hold, guards (commas
+/// between) and what a failed goal guard does.
 struct RampForm: DashboardForm {
     var csrf: String
     var `do`: String
@@ -155,11 +158,19 @@ struct RampForm: DashboardForm {
     var variation: String?
     var steps: String?
     var hold: String?
+    var guards: String?
+    var onFailure: String?
     var rollBack: String?
+
+    /// The guards as written, blanks left out.
+    var guardList: [String] {
+        (guards ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
 
     /// What the create form starts with.
     static let empty = RampForm(
-        csrf: "", do: "create", action: nil, variation: nil, steps: "1, 5, 20, 50, 100", hold: "24h", rollBack: nil)
+        csrf: "", do: "create", action: nil, variation: nil, steps: "1, 5, 20, 50, 100", hold: "24h", guards: nil,
+        onFailure: nil, rollBack: nil)
 }
 
 /// The form that makes a trigger: its name and what it does.

@@ -46,6 +46,8 @@ struct RampPage: Sendable {
         var variation: String?
         var steps: String
         var hold: String
+        var guards: String
+        var onFailure: String
         var rollBack: String?
 
         init(_ report: RampReport, form: RampForm) {
@@ -63,6 +65,8 @@ struct RampPage: Sendable {
             variation = form.variation
             steps = form.steps ?? ""
             hold = form.hold ?? ""
+            guards = form.guards ?? ""
+            onFailure = form.onFailure ?? "pause"
             rollBack = form.rollBack
         }
     }
@@ -83,11 +87,24 @@ struct RampPage: Sendable {
         var url: String
     }
 
-    /// The form that starts a ramp: the variations that can grow, steps and hold.
+    /// The form that starts a ramp: the variations that can grow, steps, hold, guards and what a
+    /// failed goal guard does.
     struct CreateForm: Sendable {
         var variations: [Choice]
         var steps: String
         var hold: String
+        var guards: String
+        var failureActions: [Choice]
+        /// Why the traffic guard is off here, when the environment is published to object storage.
+        var publishes: Bool
+    }
+
+    /// A guard and its latest look at the holding step.
+    struct GuardRow: Sendable {
+        var text: String
+        var verdict: String
+        var reason: String
+        var isFailed: Bool
     }
 
     var chrome: Chrome
@@ -99,6 +116,9 @@ struct RampPage: Sendable {
     var rampTitle: String?
     var state: String?
     var steps: [Step] = []
+    var guards: [GuardRow] = []
+    var hasGuards = false
+    var guardSummary: String?
     var events: [Event] = []
     var hasEvents = false
     var actions: [Action] = []
@@ -117,7 +137,7 @@ struct RampPage: Sendable {
 
     init(
         chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, triggers: [Trigger], canEdit: Bool,
-        csrf: String, draft: RampForm
+        csrf: String, draft: RampForm, publishes: Bool
     ) {
         self.chrome = chrome
         self.triggers = triggers.map { trigger in
@@ -138,6 +158,12 @@ struct RampPage: Sendable {
                 "Ramp \(ramp.id): \(ramp.variation) \(ramp.steps.map { Percent.format($0) }.joined(separator: " → ")), each step held \(ramp.hold.phrase). Created by \(ramp.createdBy)."
             state = report.summary
             steps = Self.timeline(report)
+            guards = Self.guardRows(ramp)
+            hasGuards = !guards.isEmpty
+            if hasGuards {
+                guardSummary =
+                    "Judged from the readout of each step's epoch, against the variation the step takes users from; a failed goal guard does \(ramp.onFailure == .rollback ? "a roll-back to 0 %" : "a pause"), any other a pause. A guarded ramp applies one step at a time, never folding."
+            }
             events = ramp.events.map { Event(time: ResultsTime($0.at), text: Self.text(of: $0)) }
             hasEvents = !events.isEmpty
             upcoming = Self.plans(report)
@@ -174,7 +200,27 @@ struct RampPage: Sendable {
                 variations: ends.map {
                     Choice(name: $0, value: $0, isSelected: $0.lowercased() == chosen?.lowercased())
                 },
-                steps: draft.steps ?? "", hold: draft.hold ?? "")
+                steps: draft.steps ?? "", hold: draft.hold ?? "", guards: draft.guards ?? "",
+                failureActions: RampFailureAction.allCases.map {
+                    Choice(
+                        name: $0 == .pause ? "pause the ramp" : "abort it and roll back to 0 %", value: $0.rawValue,
+                        isSelected: $0.rawValue == (draft.onFailure ?? "pause"))
+                }, publishes: publishes)
+        }
+    }
+
+    /// Each guard with its latest look at the step holding now (or the last one looked at).
+    private static func guardRows(_ ramp: Ramp) -> [GuardRow] {
+        let step = ramp.looks.map(\.step).max()
+        return ramp.guards.enumerated().map { index, guardrail in
+            let look = ramp.looks.first { $0.step == step && $0.guardIndex == index }
+            return GuardRow(
+                text: guardrail.description,
+                verdict: look.map {
+                    "step \($0.step + 1): \($0.verdict.rawValue), \($0.looks) look\($0.looks == 1 ? "" : "s")"
+                }
+                    ?? "not looked at yet",
+                reason: look?.reason ?? "", isFailed: look?.verdict == .fail)
         }
     }
 
