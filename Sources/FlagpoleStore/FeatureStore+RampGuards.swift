@@ -12,7 +12,8 @@ extension FeatureStore {
     /// given: `sample-ratio`, `min-users:100`, and `traffic` unless the environment `publishes` to
     /// object storage (whose fetches Flagpole never sees). A ramp asked for none has none.
     ///
-    /// - throws: `RampError.unknownGoal`, `.duplicateGuard`, `.guardsNeedHolds`.
+    /// - throws: `RampError.unknownGoal`, `.invalidGuard` (a threshold on the goal's good side),
+    ///   `.duplicateGuard`, `.guardsNeedHolds`.
     static func guards(
         asked: [RampGuard], steps: Int, goals: [StoredGoal], publishes: Bool, in path: EnvironmentPath
     ) throws -> [RampGuard] {
@@ -27,8 +28,18 @@ extension FeatureStore {
                 default: guardrail.description
                 }
             guard watched.insert(key).inserted else { throw RampError.duplicateGuard(guardrail.description) }
-            if case .goal(let name, _, _) = guardrail, !goals.contains(where: { $0.goal.name == name }) {
-                throw RampError.unknownGoal(path, name: name, existing: goals.map(\.goal.name))
+            if case .goal(let name, let threshold, _) = guardrail {
+                guard let goal = goals.first(where: { $0.goal.name == name })?.goal else {
+                    throw RampError.unknownGoal(path, name: name, existing: goals.map(\.goal.name))
+                }
+                // The sign says which side is bad: it must be the goal's.
+                if (goal.better == .lower) != (threshold > 0) {
+                    throw RampError.invalidGuard(
+                        guardrail.description,
+                        reason: goal.better == .lower
+                            ? "lower is better for \(name), so its threshold is a rise, with +"
+                            : "higher is better for \(name), so its threshold is a fall, with -")
+                }
             }
         }
         var kept = asked

@@ -77,6 +77,10 @@ struct RampGuardTests {
             (["purchase:+1pt"], [10.0, 100], RampError.unknownGoal(path, name: "purchase", existing: ["crashes"])),
             (["crashes:+1pt", "crashes:+2pt"], [10, 100], .duplicateGuard("crashes:+2pt")),
             (["crashes:+1pt"], [100], .guardsNeedHolds),
+            (
+                ["crashes:-1pt"], [10, 100],
+                .invalidGuard("crashes:-1pt", reason: "lower is better for crashes, so its threshold is a rise, with +")
+            ),
         ] {
             await #expect(throws: error) {
                 try await store.createRamp(

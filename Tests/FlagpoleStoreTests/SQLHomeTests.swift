@@ -21,6 +21,7 @@ struct SQLHomeTests {
         "members": "MemberTable.swift", "memberships": "MemberTable.swift", "member_links": "MemberTable.swift",
         "member_sessions": "MemberTable.swift", "sign_in_failures": "MemberTable.swift",
         "ramps": "RampTable.swift", "ramp_steps": "RampTable.swift", "ramp_events": "RampTable.swift",
+        "ramp_looks": "RampTable.swift",
         "triggers": "TriggerTable.swift", "trigger_calls": "TriggerTable.swift",
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
