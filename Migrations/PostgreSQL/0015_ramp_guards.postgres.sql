@@ -1,6 +1,13 @@
 -- Flagpole schema, version 15, for PostgreSQL (types as in 0001): a ramp's guards, judged from the
 -- readout of each step's epoch while the step holds, and what they decided (docs/RAMPS.md, "Guards").
 
+-- Each epoch's totals of the users the split placed in it (first assigned, not moved in by a
+-- bias change): they arrived alike in every variation, so their comparison is fair, where users
+-- a step moved have been in the app longer. What a ramp's goal guards compare.
+ALTER TABLE experiment_totals ADD COLUMN split_events bigint NOT NULL DEFAULT 0;
+ALTER TABLE experiment_totals ADD COLUMN split_sum double precision NOT NULL DEFAULT 0;
+ALTER TABLE experiment_totals ADD COLUMN split_sum_squares double precision NOT NULL DEFAULT 0;
+
 -- The guards as written (`crashes:+0.2pt`, `sample-ratio`, `traffic`, `min-users:100`), as a
 -- JSON array of strings; `[]`: a ramp without guards, whose overdue steps fold after downtime.
 ALTER TABLE ramps ADD COLUMN guards text COLLATE "C" NOT NULL DEFAULT '[]';

@@ -140,7 +140,8 @@ public enum ServerApplication {
             delivery: delivery, tokens: tokens,
             exposures: ExposureRecorder(store: store, logger: Logger(label: "flagpole.exposures"))
         ).register(on: router)
-        EventRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
+        EventRoutes(delivery: delivery, policy: configuration.eventPolicy, clock: configuration.clock).register(
+            on: router)
         BucketeerRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock).register(

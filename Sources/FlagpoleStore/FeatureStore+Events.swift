@@ -106,12 +106,13 @@ extension FeatureStore {
     /// Keeps a batch of events (up to `eventsPerBatch`) in one transaction and counts them in the
     /// figures of the tests their users are in. An event whose id was seen is a duplicate; one
     /// that can't be counted is refused with its reason, and the rest of the batch is kept.
-    /// `refused` are events the caller found malformed, reported beside the store's.
+    /// `refused` are events the caller found malformed, reported beside the store's. `now` is
+    /// what events' times are judged against (the server's clock).
     ///
     /// - throws: `ResultsError.batchTooLarge`, `TenancyError`.
     public func record(
         _ events: [(index: Int, event: ReceivedEvent)], refused: [RefusedEvent] = [], in path: EnvironmentPath,
-        policy: EventPolicy = .standard, dialect: EventDialect = .flagpole
+        policy: EventPolicy = .standard, dialect: EventDialect = .flagpole, now: Date = Date()
     ) async throws -> EventBatchReport {
         guard events.count + refused.count <= Self.eventsPerBatch else {
             throw ResultsError.batchTooLarge(events: events.count + refused.count, limit: Self.eventsPerBatch)
@@ -122,7 +123,6 @@ extension FeatureStore {
                 try db.experiments.goals(in: scope).map { ($0.goal.name, $0) }, uniquingKeysWith: { a, _ in a })
             let exposed = try exposureTarget(in: scope, dialect: dialect, db: db)
             var ledger = try ExperimentLedger(db: db, scope: scope)
-            let now = Date()
             var report = EventBatchReport()
             report.refused = refused
             for (index, var event) in events {

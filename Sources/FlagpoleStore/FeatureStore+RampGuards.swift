@@ -68,7 +68,9 @@ extension FeatureStore {
 
     /// The guards' looks at the ramp's holding step (the last applied), from the readout of the
     /// test's latest epoch with the variation the growing one takes users from as the control:
-    /// every guard at the end of the hold, the goal guards only before it. Records each look.
+    /// every guard at the end of the hold, the goal guards only before it. Goal guards and the
+    /// evidence compare the users the split placed in the epoch: those a step moved in have been
+    /// in the app longer than the source's new users, and would look worse for it. Records each look.
     static func judgeGuards(
         _ db: any SQLConnection, _ ramp: inout RampRow, atHoldEnd: Bool, now: Date, isDryRun: Bool
     ) throws -> GuardJudgement {
@@ -104,7 +106,6 @@ extension FeatureStore {
             return GuardLook(
                 verdict: .wait, figures: GuardFigures(), reason: "\(guardrail): the step has no readout yet")
         }
-        let users = epoch.analysis == .exposure ? \ArmCounts.exposedUsers : \ArmCounts.users
         switch guardrail {
         case .goal(let name, let threshold, _):
             guard let goal = epoch.goals.first(where: { $0.goal.name == name }),
@@ -118,25 +119,16 @@ extension FeatureStore {
             }
             let scale: MetricScale = goal.goal.kind == .conversion ? .proportion : .mean
             return GuardLook.goal(
-                name, growing: totals(of: treatment), source: totals(of: control),
-                events: [treatment.events, control.events], scale: scale, threshold: threshold, alpha: alpha)
+                name, growing: treatment.splitTotals, source: control.splitTotals,
+                events: [treatment.splitEvents, control.splitEvents], scale: scale, threshold: threshold, alpha: alpha)
         case .sampleRatio:
             return GuardLook.sampleRatio(observed: epoch.arms.map(\.splitUsers), weights: epoch.shares)
         case .traffic:
             let events = epoch.goals.reduce(0) { sum, goal in sum + goal.variations.reduce(0) { $0 + $1.events } }
-            return GuardLook.traffic(users: epoch.arms.reduce(0) { $0 + $1[keyPath: users] }, events: events)
+            return GuardLook.traffic(users: epoch.arms.reduce(0) { $0 + $1.users }, events: events)
         case .minimumUsers(let minimum):
-            return GuardLook.evidence(users: growingArm[keyPath: users], minimum: minimum, variation: growing)
+            return GuardLook.evidence(users: growingArm.splitUsers, minimum: minimum, variation: growing)
         }
-    }
-
-    /// A variation's per-user totals given back from the readout's mean and variance: Σx² from
-    /// the sample variance (a rate's comparison reads its mean only).
-    private static func totals(of result: VariationResult) -> ArmTotals {
-        let n = Double(result.users)
-        let sum = result.mean * n
-        return ArmTotals(
-            users: result.users, sum: sum, sumOfSquares: result.variance * max(0, n - 1) + sum * result.mean)
     }
 
     /// The variation `growing` takes users from in an epoch: its nearest neighbour in the order

@@ -66,6 +66,10 @@ public struct VariationResult: Sendable {
     public var comparison: Comparison?
     /// Holm's correction across the variations of the test.
     public var adjustedPValue: Double?
+    /// The totals of the users the split placed in the epoch alone (not those a bias change
+    /// moved in, who have been in the app longer), and their events: what a ramp's guards compare.
+    public var splitTotals: ArmTotals
+    public var splitEvents: Int
 }
 
 public struct DayPoint: Sendable {
@@ -205,6 +209,7 @@ private struct ReadoutBuilder {
         let controlTotals = armTotals[control]?.0 ?? ArmTotals(users: 0, sum: 0, sumOfSquares: 0)
         var variations = epoch.variations.map { variation in
             let (arm, events) = armTotals[variation]!
+            let split = totals.first { $0.goalID == stored.id && $0.variation == variation }?.split ?? SumDelta()
             return VariationResult(
                 variation: variation, users: arm.users, events: events, mean: arm.users > 0 ? arm.mean : 0,
                 variance: scale == .proportion ? arm.mean * (1 - arm.mean) : arm.sampleVariance,
@@ -212,7 +217,10 @@ private struct ReadoutBuilder {
                     ? nil
                     : Comparison.compare(
                         treatment: arm, control: controlTotals, scale: scale, higherIsBetter: goal.better == .higher),
-                adjustedPValue: nil)
+                adjustedPValue: nil,
+                splitTotals: ArmTotals(
+                    users: arms[variation]?.splitUsers ?? 0, sum: split.sum, sumOfSquares: split.sumOfSquares),
+                splitEvents: split.events)
         }
         let compared = variations.indices.filter { variations[$0].comparison != nil }
         for (index, adjusted) in zip(

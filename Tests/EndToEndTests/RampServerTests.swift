@@ -4,7 +4,7 @@ import Testing
 
 /// A database with the on/off test `checkout` at Enabled 0 % and recorded users, and a clock
 /// file every command and server of the test reads its time from (`FLAGPOLE_CLOCK_FILE`).
-private struct RampRig {
+struct RampRig {
     let cli: CLI
     let clock: URL
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
@@ -18,6 +18,7 @@ private struct RampRig {
             #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#,
             to: "features.json")
         try #require(cli.run(["import", document, "--tenant", "acme"]).status == 0)
+        guard users > 0 else { return }
         let list = try cli.write((0..<users).map { "user-\($0)" }.joined(separator: "\n"), to: "users.txt")
         try #require(
             cli.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)

@@ -149,6 +149,41 @@ struct RampGuardTests {
         #expect(looks.first { $0.guardIndex == 1 }?.looks == 2)
     }
 
+    @Test("The goal guard compares the users the split placed since the step, not the users the step moved in")
+    func moversLeftOut() async throws {
+        let store = try await store()
+        let recorded = UserID.numbered(2_000, prefix: "old")
+        _ = try await store.assign(recorded, to: "checkout", in: path)
+        _ = try await store.createRamp(
+            try request(steps: [10, 100], guards: ["crashes:+2pt"]), in: path, actor: "cli:ada", now: start)
+        // Every user the step moved crashes (long-time users, say); new users crash alike everywhere.
+        let assigned = try await store.recordedAssignments(of: "checkout")
+        let moved = recorded.filter { assigned[$0]?.variation == "Enabled" }
+        #expect(moved.count > 100)
+        let sent = Int64((Date().timeIntervalSince1970 + 1) * 1000)
+        _ = try await store.record(
+            moved.enumerated().map { index, user in
+                (
+                    index,
+                    ReceivedEvent(
+                        id: "moved-\(index)", user: user, goal: "crashes", feature: nil, value: nil, time: sent,
+                        receivedAt: sent)
+                )
+            }, in: path)
+        let seen = try await newUsers(3_000, prefix: "new", crashing: 20, 20, in: store)
+
+        // The readout, counting everyone who joined the epoch, says Enabled crashes far more…
+        let readout = try await store.results(of: "checkout", in: path, control: "Disabled")
+        let crashes = try #require(readout.epochs.last?.goals.first?.variations.first { $0.variation == "Enabled" })
+        #expect(try #require(crashes.comparison).difference > 0.2)
+        // …and the guard, comparing like with like, passes.
+        #expect(try await store.runDueRamps(now: time(days: 0.1)).isEmpty)
+        let ramp = try await store.ramp(of: "checkout", in: path).ramp
+        let look = try #require(ramp.looks.first { $0.guardIndex == 0 })
+        #expect(ramp.state == .running && look.verdict == .pass)
+        #expect(look.figures.users == [seen["Enabled"]!, seen["Disabled"]!])
+    }
+
     @Test("No traffic during a hold pauses a guarded ramp, and a ramp without guards ignores it")
     func noTrafficPauses() async throws {
         let store = try await store()

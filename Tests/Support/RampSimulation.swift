@@ -101,7 +101,7 @@ public struct RampSimulation: Sendable {
     }
 
     /// Poisson(`mean`) by multiplying uniforms (Knuth), split into parts of mean ≤ 10.
-    static func poisson(_ mean: Double, using random: inout some RandomNumberGenerator) -> Int {
+    public static func poisson(_ mean: Double, using random: inout some RandomNumberGenerator) -> Int {
         guard mean > 0 else { return 0 }
         var remaining = mean
         var count = 0

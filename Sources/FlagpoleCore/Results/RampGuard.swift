@@ -204,14 +204,14 @@ public struct GuardLook: Hashable, Sendable {
                 : "traffic: \(users) users joined the step, \(events) events")
     }
 
-    /// The evidence look at the end of a hold: waits while the growing variation has fewer than
-    /// `minimum` users.
+    /// The evidence look at the end of a hold: waits while the split has placed fewer than
+    /// `minimum` users in the growing variation since the step.
     public static func evidence(users: Int, minimum: Int, variation: String) -> GuardLook {
         GuardLook(
             verdict: users < minimum ? .wait : .pass, figures: GuardFigures(users: [users]),
             reason: users < minimum
-                ? "evidence: \(users) users in \(variation), fewer than \(minimum): the step waits"
-                : "evidence: \(users) users in \(variation), at least \(minimum)")
+                ? "evidence: \(users) new users placed in \(variation), fewer than \(minimum): the step waits"
+                : "evidence: \(users) new users placed in \(variation), at least \(minimum)")
     }
 
     private static func format(_ value: Double) -> String {

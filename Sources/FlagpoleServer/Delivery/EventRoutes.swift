@@ -11,6 +11,7 @@ import Synchronization
 final class EventRoutes: Sendable {
     let delivery: DeliveryRoutes
     let policy: EventPolicy
+    let clock: WallClock
     var store: FeatureStore { delivery.store }
     /// When raw events were last expired: at most once an hour, after a batch.
     private let lastExpiry = Mutex(Date.distantPast)
@@ -18,9 +19,10 @@ final class EventRoutes: Sendable {
     /// A batch of a thousand events is well under this.
     static let maxBodySize = 1024 * 1024
 
-    init(delivery: DeliveryRoutes, policy: EventPolicy) {
+    init(delivery: DeliveryRoutes, policy: EventPolicy, clock: WallClock) {
         self.delivery = delivery
         self.policy = policy
+        self.clock = clock
     }
 
     func register(on router: Router<FlagpoleRequestContext>) {
@@ -35,8 +37,11 @@ final class EventRoutes: Sendable {
                     .contentTooLarge, code: "too_large",
                     "A batch is at most 1 MB and \(FeatureStore.eventsPerBatch) events: send it in parts.")
             }
-            let batch = EventParser.batch(try JSONBody.parse(bytes), receivedAt: Date())
-            let report = try await store.record(batch.events, refused: batch.refused, in: path, policy: policy)
+            // The server's clock: a rehearsed ramp's events are judged in its time.
+            let now = clock.now
+            let batch = EventParser.batch(try JSONBody.parse(bytes), receivedAt: now)
+            let report = try await store.record(
+                batch.events, refused: batch.refused, in: path, policy: policy, now: now)
             expireIfDue()
             return .json(report.jsonValue)
         }

@@ -109,6 +109,7 @@ struct ExperimentLedger {
                     deltas.total(featureID, last, goalID: total.goalID) { delta in
                         delta.itt.add(from: total.total, to: 0, events: -Int(total.events))
                         delta.exposed.add(from: total.exposedTotal, to: 0, events: -Int(total.exposedEvents))
+                        if last.bySplit { delta.split.add(from: total.total, to: 0, events: -Int(total.events)) }
                     }
                 }
             }
@@ -200,6 +201,7 @@ struct ExperimentLedger {
             }
             deltas.total(featureID, stint, goalID: goalID) { delta in
                 delta.itt.add(from: total.total, to: new, events: 1)
+                if stint.bySplit { delta.split.add(from: total.total, to: new, events: 1) }
                 if let exposedNew { delta.exposed.add(from: total.exposedTotal, to: exposedNew, events: 1) }
             }
             total.total = new

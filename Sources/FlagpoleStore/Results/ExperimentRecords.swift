@@ -60,6 +60,8 @@ struct TotalRecord: Hashable, Sendable {
     var variation: String
     var itt: SumDelta
     var exposed: SumDelta
+    /// Of the users the split placed in the epoch (first assigned, not moved in).
+    var split: SumDelta
 }
 
 struct DayRecord: Hashable, Sendable {
@@ -118,6 +120,8 @@ struct ExperimentDeltas {
     struct TotalDelta {
         var itt = SumDelta()
         var exposed = SumDelta()
+        /// Of the users the split placed in the epoch only.
+        var split = SumDelta()
     }
 
     var arms: [ArmKey: ArmDelta] = [:]

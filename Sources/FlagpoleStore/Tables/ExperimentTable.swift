@@ -178,19 +178,24 @@ struct ExperimentTable {
             try db.execute(
                 """
                 INSERT INTO experiment_totals (environment_id, feature_id, epoch, variation, goal_id, events, sum,
-                    sum_squares, exposed_events, exposed_sum, exposed_sum_squares)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    sum_squares, exposed_events, exposed_sum, exposed_sum_squares, split_events, split_sum,
+                    split_sum_squares)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (feature_id, epoch, goal_id, variation) DO UPDATE
                 SET events = experiment_totals.events + excluded.events,
                     sum = experiment_totals.sum + excluded.sum,
                     sum_squares = experiment_totals.sum_squares + excluded.sum_squares,
                     exposed_events = experiment_totals.exposed_events + excluded.exposed_events,
                     exposed_sum = experiment_totals.exposed_sum + excluded.exposed_sum,
-                    exposed_sum_squares = experiment_totals.exposed_sum_squares + excluded.exposed_sum_squares
+                    exposed_sum_squares = experiment_totals.exposed_sum_squares + excluded.exposed_sum_squares,
+                    split_events = experiment_totals.split_events + excluded.split_events,
+                    split_sum = experiment_totals.split_sum + excluded.split_sum,
+                    split_sum_squares = experiment_totals.split_sum_squares + excluded.split_sum_squares
                 """,
                 [
                     scope.id, key.featureID, key.epoch, key.variation, key.goalID, delta.itt.events, delta.itt.sum,
                     delta.itt.sumOfSquares, delta.exposed.events, delta.exposed.sum, delta.exposed.sumOfSquares,
+                    delta.split.events, delta.split.sum, delta.split.sumOfSquares,
                 ], cached: true)
         }
         // Today's figures of every goal of every epoch touched: a few rows per batch. (The day is
@@ -233,14 +238,15 @@ struct ExperimentTable {
         try db.rows(
             """
             SELECT epoch, goal_id, variation, events, sum, sum_squares, exposed_events, exposed_sum,
-                exposed_sum_squares
+                exposed_sum_squares, split_events, split_sum, split_sum_squares
             FROM experiment_totals WHERE feature_id = ? ORDER BY epoch, goal_id, variation
             """, [featureID], cached: true
         ).map {
             TotalRecord(
                 epoch: $0[0], goalID: $0[1], variation: $0[2],
                 itt: SumDelta(events: $0[3], sum: $0[4], sumOfSquares: $0[5]),
-                exposed: SumDelta(events: $0[6], sum: $0[7], sumOfSquares: $0[8]))
+                exposed: SumDelta(events: $0[6], sum: $0[7], sumOfSquares: $0[8]),
+                split: SumDelta(events: $0[9], sum: $0[10], sumOfSquares: $0[11]))
         }
     }
 
