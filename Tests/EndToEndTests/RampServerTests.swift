@@ -185,6 +185,29 @@ struct RampServerTests {
         #expect(try rig.revisions().count == 3)
     }
 
+    @Test("Down across three due steps, a guarded ramp applies only the next one on return, once its guards pass")
+    func guardedAppliesNextOnly() throws {
+        let rig = try RampRig()
+        try #require(
+            rig.run([
+                "ramp", "create", "checkout", "--steps", "10,20,50,100", "--hold", "24h", "--guard", "sample-ratio",
+                "--guard", "min-users:10", "--tenant", "acme",
+            ]).status == 0)
+        // New users after the first step: the evidence its guards wait for.
+        let list = try rig.cli.write((0..<1_000).map { "new-\($0)" }.joined(separator: "\n"), to: "new.txt")
+        try #require(
+            rig.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)
+        try rig.set(day: 3.5)
+        let tick = try rig.run(["tick"])
+        #expect(tick.status == 0 && tick.stdout.contains("step 3 of 4"), "\(tick.stdout)\(tick.stderr)")
+        #expect(try rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "1:[]"])
+        #expect(try rig.revisions().first?["message"] as? String == "ramp 1: step 2 of 4, Enabled 20 %")
+        #expect(try rig.ramp()["dueAt"] as? String == rig.time(day: 4.5).formatted(.iso8601))
+        let shown = try rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
+        #expect(shown.contains("Guards: sample-ratio, min-users:10, traffic"), "\(shown)")
+        #expect(shown.contains("step 1, pass after 1 look"), "\(shown)")
+    }
+
     @Test("An alert's POST to a trigger URL pauses the ramp on the real server; the command line lists the call")
     func triggerPauses() throws {
         let rig = try RampRig(users: 10)
