@@ -12,6 +12,7 @@ import sys
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -131,8 +132,12 @@ class Check:
     def wait_for(self, description, condition, seconds=10):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if condition():
-                return True
+            try:
+                if condition():
+                    return True
+            except (NoSuchElementException, StaleElementReferenceException):
+                # The page is being replaced (a form's answer is loading): look again.
+                pass
             time.sleep(0.1)
         self.fail(f"timed out waiting for {description}")
         return False

@@ -72,7 +72,7 @@ extension FeatureStore {
     /// evidence compare the users the split placed in the epoch: those a step moved in have been
     /// in the app longer than the source's new users, and would look worse for it. Records each look.
     static func judgeGuards(
-        _ db: any SQLConnection, _ ramp: inout RampRow, atHoldEnd: Bool, now: Date, isDryRun: Bool
+        _ db: any SQLConnection, _ ramp: inout RampRow, atHoldEnd: Bool, now: Date
     ) throws -> GuardJudgement {
         let step = ramp.nextStep - 1
         let scope = try db.environments.scope(of: ramp.path)
@@ -89,12 +89,10 @@ extension FeatureStore {
         for (index, guardrail) in ramp.guards.enumerated() where atHoldEnd || guardrail.isGoal {
             looks.append((index, look(guardrail, at: epoch, growing: growing, alpha: alpha)))
         }
-        if !isDryRun {
-            for (index, look) in looks {
-                try db.ramps.recordLook(look, of: ramp.id, step: step, guardIndex: index, at: now)
-            }
-            ramp.lookedAt = now
+        for (index, look) in looks {
+            try db.ramps.recordLook(look, of: ramp.id, step: step, guardIndex: index, at: now)
         }
+        ramp.lookedAt = now
         return GuardJudgement(looks: looks, step: step)
     }
 

@@ -255,9 +255,10 @@ extension FeatureStore {
     private static func runDue(_ db: any SQLConnection, id: Int64, now: Date, isDryRun: Bool) throws -> RampReport? {
         // Read again inside the transaction: another instance may have applied it meanwhile.
         guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt else { return nil }
-        let isGuarded = !ramp.guards.isEmpty && ramp.nextStep > 0
+        // A guarded ramp's guards judge the hold of its last step applied (none before the first).
+        let judges = !ramp.guards.isEmpty && ramp.nextStep > 0
         let lookedRecently = ramp.lookedAt.map { $0 > now.addingTimeInterval(-guardLookInterval) } ?? false
-        guard due <= now || (isGuarded && !lookedRecently) else { return nil }
+        guard due <= now || (judges && !lookedRecently) else { return nil }
         let scope = try db.environments.scope(of: ramp.path)
         if let change = try db.environments.lastChange(of: ramp.feature, in: scope),
             change.revision > ramp.knownRevision
@@ -268,7 +269,7 @@ extension FeatureStore {
             return try report(db, ramp, isDryRun: isDryRun, summary: stateSummary(ramp), withUpcoming: false)
         }
         var target = ramp.nextStep
-        if isGuarded {
+        if judges {
             // A step waiting at the end of its hold is looked at again every look interval.
             if due <= now, lookedRecently, let looked = ramp.lookedAt, looked >= due { return nil }
             guard !isDryRun else {
@@ -278,7 +279,7 @@ extension FeatureStore {
                         "Dry run: the guards would look at step \(ramp.nextStep) and, if they pass, step \(target + 1) of \(ramp.steps.count) would be applied. Nothing was written."
                 )
             }
-            let judgement = try judgeGuards(db, &ramp, atHoldEnd: due <= now, now: now, isDryRun: false)
+            let judgement = try judgeGuards(db, &ramp, atHoldEnd: due <= now, now: now)
             if !judgement.failed.isEmpty {
                 let reason =
                     "guard failed at step \(judgement.step + 1): "
@@ -302,22 +303,24 @@ extension FeatureStore {
                         + judgement.waiting.map(\.reason).joined(separator: "; ") + ".",
                     withUpcoming: false)
             }
-        } else {
-            // The latest step due: each later one was due a hold after the one before.
+        }
+        if ramp.guards.isEmpty {
+            // The latest step due: each later one was due a hold after the one before. A guarded
+            // ramp never folds: that would skip the guards of the steps in between.
             var nominal = due
             while target < ramp.steps.count - 1 {
                 nominal = ramp.hold.end(after: nominal)
                 guard nominal <= now else { break }
                 target += 1
             }
-            guard !isDryRun else {
-                let folded = RampStepRecord.folding(Array(ramp.nextStep..<target)).map { ", " + $0 } ?? ""
-                return try report(
-                    db, ramp, isDryRun: true,
-                    summary:
-                        "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written."
-                )
-            }
+        }
+        guard !isDryRun else {
+            let folded = RampStepRecord.folding(Array(ramp.nextStep..<target)).map { ", " + $0 } ?? ""
+            return try report(
+                db, ramp, isDryRun: true,
+                summary:
+                    "Dry run: step \(target + 1) of \(ramp.steps.count) would be applied\(folded). Nothing was written."
+            )
         }
         let step = try apply(db, &ramp, through: target, appliedBy: "schedule", actor: ramp.actor, now: now)
         // The plans of the steps to come count every recorded user again: a tick leaves them to

@@ -149,6 +149,19 @@ struct RampGuardTests {
         #expect(looks.first { $0.guardIndex == 1 }?.looks == 2)
     }
 
+    @Test("A guarded ramp whose start came during downtime applies its first step alone, folding none")
+    func guardedStartNeverFolds() async throws {
+        let store = try await store()
+        var request = try request(steps: [10, 20, 50, 100], guards: ["sample-ratio"])
+        request.start = time(days: 1)
+        _ = try await store.createRamp(request, in: path, actor: "cli:ada", now: start)
+        let dryRun = try #require(try await store.runDueRamps(now: time(days: 4.5), isDryRun: true).first)
+        #expect(dryRun.summary == "Dry run: step 1 of 4 would be applied. Nothing was written.")
+        let applied = try #require(try await store.runDueRamps(now: time(days: 4.5)).first)
+        #expect(applied.applied.map(\.step) == [0] && applied.applied[0].folded.isEmpty)
+        #expect(applied.ramp.dueAt == time(days: 5.5))
+    }
+
     @Test("The goal guard compares the users the split placed since the step, not the users the step moved in")
     func moversLeftOut() async throws {
         let store = try await store()

@@ -95,7 +95,8 @@ struct RampPage: Sendable {
         var hold: String
         var guards: String
         var failureActions: [Choice]
-        /// Why the traffic guard is off here, when the environment is published to object storage.
+        /// Whether the environment is published to object storage: the form then says why a
+        /// guarded ramp here does not watch traffic.
         var publishes: Bool
     }
 
