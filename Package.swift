@@ -61,6 +61,7 @@ let package = Package(
                 .embedInCode("0013_members.sql"),
                 .embedInCode("0014_ramps.sql"),
                 .embedInCode("0015_ramp_guards.sql"),
+                .embedInCode("0016_fetches_and_webhooks.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -76,6 +77,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0013_members.postgres.sql"),
                 .embedInCode("PostgreSQL/0014_ramps.postgres.sql"),
                 .embedInCode("PostgreSQL/0015_ramp_guards.postgres.sql"),
+                .embedInCode("PostgreSQL/0016_fetches_and_webhooks.postgres.sql"),
             ]
         ),
 
@@ -113,12 +115,27 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Webhooks leaving Flagpole: the addresses they may reach, and signed deliveries over
+        // HTTP/1.1 and TLS.
+        .target(
+            name: "FlagpoleWebhooks",
+            dependencies: [
+                "FlagpoleCore",
+                "FlagpoleStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "FlagpoleServer",
             dependencies: [
                 "FlagpoleCore",
                 "FlagpoleStore",
                 "FlagpolePublish",
+                "FlagpoleWebhooks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -174,6 +191,7 @@ let package = Package(
                 "FlagpoleStore",
                 "FlagpolePublish",
                 "FlagpoleServer",
+                "FlagpoleWebhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `flagpole serve` runs the server's application.
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -205,7 +223,8 @@ let package = Package(
         .testTarget(
             name: "FlagpoleServerTests",
             dependencies: [
-                "FlagpoleServer", "FlagpolePublish", "FlagpoleStore", "FlagpoleCore", "FlagpoleTestSupport",
+                "FlagpoleServer", "FlagpolePublish", "FlagpoleWebhooks", "FlagpoleStore", "FlagpoleCore",
+                "FlagpoleTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]

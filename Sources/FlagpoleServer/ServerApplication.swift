@@ -1,6 +1,7 @@
 import FlagpoleCore
 import FlagpolePublish
 import FlagpoleStore
+import FlagpoleWebhooks
 import Hummingbird
 import Logging
 import NIOCore
@@ -43,6 +44,10 @@ public struct ServerConfiguration: Sendable {
     public var tickInterval: Duration? = .seconds(15)
     /// The time that scheduled work goes by (`FLAGPOLE_CLOCK_FILE` in tests and rehearsals).
     public var clock = WallClock.system
+    /// Whether webhooks may reach loopback, private and link-local addresses (`serve --allow-private-webhooks`).
+    public var allowsPrivateWebhooks = false
+    /// How often the fetches answered are added to the store's counts: `serve`'s tick interval, at most 5 s.
+    public var fetchCountInterval: Duration = .seconds(5)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
@@ -95,6 +100,9 @@ public enum ServerApplication {
                 address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
             services: [
                 poller, ChangeBroadcasterService(broadcaster: delivery.cache.changes, store: store, logger: logger),
+                FetchCountService(
+                    counter: delivery.fetches, store: store, interval: configuration.fetchCountInterval,
+                    clock: configuration.clock, logger: logger),
             ]
                 + (configuration.publishing.map {
                     [
@@ -103,7 +111,14 @@ public enum ServerApplication {
                     ]
                 } ?? [])
                 + (configuration.tickInterval.map {
-                    [TickService(store: store, interval: $0, clock: configuration.clock, logger: logger)]
+                    [
+                        TickService(store: store, interval: $0, clock: configuration.clock, logger: logger),
+                        WebhookService(
+                            store: store,
+                            sender: WebhookSender(
+                                addresses: WebhookAddresses(allowsPrivate: configuration.allowsPrivateWebhooks)),
+                            interval: $0, clock: configuration.clock, logger: logger),
+                    ]
                 } ?? []),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
@@ -144,8 +159,10 @@ public enum ServerApplication {
             on: router)
         BucketeerRoutes(delivery: delivery, policy: configuration.eventPolicy).register(on: router)
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
-        AdminAPI(store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock).register(
-            on: router)
+        AdminAPI(
+            store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock,
+            webhookAddresses: WebhookAddresses(allowsPrivate: configuration.allowsPrivateWebhooks)
+        ).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         TriggerCallRoute(store: store, clock: configuration.clock, trustsProxy: configuration.trustsProxy).register(
             on: router)

@@ -85,9 +85,16 @@ extension FeatureStore {
         }
         let goalGuards = ramp.guards.filter(\.isGoal).count
         let alpha = RampGuard.alpha(steps: ramp.steps.count, goalGuards: goalGuards)
+        // What clients fetched of the step's revision and later ones: traffic that sends no events.
+        let fetches =
+            atHoldEnd && ramp.guards.contains(.traffic)
+            ? try db.fetchCounts.counts(
+                environmentID: ramp.environmentID,
+                revisions: (try db.ramps.steps(of: ramp.id).last?.revision ?? 0)..<Int.max
+            ).total : 0
         var looks: [(Int, GuardLook)] = []
         for (index, guardrail) in ramp.guards.enumerated() where atHoldEnd || guardrail.isGoal {
-            looks.append((index, look(guardrail, at: epoch, growing: growing, alpha: alpha)))
+            looks.append((index, look(guardrail, at: epoch, growing: growing, alpha: alpha, fetches: fetches)))
         }
         for (index, look) in looks {
             try db.ramps.recordLook(look, of: ramp.id, step: step, guardIndex: index, at: now)
@@ -98,7 +105,7 @@ extension FeatureStore {
 
     /// One guard's look at the epoch (`nil`: the test has none yet, so nothing to judge: wait).
     private static func look(
-        _ guardrail: RampGuard, at epoch: EpochResults?, growing: String, alpha: Double
+        _ guardrail: RampGuard, at epoch: EpochResults?, growing: String, alpha: Double, fetches: Int
     ) -> GuardLook {
         guard let epoch, let growingArm = epoch.arms.first(where: { $0.variation == growing }) else {
             return GuardLook(
@@ -123,7 +130,7 @@ extension FeatureStore {
             return GuardLook.sampleRatio(observed: epoch.arms.map(\.splitUsers), weights: epoch.shares)
         case .traffic:
             let events = epoch.goals.reduce(0) { sum, goal in sum + goal.variations.reduce(0) { $0 + $1.events } }
-            return GuardLook.traffic(users: epoch.arms.reduce(0) { $0 + $1.users }, events: events)
+            return GuardLook.traffic(users: epoch.arms.reduce(0) { $0 + $1.users }, events: events, fetches: fetches)
         case .minimumUsers(let minimum):
             return GuardLook.evidence(users: growingArm.splitUsers, minimum: minimum, variation: growing)
         }

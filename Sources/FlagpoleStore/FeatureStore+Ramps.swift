@@ -351,12 +351,31 @@ extension FeatureStore {
             step: target, revision: outcome.revision, appliedBy: appliedBy, appliedAt: now, folded: folded,
             movedUsers: outcome.plans.reduce(0) { $0 + $1.movingUsers })
         try db.ramps.insertStep(record, of: ramp.id)
+        try announce(
+            db,
+            RampAnnouncement(
+                event: "ramp.step_applied", path: ramp.path, feature: ramp.feature, rampID: ramp.id,
+                text:
+                    "ramp \(ramp.id) of \(ramp.feature): step \(target + 1) of \(ramp.steps.count) applied by \(appliedBy), \(course.variation) \(Percent.format(share))\(foldedText), as revision \(outcome.revision); \(record.movedUsers) recorded users moved",
+                details: [
+                    "step": .number(Double(target)), "share": .number(share),
+                    "revision": .number(Double(outcome.revision)), "appliedBy": .string(appliedBy),
+                    "folded": .array(folded.map { .number(Double($0)) }),
+                    "movedUsers": .number(Double(record.movedUsers)),
+                ]), now: now)
         if outcome.isApplied { ramp.knownRevision = outcome.revision }
         ramp.nextStep = target + 1
         if ramp.nextStep == ramp.steps.count {
             ramp.state = .finished
             ramp.dueAt = nil
             try db.ramps.insertEvent(RampEvent(kind: .finished, actor: appliedBy, detail: nil, at: now), of: ramp.id)
+            try announce(
+                db,
+                RampAnnouncement(
+                    event: "ramp.finished", path: ramp.path, feature: ramp.feature, rampID: ramp.id,
+                    text:
+                        "ramp \(ramp.id) of \(ramp.feature) finished: \(course.variation) is at \(Percent.format(share))"
+                ), now: now)
         } else {
             ramp.dueAt = ramp.hold.end(after: now)
         }
@@ -394,6 +413,15 @@ extension FeatureStore {
         if !isDryRun {
             try db.ramps.update(ramp)
             try db.ramps.insertEvent(RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
+            try announce(
+                db,
+                RampAnnouncement(
+                    event: rollingBack ? "ramp.rolled_back" : "ramp.aborted", path: ramp.path, feature: ramp.feature,
+                    rampID: ramp.id, text: "ramp \(ramp.id) of \(ramp.feature) \(ramp.reason ?? "aborted")",
+                    details: [
+                        "actor": .string(actor), "reason": because.map(JSONValue.string) ?? .null,
+                        "movedUsers": .number(Double(plans.reduce(0) { $0 + $1.plan.movingUsers })),
+                    ]), now: now)
         }
         return plans
     }
@@ -407,6 +435,12 @@ extension FeatureStore {
         guard !isDryRun else { return }
         try db.ramps.update(ramp)
         try db.ramps.insertEvent(RampEvent(kind: .paused, actor: actor, detail: reason, at: now), of: ramp.id)
+        try announce(
+            db,
+            RampAnnouncement(
+                event: "ramp.paused", path: ramp.path, feature: ramp.feature, rampID: ramp.id,
+                text: "ramp \(ramp.id) of \(ramp.feature) paused by \(actor): \(reason)",
+                details: ["actor": .string(actor), "reason": .string(reason)]), now: now)
     }
 
     /// Takes the test as it is now as the ramp's base: its biases, its last change, and the next
@@ -441,9 +475,20 @@ extension FeatureStore {
             id: row.id, path: row.path, feature: row.feature, variation: row.variation, steps: row.steps,
             hold: row.hold, guards: row.guards, onFailure: row.onFailure, state: row.state, reason: row.reason,
             nextStep: row.nextStep, dueAt: row.dueAt, createdBy: row.createdBy, createdAt: row.createdAt,
-            applied: row.id == 0 ? [] : try db.ramps.steps(of: row.id),
+            applied: row.id == 0 ? [] : try stepsWithFetches(db, row),
             events: row.id == 0 ? [] : try db.ramps.events(of: row.id),
             looks: row.id == 0 ? [] : try db.ramps.looks(of: row.id))
+    }
+
+    /// The ramp's steps applied, each with the fetches of its revisions: from its own up to the next step's.
+    private static func stepsWithFetches(_ db: any SQLConnection, _ row: RampRow) throws -> [RampStepRecord] {
+        var steps = try db.ramps.steps(of: row.id)
+        for index in steps.indices {
+            let end = index + 1 < steps.count ? steps[index + 1].revision : Int.max
+            steps[index].fetches = try db.fetchCounts.counts(
+                environmentID: row.environmentID, revisions: steps[index].revision..<max(end, steps[index].revision))
+        }
+        return steps
     }
 
     /// The report of `row`: with the plans of the steps it applied now, then (`withUpcoming`)

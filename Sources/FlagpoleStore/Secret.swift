@@ -91,3 +91,12 @@ extension Secret where Kind == TriggerKind {
     /// The marker and 8 digits, shown in listings.
     var prefix: String { String(value.prefix(12)) }
 }
+
+/// A webhook's signing secret: `whsec_` and 64 hex digits (256 random bits). Unlike the other
+/// secrets it is kept as it is, since the server signs with it; it is shown once.
+enum WebhookSecretKind: SecretKind {
+    static let marker = "whsec_"
+    static let randomBytes = 32
+}
+
+typealias WebhookSecret = Secret<WebhookSecretKind>

@@ -35,6 +35,7 @@ struct Flagpole: AsyncParsableCommand {
             RampCommand.self,
             TickCommand.self,
             TriggerCommand.self,
+            WebhookCommand.self,
             AssignCommand.self,
             AssignmentsCommand.self,
             UnlockCommand.self,

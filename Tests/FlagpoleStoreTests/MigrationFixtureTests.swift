@@ -159,10 +159,18 @@ struct MigrationFixtureTests {
                 hold: .duration(seconds: 3600)),
             in: acme, actor: "test", now: Date())
         #expect(ramp.ramp.state == .running && ramp.applied.map(\.step) == [0])
-        // 0014's file has an aborted ramp: it migrates without guards (0015), pausing when one would fail.
+        // 0014's file has an aborted ramp: it migrates without guards (0015), pausing when one would fail;
+        // 0015's has a second, aborted after its guards looked: they migrate with their looks, no fetch counted (0016).
         let ramps = try await store.ramps(in: acme)
-        #expect(ramps.dropLast().map(\.state) == (manifest.schema < "0014" ? [] : [.aborted]))
-        #expect(ramps.allSatisfy { $0.guards.isEmpty && $0.onFailure == .pause && $0.looks.isEmpty })
+        let aborted = manifest.schema < "0014" ? 0 : manifest.schema < "0015" ? 1 : 2
+        #expect(ramps.dropLast().map(\.state) == Array(repeating: .aborted, count: aborted))
+        #expect(ramps.first.map { $0.guards.isEmpty && $0.onFailure == .pause && $0.looks.isEmpty } ?? true)
+        if aborted == 2 {
+            #expect(ramps[1].guards.first == .goal("signup", threshold: -0.01, inPoints: true))
+            #expect(ramps[1].onFailure == .rollback && !ramps[1].looks.isEmpty)
+            #expect(ramps[1].applied.allSatisfy { $0.fetches.total == 0 })
+        }
+        #expect(try await store.webhooks(in: acme).isEmpty)
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 

@@ -206,7 +206,30 @@ struct RampGuardTests {
         #expect(paused.state == .paused)
         #expect(
             paused.reason
-                == "guard failed at step 1: traffic: no user joined the step and no event arrived during its hold")
+                == "guard failed at step 1: traffic: no user joined the step, no event arrived and no client fetched it during its hold"
+        )
         #expect(paused.guards.map(\.description) == ["sample-ratio", "min-users:100", "traffic"])
+    }
+
+    @Test(
+        "Fetches of the step's revision are traffic: a hold its apps fetched, though they sent nothing, is not paused")
+    func fetchesAreTraffic() async throws {
+        let store = try await store()
+        let created = try await store.createRamp(
+            try request(steps: [10, 100], guards: ["sample-ratio"]), in: path, actor: "cli:ada", now: start)
+        let revision = try #require(created.ramp.applied.first).revision
+        // Fetches of the revision before the step's are no news of it; three of the step's are.
+        try await store.addFetchCounts(
+            [
+                FetchKey(path: path, revision: revision - 1, client: .shared): 50,
+                FetchKey(path: path, revision: revision, client: .pinned): 2,
+                FetchKey(path: path, revision: revision, client: .ofrep): 1,
+            ], now: start)
+        let ramp = try #require(try await store.runDueRamps(now: time(days: 1)).first).ramp
+        #expect(ramp.state == .running)
+        let traffic = try #require(ramp.looks.first { ramp.guards[$0.guardIndex] == .traffic })
+        #expect(traffic.verdict == .pass && traffic.figures.fetches == 3)
+        #expect(ramp.applied.first?.fetches.byClient == [.pinned: 2, .ofrep: 1])
+        #expect(ramp.applied.first?.fetches.description == "3 fetches (pinned 2, ofrep 1)")
     }
 }

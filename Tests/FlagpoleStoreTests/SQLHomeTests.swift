@@ -23,6 +23,8 @@ struct SQLHomeTests {
         "ramps": "RampTable.swift", "ramp_steps": "RampTable.swift", "ramp_events": "RampTable.swift",
         "ramp_looks": "RampTable.swift",
         "triggers": "TriggerTable.swift", "trigger_calls": "TriggerTable.swift",
+        "fetch_counts": "FetchCountTable.swift", "webhooks": "WebhookTable.swift",
+        "webhook_deliveries": "WebhookTable.swift",
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
         "user_attributes": "UserAttributeTable.swift", "erasures": "UserAttributeTable.swift",

@@ -116,11 +116,15 @@ public struct GuardFigures: Hashable, Sendable, Codable {
     public var alpha: Double?
     /// The sample-ratio χ² test's.
     public var pValue: Double?
+    /// The traffic guard's: fetches of the step's revision (or a later one) since it was applied.
+    public var fetches: Int?
 
     public init(
         users: [Int]? = nil, events: [Int]? = nil, difference: Double? = nil, low: Double? = nil,
-        high: Double? = nil, threshold: Double? = nil, alpha: Double? = nil, pValue: Double? = nil
+        high: Double? = nil, threshold: Double? = nil, alpha: Double? = nil, pValue: Double? = nil,
+        fetches: Int? = nil
     ) {
+        self.fetches = fetches
         self.users = users
         self.events = events
         self.difference = difference
@@ -194,14 +198,16 @@ public struct GuardLook: Hashable, Sendable {
                 + (fails ? ", below \(RampGuard.sampleRatioThreshold): the split is not what the biases say" : ""))
     }
 
-    /// The traffic look at the end of a hold: fails when nobody joined the epoch and no event arrived.
-    public static func traffic(users: Int, events: Int) -> GuardLook {
-        GuardLook(
-            verdict: users == 0 && events == 0 ? .fail : .pass,
-            figures: GuardFigures(users: [users], events: [events]),
-            reason: users == 0 && events == 0
-                ? "traffic: no user joined the step and no event arrived during its hold"
-                : "traffic: \(users) users joined the step, \(events) events")
+    /// The traffic look at the end of a hold: fails when nobody joined the epoch, no event
+    /// arrived and no client fetched the step's revision (or a later one) from this server.
+    public static func traffic(users: Int, events: Int, fetches: Int) -> GuardLook {
+        let silent = users == 0 && events == 0 && fetches == 0
+        return GuardLook(
+            verdict: silent ? .fail : .pass,
+            figures: GuardFigures(users: [users], events: [events], fetches: fetches),
+            reason: silent
+                ? "traffic: no user joined the step, no event arrived and no client fetched it during its hold"
+                : "traffic: \(users) users joined the step, \(events) events, \(fetches) fetches")
     }
 
     /// The evidence look at the end of a hold: waits while the split has placed fewer than

@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import FlagpoleWebhooks
 import HTTPTypes
 import Hummingbird
 
@@ -13,6 +14,8 @@ struct AdminAPI: Sendable {
     let maxBodySize: Int
     /// The time ramps go by (`ServerConfiguration.clock`).
     let clock: WallClock
+    /// Which addresses a webhook made here may reach.
+    let webhookAddresses: WebhookAddresses
 
     func register(on router: Router<FlagpoleRequestContext>) {
         // Every API route needs a key: looked up here once, checked by the route's context.
@@ -27,6 +30,7 @@ struct AdminAPI: Sendable {
         registerAssignments(on: api)
         registerRamps(on: api)
         registerTriggers(on: api)
+        registerWebhooks(on: api)
     }
 
     /// Reads the JSON body of a request.

@@ -58,6 +58,7 @@ struct BucketeerRoutes {
                 BucketeerEvaluationsAnswer.answer(FlagEvaluations(revision: 0, flags: []), for: body, isRecorded: true))
         }
         if !read.isRecorded { Self.unrecordedNewUsers.increment() }
+        delivery.fetches.count(context.path, revision: read.revision, .bucketeer)
         guard let evaluations = read.flags(for: body.context, tagged: body.tag.isEmpty ? nil : body.tag) else {
             // Only a read no write completed can lack a group: the writer kept losing races.
             throw StorageError.busy

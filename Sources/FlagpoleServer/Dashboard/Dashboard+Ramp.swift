@@ -144,7 +144,8 @@ extension Dashboard {
         return RampPage(
             chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/ramp" }), feature: feature,
             featureURL: EnvironmentURLs(path).feature(name), report: report,
-            triggers: try await store.triggers(in: path, feature: name), canEdit: context.canEdit,
+            triggers: try await store.triggers(in: path, feature: name),
+            webhooks: try await store.webhooks(in: path, deliveries: 5), canEdit: context.canEdit,
             csrf: context.session.csrfToken, draft: draft, publishes: try await store.hasPublished(path))
     }
 }

@@ -150,6 +150,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 !state.settings.isPrivate, let document
             else { return nil }
             DeliveryRoutes.cacheHits.increment()
+            delivery.fetches.count(path, revision: document.revision, .shared)
             currentRoute = kind == .features ? .features : .configs
             return .answered(
                 DeliveryRoutes.answer(
@@ -185,7 +186,9 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         Self.userDocuments.increment()
         currentRoute = kind == .features ? .features : .configs
         let headers = request.headerFields
+        let fetches = delivery.fetches
         @Sendable func answer(_ read: UserDocumentRead) -> Answer {
+            fetches.count(path, revision: read.revision, kind == .features ? .pinned : .configs)
             switch kind {
             case .features: return DeliveryRoutes.pinnedAnswer(read.document(), to: headers)
             case .configs:
@@ -287,9 +290,11 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             else { return nil }
             if let key = target.key {
                 guard case .success(let flag)? = read.flag(key, for: evaluation.context) else { return nil }
+                delivery.fetches.count(target.path, revision: read.revision, .ofrep)
                 return OFREPRoutes.answer(flag)
             }
             guard let flags = read.flags(for: evaluation.context, tagged: nil) else { return nil }
+            delivery.fetches.count(target.path, revision: read.revision, .ofrep)
             return OFREPRoutes.bulkAnswer(
                 flags, changesURI: OFREPRoutes.changesURI(of: target.path), request: evaluation, tag: nil,
                 ifNoneMatch: request.headerFields[.ifNoneMatch])
@@ -301,6 +306,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                     for: poll.user, in: path, attributes: poll.context.attributes),
                 let flags = read.flags(for: poll.context, tagged: poll.tag.isEmpty ? nil : poll.tag)
             else { return nil }
+            delivery.fetches.count(path, revision: read.revision, .bucketeer)
             return BucketeerRoutes.answer(BucketeerEvaluationsAnswer.answer(flags, for: poll, isRecorded: true))
         }
     }

@@ -20,6 +20,8 @@ struct DeliveryRoutes {
     let trustsProxy: Bool
     /// How many attributes, and bytes of them, a user's request may carry.
     var attributeLimits = UserAttributes.Limits.standard
+    /// The fetches answered, by environment, revision and client (`FetchCountService` writes them).
+    let fetches = FetchCounter()
 
     /// A pinned document is one user's: no shared cache may keep it.
     static let pinnedCacheControl = "private, no-store"
@@ -60,6 +62,7 @@ struct DeliveryRoutes {
         if let user = try query.user() {
             let configs = try await store.userConfigs(
                 for: user, in: path, tag: tag, attributes: attributes, admittingNewUser: admission(request, context))
+            fetches.count(path, revision: configs.revision, .configs)
             let (head, body) = Self.pinnedAnswer(
                 revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: request.headers)
             return Response(
@@ -74,11 +77,13 @@ struct DeliveryRoutes {
             let document = cache.document(DeliveryCache.Key(path: path, revision: revision, kind: .configs))
         {
             Self.cacheHits.increment()
+            fetches.count(path, revision: revision, .shared)
             return Self.response(document, to: request, cacheControl: cacheControl)
         }
         Self.cacheMisses.increment()
         let configs = try await store.sharedConfigs(in: path, tag: tag)
         let revision = configs.revision
+        fetches.count(path, revision: revision, .shared)
         let document = RenderedDocument(revision: revision, bytes: configs.bytes)
         if tag == nil {
             cache.insert(
@@ -109,6 +114,7 @@ struct DeliveryRoutes {
         }
         guard let revision = requested ?? state.revision else { throw DocumentError.noRevision(path) }
         let document = try await rendered(revision, of: path, generation: state.generation)
+        fetches.count(path, revision: revision, .shared)
         var cacheControl = Self.currentCacheControl(state, default: defaultCacheControl)
         if let contentHash {
             guard requested != nil else {
@@ -175,12 +181,14 @@ struct DeliveryRoutes {
             guard let state = cache.current(path), let revision = state.revision,
                 let shared = cache.document(DeliveryCache.Key(path: path, revision: revision))
             else { throw error }
+            fetches.count(path, revision: revision, .pinned)
             let (head, body) = Self.pinnedAnswer(
                 revision: revision, bytes: Array(shared.body.readableBytesView), isRecorded: false, to: request.headers)
             return Response(
                 status: head.status, headers: head.headerFields,
                 body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
         }
+        fetches.count(path, revision: pinned.revision, .pinned)
         let (head, body) = Self.pinnedAnswer(pinned, to: request.headers)
         return Response(
             status: head.status, headers: head.headerFields,

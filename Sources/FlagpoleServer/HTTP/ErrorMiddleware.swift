@@ -118,6 +118,14 @@ extension APIError {
                 default: .unprocessableContent
                 }
             self.init(status, code: error.code, error.description)
+        case let error as WebhookError:
+            let status: HTTPResponse.Status =
+                switch error {
+                case .webhookNotFound: .notFound
+                case .privateAddress: .forbidden
+                default: .unprocessableContent
+                }
+            self.init(status, code: error.code, error.description)
         case StorageError.busy:
             self.init(.serviceUnavailable, code: "busy", StorageError.busy.description)
         case let error as StorageError where error.isUnavailable:

@@ -60,6 +60,7 @@ struct OFREPRoutes {
                 .notFound, code: "FLAG_NOT_FOUND", key: key, "\(path) has no revision yet: it has no flags.")
         }
         await exposures.note(flag, user: body.context.user, in: path)
+        delivery.fetches.count(path, revision: flag.revision, .ofrep)
         return Self.response(Self.answer(flag))
     }
 
@@ -76,6 +77,7 @@ struct OFREPRoutes {
         do {
             evaluations = try await delivery.store.evaluateFlags(
                 for: body.context, tag: tag, in: path, admittingNewUser: delivery.admission(request, context))
+            delivery.fetches.count(path, revision: evaluations.revision, .ofrep)
         } catch DocumentError.noRevision {
             evaluations = FlagEvaluations(revision: 0, flags: [])
         }

@@ -28,6 +28,7 @@ extension Ramp {
                         "appliedAt": .string(step.appliedAt.iso8601),
                         "folded": .array(step.folded.map { .number(Double($0)) }),
                         "movedUsers": .number(Double(step.movedUsers)),
+                        "fetches": step.fetches.jsonValue,
                     ]
                 }),
             "events": .array(
@@ -82,5 +83,13 @@ extension RampReport {
                 }),
             "summary": .string(summary),
         ]
+    }
+}
+
+extension FetchCounts {
+    /// Every kind of client with its count, 0 included.
+    public var jsonValue: JSONValue {
+        .object(
+            JSONObject(FetchClient.allCases.map { .init(key: $0.rawValue, value: .number(Double(byClient[$0] ?? 0))) }))
     }
 }

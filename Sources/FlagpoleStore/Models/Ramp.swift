@@ -110,6 +110,9 @@ public struct RampStepRecord: Hashable, Sendable {
     public var folded: [Int]
     /// Recorded users who changed group.
     public var movedUsers: Int
+    /// How many times clients fetched its revision, or a later one before the next step's, from
+    /// the servers (a CDN's copies are not seen): a step nobody fetched has told nobody anything.
+    public var fetches = FetchCounts()
 
     /// `folding steps 2, 3` (counting from 1), or `nil` when it folded none.
     public static func folding(_ folded: [Int]) -> String? {

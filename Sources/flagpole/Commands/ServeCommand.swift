@@ -39,6 +39,12 @@ struct ServeCommand: AsyncParsableCommand {
             "How often to do the scheduled work that is due (ramp steps), in milliseconds.", valueName: "ms"))
     var tickInterval = 15_000
 
+    @Flag(
+        help:
+            "Let webhooks reach loopback, private and link-local addresses: only where everyone who may edit is trusted with the server's network."
+    )
+    var allowPrivateWebhooks = false
+
     @Option(
         help: ArgumentHelp(
             "trace, debug, info (one line per request), notice, warning, error or critical.", valueName: "level"))
@@ -155,6 +161,8 @@ struct ServeCommand: AsyncParsableCommand {
             attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
         configuration.eventPolicy = eventPolicy
         configuration.tickInterval = .milliseconds(tickInterval)
+        configuration.allowsPrivateWebhooks = allowPrivateWebhooks
+        configuration.fetchCountInterval = min(.milliseconds(tickInterval), configuration.fetchCountInterval)
         configuration.clock = WallClock.fromEnvironment
         let databasePath = try database.address.description
         let application = ServerApplication.make(

@@ -41,7 +41,7 @@ struct RampOutput {
         switch status {
         case .applied(let step):
             "applied \(step.appliedAt.iso8601) as revision \(step.revision) by \(step.appliedBy)"
-                + (RampStepRecord.folding(step.folded).map { ", " + $0 } ?? "")
+                + (RampStepRecord.folding(step.folded).map { ", " + $0 } ?? "") + "; \(step.fetches.description)"
         case .folded: "folded"
         case .due(let date): "due \(date.iso8601)"
         case .waiting: "waits"

@@ -12,6 +12,8 @@ struct RampPage: Sendable {
         var status: String
         var time: ResultsTime?
         var movedUsers: String?
+        /// How many times clients fetched it: a step nobody fetched has told nobody anything.
+        var fetches: String?
         var isApplied: Bool
         var isNext: Bool
     }
@@ -81,6 +83,16 @@ struct RampPage: Sendable {
         var lastCall: String?
     }
 
+    /// One of the environment's webhooks, and its latest deliveries.
+    struct WebhookRow: Sendable {
+        var id: Int64
+        var url: String
+        var format: String
+        var state: String
+        var deliveries: [String]
+        var hasDeliveries: Bool
+    }
+
     /// A trigger just made: its URL, shown this once.
     struct CreatedTriggerView: Sendable {
         var name: String
@@ -134,10 +146,13 @@ struct RampPage: Sendable {
         Choice(name: RampPage.describe($0), value: $0.rawValue, isSelected: false)
     }
     var createdTrigger: CreatedTriggerView?
+    var webhooks: [WebhookRow] = []
+    var hasWebhooks = false
     var revoking: TriggerRow?
 
     init(
-        chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, triggers: [Trigger], canEdit: Bool,
+        chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, triggers: [Trigger],
+        webhooks: [Webhook], canEdit: Bool,
         csrf: String, draft: RampForm, publishes: Bool
     ) {
         self.chrome = chrome
@@ -149,6 +164,14 @@ struct RampPage: Sendable {
                 lastCall: trigger.calls.first.map { "\($0.at.iso8601) from \($0.address): \($0.outcome)" })
         }
         hasTriggers = !triggers.isEmpty
+        self.webhooks = webhooks.map { webhook in
+            WebhookRow(
+                id: webhook.id, url: webhook.url.shown, format: webhook.format.rawValue,
+                state: webhook.revokedAt.map { "revoked \($0.iso8601)" } ?? "active",
+                deliveries: webhook.deliveries.map { "\($0.createdAt.iso8601) \($0.event): \($0.summary)" },
+                hasDeliveries: !webhook.deliveries.isEmpty)
+        }
+        hasWebhooks = !webhooks.isEmpty
         name = feature.name
         self.featureURL = featureURL
         self.canEdit = canEdit
@@ -240,6 +263,7 @@ struct RampPage: Sendable {
                     + (RampStepRecord.folding(applied.folded).map { ", " + $0 } ?? "")
                 step.movedUsers =
                     "\(applied.movedUsers.grouped) recorded user\(applied.movedUsers == 1 ? "" : "s") moved"
+                step.fetches = applied.fetches.description
             case .folded: step.status = "Folded into a later step after downtime"
             case .due(let date):
                 step.time = ResultsTime(date)

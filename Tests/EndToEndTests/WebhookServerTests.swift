@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+/// Webhooks and fetch counts with the real binary: `flagpole webhook add` refusing loopback
+/// without permission, `flagpole serve --allow-private-webhooks` delivering a ramp's events to a
+/// receiver in another language (Python's http.server and hmac), and a step's fetches counted.
+@Suite("Webhooks with the real binary")
+struct WebhookServerTests {
+    /// A receiver that logs each POST as a JSON line: its path, its headers, its body, and whether
+    /// its `Flagpole-Signature` checks out with the secret in `secret.txt` (read at each request).
+    static let receiver = #"""
+        import hashlib, hmac, http.server, json, sys
+        log, secret_file = sys.argv[1], sys.argv[2]
+        class Receiver(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                secret = open(secret_file).read().strip().encode()
+                fields = dict(part.split("=", 1) for part in self.headers["Flagpole-Signature"].split(","))
+                expected = hmac.new(secret, fields["t"].encode() + b"." + body, hashlib.sha256).hexdigest()
+                with open(log, "a") as out:
+                    out.write(json.dumps({
+                        "path": self.path, "event": self.headers["Flagpole-Event"],
+                        "delivery": self.headers["Flagpole-Delivery"],
+                        "valid": hmac.compare_digest(expected, fields["v1"]), "body": json.loads(body),
+                    }) + "\n")
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"ok")
+            def log_message(self, *args):
+                pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    @Test(
+        "A webhook to loopback is refused without permission; with it, the server delivers the ramp's events signed, and counts the step's fetches"
+    )
+    func deliveredAndCounted() throws {
+        let rig = try RampRig()
+        let directory = rig.cli.directory
+        let log = directory.appendingPathComponent("received.jsonl")
+        let secretFile = directory.appendingPathComponent("secret.txt")
+        try Data().write(to: secretFile)
+        let script = try rig.cli.write(Self.receiver, to: "receiver.py")
+        let receiver = try ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, log.path, secretFile.path], in: directory)
+        defer { receiver.kill() }
+        var port = ""
+        let deadline = Date().addingTimeInterval(20)
+        while port.isEmpty && Date() < deadline {
+            port =
+                (try? String(contentsOf: receiverOutput(directory), encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            if port.isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        try #require(!port.isEmpty, "the receiver did not start")
+        let url = "http://127.0.0.1:\(port)/hooks/flagpole"
+
+        // Without the operator's permission, nothing is saved.
+        for address in [url, "http://localhost:\(port)/hooks"] {
+            let refused = try rig.run(["webhook", "add", address, "--tenant", "acme"])
+            #expect(refused.status != 0 && refused.stderr.contains("--allow-private-webhooks"), "\(refused.stderr)")
+        }
+        #expect(try rig.run(["webhook", "list", "--tenant", "acme"]).stdout == "No webhooks.\n")
+
+        let added = try rig.run(["webhook", "add", url, "--allow-private", "--tenant", "acme"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let secret = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(secret.hasPrefix("whsec_"))
+        try Data(secret.utf8).write(to: secretFile)
+        #expect(try rig.run(["webhook", "list", "--tenant", "acme"]).stdout.contains("http://127.0.0.1:\(port)/…"))
+
+        let server = try ServerProcess(
+            rig.cli, arguments: ["--tick-interval", "20", "--allow-private-webhooks"], environment: rig.environment)
+        defer { _ = server.stop() }
+        try #require(
+            rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1d", "--tenant", "acme"]).status == 0
+        )
+        // Apps fetch the step: two users' documents, one's configs.
+        for path in ["features.json?user=user-1", "features.json?user=user-2", "configs.json?user=user-1"] {
+            #expect(try Curl.run(["\(server.baseURL)/t/acme/production/\(path)"]).status == 200)
+        }
+        try rig.set(day: 1)
+        let received = try waitForLines(log, count: 3)
+        #expect(received.map { $0["event"] as? String } == ["ramp.step_applied", "ramp.step_applied", "ramp.finished"])
+        #expect(received.allSatisfy { $0["valid"] as? Bool == true && $0["path"] as? String == "/hooks/flagpole" })
+        #expect(Set(received.compactMap { $0["delivery"] as? String }).count == 3)
+        let first = received[0]["body"] as? [String: Any]
+        #expect(first?["share"] as? Double == 10 && first?["feature"] as? String == "checkout")
+
+        // The first step's revision was fetched three times (pinned 2, configs 1) before the next.
+        let steps = try #require(rig.ramp()["applied"] as? [[String: Any]])
+        let fetches = steps.first?["fetches"] as? [String: Int]
+        #expect(fetches == ["shared": 0, "pinned": 2, "configs": 1, "ofrep": 0, "bucketeer": 0])
+        let shown = try rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
+        #expect(shown.contains("3 fetches (pinned 2, configs 1)"), "\(shown)")
+        let listed = try rig.run(["webhook", "list", "--tenant", "acme"]).stdout
+        #expect(listed.contains("ramp.finished  delivered (200) after 1 attempt"), "\(listed)")
+    }
+
+    /// The receiver's standard output file (ChildProcess writes it in `directory`).
+    private func receiverOutput(_ directory: URL) throws -> URL {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        let name = try #require(names.first { $0.hasPrefix(".stdout-") })
+        return directory.appendingPathComponent(name)
+    }
+
+    /// Waits (up to 30 s) for `count` lines in `log`, and reads them.
+    private func waitForLines(_ log: URL, count: Int) throws -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(30)
+        var lines: [Substring] = []
+        while Date() < deadline {
+            lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n")
+            if lines.count >= count { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+    }
+}
