@@ -57,6 +57,7 @@ extension GuardFigures {
         var object = JSONObject()
         if let users { object.members.append(.init(key: "users", value: .array(users.map { .number(Double($0)) }))) }
         if let events { object.members.append(.init(key: "events", value: .array(events.map { .number(Double($0)) }))) }
+        if let fetches { object.members.append(.init(key: "fetches", value: .number(Double(fetches)))) }
         for (key, value) in [
             ("difference", difference), ("low", low), ("high", high), ("threshold", threshold), ("alpha", alpha),
             ("pValue", pValue),
