@@ -1,6 +1,7 @@
 import FlagpoleStore
 import Foundation
 import NIOPosix
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,13 +18,20 @@ public struct WebhookAddresses: Sendable {
     public var allowsPrivate: Bool
     /// The host's addresses, as text (`getaddrinfo` unless a test says otherwise).
     var resolve: @Sendable (String) async throws -> [String]
+    /// How long a host may take to resolve: a DNS server that does not answer must not hold a
+    /// request (or a delivery) for the resolver's own timeouts and retries.
+    var resolveTimeout: Duration
 
     public init(allowsPrivate: Bool) {
         self.init(allowsPrivate: allowsPrivate, resolve: Self.systemResolve)
     }
 
-    init(allowsPrivate: Bool, resolve: @escaping @Sendable (String) async throws -> [String]) {
+    init(
+        allowsPrivate: Bool, resolveTimeout: Duration = .seconds(5),
+        resolve: @escaping @Sendable (String) async throws -> [String]
+    ) {
         self.allowsPrivate = allowsPrivate
+        self.resolveTimeout = resolveTimeout
         self.resolve = resolve
     }
 
@@ -32,12 +40,39 @@ public struct WebhookAddresses: Sendable {
     ///
     /// - throws: `WebhookError.unresolvable`, `WebhookError.privateAddress`.
     public func vet(_ url: WebhookURL) async throws -> String {
-        let addresses = (try? await resolve(url.host)) ?? []
+        let addresses = await addresses(of: url.host)
         guard let first = addresses.first else { throw WebhookError.unresolvable(host: url.host) }
         if !allowsPrivate, let inside = addresses.first(where: Self.isInternal) {
             throw WebhookError.privateAddress(host: url.host, address: inside)
         }
         return first
+    }
+
+    /// The host's addresses, or none when it does not resolve within `resolveTimeout` (the lookup
+    /// itself cannot be stopped; it finishes on its thread, unheard).
+    private func addresses(of host: String) async -> [String] {
+        let (resolve, timeout) = (resolve, resolveTimeout)
+        return await withCheckedContinuation { continuation in
+            let answer = FirstAnswer(continuation)
+            Task { answer.give((try? await resolve(host)) ?? []) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                answer.give([])
+            }
+        }
+    }
+
+    /// Resumes its continuation with the first answer given, once.
+    private final class FirstAnswer: Sendable {
+        private let continuation: Mutex<CheckedContinuation<[String], Never>?>
+
+        init(_ continuation: CheckedContinuation<[String], Never>) {
+            self.continuation = Mutex(continuation)
+        }
+
+        func give(_ addresses: [String]) {
+            continuation.withLock { $0.take() }?.resume(returning: addresses)
+        }
     }
 
     /// Whether `address` (IPv4 or IPv6 text) is one a server must not call for an editor:

@@ -53,6 +53,12 @@ struct WebhookTests {
         await #expect(throws: WebhookError.unresolvable(host: "hooks.example.com")) {
             try await WebhookAddresses(allowsPrivate: false) { _ in [] }.vet(url)
         }
+        // A DNS server that never answers holds nothing up past the timeout.
+        let hanging = WebhookAddresses(allowsPrivate: false, resolveTimeout: .milliseconds(50)) { _ in
+            try await Task.sleep(for: .seconds(600))
+            return ["93.184.216.34"]
+        }
+        await #expect(throws: WebhookError.unresolvable(host: "hooks.example.com")) { try await hanging.vet(url) }
         // Through the store's one way in: nothing saved.
         let store = try await TestServer().store
         await #expect(throws: WebhookError.privateAddress(host: "hooks.example.com", address: "10.0.0.1")) {

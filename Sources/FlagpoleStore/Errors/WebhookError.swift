@@ -18,7 +18,7 @@ public enum WebhookError: FlagpoleError, Equatable {
         case .invalidFormat(let text):
             "\"\(text.prefix(40))\" is not a webhook format: use json (Flagpole's body) or slack ({\"text\": …})."
         case .unresolvable(let host):
-            "The webhook's host \(host) resolves to no address. Check its spelling, or the server's DNS."
+            "The webhook's host \(host) resolves to no address (within 5 seconds). Check its spelling, or the server's DNS."
         case .privateAddress(let host, let address):
             host == address
                 ? "The webhook's address \(address) is loopback, private or link-local: the server does not call inside its own network unless its operator allows it (`flagpole serve --allow-private-webhooks`). Nothing was saved or sent."
