@@ -354,9 +354,8 @@ extension FeatureStore {
         try announce(
             db,
             RampAnnouncement(
-                event: "ramp.step_applied", path: ramp.path, feature: ramp.feature, rampID: ramp.id,
-                text:
-                    "ramp \(ramp.id) of \(ramp.feature): step \(target + 1) of \(ramp.steps.count) applied by \(appliedBy), \(course.variation) \(Percent.format(share))\(foldedText), as revision \(outcome.revision); \(record.movedUsers) recorded users moved",
+                .stepApplied, of: ramp,
+                ": step \(target + 1) of \(ramp.steps.count) applied by \(appliedBy), \(course.variation) \(Percent.format(share))\(foldedText), as revision \(outcome.revision); \(record.movedUsers) recorded users moved",
                 details: [
                     "step": .number(Double(target)), "share": .number(share),
                     "revision": .number(Double(outcome.revision)), "appliedBy": .string(appliedBy),
@@ -372,9 +371,8 @@ extension FeatureStore {
             try announce(
                 db,
                 RampAnnouncement(
-                    event: "ramp.finished", path: ramp.path, feature: ramp.feature, rampID: ramp.id,
-                    text:
-                        "ramp \(ramp.id) of \(ramp.feature) finished: \(course.variation) is at \(Percent.format(share))"
+                    .finished, of: ramp,
+                    " finished: \(course.variation) is at \(Percent.format(share))"
                 ), now: now)
         } else {
             ramp.dueAt = ramp.hold.end(after: now)
@@ -416,8 +414,7 @@ extension FeatureStore {
             try announce(
                 db,
                 RampAnnouncement(
-                    event: rollingBack ? "ramp.rolled_back" : "ramp.aborted", path: ramp.path, feature: ramp.feature,
-                    rampID: ramp.id, text: "ramp \(ramp.id) of \(ramp.feature) \(ramp.reason ?? "aborted")",
+                    rollingBack ? .rolledBack : .aborted, of: ramp, " \(ramp.reason ?? "aborted")",
                     details: [
                         "actor": .string(actor), "reason": because.map(JSONValue.string) ?? .null,
                         "movedUsers": .number(Double(plans.reduce(0) { $0 + $1.plan.movingUsers })),
@@ -438,8 +435,7 @@ extension FeatureStore {
         try announce(
             db,
             RampAnnouncement(
-                event: "ramp.paused", path: ramp.path, feature: ramp.feature, rampID: ramp.id,
-                text: "ramp \(ramp.id) of \(ramp.feature) paused by \(actor): \(reason)",
+                .paused, of: ramp, " paused by \(actor): \(reason)",
                 details: ["actor": .string(actor), "reason": .string(reason)]), now: now)
     }
 

@@ -85,7 +85,7 @@ extension FeatureStore {
                 try Self.announce(
                     db,
                     RampAnnouncement(
-                        event: "trigger.fired", path: row.path, feature: row.feature, rampID: nil,
+                        .triggerFired, path: row.path, feature: row.feature, rampID: nil,
                         text:
                             "trigger \(row.name) (\(row.action.rawValue)) of \(row.feature) called from \(address): \(call.outcome)",
                         details: [

@@ -5,8 +5,17 @@ import Foundation
 /// delivery per webhook in the transaction of what it tells, so a step and its news commit
 /// together, and sent after (`FeatureStore.claimDueDeliveries`), never holding the step up.
 struct RampAnnouncement {
-    /// `ramp.step_applied`, `ramp.paused`, `ramp.rolled_back`, `ramp.aborted`, `ramp.finished`, `trigger.fired`.
-    let event: String
+    /// What a webhook hears of, as `Flagpole-Event` and the body's `event` name it.
+    enum Event: String {
+        case stepApplied = "ramp.step_applied"
+        case paused = "ramp.paused"
+        case rolledBack = "ramp.rolled_back"
+        case aborted = "ramp.aborted"
+        case finished = "ramp.finished"
+        case triggerFired = "trigger.fired"
+    }
+
+    let event: Event
     let path: EnvironmentPath
     let feature: String
     let rampID: Int64?
@@ -15,6 +24,21 @@ struct RampAnnouncement {
     /// The event's own fields (the step, the revision, who, why).
     var details: JSONObject = [:]
 
+    init(
+        _ event: Event, path: EnvironmentPath, feature: String, rampID: Int64?, text: String,
+        details: JSONObject = [:]
+    ) {
+        (self.event, self.path, self.feature, self.rampID, self.text, self.details) =
+            (event, path, feature, rampID, text, details)
+    }
+
+    /// Of what `ramp` did: `text` follows "ramp ID of FEATURE".
+    init(_ event: Event, of ramp: RampRow, _ text: String, details: JSONObject = [:]) {
+        self.init(
+            event, path: ramp.path, feature: ramp.feature, rampID: ramp.id,
+            text: "ramp \(ramp.id) of \(ramp.feature)\(text)", details: details)
+    }
+
     /// The body a webhook of `format` receives.
     func body(_ format: WebhookFormat, at time: Date) -> String {
         switch format {
@@ -22,7 +46,7 @@ struct RampAnnouncement {
             return JSONValue.object(["text": .string("Flagpole · \(path): \(text)")]).storedText
         case .json:
             var body: JSONObject = [
-                "event": .string(event), "at": .string(time.iso8601), "tenant": .string(path.tenant.rawValue),
+                "event": .string(event.rawValue), "at": .string(time.iso8601), "tenant": .string(path.tenant.rawValue),
                 "environment": .string(path.environment.rawValue), "feature": .string(feature),
                 "ramp": rampID.map { .number(Double($0)) } ?? .null, "text": .string(text),
             ]
@@ -87,15 +111,9 @@ extension FeatureStore {
     /// the sender dies mid-send, another tries again then (delivery is at least once).
     public func claimDueDeliveries(now: Date, limit: Int = 50) async throws -> [DueDelivery] {
         try await write { db in
-            try db.webhooks.due(at: now, limit: limit).compactMap {
-                id, webhookID, event, body, attempts, dueAt, url, secret in
-                guard try db.webhooks.claim(id: id, dueAt: dueAt, until: now.addingTimeInterval(Self.webhookClaim)),
-                    let url = try? WebhookURL(validating: url)
-                else { return nil }
-                return DueDelivery(
-                    id: id, webhookID: webhookID, event: event, body: Array(body.utf8), attempts: attempts, url: url,
-                    secret: secret)
-            }
+            try db.webhooks.due(at: now, limit: limit).filter { delivery, dueAt in
+                try db.webhooks.claim(id: delivery.id, dueAt: dueAt, until: now.addingTimeInterval(Self.webhookClaim))
+            }.map(\.delivery)
         }
     }
 
@@ -117,7 +135,7 @@ extension FeatureStore {
         let scope = try db.environments.scope(of: announcement.path)
         for webhook in try db.webhooks.webhooks(in: scope, activeOnly: true) {
             try db.webhooks.insertDelivery(
-                id: UUID().uuidString.lowercased(), webhookID: webhook.id, event: announcement.event,
+                id: UUID().uuidString.lowercased(), webhookID: webhook.id, event: announcement.event.rawValue,
                 body: announcement.body(webhook.format, at: now), now: now)
         }
     }

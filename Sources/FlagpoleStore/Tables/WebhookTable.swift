@@ -101,16 +101,26 @@ struct WebhookTable {
         }
     }
 
-    /// Pending deliveries due at `now`, in every tenant, soonest first, with what sending needs:
-    /// (id, webhook, event, body, attempts, due time, url, secret).
-    func due(at now: Date, limit: Int) throws -> [(String, Int64, String, String, Int, Int64, String, String)] {
+    /// Pending deliveries due at `now`, in every tenant, soonest first, with what sending needs,
+    /// each with the due time its claim must find.
+    func due(at now: Date, limit: Int) throws -> [(delivery: DueDelivery, dueAt: Int64)] {
         try db.rows(
             """
             SELECT d.id, d.webhook_id, d.event, d.body, d.attempts, d.next_at, w.url, w.secret
             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
             WHERE d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at, d.seq LIMIT ?
             """, [now.unixMilliseconds, limit]
-        ).map { ($0[0], $0[1], $0[2], $0[3], $0[4], $0[5], $0[6], $0[7]) }
+        ).compactMap { row in
+            // A URL stored was valid when written; one that no longer reads is not sent anywhere.
+            guard let url = try? WebhookURL(validating: row[6]) else { return nil }
+            let body: String = row[3]
+            return (
+                DueDelivery(
+                    id: row[0], webhookID: row[1], event: row[2], body: Array(body.utf8), attempts: row[4], url: url,
+                    secret: row[7]),
+                row[5]
+            )
+        }
     }
 
     /// Claims a due delivery by moving its due time to `until`, if nobody moved it since it was
