@@ -99,6 +99,20 @@ struct WebhookServerTests {
         #expect(listed.contains("ramp.finished  delivered (200) after 1 attempt"), "\(listed)")
     }
 
+    @Test("A server stopped with SIGTERM writes the fetches it counted since its last flush")
+    func lastCountsAtShutdown() throws {
+        let rig = try RampRig()
+        try #require(
+            rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1d", "--tenant", "acme"]).status == 0
+        )
+        // A tick of a minute: its flush (every 5 s at most) would not come before the stop.
+        let server = try ServerProcess(rig.cli, arguments: ["--tick-interval", "60000"], environment: rig.environment)
+        #expect(try Curl.run(["\(server.baseURL)/t/acme/production/features.json?user=user-1"]).status == 200)
+        #expect(server.stop() == 0)
+        let steps = try #require(rig.ramp()["applied"] as? [[String: Any]])
+        #expect((steps.first?["fetches"] as? [String: Int])?["pinned"] == 1)
+    }
+
     /// The receiver's standard output file (ChildProcess writes it in `directory`).
     private func receiverOutput(_ directory: URL) throws -> URL {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)

@@ -39,12 +39,13 @@ struct FetchCountService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+            while (try? await Task.sleep(for: interval)) != nil {
                 await flush()
             }
         }
-        await flush()
+        // The last counts, written even when the server's tasks are being cancelled: a
+        // cancelled transaction would lose them.
+        await Task.detached { await flush() }.value
     }
 
     func flush() async {
