@@ -63,8 +63,13 @@ public struct WebhookSender: Sendable {
         request.body = .bytes(ByteBuffer(bytes: delivery.body))
         do {
             let response = try await client.execute(request, timeout: timeout)
-            var body = try await response.body.collect(upTo: 1 << 20)
-            let answer = body.readString(length: min(body.readableBytes, Self.answerBytes)) ?? ""
+            // The answer's first bytes, for the log; the rest is not read, however long.
+            var kept: [UInt8] = []
+            for try await chunk in response.body {
+                kept += chunk.readableBytesView.prefix(Self.answerBytes - kept.count)
+                if kept.count == Self.answerBytes { break }
+            }
+            let answer = String(decoding: kept, as: UTF8.self)
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
                 return DeliveryAttempt(

@@ -146,6 +146,12 @@ struct WebhookTests {
                 }:
                     return Response(
                         status: .serviceUnavailable, body: ResponseBody(byteBuffer: ByteBuffer(string: "busy")))
+                case "/ok":
+                    // A long answer: the log keeps its first 1 000 bytes, and the delivery is delivered.
+                    return Response(
+                        status: .ok,
+                        body: ResponseBody(
+                            byteBuffer: ByteBuffer(string: "thanks" + String(repeating: ".", count: 2 << 20))))
                 default:
                     return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "thanks")))
                 }
@@ -217,7 +223,9 @@ struct WebhookTests {
             }
             var webhooks = try await store.webhooks(in: TestServer.acme)
             #expect(webhooks.map { $0.deliveries.first?.state } == [.delivered, .pending, .failed, .delivered])
-            #expect(webhooks[0].deliveries.first?.answer == "thanks" && webhooks[0].deliveries.first?.status == 200)
+            let answer = try #require(webhooks[0].deliveries.first?.answer)
+            #expect(answer.hasPrefix("thanks..") && answer.utf8.count == 1_000)
+            #expect(webhooks[0].deliveries.first?.status == 200)
             #expect(webhooks[2].deliveries.first?.error?.contains("redirects are not followed") == true)
             #expect(webhooks[2].deliveries.first?.error?.contains("/inside") == true)
 
