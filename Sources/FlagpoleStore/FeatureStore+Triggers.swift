@@ -85,7 +85,7 @@ extension FeatureStore {
                 try Self.announce(
                     db,
                     RampAnnouncement(
-                        .triggerFired, path: row.path, feature: row.feature, rampID: nil,
+                        event: .triggerFired, path: row.path, feature: row.feature, rampID: nil,
                         text:
                             "trigger \(row.name) (\(row.action.rawValue)) of \(row.feature) called from \(address): \(call.outcome)",
                         details: [

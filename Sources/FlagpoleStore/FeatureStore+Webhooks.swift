@@ -24,21 +24,6 @@ struct RampAnnouncement {
     /// The event's own fields (the step, the revision, who, why).
     var details: JSONObject = [:]
 
-    init(
-        _ event: Event, path: EnvironmentPath, feature: String, rampID: Int64?, text: String,
-        details: JSONObject = [:]
-    ) {
-        (self.event, self.path, self.feature, self.rampID, self.text, self.details) =
-            (event, path, feature, rampID, text, details)
-    }
-
-    /// Of what `ramp` did: `text` follows "ramp ID of FEATURE".
-    init(_ event: Event, of ramp: RampRow, _ text: String, details: JSONObject = [:]) {
-        self.init(
-            event, path: ramp.path, feature: ramp.feature, rampID: ramp.id,
-            text: "ramp \(ramp.id) of \(ramp.feature)\(text)", details: details)
-    }
-
     /// The body a webhook of `format` receives.
     func body(_ format: WebhookFormat, at time: Date) -> String {
         switch format {
@@ -53,6 +38,15 @@ struct RampAnnouncement {
             for member in details.members { body.append(member.key, member.value) }
             return JSONValue.object(body).storedText
         }
+    }
+}
+
+extension RampAnnouncement {
+    /// Of what `ramp` did: `text` follows "ramp ID of FEATURE".
+    init(_ event: Event, of ramp: RampRow, _ text: String, details: JSONObject = [:]) {
+        self.init(
+            event: event, path: ramp.path, feature: ramp.feature, rampID: ramp.id,
+            text: "ramp \(ramp.id) of \(ramp.feature)\(text)", details: details)
     }
 }
 
