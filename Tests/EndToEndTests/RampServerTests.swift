@@ -1,3 +1,4 @@
+import FlagpoleCore
 import FlagpoleTestSupport
 import Foundation
 import Testing
@@ -193,8 +194,21 @@ struct RampServerTests {
                 "ramp", "create", "checkout", "--steps", "10,20,50,100", "--hold", "24h", "--guard", "sample-ratio",
                 "--guard", "min-users:10", "--tenant", "acme",
             ]).status == 0)
-        // New users after the first step: the evidence its guards wait for.
-        let list = try rig.cli.write((0..<1_000).map { "new-\($0)" }.joined(separator: "\n"), to: "new.txt")
+        // New users after the first step: the evidence its guards wait for. They are chosen by
+        // their points, a hundred in Enabled and nine hundred in Disabled, so the sample-ratio
+        // guard sees the split the biases say whatever salt the import drew.
+        let shown = try rig.run(["feature", "show", "checkout", "--json", "--tenant", "acme"]).stdout
+        let detail = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
+        let points = UserPoints(salt: try #require(detail["salt"] as? String))
+        var placed: [[String]] = [[], []]
+        var candidate = 0
+        while placed[0].count < 100 || placed[1].count < 900 {
+            let user = "new-\(candidate)"
+            let variation = points.point(for: user) < 10 ? 0 : 1
+            if placed[variation].count < [100, 900][variation] { placed[variation].append(user) }
+            candidate += 1
+        }
+        let list = try rig.cli.write(placed.joined().joined(separator: "\n"), to: "new.txt")
         try #require(
             rig.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)
         try rig.set(day: 3.5)
@@ -203,9 +217,9 @@ struct RampServerTests {
         #expect(try rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "1:[]"])
         #expect(try rig.revisions().first?["message"] as? String == "ramp 1: step 2 of 4, Enabled 20 %")
         #expect(try rig.ramp()["dueAt"] as? String == rig.time(day: 4.5).formatted(.iso8601))
-        let shown = try rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
-        #expect(shown.contains("Guards: sample-ratio, min-users:10, traffic"), "\(shown)")
-        #expect(shown.contains("step 1, pass after 1 look"), "\(shown)")
+        let ramp = try rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
+        #expect(ramp.contains("Guards: sample-ratio, min-users:10, traffic"), "\(ramp)")
+        #expect(ramp.contains("step 1, pass after 1 look"), "\(ramp)")
     }
 
     @Test("An alert's POST to a trigger URL pauses the ramp on the real server; the command line lists the call")

@@ -139,6 +139,8 @@ struct AssignmentTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["small", "large"], "test-biases": [20, 80]}]}"#)
+        // 1.5 points is 3.75 standard deviations: a random salt would miss it once in 5 000 runs.
+        try await store.setSalt("assignment-tests", of: "t")
 
         let summary = try await store.assign(UserID.numbered(10_000), to: "t", in: .acmeProduction)
 
