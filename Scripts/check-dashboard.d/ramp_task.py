@@ -66,3 +66,20 @@ def run(check, environment):
     check.click("#confirm-revoke button.danger")
     check.wait_for("the revoked trigger", lambda: "The trigger is revoked" in driver.page_source)
     check.checked("ramp-trigger-revoked", ["p.notice", "table.triggers tbody tr"])
+
+    # A webhook into the server's own network: refused, saying how its operator allows it, the
+    # URL kept in its field to be corrected; nothing is added.
+    driver.find_element(By.ID, "webhook-url").send_keys("http://127.0.0.1:9/hook")
+    Select(driver.find_element(By.ID, "webhook-format")).select_by_value("slack")
+    check.click("form#webhook-form button[type=submit]")
+    if not check.wait_for("the webhook's refusal", lambda: driver.find_elements(By.ID, "webhook-error")):
+        return
+    check.checked("ramp-webhook-refused", ["#webhooks #webhook-error", "select#webhook-format option[value=slack][selected]"], phone=True, expected_status=403)
+    refusal = driver.find_element(By.ID, "webhook-error").text
+    if "--allow-private-webhooks" not in refusal:
+        check.fail(f"ramp-webhook-refused: the refusal does not say how to allow it: {refusal!r}")
+    kept = driver.find_element(By.ID, "webhook-url").get_attribute("value")
+    if kept != "http://127.0.0.1:9/hook":
+        check.fail(f"ramp-webhook-refused: the field holds {kept!r}, not the URL typed")
+    if "No webhook." not in driver.page_source:
+        check.fail("ramp-webhook-refused: a webhook was added")

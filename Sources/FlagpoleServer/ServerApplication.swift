@@ -169,7 +169,8 @@ public enum ServerApplication {
         Dashboard(
             store: store, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
             defaultCacheControl: configuration.defaultCacheControl, trustsProxy: configuration.trustsProxy,
-            passwordCost: configuration.passwordCost, clock: configuration.clock
+            passwordCost: configuration.passwordCost, clock: configuration.clock,
+            webhookAddresses: WebhookAddresses(allowsPrivate: configuration.allowsPrivateWebhooks)
         ).register(on: router)
         allowedMethods.record(router)
         return router

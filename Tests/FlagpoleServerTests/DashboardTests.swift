@@ -31,6 +31,8 @@ struct DashboardTests {
         ("\(abTest)/rollout", ["variation": "Group A", "action": "apply"]),
         ("\(abTest)/ramp", ["do": "create", "variation": "Group B", "steps": "60", "hold": "1h", "action": "apply"]),
         ("\(abTest)/ramp/triggers", ["name": "Crashlytics", "triggerAction": "pause"]),
+        ("\(abTest)/ramp/webhooks", ["url": "https://hooks.example.com/T0K3N", "format": "json"]),
+        ("\(abTest)/ramp/webhooks/revoke", ["id": "1", "action": "apply"]),
         ("\(base)/users/qa-1/overrides", ["feature": TestServer.abTest, "variation": "Group B"]),
         ("\(base)/revisions/rollback", ["to": "1"]),
         ("\(base)/import", ["source": #"{"features": []}"#, "action": "apply"]),
@@ -90,6 +92,7 @@ struct DashboardTests {
             try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
                 $0.reason != .override
             })
+        #expect(try await server.store.webhooks(in: TestServer.acme).isEmpty)
     }
 
     @Test(

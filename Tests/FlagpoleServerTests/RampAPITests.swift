@@ -15,9 +15,10 @@ struct RampAPITests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// A server whose clock stands at `now`, with the on/off test `checkout` in acme's production.
-    static func server() async throws -> TestServer {
+    static func server(allowsPrivateWebhooks: Bool = false) async throws -> TestServer {
         var configuration = ServerConfiguration(accessLogLevel: .debug)
         configuration.clock = WallClock { now }
+        configuration.allowsPrivateWebhooks = allowsPrivateWebhooks
         let server = try await TestServer(configuration: configuration)
         _ = try await server.store.importDocument(
             Array(

@@ -175,4 +175,61 @@ struct RampDashboardTests {
             #expect(try await client.send(.post, "/triggers?token=\(token)", body: "{}").status == .gone)
         }
     }
+
+    @Test(
+        "A webhook added on the ramp page shows its secret once; an inside address is refused unless allowed; revoking is confirmed first"
+    )
+    func webhooks() async throws {
+        let refusing = try await RampAPITests.server()
+        try await refusing.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: refusing.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.page))
+            let loopback = try await browser.post(
+                "\(Self.page)/webhooks", ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json"])
+            #expect(loopback.status == .forbidden)
+            #expect(
+                loopback.text.contains(#"id="webhook-error">"#) && loopback.text.contains("--allow-private-webhooks"))
+            #expect(loopback.text.contains(#"value="http://127.0.0.1:9/hook""#))
+            #expect(loopback.text.contains(#"<option value="json" selected>"#))
+            let badFormat = try await browser.post(
+                "\(Self.page)/webhooks", ["csrf": csrf, "url": "https://example.com/", "format": "xml"])
+            #expect(badFormat.status == .unprocessableContent && badFormat.text.contains("is not a webhook format"))
+        }
+        #expect(try await refusing.store.webhooks(in: TestServer.acme).isEmpty)
+
+        let server = try await RampAPITests.server(allowsPrivateWebhooks: true)
+        try await server.test { client in
+            var reader = DashboardBrowser(client)
+            try await reader.signIn(with: server.key("acme", .reader))
+            let read = try await reader.get(Self.page).text
+            #expect(read.contains("No webhook.") && !read.contains(#"id="webhook-form""#))
+
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.page))
+            let made = try await browser.post(
+                "\(Self.page)/webhooks", ["csrf": csrf, "url": "http://127.0.0.1:9/hook/T0K3N", "format": "slack"])
+            #expect(made.status == .created, "\(made.text)")
+            let secret = try #require(
+                made.text.firstMatch(of: /id="new-webhook-secret">(whsec_[^<]+)</).map { String($0.1) })
+            let stored = try #require(try await server.store.webhooks(in: TestServer.acme).first)
+            #expect(stored.format == .slack && stored.url.shown == "http://127.0.0.1:9/…")
+            let reloaded = try await browser.get(Self.page)
+            #expect(!reloaded.text.contains(secret) && !reloaded.text.contains("T0K3N"))
+            #expect(reloaded.text.contains("Webhook \(stored.id): <code>http://127.0.0.1:9/…</code> · slack · active"))
+
+            let confirm = try await browser.post(
+                "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
+            #expect(confirm.text.contains("Revoke webhook \(stored.id) (<code>http://127.0.0.1:9/…</code>)?"))
+            #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
+            let revoked = try await browser.post(
+                "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])
+            #expect(revoked.status == .seeOther && revoked.headers[.location]?.contains("webhook-revoked") == true)
+            #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt != nil)
+            let again = try await browser.post(
+                "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
+            #expect(again.status == .notFound)
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import FlagpoleWebhooks
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -18,6 +19,8 @@ extension Dashboard {
         editor.post(RouterPath(ramp), use: changeRamp)
         editor.post(RouterPath(ramp + "/triggers"), use: createTrigger)
         editor.post(RouterPath(ramp + "/triggers/revoke"), use: revokeTrigger)
+        editor.post(RouterPath(ramp + "/webhooks"), use: createWebhook)
+        editor.post(RouterPath(ramp + "/webhooks/revoke"), use: revokeWebhook)
     }
 
     // MARK: Handlers
@@ -108,6 +111,59 @@ extension Dashboard {
         return .html(templates.render(page, as: "ramp"))
     }
 
+    /// POST …/ramp/webhooks: adds a webhook to the environment, its address checked as the API
+    /// checks it, and shows its signing secret, this once.
+    @Sendable func createWebhook(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws
+        -> Response
+    {
+        let form = try await form(WebhookForm.self, of: request, session: context.session)
+        var created: CreatedWebhook?
+        var refusal: APIError?
+        do {
+            created = try await store.createWebhook(
+                at: form.url, format: try WebhookFormat(validating: form.format), in: context.path,
+                actor: context.session.identity.actor, now: clock.now, addresses: webhookAddresses)
+        } catch let error as WebhookError {
+            refusal = APIError(error)
+        }
+        var page = try await rampPage(try context.feature(), in: context, draft: RampForm.empty)
+        page.createdWebhook = created.map {
+            RampPage.CreatedWebhookView(id: $0.webhook.id, url: $0.webhook.url.shown, secret: $0.secret)
+        }
+        // A refused webhook stays in the form, to be corrected, with why beside it.
+        if let refusal {
+            page.webhookError = refusal.message
+            page.webhookDraft = form.url
+            for index in page.webhookFormats.indices {
+                page.webhookFormats[index].isSelected = page.webhookFormats[index].value == form.format
+            }
+        }
+        return .html(templates.render(page, as: "ramp"), status: refusal?.status ?? .created)
+    }
+
+    /// POST …/ramp/webhooks/revoke: `action=preview` asks to confirm, `apply` revokes.
+    @Sendable func revokeWebhook(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws
+        -> Response
+    {
+        let form = try await form(RevokeWebhookForm.self, of: request, session: context.session)
+        let name = try context.feature()
+        if form.action == "apply" {
+            try await store.revokeWebhook(form.id, in: context.path, now: clock.now)
+            return .seeOther(
+                Notice(.webhookRevoked).appended(to: EnvironmentURLs(context.path).feature(name) + "/ramp"))
+        }
+        var page = try await rampPage(name, in: context, draft: RampForm.empty)
+        guard let webhook = page.webhooks.first(where: { $0.id == form.id && $0.isActive }) else {
+            throw WebhookError.webhookNotFound(context.path, id: form.id)
+        }
+        page.revokingWebhook = webhook
+        return .html(templates.render(page, as: "ramp"))
+    }
+
     private func runRamp(
         _ form: RampForm, feature: String, in context: DashboardEnvironmentContext<Needs.Editor>, isDryRun: Bool
     ) async throws -> RampReport {
@@ -179,6 +235,20 @@ struct TriggerForm: DashboardForm {
     var csrf: String
     var name: String
     var triggerAction: String
+}
+
+/// The form that adds a webhook: its URL and body format.
+struct WebhookForm: DashboardForm {
+    var csrf: String
+    var url: String
+    var format: String
+}
+
+/// The form that revokes a webhook, by its id.
+struct RevokeWebhookForm: DashboardForm {
+    var csrf: String
+    var id: Int64
+    var action: String?
 }
 
 /// The form that revokes a trigger, by its prefix.

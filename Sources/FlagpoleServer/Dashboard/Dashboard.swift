@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import FlagpoleWebhooks
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -27,6 +28,8 @@ struct Dashboard: Sendable {
     var passwordCost = PasswordCost.owasp
     /// The time ramps go by (`ServerConfiguration.clock`).
     var clock = WallClock.system
+    /// Where a webhook may be sent (`ServerConfiguration.allowsPrivateWebhooks`), as the API checks it.
+    var webhookAddresses = WebhookAddresses(allowsPrivate: false)
 
     func register(on router: Router<FlagpoleRequestContext>) {
         let pages = router.group().add(middleware: DashboardMiddleware(templates: templates))

@@ -88,9 +88,17 @@ struct RampPage: Sendable {
         var id: Int64
         var url: String
         var format: String
+        var isActive: Bool
         var state: String
         var deliveries: [String]
         var hasDeliveries: Bool
+    }
+
+    /// A webhook just added: its signing secret, shown this once.
+    struct CreatedWebhookView: Sendable {
+        var id: Int64
+        var url: String
+        var secret: String
     }
 
     /// A trigger just made: its URL, shown this once.
@@ -148,7 +156,15 @@ struct RampPage: Sendable {
     var createdTrigger: CreatedTriggerView?
     var webhooks: [WebhookRow] = []
     var hasWebhooks = false
+    var webhookFormats = WebhookFormat.allCases.map {
+        Choice(name: RampPage.describe($0), value: $0.rawValue, isSelected: false)
+    }
+    /// The URL in the add form: empty, or one just refused, with why.
+    var webhookDraft = ""
+    var webhookError: String?
+    var createdWebhook: CreatedWebhookView?
     var revoking: TriggerRow?
+    var revokingWebhook: WebhookRow?
 
     init(
         chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, triggers: [Trigger],
@@ -167,6 +183,7 @@ struct RampPage: Sendable {
         self.webhooks = webhooks.map { webhook in
             WebhookRow(
                 id: webhook.id, url: webhook.url.shown, format: webhook.format.rawValue,
+                isActive: webhook.revokedAt == nil,
                 state: webhook.revokedAt.map { "revoked \($0.iso8601)" } ?? "active",
                 deliveries: webhook.deliveries.map { "\($0.createdAt.iso8601) \($0.event): \($0.summary)" },
                 hasDeliveries: !webhook.deliveries.isEmpty)
@@ -297,6 +314,13 @@ struct RampPage: Sendable {
         case .pause: "pause the running ramp"
         case .rollback: "abort the ramp, back to 0 %"
         case .disable: "disable the feature"
+        }
+    }
+
+    static func describe(_ format: WebhookFormat) -> String {
+        switch format {
+        case .json: "Flagpole's JSON"
+        case .slack: "Slack's {\"text\": …} (Mattermost, Discord's /slack too)"
         }
     }
 
