@@ -46,6 +46,8 @@ public struct ServerConfiguration: Sendable {
     public var clock = WallClock.system
     /// Whether webhooks may reach loopback, private and link-local addresses (`serve --allow-private-webhooks`).
     public var allowsPrivateWebhooks = false
+    /// Where webhooks may be sent: checked alike when one is made (API, dashboard) and at every delivery.
+    var webhookAddresses: WebhookAddresses { WebhookAddresses(allowsPrivate: allowsPrivateWebhooks) }
     /// How often the fetches answered are added to the store's counts: `serve`'s tick interval, at most 5 s.
     public var fetchCountInterval: Duration = .seconds(5)
 
@@ -116,7 +118,7 @@ public enum ServerApplication {
                         WebhookService(
                             store: store,
                             sender: WebhookSender(
-                                addresses: WebhookAddresses(allowsPrivate: configuration.allowsPrivateWebhooks)),
+                                addresses: configuration.webhookAddresses),
                             interval: $0, clock: configuration.clock, logger: logger),
                     ]
                 } ?? []),
@@ -161,7 +163,7 @@ public enum ServerApplication {
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(
             store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock,
-            webhookAddresses: WebhookAddresses(allowsPrivate: configuration.allowsPrivateWebhooks)
+            webhookAddresses: configuration.webhookAddresses
         ).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         TriggerCallRoute(store: store, clock: configuration.clock, trustsProxy: configuration.trustsProxy).register(
@@ -170,7 +172,7 @@ public enum ServerApplication {
             store: store, templates: DashboardTemplates(), maxBodySize: configuration.maxBodySize,
             defaultCacheControl: configuration.defaultCacheControl, trustsProxy: configuration.trustsProxy,
             passwordCost: configuration.passwordCost, clock: configuration.clock,
-            webhookAddresses: WebhookAddresses(allowsPrivate: configuration.allowsPrivateWebhooks)
+            webhookAddresses: configuration.webhookAddresses
         ).register(on: router)
         allowedMethods.record(router)
         return router

@@ -28,7 +28,7 @@ struct Dashboard: Sendable {
     var passwordCost = PasswordCost.owasp
     /// The time ramps go by (`ServerConfiguration.clock`).
     var clock = WallClock.system
-    /// Where a webhook may be sent (`ServerConfiguration.allowsPrivateWebhooks`), as the API checks it.
+    /// Where a webhook may be sent (`ServerConfiguration.webhookAddresses`), as the API checks it.
     var webhookAddresses = WebhookAddresses(allowsPrivate: false)
 
     func register(on router: Router<FlagpoleRequestContext>) {
