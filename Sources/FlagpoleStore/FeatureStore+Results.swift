@@ -187,7 +187,7 @@ private struct ReadoutBuilder {
             startedAt: Date(unixMilliseconds: epoch.startedAt), variations: epoch.variations, shares: epoch.shares,
             control: control, analysis: analysis, arms: counts,
             sampleRatio: SampleRatioCheck.test(observed: counts.map(\.splitUsers), weights: epoch.shares),
-            goals: try goals.map { try goalResults($0, days: try days($0.id)) })
+            goals: try goals.map { goalResults($0, days: try days($0.id)) })
     }
 
     private func goalResults(_ stored: StoredGoal, days: [DayRecord]) -> GoalResults {

@@ -19,7 +19,7 @@ final class ServerProcess {
             + arguments
         process.currentDirectoryURL = cli.directory
         if let log {
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let file = try FileHandle(forWritingTo: log)
             process.standardOutput = file
             process.standardError = file

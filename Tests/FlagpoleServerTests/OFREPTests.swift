@@ -32,7 +32,7 @@ struct OFREPTests {
                     {"name": "Größentabelle", "type": "string", "default": "EU"}
                 ]}
                 """#.utf8))
-        try await server.store.importConfigs(configs, in: TestServer.acme, options: EditOptions(actor: "test"))
+        _ = try await server.store.importConfigs(configs, in: TestServer.acme, options: EditOptions(actor: "test"))
         return server
     }
 

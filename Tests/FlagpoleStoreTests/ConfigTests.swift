@@ -33,7 +33,7 @@ struct ConfigTests {
             #"{"name": "proBadge", "type": "bool", "default": false, "follows": "Pro", "values": {"Unlocked": true}}"#,
             #"{"name": "theme", "type": "json", "default": {"accent": "red", "sizes": [1, 2.5]}, "tags": ["ios", "watch"]}"#,
         ] {
-            try await store.setConfig(try config(text), in: .acmeProduction, options: options)
+            _ = try await store.setConfig(try config(text), in: .acmeProduction, options: options)
         }
         return store
     }
@@ -169,10 +169,10 @@ struct ConfigTests {
             in: .acmeProduction, options: Self.options)
         #expect(again.isUnchanged && again.revision == 6)
         // "Café" in NFC, then in NFD: the same key to the app, so the second replaces the first.
-        try await store.setConfig(
+        _ = try await store.setConfig(
             try Self.config(#"{"name": "Caf\u00e9", "type": "bool", "default": true}"#), in: .acmeProduction,
             options: Self.options)
-        try await store.setConfig(
+        _ = try await store.setConfig(
             try Self.config(#"{"name": "Cafe\u0301", "type": "bool", "default": false}"#), in: .acmeProduction,
             options: Self.options)
         let names = try await store.configs(in: .acmeProduction).document.configs.map(\.name)

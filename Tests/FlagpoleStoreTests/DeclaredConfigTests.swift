@@ -54,7 +54,7 @@ struct DeclaredConfigTests {
         retyped.type = .string
         retyped.defaultValue = .string("15")
         let issues = await Self.refusal {
-            try await store.setConfig(retyped, in: .acmeProduction, options: Self.options)
+            _ = try await store.setConfig(retyped, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/type"])
         #expect(issues.first?.message.contains("as? Int") == true)
@@ -79,7 +79,7 @@ struct DeclaredConfigTests {
         #expect(config.defaultValue == .double(12.4))
         config.defaultValue = .double(0.1)
         let issues = await Self.refusal {
-            try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+            _ = try await store.setConfig(config, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/default"])
         #expect(issues.first?.message.contains("Float") == true)
@@ -194,7 +194,9 @@ struct DeclaredConfigTests {
         // Another write of the string still needs force: the app reads an Int.
         var again = retyped
         again.defaultValue = .string("16")
-        let issues = await Self.refusal { try await store.setConfig(again, in: .acmeProduction, options: Self.options) }
+        let issues = await Self.refusal {
+            _ = try await store.setConfig(again, in: .acmeProduction, options: Self.options)
+        }
         #expect(issues.map(\.pointer.description) == ["/default"])
         // The unchanged declaration file keeps the forced type: no step, no refusal.
         let (merge, outcome) = try await Self.importDeclarations(try Self.fixture(), into: store)
@@ -211,7 +213,9 @@ struct DeclaredConfigTests {
         let (body, _) = try ConfigsDecoder.decodeConfig(
             Array(#"{"type": "double", "default": 0.1, "declared": {"type": "Double", "default": 0.1}}"#.utf8),
             name: "specialFloatValue")
-        let issues = await Self.refusal { try await store.setConfig(body, in: .acmeProduction, options: Self.options) }
+        let issues = await Self.refusal {
+            _ = try await store.setConfig(body, in: .acmeProduction, options: Self.options)
+        }
         #expect(issues.map(\.pointer.description) == ["/default"])
         var file = try await store.configs(in: .acmeProduction).document
         let index = try #require(file.index(of: "specialFloatValue"))
@@ -244,7 +248,7 @@ struct DeclaredConfigTests {
         var edited = try #require(try await store.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
         edited.description = "ISAs"
         let issues = await Self.refusal {
-            try await store.setConfig(edited, in: .acmeProduction, options: Self.options)
+            _ = try await store.setConfig(edited, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/follows"])
     }
@@ -253,7 +257,7 @@ struct DeclaredConfigTests {
     func controlInName() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let issues = await Self.refusal {
-            try await store.setConfig(
+            _ = try await store.setConfig(
                 Config(name: "bell\u{7}", type: .int, defaultValue: .int(1)), in: .acmeProduction, options: Self.options
             )
         }
@@ -267,11 +271,11 @@ struct DeclaredConfigTests {
         let bell = Config(name: "bell", type: .string, defaultValue: .string("ding\u{7}"))
         for config in [nulls, bell] {
             let issues = await Self.refusal {
-                try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+                _ = try await store.setConfig(config, in: .acmeProduction, options: Self.options)
             }
             #expect(issues.count == 1)
             let imported = await Self.refusal {
-                try await store.importConfigs(
+                _ = try await store.importConfigs(
                     ConfigsDocument(configs: [config]), in: .acmeProduction, options: Self.options)
             }
             #expect(imported.map(\.pointer.description.count).allSatisfy { $0 > 0 })

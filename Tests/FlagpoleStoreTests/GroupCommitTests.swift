@@ -36,7 +36,7 @@ struct GroupCommitTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         let counter = CommitCounter()
         try await store.write { db in db.sqlite!.add(transactionObserver: counter, extent: .databaseLifetime) }
-        try await store.write { db in
+        _ = try await store.write { db in
             try db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
         }
         let before = counter.commits

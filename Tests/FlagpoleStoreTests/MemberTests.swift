@@ -46,7 +46,7 @@ struct MemberTests {
         await #expect(throws: MemberError.linkUsed(at: start)) {
             try await store.useLink(link.token, password: "another long one", address: "x", cost: cost, now: start)
         }
-        try await store.importDocument(
+        _ = try await store.importDocument(
             Array(#"{"features":[{"name":"Search","enabled":true}]}"#.utf8), into: .acmeProduction,
             options: ImportOptions(actor: session.identity.actor))
         #expect(try await store.revisions(of: .acmeProduction).first?.actor == "Ada Lovelace <ada@example.com>")

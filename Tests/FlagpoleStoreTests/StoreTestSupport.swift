@@ -87,7 +87,7 @@ extension FeatureStore {
     /// Gives a feature of acme/production a known salt, so that a test judging its split by
     /// statistics sees the same split on every run, not one draw of the salts an import makes.
     func setSalt(_ salt: String, of feature: String) async throws {
-        try await write { db in
+        _ = try await write { db in
             try db.execute(
                 "UPDATE features SET salt = ? WHERE environment_id = ? AND name = ?",
                 [salt, try db.environments.scope(of: .acmeProduction).id, feature])

@@ -12,7 +12,7 @@ public enum TestPostgres {
         let base = try server.get()
         let name =
             "\(label.filter { $0.isLetter || $0.isNumber }.lowercased())_\(UUID().uuidString.prefix(8).lowercased())"
-        try run(psqlPath, ["-v", "ON_ERROR_STOP=1", "-q", "-d", base, "-c", "CREATE DATABASE \"\(name)\""])
+        _ = try run(psqlPath, ["-v", "ON_ERROR_STOP=1", "-q", "-d", base, "-c", "CREATE DATABASE \"\(name)\""])
         return replacingDatabase(of: base, with: name)
     }
 

@@ -194,7 +194,7 @@ extension Dashboard {
     private func configsPage(
         _ context: DashboardEnvironmentContext<some RequiredRole>, filter: ConfigFilter, notice: String?
     ) async throws -> ConfigsPage {
-        let (path, session) = (context.path, context.session)
+        let path = context.path
         let snapshot = try await store.configs(in: path)
         let urls = EnvironmentURLs(path)
         let tag = filter.tag

@@ -90,7 +90,7 @@ struct DemoCommand: AsyncParsableCommand {
             PackageResources.example_features_json, into: path,
             options: ImportOptions(message: "demo import", actor: Actor.current))
         let (configs, _) = try ConfigsDecoder.decode(PackageResources.example_configs_json)
-        try await store.importConfigs(
+        _ = try await store.importConfigs(
             configs, in: path, options: EditOptions(message: "demo configs", actor: Actor.current))
         return outcome
     }
