@@ -208,6 +208,12 @@ struct RampDashboardTests {
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.page))
+            // Under a feature the environment lacks: refused before anything is added.
+            let nowhere = "/tenants/acme/production/features/nope/ramp/webhooks"
+            let misplaced = try await browser.post(
+                nowhere, ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json"])
+            #expect(misplaced.status == .notFound)
+            #expect(try await server.store.webhooks(in: TestServer.acme).isEmpty)
             let made = try await browser.post(
                 "\(Self.page)/webhooks", ["csrf": csrf, "url": "http://127.0.0.1:9/hook/T0K3N", "format": "slack"])
             #expect(made.status == .created, "\(made.text)")
@@ -222,6 +228,10 @@ struct RampDashboardTests {
             let confirm = try await browser.post(
                 "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
             #expect(confirm.text.contains("Revoke webhook \(stored.id) (<code>http://127.0.0.1:9/…</code>)?"))
+            #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
+            let misplacedRevoke = try await browser.post(
+                "\(nowhere)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])
+            #expect(misplacedRevoke.status == .notFound)
             #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
             let revoked = try await browser.post(
                 "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])

@@ -97,7 +97,7 @@ extension Dashboard {
         -> Response
     {
         let form = try await form(RevokeTriggerForm.self, of: request, session: context.session)
-        let name = try context.feature()
+        let name = try await existingFeature(context)
         let url = EnvironmentURLs(context.path).feature(name) + "/ramp"
         if form.action == "apply" {
             try await store.revokeTrigger(form.prefix, in: context.path, now: clock.now)
@@ -119,6 +119,7 @@ extension Dashboard {
         -> Response
     {
         let form = try await form(WebhookForm.self, of: request, session: context.session)
+        let name = try await existingFeature(context)
         var created: CreatedWebhook?
         var refusal: APIError?
         do {
@@ -128,18 +129,11 @@ extension Dashboard {
         } catch let error as WebhookError {
             refusal = APIError(error)
         }
-        var page = try await rampPage(try context.feature(), in: context, draft: RampForm.empty)
+        var page = try await rampPage(name, in: context, draft: RampForm.empty)
         page.createdWebhook = created.map {
             RampPage.CreatedWebhookView(id: $0.webhook.id, url: $0.webhook.url.shown, secret: $0.secret)
         }
-        // A refused webhook stays in the form, to be corrected, with why beside it.
-        if let refusal {
-            page.webhookError = refusal.message
-            page.webhookDraft = form.url
-            for index in page.webhookFormats.indices {
-                page.webhookFormats[index].isSelected = page.webhookFormats[index].value == form.format
-            }
-        }
+        if let refusal { page.keepRefusedWebhook(url: form.url, format: form.format, because: refusal.message) }
         return .html(templates.render(page, as: "ramp"), status: refusal?.status ?? .created)
     }
 
@@ -150,7 +144,7 @@ extension Dashboard {
         -> Response
     {
         let form = try await form(RevokeWebhookForm.self, of: request, session: context.session)
-        let name = try context.feature()
+        let name = try await existingFeature(context)
         if form.action == "apply" {
             try await store.revokeWebhook(form.id, in: context.path, now: clock.now)
             return .seeOther(
@@ -162,6 +156,14 @@ extension Dashboard {
         }
         page.revokingWebhook = webhook
         return .html(templates.render(page, as: "ramp"))
+    }
+
+    /// The route's feature, looked up before anything is written: a form posted under a
+    /// feature the environment lacks is refused (404) and changes nothing.
+    private func existingFeature(_ context: DashboardEnvironmentContext<Needs.Editor>) async throws -> String {
+        let name = try context.feature()
+        _ = try await store.feature(name, in: context.path)
+        return name
     }
 
     private func runRamp(

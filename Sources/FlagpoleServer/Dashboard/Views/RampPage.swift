@@ -317,6 +317,13 @@ struct RampPage: Sendable {
         }
     }
 
+    /// Keeps a refused webhook in its form, to be corrected, with why beside it.
+    mutating func keepRefusedWebhook(url: String, format: String, because reason: String) {
+        webhookError = reason
+        webhookDraft = url
+        webhookFormats = webhookFormats.map { Choice(name: $0.name, value: $0.value, isSelected: $0.value == format) }
+    }
+
     static func describe(_ format: WebhookFormat) -> String {
         switch format {
         case .json: "Flagpole's JSON"
