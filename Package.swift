@@ -184,8 +184,10 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/welcome.mustache"),
             ]
         ),
-        .executableTarget(
-            name: "flagpole",
+        // The command tree, a library so that tests run commands in process (as swift-format keeps
+        // its command line thin over a library); `flagpole` is its front end.
+        .target(
+            name: "FlagpoleCommands",
             dependencies: [
                 "FlagpoleCore",
                 "FlagpoleStore",
@@ -204,6 +206,7 @@ let package = Package(
                 .embedInCode("Resources/example-configs.json"),
             ]
         ),
+        .executableTarget(name: "flagpole", dependencies: ["FlagpoleCommands"]),
 
         // What several test targets share: the seeded generator of the fuzzing, property and crash
         // tests, and the decoding property of the fuzzing (MutationFuzzTests and Scripts/fuzz).
@@ -240,9 +243,35 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The built binary, servers on real ports, database shells and the in-process command
+        // runner, shared by the command, end-to-end and soak tests.
+        .target(
+            name: "EndToEndSupport",
+            dependencies: ["FlagpoleCommands", "FlagpoleCore", "FlagpoleTestSupport"],
+            path: "Tests/EndToEndSupport"
+        ),
+        // The command tree in process: many commands at once, each with its own invocation.
+        .testTarget(
+            name: "FlagpoleCommandsTests",
+            dependencies: [
+                "FlagpoleCommands", "FlagpoleCore", "FlagpoleMigrations", "FlagpoleTestSupport", "EndToEndSupport",
+            ]
+        ),
+        // The real binary where a process is the point: servers, exit codes, pipes, signals,
+        // restarts. It depends on `flagpole` so that SwiftPM builds the binary before them.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FlagpoleCore", "FlagpoleMigrations", "FlagpoleTestSupport", "flagpole"]
+            dependencies: [
+                "FlagpoleCore", "FlagpoleMigrations", "FlagpoleTestSupport", "EndToEndSupport", "flagpole",
+            ]
+        ),
+        // The lane that fills the machine on purpose (crash cycles, concurrent writers, two servers
+        // on one database, sign-in load): CI runs it after the gate (CONTRIBUTING.md, "Lanes").
+        .testTarget(
+            name: "SoakTests",
+            dependencies: [
+                "FlagpoleCore", "FlagpoleMigrations", "FlagpoleTestSupport", "EndToEndSupport", "flagpole",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

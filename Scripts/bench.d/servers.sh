@@ -13,23 +13,14 @@ running() {
     state=$(ps -o stat= -p "$1") && [[ "$state" != Z* ]]
 }
 
-# start_flagpole DB LOG: `flagpole serve` on DB, on a port it picks (--port 0), its output in
-# LOG; returns once it has printed "Listening on URL", and sets SERVE_PID and SERVE_URL.
+# start_flagpole DB LOG: `flagpole serve` on DB, on a port it picks, its output in LOG, started
+# and waited for by Scripts/lib/serve.sh (as every check starts it); sets SERVE_PID and SERVE_URL.
 # Warnings only: an access log line per request would time the logging, not the serving.
 start_flagpole() {
-    local db=$1 log=$2 waited=0
+    local db=$1 log=$2
     shift 2
-    "$FLAGPOLE" serve --host 127.0.0.1 --port 0 --log-level warning --db "$db" "$@" >"$log" 2>&1 &
-    SERVE_PID=$!
+    serve_start "$log" --db "$db" "$@" || die "flagpole serve did not start (above)"
     SERVER_PIDS+=("$SERVE_PID")
-    SERVE_URL=""
-    while [ -z "$SERVE_URL" ]; do
-        running "$SERVE_PID" || die "flagpole serve stopped on start: $(cat "$log")"
-        [ "$waited" -lt 600 ] || die "flagpole serve printed no 'Listening on' line in 60 s: $(cat "$log")"
-        sleep 0.1
-        waited=$((waited + 1))
-        SERVE_URL=$(sed -n 's|^Listening on \(http://[^ ]*\) .*|\1|p' "$log")
-    done
 }
 
 # start_nginx ROOT CACHE_CONTROL: nginx serving the files under ROOT on a free loopback port as

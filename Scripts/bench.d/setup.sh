@@ -24,11 +24,6 @@ install_tools() {
     if selected serve; then packages+=(nginx-light); fi
     if selected copy || selected serve-pg; then packages+=(postgresql); fi
     if selected serve-pg; then packages+=(wrk curl); fi
-    if selected publish; then
-        # moto's S3 server and the AWS command line, the publish row's server and baseline.
-        python3 -c "import moto.server, boto3, flask_cors" 2>/dev/null || python3 -m pip install --quiet "moto[server]>=5.1,<6" boto3 >&2
-        command -v aws >/dev/null || python3 -m pip install --quiet awscli >&2
-    fi
     for package in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done

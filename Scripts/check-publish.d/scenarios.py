@@ -679,19 +679,18 @@ def part_purge(context):
 
 
 class Server:
+    """`flagpole serve`, started and waited for by Scripts/lib/serve.sh, as every check starts it."""
+
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "serve.sh")
+
     def __init__(self, binary, db, arguments, environment, log_path):
         self.log_path = log_path
-        self.log = open(log_path, "w")
-        self.process = subprocess.Popen([binary, "serve", "--port", "0", "--db", db, "--log-level", "warning", *arguments],
-                                        env=environment, stdout=self.log, stderr=subprocess.STDOUT)
-
-        def listening():
-            if self.process.poll() is not None:
-                raise CheckFailed(f"flagpole serve exited {self.process.returncode}:\n{self.output()}")
-            found = re.search(r"^Listening on (http://\S+)", self.output(), re.MULTILINE)
-            return found and found.group(1)
-
-        self.base = wait_until(listening, 15, "flagpole serve to print Listening on")
+        started = subprocess.run([self.helper, log_path, "--db", db, *arguments],
+                                 env={**environment, "FLAGPOLE_BIN": binary}, capture_output=True, text=True)
+        if started.returncode != 0:
+            raise CheckFailed(f"flagpole serve did not start:\n{started.stderr}")
+        pid, self.base = started.stdout.split("\n")[:2]
+        self.pid = int(pid)
 
     def output(self):
         with open(self.log_path) as handle:
@@ -708,14 +707,19 @@ class Server:
         return float(found.group(1)) if found else None
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        # Not this process's child (the helper started it): SIGTERM, then wait for it to be gone.
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                os.kill(self.pid, 0)
+                with open(f"/proc/{self.pid}/stat") as stat:
+                    if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        return  # exited; whoever adopted it reaps it
+                time.sleep(0.05)
+            os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, FileNotFoundError):
+            pass
 
 
 def check_delivery_settings_published(context, fp, server, bucket, every):

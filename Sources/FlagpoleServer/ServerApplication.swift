@@ -80,8 +80,8 @@ public enum ServerApplication {
         store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
     ) -> Router<FlagpoleRequestContext> {
         router(
-            delivery: delivery(store: store, configuration: configuration), configuration: configuration,
-            registry: registry)
+            delivery: delivery(store: store, configuration: configuration, registry: registry),
+            configuration: configuration, registry: registry)
     }
 
     /// The application: the router, and the poller that notices other processes' writes.
@@ -92,7 +92,7 @@ public enum ServerApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         // One delivery, with one cache and one limit on new users, for the router and the fast path.
-        let delivery = delivery(store: store, configuration: configuration)
+        let delivery = delivery(store: store, configuration: configuration, registry: registry)
         let poller = DeliveryPoller(
             store: store, cache: delivery.cache, interval: configuration.pollInterval, logger: logger)
         return Application(
@@ -126,7 +126,9 @@ public enum ServerApplication {
             logger: logger)
     }
 
-    static func delivery(store: FeatureStore, configuration: ServerConfiguration) -> DeliveryRoutes {
+    static func delivery(
+        store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
+    ) -> DeliveryRoutes {
         let cache = DeliveryCache()
         // What the server delivers follows each of its writes, before the write is answered.
         store.observeChanges { path, store in await cache.refresh(path, from: store) }
@@ -135,7 +137,8 @@ public enum ServerApplication {
             defaultCacheControl: configuration.defaultCacheControl,
             newUsers: NewUserLimiter(
                 limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
-            trustsProxy: configuration.trustsProxy, attributeLimits: configuration.attributeLimits)
+            trustsProxy: configuration.trustsProxy, attributeLimits: configuration.attributeLimits,
+            metrics: ServerMetrics(registry: registry))
     }
 
     static func router(
@@ -163,7 +166,7 @@ public enum ServerApplication {
         ChangeStreamRoutes(delivery: delivery, tokens: tokens, broadcaster: cache.changes).register(on: router)
         AdminAPI(
             store: store, maxBodySize: configuration.maxBodySize, clock: configuration.clock,
-            webhookAddresses: configuration.webhookAddresses
+            webhookAddresses: configuration.webhookAddresses, metrics: delivery.metrics
         ).register(on: router)
         OperationsRoutes(store: store, registry: registry).register(on: router)
         TriggerCallRoute(store: store, clock: configuration.clock, trustsProxy: configuration.trustsProxy).register(

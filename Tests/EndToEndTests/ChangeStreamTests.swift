@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Testing
 
@@ -29,29 +30,33 @@ struct ChangeStreamTests {
     /// Reads the stream into a file until `condition` holds of its events or 15 s pass.
     static func watch(
         _ url: String, headers: [String] = [], in cli: CLI, until condition: ([Event]) -> Bool,
-        while work: () throws -> Void
-    ) throws -> [Event] {
+        while work: () async throws -> Void
+    ) async throws -> [Event] {
         let file = cli.directory.appendingPathComponent("stream-\(UUID().uuidString)")
         let curl = try Curl.start(["--no-buffer", "--max-time", "30"] + headers + [url], bodyFile: file)
         defer { curl.kill() }
         // The stream announces itself before anything else: wait for it, so no write comes first.
         let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline, (try? Data(contentsOf: file))?.isEmpty ?? true {}
-        try work()
+        while Date() < deadline, (try? Data(contentsOf: file))?.isEmpty ?? true {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        try await work()
         var events: [Event] = []
         while Date() < deadline {
             events = Self.events(in: Array((try? Data(contentsOf: file)) ?? Data()))
             if condition(events) { break }
+            try await Task.sleep(for: .milliseconds(2))
         }
         return events
     }
 
     @Test("100 writes through the API and one by the CLI: an event each, in order, none lost; a reconnect resumes")
-    func hundredWrites() throws {
+    func hundredWrites() async throws {
         let cli = try CLI()
-        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
-        try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
-        let key = try cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout
+        try #require(await cli.run(["tenant", "create", "acme"]).status == 0)
+        try #require(
+            await cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+        let key = await cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let server = try ServerProcess(cli)
         defer { _ = server.stop() }
@@ -59,7 +64,7 @@ struct ChangeStreamTests {
 
         var cliWrite: Date?
         var seenCLIWrite: Date?
-        let events = try Self.watch(
+        let events = try await Self.watch(
             stream, in: cli, until: { $0.count >= 101 },
             while: {
                 for index in 1...100 {
@@ -71,7 +76,7 @@ struct ChangeStreamTests {
                     try #require(response.status == 200)
                 }
                 cliWrite = Date()
-                try #require(cli.run(["config", "delete", "counter", "--tenant", "acme"]).status == 0)
+                try #require(await cli.run(["config", "delete", "counter", "--tenant", "acme"]).status == 0)
             })
         seenCLIWrite = Date()
         #expect(events.map(\.revision) == Array(2...102), "one event per revision, in order")
@@ -86,19 +91,20 @@ struct ChangeStreamTests {
         }
 
         // A client that saw revision 50 reconnects with its id: revisions 51 to 102 follow, in order.
-        let resumed = try Self.watch(
+        let resumed = try await Self.watch(
             stream, headers: ["-H", "Last-Event-ID: \(events[48].id)"], in: cli, until: { $0.count >= 52 }, while: {})
         #expect(resumed.map(\.revision) == Array(51...102))
     }
 
     @Test("A private environment's stream takes a key or the token a bulk evaluation advertises, nothing else")
-    func privateStream() throws {
+    func privateStream() async throws {
         let cli = try CLI()
-        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
-        try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
-        let key = try cli.run(["key", "create", "--tenant", "acme", "--role", "delivery"]).stdout
+        try #require(await cli.run(["tenant", "create", "acme"]).status == 0)
+        try #require(
+            await cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+        let key = await cli.run(["key", "create", "--tenant", "acme", "--role", "delivery"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let admin = try cli.run(["key", "create", "--tenant", "acme", "--role", "admin"]).stdout
+        let admin = await cli.run(["key", "create", "--tenant", "acme", "--role", "admin"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let server = try ServerProcess(cli)
         defer { _ = server.stop() }

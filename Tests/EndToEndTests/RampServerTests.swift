@@ -1,82 +1,15 @@
+import EndToEndSupport
 import FlagpoleCore
 import FlagpoleTestSupport
 import Foundation
 import Testing
 
-/// A database with the on/off test `checkout` at Enabled 0 % and recorded users, and a clock
-/// file every command and server of the test reads its time from (`FLAGPOLE_CLOCK_FILE`).
-struct RampRig {
-    let cli: CLI
-    let clock: URL
-    static let start = Date(timeIntervalSince1970: 1_800_000_000)
-
-    init(database: String? = nil, users: Int = 500) throws {
-        cli = try CLI(database: database)
-        clock = cli.directory.appendingPathComponent("clock")
-        try set(day: 0)
-        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
-        let document = try cli.write(
-            #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#,
-            to: "features.json")
-        try #require(cli.run(["import", document, "--tenant", "acme"]).status == 0)
-        guard users > 0 else { return }
-        let list = try cli.write((0..<users).map { "user-\($0)" }.joined(separator: "\n"), to: "users.txt")
-        try #require(
-            cli.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)
-    }
-
-    var environment: [String: String] { ["FLAGPOLE_CLOCK_FILE": clock.path] }
-
-    func time(day: Double) -> Date { Self.start.addingTimeInterval(day * 86_400) }
-
-    func set(day: Double) throws {
-        try Data(time(day: day).formatted(.iso8601).utf8).write(to: clock)
-    }
-
-    @discardableResult
-    func run(_ arguments: [String]) throws -> CLI.Result {
-        try cli.run(arguments, environment: environment)
-    }
-
-    func server(log: URL? = nil) throws -> ServerProcess {
-        try ServerProcess(cli, arguments: ["--tick-interval", "20"], log: log, environment: environment)
-    }
-
-    /// `ramp show checkout --json`'s ramp.
-    func ramp() throws -> [String: Any] {
-        let result = try run(["ramp", "show", "checkout", "--tenant", "acme", "--json"])
-        let report = try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any]
-        return try #require(report?["ramp"] as? [String: Any], "\(result.stderr)")
-    }
-
-    /// The steps applied, each with the steps it folded.
-    func applied() throws -> [(step: Int, folded: [Int])] {
-        try (ramp()["applied"] as? [[String: Any]] ?? []).map { ($0["step"] as! Int, $0["folded"] as! [Int]) }
-    }
-
-    /// Waits (up to 60 s, reading the ramp every 20 ms) until `count` steps are applied or folded.
-    func waitForSteps(_ count: Int) throws -> Bool {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if try applied().reduce(0, { $0 + 1 + $1.folded.count }) >= count { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
-    }
-
-    /// The revisions, newest first, as `revisions --json` lists them.
-    func revisions() throws -> [[String: Any]] {
-        try JSONSerialization.jsonObject(
-            with: Data(run(["revisions", "--tenant", "acme", "--json"]).stdoutBytes)) as? [[String: Any]] ?? []
-    }
-}
-
 @Suite("Ramps with the real binary")
 struct RampServerTests {
     @Test("A five-step ramp reaches 100 % on schedule through the real server, one revision and audit per step")
-    func fiveSteps() throws {
-        let rig = try RampRig()
-        let created = try rig.run([
+    func fiveSteps() async throws {
+        let rig = try await RampRig()
+        let created = await rig.run([
             "ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme",
         ])
         #expect(created.status == 0, "\(created.stderr)")
@@ -85,17 +18,18 @@ struct RampServerTests {
         defer { _ = server.stop() }
         // Half a day in, nothing is due.
         try rig.set(day: 0.5)
-        #expect(try rig.run(["tick", "--dry-run"]).stdout == "Nothing is due.\n")
+        #expect(await rig.run(["tick", "--dry-run"]).stdout == "Nothing is due.\n")
         for day in 1...4 {
             try rig.set(day: Double(day))
-            #expect(try rig.waitForSteps(day + 1), "step \(day + 1) was not applied")
+            #expect(try await rig.waitForSteps(day + 1), "step \(day + 1) was not applied")
         }
-        let ramp = try rig.ramp()
+        let ramp = try await rig.ramp()
         #expect(ramp["state"] as? String == "finished")
-        #expect(try rig.applied().map(\.step) == [0, 1, 2, 3, 4] && rig.applied().allSatisfy(\.folded.isEmpty))
+        let applied = try await rig.applied()
+        #expect(applied.map(\.step) == [0, 1, 2, 3, 4] && applied.allSatisfy(\.folded.isEmpty))
 
         // One revision per step, by the ramp, at the time of its step, each with its audit row.
-        let revisions = try rig.revisions()
+        let revisions = try await rig.revisions()
         #expect(revisions.count == 6)
         let steps = revisions.prefix(5).reversed()
         #expect(steps.allSatisfy { $0["actor"] as? String == "ramp:1 by cli:e2e" && ($0["changes"] as? Int ?? 0) >= 1 })
@@ -112,11 +46,13 @@ struct RampServerTests {
 
     @Test(
         "Killed with SIGKILL at random points of its steps and restarted, a ramp applies no step twice and loses none")
-    func killedAndRestarted() throws {
-        let rig = try RampRig(users: 20_000)
+    func killedAndRestarted() async throws {
+        let rig = try await RampRig(users: 20_000)
         try #require(
-            rig.run(["ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme"])
-                .status == 0)
+            await rig.run([
+                "ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme",
+            ])
+            .status == 0)
         // Each day, a server whose step comes due while it runs, killed at a random moment: before
         // its tick, in the step's transaction (moving 20 000 users' records), or after it.
         var generator = SystemRandomNumberGenerator()
@@ -124,25 +60,26 @@ struct RampServerTests {
             for round in 0..<2 {
                 let server = try rig.server()
                 try rig.set(day: Double(day) + Double(round) * 0.1)
-                Thread.sleep(forTimeInterval: Double.random(in: 0...0.2, using: &generator))
+                try await Task.sleep(for: .seconds(Double.random(in: 0...0.2, using: &generator)))
                 server.kill()
             }
         }
         let server = try rig.server()
-        #expect(try rig.waitForSteps(5))
+        #expect(try await rig.waitForSteps(5))
         _ = server.stop()
 
         // Every step once: applied, or folded into a later one after a kill, never both.
-        let applied = try rig.applied()
+        let applied = try await rig.applied()
         let covered = applied.flatMap { [$0.step] + $0.folded }.sorted()
         #expect(covered == [0, 1, 2, 3, 4], "\(applied)")
-        #expect(try rig.ramp()["state"] as? String == "finished")
-        let byRamp = try rig.revisions().filter { ($0["actor"] as? String)?.hasPrefix("ramp:1 ") == true }
+        #expect(try await rig.ramp()["state"] as? String == "finished")
+        let byRamp = try await rig.revisions().filter { ($0["actor"] as? String)?.hasPrefix("ramp:1 ") == true }
         #expect(byRamp.count == applied.count)
         // And the users moved with the steps: all of them in Enabled, once the test rolled out.
         let stats = try JSONSerialization.jsonObject(
             with: Data(
-                rig.run(["assignments", "stats", "--feature", "checkout", "--tenant", "acme", "--json"]).stdoutBytes))
+                await rig.run(["assignments", "stats", "--feature", "checkout", "--tenant", "acme", "--json"])
+                    .stdoutBytes))
         let users = ((stats as? [String: Any])?["variations"] as? [[String: Any]] ?? []).map {
             "\($0["variation"] ?? "?") \($0["users"] ?? "?")"
         }
@@ -150,19 +87,21 @@ struct RampServerTests {
     }
 
     @Test("Two instances on one PostgreSQL database apply each step once")
-    func twoInstances() throws {
+    func twoInstances() async throws {
         let url = try TestPostgres.newDatabase("ramps")
-        let rig = try RampRig(database: url)
+        let rig = try await RampRig(database: url)
         try #require(
-            rig.run(["ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme"])
-                .status == 0)
+            await rig.run([
+                "ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme",
+            ])
+            .status == 0)
         let servers = [try rig.server(), try rig.server()]
         defer { for server in servers { _ = server.stop() } }
         for day in 1...4 {
             try rig.set(day: Double(day))
-            #expect(try rig.waitForSteps(day + 1))
+            #expect(try await rig.waitForSteps(day + 1))
         }
-        #expect(try rig.applied().map(\.step) == [0, 1, 2, 3, 4])
+        #expect(try await rig.applied().map(\.step) == [0, 1, 2, 3, 4])
         let rows = try TestPostgres.psql(
             url,
             "SELECT count(*), count(DISTINCT step) FROM ramp_steps; SELECT count(*) FROM revisions WHERE actor LIKE 'ramp:%'"
@@ -171,33 +110,36 @@ struct RampServerTests {
     }
 
     @Test("Down across three due steps, a ramp without guards folds them into one on return, once")
-    func foldsAfterDowntime() throws {
-        let rig = try RampRig()
+    func foldsAfterDowntime() async throws {
+        let rig = try await RampRig()
         try #require(
-            rig.run(["ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme"])
-                .status == 0)
+            await rig.run([
+                "ramp", "create", "checkout", "--steps", "1,5,20,50,100", "--hold", "24h", "--tenant", "acme",
+            ])
+            .status == 0)
         try rig.set(day: 3.5)
-        let tick = try rig.run(["tick"])
+        let tick = await rig.run(["tick"])
         #expect(tick.status == 0 && tick.stdout.contains("step 5 of 5"), "\(tick.stdout)\(tick.stderr)")
-        #expect(try rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "3:[1, 2]"])
+        #expect(try await rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "3:[1, 2]"])
         #expect(
-            try rig.revisions().first?["message"] as? String == "ramp 1: step 4 of 5, Enabled 50 %, folding steps 2, 3")
-        #expect(try rig.run(["tick"]).stdout == "Nothing is due.\n")
-        #expect(try rig.revisions().count == 3)
+            try await rig.revisions().first?["message"] as? String
+                == "ramp 1: step 4 of 5, Enabled 50 %, folding steps 2, 3")
+        #expect(await rig.run(["tick"]).stdout == "Nothing is due.\n")
+        #expect(try await rig.revisions().count == 3)
     }
 
     @Test("Down across three due steps, a guarded ramp applies only the next one on return, once its guards pass")
-    func guardedAppliesNextOnly() throws {
-        let rig = try RampRig()
+    func guardedAppliesNextOnly() async throws {
+        let rig = try await RampRig()
         try #require(
-            rig.run([
+            await rig.run([
                 "ramp", "create", "checkout", "--steps", "10,20,50,100", "--hold", "24h", "--guard", "sample-ratio",
                 "--guard", "min-users:10", "--tenant", "acme",
             ]).status == 0)
         // New users after the first step: the evidence its guards wait for. They are chosen by
         // their points, a hundred in Enabled and nine hundred in Disabled, so the sample-ratio
         // guard sees the split the biases say whatever salt the import drew.
-        let shown = try rig.run(["feature", "show", "checkout", "--json", "--tenant", "acme"]).stdout
+        let shown = await rig.run(["feature", "show", "checkout", "--json", "--tenant", "acme"]).stdout
         let detail = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
         let points = UserPoints(salt: try #require(detail["salt"] as? String))
         var placed: [[String]] = [[], []]
@@ -210,27 +152,28 @@ struct RampServerTests {
         }
         let list = try rig.cli.write(placed.joined().joined(separator: "\n"), to: "new.txt")
         try #require(
-            rig.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)
+            await rig.run(["assign", "--feature", "checkout", "--users-file", list, "--tenant", "acme"]).status == 0)
         try rig.set(day: 3.5)
-        let tick = try rig.run(["tick"])
+        let tick = await rig.run(["tick"])
         #expect(tick.status == 0 && tick.stdout.contains("step 3 of 4"), "\(tick.stdout)\(tick.stderr)")
-        #expect(try rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "1:[]"])
-        #expect(try rig.revisions().first?["message"] as? String == "ramp 1: step 2 of 4, Enabled 20 %")
-        #expect(try rig.ramp()["dueAt"] as? String == rig.time(day: 4.5).formatted(.iso8601))
-        let ramp = try rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
+        #expect(try await rig.applied().map { "\($0.step):\($0.folded)" } == ["0:[]", "1:[]"])
+        #expect(try await rig.revisions().first?["message"] as? String == "ramp 1: step 2 of 4, Enabled 20 %")
+        #expect(try await rig.ramp()["dueAt"] as? String == rig.time(day: 4.5).formatted(.iso8601))
+        let ramp = await rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
         #expect(ramp.contains("Guards: sample-ratio, min-users:10, traffic"), "\(ramp)")
         #expect(ramp.contains("step 1, pass after 1 look"), "\(ramp)")
     }
 
     @Test("An alert's POST to a trigger URL pauses the ramp on the real server; the command line lists the call")
-    func triggerPauses() throws {
-        let rig = try RampRig(users: 10)
+    func triggerPauses() async throws {
+        let rig = try await RampRig(users: 10)
         try #require(
-            rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1h", "--tenant", "acme"]).status == 0
+            await rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1h", "--tenant", "acme"])
+                .status == 0
         )
         let log = rig.cli.directory.appendingPathComponent("server.log")
         let server = try rig.server(log: log)
-        let created = try rig.run([
+        let created = await rig.run([
             "trigger", "create", "checkout", "--action", "pause", "--name", "Crashlytics velocity alert", "--tenant",
             "acme", "--url", server.baseURL,
         ])
@@ -238,8 +181,8 @@ struct RampServerTests {
         #expect(created.status == 0 && url.hasPrefix("\(server.baseURL)/triggers?token=fpt_"), "\(created.stderr)")
         let call = try Curl.run(["-X", "POST", "-A", "Crashlytics/1.0", "--data", #"{"issue": 1}"#, url])
         #expect(call.status == 200, "\(String(decoding: call.body, as: UTF8.self))")
-        #expect(try rig.ramp()["state"] as? String == "paused")
-        let listed = try rig.run(["trigger", "list", "--tenant", "acme"]).stdout
+        #expect(try await rig.ramp()["state"] as? String == "paused")
+        let listed = await rig.run(["trigger", "list", "--tenant", "acme"]).stdout
         #expect(
             listed.contains("Crashlytics velocity alert") && listed.contains("from 127.0.0.1: paused ramp 1"),
             "\(listed)")
@@ -252,8 +195,8 @@ struct RampServerTests {
     }
 
     @Test("Bad ramps on the command line are refused with what to do, and nothing is saved")
-    func badInput() throws {
-        let rig = try RampRig(users: 10)
+    func badInput() async throws {
+        let rig = try await RampRig(users: 10)
         let cases: [([String], String)] = [
             (["--steps", "5,1", "--hold", "24h"], "is not above step 1"),
             (["--steps", "1,5", "--hold", "0s"], "hold each step at least 1 second"),
@@ -262,10 +205,10 @@ struct RampServerTests {
             (["--steps", "1,5", "--hold", "1h", "--variation", "Maybe"], "Maybe"),
         ]
         for (arguments, message) in cases {
-            let result = try rig.run(["ramp", "create", "checkout", "--tenant", "acme"] + arguments)
+            let result = await rig.run(["ramp", "create", "checkout", "--tenant", "acme"] + arguments)
             #expect(result.status != 0 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
-        #expect(try rig.run(["ramp", "list", "--tenant", "acme"]).stdout == "No ramps.\n")
-        #expect(try rig.revisions().count == 1)
+        #expect(await rig.run(["ramp", "list", "--tenant", "acme"]).stdout == "No ramps.\n")
+        #expect(try await rig.revisions().count == 1)
     }
 }

@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Testing
 
@@ -5,10 +6,10 @@ import Testing
 @Suite("flagpole serve, end to end")
 struct ServerEndToEndTests {
     @Test("Import over HTTP, fetch with curl (ETag, 304, gzip), see a CLI write within a second, stop on SIGTERM")
-    func serveImportFetchStop() throws {
+    func serveImportFetchStop() async throws {
         let cli = try CLI()
-        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
-        let key = try cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout.trimmingCharacters(
+        try #require(await cli.run(["tenant", "create", "acme"]).status == 0)
+        let key = await cli.run(["key", "create", "--tenant", "acme", "--role", "editor"]).stdout.trimmingCharacters(
             in: .whitespacesAndNewlines)
         #expect(key.hasPrefix("fp_"))
         let server = try ServerProcess(cli)
@@ -24,7 +25,7 @@ struct ServerEndToEndTests {
         #expect(String(decoding: imported.body, as: UTF8.self).contains(#""status":"applied""#))
 
         // The document is export's bytes, with an ETag that yields 304; gzip decodes to the same.
-        let exported = try cli.run(["export", "--tenant", "acme"]).stdoutBytes
+        let exported = await cli.run(["export", "--tenant", "acme"]).stdoutBytes
         let fetched = try Curl.run([documentURL])
         #expect(fetched.status == 200)
         #expect(fetched.body == exported)
@@ -35,7 +36,7 @@ struct ServerEndToEndTests {
         #expect(gzipped.body == exported)
 
         // A write by the command line, another process on the same file, is served within a second.
-        try #require(cli.run(["feature", "disable", "Example A/B Test", "--tenant", "acme"]).status == 0)
+        try #require(await cli.run(["feature", "disable", "Example A/B Test", "--tenant", "acme"]).status == 0)
         let written = Date()
         var seen: TimeInterval?
         while Date().timeIntervalSince(written) < 5 {
@@ -46,7 +47,7 @@ struct ServerEndToEndTests {
         }
         let latency = try #require(seen, "the server never served revision 2")
         #expect(latency < 1, "a CLI write reached the server after \(latency) s")
-        #expect(try Curl.run([documentURL]).body == (try cli.run(["export", "--tenant", "acme"]).stdoutBytes))
+        #expect(try Curl.run([documentURL]).body == (await cli.run(["export", "--tenant", "acme"]).stdoutBytes))
 
         // SIGTERM stops it cleanly; the port is then closed.
         #expect(server.stop() == 0)
@@ -54,13 +55,14 @@ struct ServerEndToEndTests {
     }
 
     @Test("A running server follows a restore without a restart, and an immutable URL never serves other bytes")
-    func restoreUnderARunningServer() throws {
+    func restoreUnderARunningServer() async throws {
         let cli = try CLI()
-        try #require(cli.run(["tenant", "create", "acme"]).status == 0)
+        try #require(await cli.run(["tenant", "create", "acme"]).status == 0)
         try #require(
-            cli.run(["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme"]).status == 0)
-        try #require(cli.run(["backup", "backup.sqlite"]).status == 0)
-        try #require(cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+            await cli.run(["import", CLI.fixture("rwbutler-f8a982f-Features.json"), "--tenant", "acme"]).status == 0)
+        try #require(await cli.run(["backup", "backup.sqlite"]).status == 0)
+        try #require(
+            await cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
         let server = try ServerProcess(cli)
         defer { _ = server.stop() }
         let documentURL = "\(server.baseURL)/t/acme/production/features.json"
@@ -74,10 +76,11 @@ struct ServerEndToEndTests {
         #expect(pinned.headers["cache-control"] == "public, max-age=31536000, immutable")
 
         // Restored to revision 1, then another file becomes revision 2.
-        try #require(cli.run(["restore", "backup.sqlite", "--force"]).status == 0)
+        try #require(await cli.run(["restore", "backup.sqlite", "--force"]).status == 0)
         try #require(
-            cli.run(["import", CLI.fixture("vantientu1703-master-Features.json"), "--tenant", "acme"]).status == 0)
-        let expected = try cli.run(["export", "--tenant", "acme"]).stdoutBytes
+            await cli.run(["import", CLI.fixture("vantientu1703-master-Features.json"), "--tenant", "acme"]).status == 0
+        )
+        let expected = await cli.run(["export", "--tenant", "acme"]).stdoutBytes
         let restored = Date()
         var current = try Curl.run([documentURL])
         while current.body != expected && Date().timeIntervalSince(restored) < 5 {
@@ -92,13 +95,13 @@ struct ServerEndToEndTests {
     }
 
     @Test("serve --demo loads the example, prints URLs with a working admin key")
-    func demo() throws {
+    func demo() async throws {
         let cli = try CLI()
         let server = try ServerProcess(cli, arguments: ["--demo"])
         defer { _ = server.stop() }
         let fetched = try Curl.run(["\(server.baseURL)/t/demo/production/features.json"])
         #expect(fetched.status == 200)
-        let keys = try cli.json(["key", "list", "--tenant", "demo", "--json"]) as? [[String: Any]]
+        let keys = try await cli.json(["key", "list", "--tenant", "demo", "--json"]) as? [[String: Any]]
         #expect(keys?.first?["role"] as? String == "admin")
     }
 }

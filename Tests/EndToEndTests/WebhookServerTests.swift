@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Testing
 
@@ -36,8 +37,8 @@ struct WebhookServerTests {
     @Test(
         "A webhook to loopback is refused without permission; with it, the server delivers the ramp's events signed, and counts the step's fetches"
     )
-    func deliveredAndCounted() throws {
-        let rig = try RampRig()
+    func deliveredAndCounted() async throws {
+        let rig = try await RampRig()
         let directory = rig.cli.directory
         let log = directory.appendingPathComponent("received.jsonl")
         let secretFile = directory.appendingPathComponent("secret.txt")
@@ -52,37 +53,38 @@ struct WebhookServerTests {
             port =
                 (try? String(contentsOf: receiverOutput(directory), encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            if port.isEmpty { Thread.sleep(forTimeInterval: 0.05) }
+            if port.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
         }
         try #require(!port.isEmpty, "the receiver did not start")
         let url = "http://127.0.0.1:\(port)/hooks/flagpole"
 
         // Without the operator's permission, nothing is saved.
         for address in [url, "http://localhost:\(port)/hooks"] {
-            let refused = try rig.run(["webhook", "add", address, "--tenant", "acme"])
+            let refused = await rig.run(["webhook", "add", address, "--tenant", "acme"])
             #expect(refused.status != 0 && refused.stderr.contains("--allow-private-webhooks"), "\(refused.stderr)")
         }
-        #expect(try rig.run(["webhook", "list", "--tenant", "acme"]).stdout == "No webhooks.\n")
+        #expect(await rig.run(["webhook", "list", "--tenant", "acme"]).stdout == "No webhooks.\n")
 
-        let added = try rig.run(["webhook", "add", url, "--allow-private", "--tenant", "acme"])
+        let added = await rig.run(["webhook", "add", url, "--allow-private", "--tenant", "acme"])
         #expect(added.status == 0, "\(added.stderr)")
         let secret = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(secret.hasPrefix("whsec_"))
         try Data(secret.utf8).write(to: secretFile)
-        #expect(try rig.run(["webhook", "list", "--tenant", "acme"]).stdout.contains("http://127.0.0.1:\(port)/…"))
+        #expect(await rig.run(["webhook", "list", "--tenant", "acme"]).stdout.contains("http://127.0.0.1:\(port)/…"))
 
         let server = try ServerProcess(
             rig.cli, arguments: ["--tick-interval", "20", "--allow-private-webhooks"], environment: rig.environment)
         defer { _ = server.stop() }
         try #require(
-            rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1d", "--tenant", "acme"]).status == 0
+            await rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1d", "--tenant", "acme"])
+                .status == 0
         )
         // Apps fetch the step: two users' documents, one's configs.
         for path in ["features.json?user=user-1", "features.json?user=user-2", "configs.json?user=user-1"] {
             #expect(try Curl.run(["\(server.baseURL)/t/acme/production/\(path)"]).status == 200)
         }
         try rig.set(day: 1)
-        let received = try waitForLines(log, count: 3)
+        let received = try await waitForLines(log, count: 3)
         #expect(received.map { $0["event"] as? String } == ["ramp.step_applied", "ramp.step_applied", "ramp.finished"])
         #expect(received.allSatisfy { $0["valid"] as? Bool == true && $0["path"] as? String == "/hooks/flagpole" })
         #expect(Set(received.compactMap { $0["delivery"] as? String }).count == 3)
@@ -90,26 +92,27 @@ struct WebhookServerTests {
         #expect(first?["share"] as? Double == 10 && first?["feature"] as? String == "checkout")
 
         // The first step's revision was fetched three times (pinned 2, configs 1) before the next.
-        let steps = try #require(rig.ramp()["applied"] as? [[String: Any]])
+        let steps = try #require(try await rig.ramp()["applied"] as? [[String: Any]])
         let fetches = steps.first?["fetches"] as? [String: Int]
         #expect(fetches == ["shared": 0, "pinned": 2, "configs": 1, "ofrep": 0, "bucketeer": 0])
-        let shown = try rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
+        let shown = await rig.run(["ramp", "show", "checkout", "--tenant", "acme"]).stdout
         #expect(shown.contains("3 fetches (pinned 2, configs 1)"), "\(shown)")
-        let listed = try rig.run(["webhook", "list", "--tenant", "acme"]).stdout
+        let listed = await rig.run(["webhook", "list", "--tenant", "acme"]).stdout
         #expect(listed.contains("ramp.finished  delivered (200) after 1 attempt"), "\(listed)")
     }
 
     @Test("A server stopped with SIGTERM writes the fetches it counted since its last flush")
-    func lastCountsAtShutdown() throws {
-        let rig = try RampRig()
+    func lastCountsAtShutdown() async throws {
+        let rig = try await RampRig()
         try #require(
-            rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1d", "--tenant", "acme"]).status == 0
+            await rig.run(["ramp", "create", "checkout", "--steps", "10,100", "--hold", "1d", "--tenant", "acme"])
+                .status == 0
         )
         // A tick of a minute: its flush (every 5 s at most) would not come before the stop.
         let server = try ServerProcess(rig.cli, arguments: ["--tick-interval", "60000"], environment: rig.environment)
         #expect(try Curl.run(["\(server.baseURL)/t/acme/production/features.json?user=user-1"]).status == 200)
         #expect(server.stop() == 0)
-        let steps = try #require(rig.ramp()["applied"] as? [[String: Any]])
+        let steps = try #require(try await rig.ramp()["applied"] as? [[String: Any]])
         #expect((steps.first?["fetches"] as? [String: Int])?["pinned"] == 1)
     }
 
@@ -121,13 +124,13 @@ struct WebhookServerTests {
     }
 
     /// Waits (up to 30 s) for `count` lines in `log`, and reads them.
-    private func waitForLines(_ log: URL, count: Int) throws -> [[String: Any]] {
+    private func waitForLines(_ log: URL, count: Int) async throws -> [[String: Any]] {
         let deadline = Date().addingTimeInterval(30)
         var lines: [Substring] = []
         while Date() < deadline {
             lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n")
             if lines.count >= count { break }
-            Thread.sleep(forTimeInterval: 0.05)
+            try await Task.sleep(for: .milliseconds(50))
         }
         return try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
     }

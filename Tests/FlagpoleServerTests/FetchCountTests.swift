@@ -38,7 +38,8 @@ struct FetchCountTests {
     func throughTheRouter() async throws {
         let server = try await TestServer()
         let revision = try await server.store.revision(of: TestServer.acme).number
-        let delivery = ServerApplication.delivery(store: server.store, configuration: server.configuration)
+        let delivery = ServerApplication.delivery(
+            store: server.store, configuration: server.configuration, registry: testRegistry)
         let application = Application(
             router: ServerApplication.router(
                 delivery: delivery, configuration: server.configuration, registry: testRegistry))

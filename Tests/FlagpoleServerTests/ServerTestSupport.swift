@@ -11,7 +11,9 @@ import Testing
 
 @testable import FlagpoleServer
 
-/// Metrics go to one registry per test process: swift-metrics is bootstrapped once.
+/// The registry of the test servers that share one: swift-metrics is bootstrapped with it once,
+/// as `flagpole serve` bootstraps it with its own, so Hummingbird's request metrics land in it too.
+/// A test that compares counts gives its application a registry of its own.
 let testRegistry: PrometheusCollectorRegistry = {
     let registry = PrometheusCollectorRegistry()
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

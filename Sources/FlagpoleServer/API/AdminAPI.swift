@@ -16,6 +16,8 @@ struct AdminAPI: Sendable {
     let clock: WallClock
     /// Which addresses a webhook made here may reach.
     let webhookAddresses: WebhookAddresses
+    /// The application's counters.
+    let metrics: ServerMetrics
 
     func register(on router: Router<FlagpoleRequestContext>) {
         // Every API route needs a key: looked up here once, checked by the route's context.

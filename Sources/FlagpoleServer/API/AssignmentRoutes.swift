@@ -3,12 +3,10 @@ import FlagpoleStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Metrics
 import Synchronization
 
 /// Users: `flagpole assign`, `assignments`, `assignments stats`, `unlocks`, and what a user sees.
 extension AdminAPI {
-    private static let recorded = Counter(label: "flagpole_assignments_recorded_total")
     /// A page of history holds at most this many events.
     static let maximumPageSize = 1000
 
@@ -38,7 +36,7 @@ extension AdminAPI {
         }
         let collected = AssignmentCollector()
         let summary = try await store.assign(users, to: try context.feature(), in: path) { collected.append($0) }
-        Self.recorded.increment(by: summary.recorded)
+        metrics.assignmentsRecorded.increment(by: summary.recorded)
         return .json([
             "recorded": .number(Double(summary.recorded)),
             "known": .number(Double(summary.known)),

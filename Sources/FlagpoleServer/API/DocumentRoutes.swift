@@ -2,13 +2,10 @@ import FlagpoleCore
 import FlagpoleStore
 import HTTPTypes
 import Hummingbird
-import Metrics
 import NIOCore
 
 /// Whole documents: `flagpole import`, `export`, `revisions`, `diff` and `rollback`.
 extension AdminAPI {
-    private static let imports = Counter(label: "flagpole_imports_total")
-
     func registerDocuments(on api: RouterGroup<FlagpoleRequestContext>) {
         let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
         let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
@@ -36,7 +33,7 @@ extension AdminAPI {
             actor: context.actor, expectedRevision: try request.expectedRevision())
         let outcome = try await store.importDocument(bytes, into: path, options: options)
         if case .applied = outcome.status {
-            Self.imports.increment()
+            metrics.imports.increment()
         }
         return .json(outcome.jsonValue)
     }

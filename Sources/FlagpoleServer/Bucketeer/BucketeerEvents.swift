@@ -16,6 +16,8 @@ struct BucketeerEventBatch {
     /// Evaluation events with reason `CLIENT`: the app showed its own default, which is no
     /// exposure to any variation.
     var clientDefaults = 0
+    /// Events without an `id`, which nothing can be answered by.
+    var withoutID = 0
     var sdkMetrics: [BucketeerSDKMetric] = []
 
     /// The most events one request is taken from (`FeatureStore.eventsPerBatch`); the rest are
@@ -36,7 +38,7 @@ struct BucketeerEventBatch {
         for (index, element) in elements.enumerated() {
             guard case .string(let id)? = element.member("id")?.node.content, !id.isEmpty, id.utf8.count <= 200 else {
                 // Nothing to answer it by: the SDK, which always sends a UUID, never sends such an event.
-                Self.unreadable.increment()
+                withoutID += 1
                 continue
             }
             guard index < Self.limit else {
@@ -161,8 +163,6 @@ struct BucketeerEventBatch {
         }
         return .stored(received)
     }
-
-    private static let unreadable = Counter(label: "flagpole_bucketeer_events_without_id_total")
 }
 
 /// An event the answer lists, and whether the SDK should send it again.
@@ -202,16 +202,20 @@ struct BucketeerSDKMetric {
         sizeBytes = inner?.member("sizeByte")?.node.number
     }
 
-    func record() {
+    /// Adds the event to the application's series.
+    func record(in metrics: ServerMetrics) {
+        let factory = metrics.factory
         let dimensions = [("kind", kind), ("api", api), ("sdk_version", sdkVersion)]
-        Counter(label: "flagpole_bucketeer_sdk_metrics_events_total", dimensions: dimensions).increment()
+        Counter(label: "flagpole_bucketeer_sdk_metrics_events_total", dimensions: dimensions, factory: factory)
+            .increment()
         let call = [("api", api), ("sdk_version", sdkVersion)]
         if let latencySeconds, latencySeconds.isFinite, latencySeconds >= 0, latencySeconds < 3600 {
-            Metrics.Timer(label: "flagpole_bucketeer_sdk_latency_seconds", dimensions: call)
+            Metrics.Timer(label: "flagpole_bucketeer_sdk_latency_seconds", dimensions: call, factory: factory)
                 .recordNanoseconds(Int64(latencySeconds * 1e9))
         }
         if let sizeBytes, sizeBytes.isFinite, sizeBytes >= 0 {
-            Recorder(label: "flagpole_bucketeer_sdk_response_bytes", dimensions: call).record(sizeBytes)
+            Recorder(label: "flagpole_bucketeer_sdk_response_bytes", dimensions: call, factory: factory)
+                .record(sizeBytes)
         }
     }
 

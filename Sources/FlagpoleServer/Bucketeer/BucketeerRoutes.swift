@@ -47,7 +47,7 @@ struct BucketeerRoutes {
         let body = try BucketeerEvaluationsRequest(
             try await bytes(of: request, fix: "send fewer user attributes"),
             attributeLimits: delivery.attributeLimits)
-        if !body.attributes.isKept { Self.attributesOverLimit.increment() }
+        if !body.attributes.isKept { delivery.metrics.bucketeerAttributesOverLimit.increment() }
         let read: UserDocumentRead
         do {
             read = try await store.userGroups(
@@ -57,7 +57,7 @@ struct BucketeerRoutes {
             return Self.response(
                 BucketeerEvaluationsAnswer.answer(FlagEvaluations(revision: 0, flags: []), for: body, isRecorded: true))
         }
-        if !read.isRecorded { Self.unrecordedNewUsers.increment() }
+        if !read.isRecorded { delivery.metrics.bucketeerUnrecordedNewUsers.increment() }
         delivery.fetches.count(context.path, revision: read.revision, .bucketeer)
         guard let evaluations = read.flags(for: body.context, tagged: body.tag.isEmpty ? nil : body.tag) else {
             // Only a read no write completed can lack a group: the writer kept losing races.
@@ -73,8 +73,9 @@ struct BucketeerRoutes {
     ) async throws -> Response {
         var batch = try BucketeerEventBatch(
             try await bytes(of: request, fix: "set the SDK's eventsMaxQueueSize lower"), receivedAt: Date())
-        for metric in batch.sdkMetrics { metric.record() }
-        Self.clientDefaults.increment(by: batch.clientDefaults)
+        for metric in batch.sdkMetrics { metric.record(in: delivery.metrics) }
+        delivery.metrics.bucketeerClientDefaults.increment(by: batch.clientDefaults)
+        delivery.metrics.bucketeerEventsWithoutID.increment(by: batch.withoutID)
         if !batch.events.isEmpty {
             do {
                 batch.add(try await store.record(batch.events, in: context.path, policy: policy, dialect: .bucketeer))
@@ -108,13 +109,6 @@ struct BucketeerRoutes {
             ByteBuffer(bytes: bytes)
         )
     }
-
-    /// New users answered without being recorded: their client was over its limit.
-    private static let unrecordedNewUsers = Counter(label: "flagpole_bucketeer_unrecorded_new_users_total")
-    /// Polls whose `user.data` was over the attribute limits: evaluated with what fits, kept nowhere.
-    private static let attributesOverLimit = Counter(label: "flagpole_bucketeer_attributes_over_limit_total")
-    /// Evaluation events of the app's own default (`CLIENT`): no exposure.
-    private static let clientDefaults = Counter(label: "flagpole_bucketeer_client_default_evaluations_total")
 }
 
 /// Answers every failure of a Bucketeer route, its access refused included, as a status the SDK

@@ -90,7 +90,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             case .end:
                 current = nil
                 if let answer = evaluationAnswer(request, target, body: body) {
-                    Self.evaluations.increment()
+                    delivery.metrics.evaluationsOnEventLoop.increment()
                     send(answer, context: context)
                 } else {
                     handOver(request, body: body, ended: true, context: context)
@@ -149,7 +149,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 let (state, document) = delivery.cache.currentDocument(path, kind),
                 !state.settings.isPrivate, let document
             else { return nil }
-            DeliveryRoutes.cacheHits.increment()
+            delivery.metrics.cacheHits.increment()
             delivery.fetches.count(path, revision: document.revision, .shared)
             currentRoute = kind == .features ? .features : .configs
             return .answered(
@@ -183,17 +183,18 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let user = try? UserID(validating: String(text)),
             let read = try? delivery.store.readUserDocumentNow(for: user, in: path, attributes: attributes)
         else { return nil }
-        Self.userDocuments.increment()
+        delivery.metrics.userDocumentsOnEventLoop.increment()
         currentRoute = kind == .features ? .features : .configs
         let headers = request.headerFields
         let fetches = delivery.fetches
+        let delivery = delivery
         @Sendable func answer(_ read: UserDocumentRead) -> Answer {
             fetches.count(path, revision: read.revision, kind == .features ? .pinned : .configs)
             switch kind {
-            case .features: return DeliveryRoutes.pinnedAnswer(read.document(), to: headers)
+            case .features: return delivery.pinnedAnswer(read.document(), to: headers)
             case .configs:
                 let configs = read.configs()
-                return DeliveryRoutes.pinnedAnswer(
+                return delivery.pinnedAnswer(
                     revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: headers)
             }
         }
@@ -239,7 +240,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         head.headerFields[.date] = HTTPDate.now
         head.headerFields[.server] = "flagpole"
         head.headerFields[.contentLength] = String(answer.body?.readableBytes ?? 0)
-        Self.counters[currentRoute]?[head.status.code]?.increment()
+        delivery.metrics.fastPathRequests[currentRoute]?[head.status.code]?.increment()
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -340,11 +341,6 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         )
     }
 
-    /// Users' own documents answered here rather than by the router.
-    private static let userDocuments = Counter(label: "flagpole_delivery_user_documents_on_event_loop_total")
-    /// OFREP evaluations and Bucketeer polls answered here rather than by the router.
-    private static let evaluations = Counter(label: "flagpole_delivery_evaluations_on_event_loop_total")
-
     /// The routes answered here, as the router's request metrics name them.
     enum Route: String, CaseIterable {
         case features = "/t/{tenant}/{env}/features.json"
@@ -353,27 +349,6 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case ofrepBulk = "/t/{tenant}/{env}/ofrep/v1/evaluate/flags"
         case bucketeerEvaluations = "/t/{tenant}/{env}/get_evaluations"
     }
-
-    /// The router's request counts for these routes, so `/metrics` counts every delivery.
-    private static let counters: [Route: [Int: Counter]] = Dictionary(
-        uniqueKeysWithValues: Route.allCases.map { route in
-            (
-                route,
-                Dictionary(
-                    uniqueKeysWithValues: [200, 304].map { status in
-                        (
-                            status,
-                            Counter(
-                                label: "hb.requests",
-                                dimensions: [
-                                    ("http.route", route.rawValue),
-                                    ("http.request.method", route == .features || route == .configs ? "GET" : "POST"),
-                                    ("http.response.status_code", String(status)),
-                                ])
-                        )
-                    })
-            )
-        })
 }
 
 /// The `Date` header's value, formatted once a second rather than once a response.

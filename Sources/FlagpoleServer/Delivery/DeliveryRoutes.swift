@@ -22,14 +22,11 @@ struct DeliveryRoutes {
     var attributeLimits = UserAttributes.Limits.standard
     /// The fetches answered, by environment, revision and client (`FetchCountService` writes them).
     let fetches = FetchCounter()
+    /// The application's counters, shared with the event loop's fast path.
+    let metrics: ServerMetrics
 
     /// A pinned document is one user's: no shared cache may keep it.
     static let pinnedCacheControl = "private, no-store"
-
-    static let cacheHits = Counter(label: "flagpole_delivery_cache_hits_total")
-    static let cacheMisses = Counter(label: "flagpole_delivery_cache_misses_total")
-    /// Users new to the store answered without being recorded: their client was over its limit.
-    private static let unrecordedNewUsers = Counter(label: "flagpole_delivery_unrecorded_new_users_total")
 
     /// Public, but a private environment's key is checked before the handler
     /// (`DeliveryNeeds.Document`), which receives the environment and its current state.
@@ -63,7 +60,7 @@ struct DeliveryRoutes {
             let configs = try await store.userConfigs(
                 for: user, in: path, tag: tag, attributes: attributes, admittingNewUser: admission(request, context))
             fetches.count(path, revision: configs.revision, .configs)
-            let (head, body) = Self.pinnedAnswer(
+            let (head, body) = pinnedAnswer(
                 revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: request.headers)
             return Response(
                 status: head.status, headers: head.headerFields,
@@ -76,11 +73,11 @@ struct DeliveryRoutes {
         if tag == nil, let revision = context.state.revision,
             let document = cache.document(DeliveryCache.Key(path: path, revision: revision, kind: .configs))
         {
-            Self.cacheHits.increment()
+            metrics.cacheHits.increment()
             fetches.count(path, revision: revision, .shared)
             return Self.response(document, to: request, cacheControl: cacheControl)
         }
-        Self.cacheMisses.increment()
+        metrics.cacheMisses.increment()
         let configs = try await store.sharedConfigs(in: path, tag: tag)
         let revision = configs.revision
         fetches.count(path, revision: revision, .shared)
@@ -153,10 +150,10 @@ struct DeliveryRoutes {
     {
         let key = DeliveryCache.Key(path: path, revision: revision)
         if let document = cache.document(key) {
-            Self.cacheHits.increment()
+            metrics.cacheHits.increment()
             return document
         }
-        Self.cacheMisses.increment()
+        metrics.cacheMisses.increment()
         let document = RenderedDocument(
             revision: revision, bytes: try await store.revision(revision, of: path).document)
         cache.insert(document, for: key, generation: generation)
@@ -182,14 +179,14 @@ struct DeliveryRoutes {
                 let shared = cache.document(DeliveryCache.Key(path: path, revision: revision))
             else { throw error }
             fetches.count(path, revision: revision, .pinned)
-            let (head, body) = Self.pinnedAnswer(
+            let (head, body) = pinnedAnswer(
                 revision: revision, bytes: Array(shared.body.readableBytesView), isRecorded: false, to: request.headers)
             return Response(
                 status: head.status, headers: head.headerFields,
                 body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
         }
         fetches.count(path, revision: pinned.revision, .pinned)
-        let (head, body) = Self.pinnedAnswer(pinned, to: request.headers)
+        let (head, body) = pinnedAnswer(pinned, to: request.headers)
         return Response(
             status: head.status, headers: head.headerFields,
             body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
@@ -197,18 +194,18 @@ struct DeliveryRoutes {
 
     /// The answer to a GET of a user's pinned document, as `answer` gives it for a shared one:
     /// private, with `Flagpole-Recorded`, compressed only for a client that takes gzip.
-    static func pinnedAnswer(_ pinned: PinnedDocument, to requestHeaders: HTTPFields) -> (HTTPResponse, ByteBuffer?) {
+    func pinnedAnswer(_ pinned: PinnedDocument, to requestHeaders: HTTPFields) -> (HTTPResponse, ByteBuffer?) {
         pinnedAnswer(revision: pinned.revision, bytes: pinned.bytes, isRecorded: pinned.isRecorded, to: requestHeaders)
     }
 
     /// The answer to a GET of one user's document (features.json or configs.json).
-    static func pinnedAnswer(
+    func pinnedAnswer(
         revision: Int, bytes: [UInt8], isRecorded: Bool, to requestHeaders: HTTPFields
     ) -> (HTTPResponse, ByteBuffer?) {
-        if !isRecorded { unrecordedNewUsers.increment() }
-        let gzip = requestHeaders[.acceptEncoding].map(acceptsGzip) ?? false
+        if !isRecorded { metrics.unrecordedNewUsers.increment() }
+        let gzip = requestHeaders[.acceptEncoding].map(Self.acceptsGzip) ?? false
         let document = RenderedDocument(revision: revision, bytes: bytes, includesGzip: gzip)
-        var (head, body) = answer(document, to: requestHeaders, cacheControl: pinnedCacheControl)
+        var (head, body) = Self.answer(document, to: requestHeaders, cacheControl: Self.pinnedCacheControl)
         head.headerFields[.recorded] = isRecorded ? "true" : "false"
         return (head, body)
     }

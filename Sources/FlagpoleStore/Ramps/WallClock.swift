@@ -1,7 +1,7 @@
 import Foundation
 
 /// The time that scheduled work goes by: the system's, or, to rehearse a ramp or to test one, an
-/// instant written in a file (`FLAGPOLE_CLOCK_FILE`, ISO 8601), read again at every look so that
+/// instant written in a file (`FLAGPOLE_CLOCK_FILE` on the command line, ISO 8601), read again at every look so that
 /// a test moves a running server's time by rewriting the file. A week's ramp then runs in
 /// seconds, and no test of time sleeps.
 public struct WallClock: Sendable {
@@ -20,11 +20,6 @@ public struct WallClock: Sendable {
             else { return Date() }
             return date
         }
-    }
-
-    /// The clock `FLAGPOLE_CLOCK_FILE` names, else the system's.
-    public static var fromEnvironment: WallClock {
-        ProcessInfo.processInfo.environment["FLAGPOLE_CLOCK_FILE"].map(file) ?? system
     }
 
     public init(_ read: @escaping @Sendable () -> Date) {
