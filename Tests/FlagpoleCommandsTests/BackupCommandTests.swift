@@ -3,7 +3,7 @@ import FlagpoleMigrations
 import Foundation
 import Testing
 
-/// `flagpole backup` and `flagpole restore`, the real binary on real files.
+/// `flagpole backup` and `flagpole restore` on real files.
 @Suite("flagpole backup and restore")
 struct BackupCommandTests {
     let cli: CLI

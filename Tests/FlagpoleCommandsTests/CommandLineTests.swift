@@ -2,7 +2,7 @@ import EndToEndSupport
 import Foundation
 import Testing
 
-/// The real `flagpole` binary on a real SQLite file in a temporary directory.
+/// The command line on a real SQLite file in a temporary directory.
 @Suite("flagpole command line")
 struct CommandLineTests {
     let cli: CLI
@@ -317,24 +317,6 @@ struct CommandLineTests {
             $0.hasPrefix(".cdn")
         }
         #expect(leftovers.isEmpty)
-    }
-
-    @Test("Imports by concurrent processes into one file all land, with contiguous revision numbers")
-    func concurrentImports() async throws {
-        await cli.run(["tenant", "create", "acme"])
-        let files = try (0..<8).map { index in
-            try cli.write(#"{"features": [{"name": "feature-\#(index)", "enabled": true}]}"#, to: "f\(index).json")
-        }
-        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
-            for file in files {
-                group.addTask { await cli.run(["import", file, "--tenant", "acme"]).status }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(statuses == Array(repeating: 0, count: 8))
-        let revisions = try #require(
-            try await cli.json(["revisions", "--tenant", "acme", "--json"]) as? [[String: Any]])
-        #expect(revisions.compactMap { $0["number"] as? Int }.sorted() == Array(1...8))
     }
 
     // MARK: listings and the rest

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `flagpole config` and `flagpole evaluate`, run as a user runs them.
-@Suite("flagpole config, end to end")
+@Suite("flagpole config")
 struct ConfigCommandTests {
     static func swiftFeatureConfigsFixture(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -4,7 +4,7 @@ import Testing
 
 /// What a team regenerating SwiftFeatureConfigs' declaration file sees, and what no write may
 /// serve to its apps, run as a user runs `flagpole`.
-@Suite("flagpole config for SwiftFeatureConfigs apps, end to end")
+@Suite("flagpole config for SwiftFeatureConfigs apps")
 struct DeclaredConfigCommandTests {
     static let fixture = ConfigCommandTests.swiftFeatureConfigsFixture("featureConfigs.json")
 

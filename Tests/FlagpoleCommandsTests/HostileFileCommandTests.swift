@@ -2,7 +2,7 @@ import EndToEndSupport
 import Foundation
 import Testing
 
-/// The real binary on files written to hurt: a clear message and exit 1, the database as it was.
+/// The command line on files written to hurt: a clear message and exit 1, the database as it was.
 @Suite("flagpole on hostile files")
 struct HostileFileCommandTests {
     let cli: CLI

@@ -2,9 +2,9 @@ import EndToEndSupport
 import Foundation
 import Testing
 
-/// The identity rule through the real binary: `feature show` and `assign` find a feature by any
+/// The identity rule on the command line: `feature show` and `assign` find a feature by any
 /// spelling of its name; a users file with two spellings of one id records two users.
-@Suite("Identity of users and feature names, end to end")
+@Suite("Identity of users and feature names on the command line")
 struct IdentityCommandTests {
     @Test(
         "feature show and assign find a feature by its name in NFD; a users file with both spellings of ids, above the batch size, records them apart"

@@ -2,7 +2,7 @@ import EndToEndSupport
 import Foundation
 import Testing
 
-/// Phased roll-outs through the real `flagpole` binary: feature show/enable/disable, assign,
+/// Phased roll-outs on the command line: feature show/enable/disable, assign,
 /// assignments, bias set, rollout, rollback, diff, unlocks, overrides and the pinned export.
 @Suite("flagpole roll-out commands")
 struct RolloutCommandTests {

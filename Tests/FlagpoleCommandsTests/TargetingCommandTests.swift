@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `flagpole segment` and `flagpole rule`, run as a user runs them.
-@Suite("flagpole segment and rule, end to end")
+@Suite("flagpole segment and rule")
 struct TargetingCommandTests {
     @Test(
         "Segments from a users file and clauses; rules that name them; refusals with their place; in-use segments kept")

@@ -40,13 +40,24 @@ enum TestBackend {
 
     /// For tests of what only SQLite has (its files, pragmas, backups, GRDB's observers).
     static let sqliteOnly = Testing.ConditionTrait.enabled(if: !isPostgres, "SQLite's own")
+
+    /// A PostgreSQL database migrated once per test process, which every store test's database
+    /// copies: migrating each anew ran every migration's statements, one round trip each.
+    /// `MigrationTests` and `PostgresSchemaTests` still migrate from empty, on purpose.
+    static let migratedTemplate = Task<String, any Error> {
+        let url = try TestPostgres.newDatabase("template")
+        // Opening migrates; closing leaves no connection, which a template must not have.
+        await (try await FeatureStore.open(DatabaseAddress(parsing: url))).close()
+        return url
+    }
 }
 
 extension FeatureStore {
     /// An empty store on the backend under test: in memory on SQLite, a new database on PostgreSQL.
     static func makeEmpty() async throws -> FeatureStore {
         guard TestBackend.isPostgres else { return try .inMemory() }
-        return try await open(DatabaseAddress(parsing: TestPostgres.newDatabase("store")))
+        let template = try await TestBackend.migratedTemplate.value
+        return try await open(DatabaseAddress(parsing: TestPostgres.newDatabase("store", copying: template)))
     }
 
     /// A fresh store with tenants acme and globex, on the backend under test.

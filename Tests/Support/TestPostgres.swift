@@ -7,12 +7,16 @@ import Foundation
 /// package; its watchdog stops it and deletes its files once the process has exited. Without
 /// either, the tests that need it fail and say how to install it: a skipped backend is untested.
 public enum TestPostgres {
-    /// The URL of a new, empty database, named after `label` (letters and digits) and a counter.
-    public static func newDatabase(_ label: String = "test") throws -> String {
+    /// The URL of a new database, named after `label` (letters and digits) and a random suffix:
+    /// empty, or a copy of the database at `template`'s URL (`CREATE DATABASE … TEMPLATE` copies
+    /// its files, far faster than running its migrations again; nobody may be connected to it).
+    public static func newDatabase(_ label: String = "test", copying template: String? = nil) throws -> String {
         let base = try server.get()
         let name =
             "\(label.filter { $0.isLetter || $0.isNumber }.lowercased())_\(UUID().uuidString.prefix(8).lowercased())"
-        _ = try run(psqlPath, ["-v", "ON_ERROR_STOP=1", "-q", "-d", base, "-c", "CREATE DATABASE \"\(name)\""])
+        let source = template.flatMap { URLComponents(string: $0)?.path.dropFirst() }.map { " TEMPLATE \"\($0)\"" }
+        _ = try run(
+            psqlPath, ["-v", "ON_ERROR_STOP=1", "-q", "-d", base, "-c", "CREATE DATABASE \"\(name)\"\(source ?? "")"])
         return replacingDatabase(of: base, with: name)
     }
 
