@@ -16,7 +16,7 @@ check_selection() {
     done
 }
 
-# thousands N: N with its digits grouped by three, as the README writes numbers (1 000 000).
+# thousands N: N with its digits grouped by three, as docs/PERFORMANCE.md writes numbers (1 000 000).
 thousands() { sed ':a; s/\B[0-9]\{3\}\>/ &/; ta' <<<"$1"; }
 
 # render_sql TEMPLATE OUTPUT KEY=VALUE...: the template with every :KEY replaced by VALUE.

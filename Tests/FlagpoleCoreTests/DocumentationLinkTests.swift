@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// The relative links of README.md and docs/*.md lead to files of the repository, and none
-/// leaves it: the docs must read the same in any clone, on GitHub and offline.
+/// The relative links of README.md, CONTRIBUTING.md and docs/*.md lead to files of the repository,
+/// and none leaves it; a link's `#anchor` names a heading of the Markdown file it leads to. The docs
+/// must read the same in any clone, on GitHub and offline.
 @Suite struct DocumentationLinkTests {
     /// The repository's root, found from this file's own path.
     static let root: URL = URL(fileURLWithPath: #filePath)
@@ -11,14 +12,15 @@ import Testing
         .deletingLastPathComponent()
         .standardizedFileURL
 
-    /// README.md and every Markdown file of docs/, relative to the root.
+    /// README.md, CONTRIBUTING.md and every Markdown file of docs/, relative to the root.
     static var documents: [String] {
         let docs =
             (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)) ?? []
-        return ["README.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        return ["README.md", "CONTRIBUTING.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
     }
 
     @Test func thereAreDocumentsToCheck() {
+        #expect(Self.documents.contains("CONTRIBUTING.md"))
         #expect(Self.documents.contains("docs/FORMAT.md"))
         #expect(Self.documents.contains("docs/ARCHITECTURE.md"))
     }
@@ -32,16 +34,26 @@ import Testing
         }
     }
 
-    /// What is wrong with the relative `link` of `file`: it leaves the repository or names nothing.
+    /// What is wrong with the relative `link` of `file`: it leaves the repository, names nothing, or
+    /// names a Markdown file (`#anchor` alone: `file` itself) without a heading of its `#anchor`.
     static func problem(of link: String, in file: URL) -> String? {
         let path = String(link.prefix { $0 != "#" && $0 != "?" })
-        guard !path.isEmpty else { return nil }  // An anchor in the same file.
-        let decoded = path.removingPercentEncoding ?? path
-        let target = file.deletingLastPathComponent().appendingPathComponent(decoded).standardizedFileURL
-        guard target.path == root.path || target.path.hasPrefix(root.path + "/") else {
-            return "points outside the repository, to \(target.path)"
+        var target = file
+        if !path.isEmpty {
+            let decoded = path.removingPercentEncoding ?? path
+            target = file.deletingLastPathComponent().appendingPathComponent(decoded).standardizedFileURL
+            guard target.path == root.path || target.path.hasPrefix(root.path + "/") else {
+                return "points outside the repository, to \(target.path)"
+            }
+            guard FileManager.default.fileExists(atPath: target.path) else { return "no such file: \(target.path)" }
         }
-        guard FileManager.default.fileExists(atPath: target.path) else { return "no such file: \(target.path)" }
+        guard let hash = link.firstIndex(of: "#"), target.pathExtension == "md" else { return nil }
+        let fragment = String(link[link.index(after: hash)...])
+        let anchor = fragment.removingPercentEncoding ?? fragment
+        guard let text = try? String(contentsOf: target, encoding: .utf8) else { return "unreadable: \(target.path)" }
+        guard MarkdownLinks.anchors(in: text).contains(anchor) else {
+            return "no heading of \(target.lastPathComponent) has the anchor #\(anchor)"
+        }
         return nil
     }
 
@@ -59,20 +71,44 @@ import Testing
         #expect(Self.problem(of: "docs/FORMAT.md#7-diagnostics", in: readme) == nil)
         #expect(!MarkdownLinks.isRelative("https://example.com") && !MarkdownLinks.isRelative("mailto:a@b.c"))
     }
+
+    /// Anchors are GitHub's: a missing one is caught, in another file or the same one; a present one
+    /// passes, a second heading of one name as `-1`, punctuation dropped, letters of any script kept;
+    /// a heading inside a code fence is none.
+    @Test func anchorsAreChecked() {
+        let text = """
+            # Guide
+            ## 4. Buckets & points
+            ## Setup
+            ### Setup ##
+            ## A delivery: `GET /t/{tenant}/{env}/features.json`
+            ## See [FORMAT.md](FORMAT.md) — §5, Größe_2
+            ```sh
+            # not a heading
+            ## Setup
+            ```
+            #hashtag, not a heading
+            """
+        #expect(
+            MarkdownLinks.anchors(in: text) == [
+                "guide", "4-buckets--points", "setup", "setup-1", "a-delivery-get-ttenantenvfeaturesjson",
+                "see-formatmd--5-größe_2",
+            ])
+        let readme = Self.root.appendingPathComponent("README.md")
+        #expect(Self.problem(of: "docs/FORMAT.md#4-biases", in: readme) == nil)
+        #expect(Self.problem(of: "docs/FORMAT.md#e100--not-strict-json", in: readme) == nil)
+        #expect(Self.problem(of: "docs/FORMAT.md#not-a-section", in: readme) != nil)
+        #expect(Self.problem(of: "#documentation", in: readme) == nil)
+        #expect(Self.problem(of: "#not-a-section", in: readme) != nil)
+    }
 }
 
 /// The link targets of a Markdown text: inline `[text](target "title")` and reference
-/// definitions `[label]: target`, outside code blocks and code spans.
+/// definitions `[label]: target`, outside code blocks and code spans; and the anchors of its headings.
 enum MarkdownLinks {
     static func targets(in markdown: String) -> [String] {
         var targets: [String] = []
-        var isInFence = false
-        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
-                isInFence.toggle()
-                continue
-            }
-            guard !isInFence else { continue }
+        for line in linesOutsideFences(of: markdown) {
             let characters = Array(withoutCodeSpans(String(line)))
             var index = 0
             while index < characters.count - 1 {
@@ -98,6 +134,90 @@ enum MarkdownLinks {
             }
         }
         return targets
+    }
+
+    /// The anchors GitHub gives the headings (`#` to `######`) outside code blocks, in order: the
+    /// heading's text as shown, lowercased, without anything but letters, digits, spaces, hyphens
+    /// and underscores, its spaces hyphens; a slug taken already gets `-1`, `-2`…
+    static func anchors(in markdown: String) -> [String] {
+        var anchors: [String] = []
+        var occurrences: [String: Int] = [:]
+        for line in linesOutsideFences(of: markdown) {
+            guard let heading = headingText(of: line) else { continue }
+            let slug = self.slug(of: heading)
+            var anchor = slug
+            while occurrences[anchor] != nil {
+                occurrences[slug, default: 0] += 1
+                anchor = "\(slug)-\(occurrences[slug, default: 0])"
+            }
+            occurrences[anchor] = 0
+            anchors.append(anchor)
+        }
+        return anchors
+    }
+
+    /// The text of an ATX heading (`## Text ##`) as shown, links by their text; nil for any other line.
+    private static func headingText(of line: Substring) -> String? {
+        let indent = line.prefix { $0 == " " }
+        guard indent.count <= 3 else { return nil }
+        let marks = line.dropFirst(indent.count).prefix { $0 == "#" }
+        let rest = line.dropFirst(indent.count + marks.count)
+        guard (1...6).contains(marks.count), rest.isEmpty || rest.first == " " || rest.first == "\t" else {
+            return nil
+        }
+        var text = rest.trimmingCharacters(in: .whitespaces)
+        let closing = text.reversed().prefix { $0 == "#" }.count
+        if closing == text.count {
+            text = ""
+        } else if closing > 0, text.dropLast(closing).last == " " {
+            text = text.dropLast(closing).trimmingCharacters(in: .whitespaces)
+        }
+        return shown(text)
+    }
+
+    /// `text` with each link shown as its text: `[FORMAT.md](FORMAT.md) §5` is `FORMAT.md §5`.
+    private static func shown(_ text: String) -> String {
+        var result = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "[") {
+            guard let close = rest[open...].firstIndex(of: "]"), rest[rest.index(after: close)...].first == "(",
+                let end = rest[close...].firstIndex(of: ")")
+            else {
+                result += rest[...open]
+                rest = rest[rest.index(after: open)...]
+                continue
+            }
+            result += rest[..<open] + rest[rest.index(after: open)..<close]
+            rest = rest[rest.index(after: end)...]
+        }
+        return result + rest
+    }
+
+    /// GitHub's slug of a heading's text.
+    private static func slug(of text: String) -> String {
+        var slug = ""
+        for character in text.lowercased() {
+            if character == " " {
+                slug.append("-")
+            } else if character.isLetter || character.isNumber || character == "-" || character == "_" {
+                slug.append(character)
+            }
+        }
+        return slug
+    }
+
+    /// The lines of `markdown` outside fenced code blocks (between lines that start with three backticks).
+    private static func linesOutsideFences(of markdown: String) -> [Substring] {
+        var lines: [Substring] = []
+        var isInFence = false
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+                isInFence.toggle()
+            } else if !isInFence {
+                lines.append(line)
+            }
+        }
+        return lines
     }
 
     /// Whether `target` names a place in the repository rather than a URL with a scheme.

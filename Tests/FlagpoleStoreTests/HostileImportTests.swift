@@ -12,7 +12,7 @@ import Testing
 @Suite("Hostile imports")
 struct HostileImportTests {
     /// 100 000 features are decoded in FlagpoleCoreTests and imported by the release binary in the
-    /// measurements of the README; 20 000 keep this debug test short.
+    /// measurements of docs/DIAGNOSTICS.md (Limits); 20 000 keep this debug test short.
     @Test("20 000 features import, export as rendered and re-import unchanged")
     func manyFeatures() async throws {
         // Given a file of 20 000 small features of every kind
