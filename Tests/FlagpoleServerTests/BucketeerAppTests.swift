@@ -7,11 +7,11 @@ import Testing
 
 @testable import FlagpoleServer
 
-/// An app with the stock Bucketeer iOS SDK through its life, on the demo's data and the whole
-/// application on a port (`BucketeerApp` keeps what the SDK keeps and decodes every answer the
-/// strict way it does): installs, polls, a user switch, relaunches, writes between polls, tags,
-/// the host root and both kinds of environment. Every full answer is held to OFREP's for the
-/// same user: one user, one answer, whichever protocol asks.
+/// An app with the stock Bucketeer iOS SDK through its life, on the demo's data: installs,
+/// polls, a user switch, relaunches, writes between polls, tags, the host root and both kinds of
+/// environment. `BucketeerApp` keeps what the SDK keeps and decodes every answer the strict way
+/// it does; every full answer is held to OFREP's for the same user: one user, one answer,
+/// whichever protocol asks.
 @Suite("Bucketeer: an app's life with the stock iOS SDK")
 struct BucketeerAppTests {
     static let abTest = "Example A/B Test"
@@ -28,7 +28,7 @@ struct BucketeerAppTests {
     )
     func freshInstallAndPolls() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             var app = BucketeerApp(
                 client, key: demo.productionKey, user: "bk-alice", attributes: ["plan": "free", "country": "FR"])
             let first = try await app.fetch()
@@ -57,7 +57,7 @@ struct BucketeerAppTests {
     @Test("A user switch on one install gets the new user's whole set; switching back gives the first user's token")
     func userSwitch() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             var alice = BucketeerApp(
                 client, key: demo.productionKey, user: "bk-alice", attributes: ["plan": "free", "country": "FR"])
             try await alice.fetch().expectFull("Alice's first fetch")
@@ -86,7 +86,7 @@ struct BucketeerAppTests {
     )
     func relaunchWithNewAttributes() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             try await demo.admin(client, .put, DemoServer.feature(Self.abTest) + "/rules", body: Self.germany)
             var bob = BucketeerApp(client, key: demo.productionKey, user: "bk-bob", attributes: ["country": "FR"])
             try await bob.fetch().expectFull("Bob in France")
@@ -127,7 +127,7 @@ struct BucketeerAppTests {
     )
     func storeChangesBetweenPolls() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             var alice = BucketeerApp(client, key: demo.productionKey, user: "bk-alice", attributes: ["plan": "free"])
             var bob = BucketeerApp(client, key: demo.productionKey, user: "bk-bob", attributes: ["country": "DE"])
             try await alice.fetch().expectFull("Alice")
@@ -188,7 +188,7 @@ struct BucketeerAppTests {
     func featureTag() async throws {
         let demo = try await DemoServer()
         let tagged = ["New Onboarding", "Example Feature Flag"]
-        try await demo.live { client in
+        try await demo.test { client in
             for name in tagged {
                 try await demo.admin(client, .put, DemoServer.feature(name) + "/tags", body: #"{"tags": ["ios"]}"#)
             }
@@ -217,7 +217,7 @@ struct BucketeerAppTests {
     @Test("apiEndpoint at the host root with a key scoped to demo/production: the same token and answer")
     func hostRoot() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             var alice = BucketeerApp(client, key: demo.productionKey, user: "bk-alice", attributes: ["plan": "free"])
             try await alice.fetch().expectFull("at /t/demo/production")
             var root = BucketeerApp(
@@ -237,7 +237,7 @@ struct BucketeerAppTests {
     @Test("The private demo/staging with its key, demo/production with a key the server doesn't know: answered, polled")
     func privateAndPublicEnvironments() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             var frank = BucketeerApp(
                 client, base: "/t/demo/staging", key: demo.stagingKey, user: "bk-frank", attributes: ["plan": "team"])
             let staged = try await frank.fetch()
@@ -256,7 +256,7 @@ struct BucketeerAppTests {
     @Test("An SDK before 2.1 (no userEvaluationCondition, no sdkVersion) gets the same whole set and token, then polls")
     func olderBodies() async throws {
         let demo = try await DemoServer()
-        try await demo.live { client in
+        try await demo.test { client in
             var alice = BucketeerApp(client, key: demo.productionKey, user: "bk-alice", attributes: ["plan": "free"])
             try await alice.fetch().expectFull("a current SDK")
             var token = ""
@@ -286,7 +286,7 @@ struct BucketeerAppTests {
             "alice@example.com", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "Jos\u{E9} N\u{FA}\u{F1}ez",
             "Jose\u{301} (NFD)", "a/b:c?d#e&f=g", "\u{1F600} ", String(repeating: "u", count: 200),
         ]
-        try await demo.live { client in
+        try await demo.test { client in
             for user in ids {
                 var app = BucketeerApp(
                     client, key: demo.productionKey, user: user,

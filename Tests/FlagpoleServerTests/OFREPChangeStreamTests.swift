@@ -91,19 +91,7 @@ struct OFREPChangeStreamTests {
     func heartbeat() async throws {
         let demo = try await DemoServer()
         // The interval is 15 s in the binary; the broadcaster takes it as a parameter.
-        let cache = DeliveryCache(changes: ChangeBroadcaster(heartbeat: .milliseconds(100)))
-        let configuration = ServerConfiguration(port: 0, accessLogLevel: .warning)
-        let delivery = DeliveryRoutes(
-            store: demo.store, cache: cache, defaultCacheControl: configuration.defaultCacheControl,
-            newUsers: NewUserLimiter(limit: .init(rate: 1, burst: 1)), trustsProxy: false)
-        let application = Application(
-            router: ServerApplication.router(delivery: delivery, configuration: configuration, registry: testRegistry),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            services: [
-                ChangeBroadcasterService(broadcaster: cache.changes, store: demo.store, logger: Logger(label: "test"))
-            ],
-            logger: Logger(label: "test"))
-        try await application.test(.live) { client in
+        try await demo.live(heartbeat: .milliseconds(100)) { client in
             let listener = try SSEConnection(port: try #require(client.port), path: Self.stream)
             let text = try await listener.read { $0.body.contains(": heartbeat\n\n") }.body
             #expect(text.hasPrefix("retry: 3000\n"), "\(text)")
