@@ -64,6 +64,20 @@ struct OFREPChangeStreamTests {
             #expect(
                 try refetch.status == .ok && refetch.json["metadata"]?["revision"] == .number(Double(revision + 1)))
 
+            // After the write, each user's tests are still what their pinned document gives a device.
+            for user in ["demo-user-7", "demo-user-8", "ofrep-protocol-user-3"] {
+                let bulk = try await client.send(
+                    .post, OFREPProtocolTests.production, body: OFREPProtocolTests.context(user)
+                ).json
+                let pinned = try await OFREPProtocolTests.pinned(client, user)
+                for item in bulk["flags"]?.array ?? [] {
+                    let name = item["key"]?.string ?? ""
+                    guard DemoServer.tests.contains(name) || name == "mainViewTitle" else { continue }
+                    OFREPProtocolTests.expectAnswer(
+                        item, try OFREPProtocolTests.expected(name, pinned), "\(user) \(name) after the write")
+                }
+            }
+
             // Writes through the admin API of another kind, a tag and a config: an event each.
             try await demo.admin(
                 client, .put, DemoServer.feature("Example Feature Flag") + "/tags", body: #"{"tags": ["streamed"]}"#)
@@ -82,13 +96,22 @@ struct OFREPChangeStreamTests {
             let missed = try await resumed.read { $0.events.count >= 4 }.events
             #expect(missed.map(\.revision) == Array((revision + 2)...(revision + 5)))
             #expect(Set(([first] + missed).map(\.id)).count == 5, "an id per revision")
-            #expect(missed.allSatisfy { $0.data["etag"]?.string == $0.id && $0.data["featuresETag"]?.string != nil })
+            // Their documents' ETags are history by now; the rest is as for a new event.
+            for event in missed {
+                #expect(event.type == "message" && event.data["etag"]?.string == event.id, "\(event)")
+                #expect(event.data["featuresETag"]?.string?.isEmpty == false, "\(event)")
+                #expect(event.data["configsETag"]?.string?.isEmpty == false, "\(event)")
+                #expect(
+                    event.data["lastModified"]?.number.map { $0 >= written.timeIntervalSince1970.rounded(.down) - 2 }
+                        == true, "\(event)")
+            }
             resumed.close()
         }
     }
 
     @Test("Every stream gets a heartbeat comment each interval, so proxies keep it open")
     func heartbeat() async throws {
+        #expect(ChangeBroadcaster().heartbeat == .seconds(15), "the binary's interval")
         let demo = try await DemoServer()
         // The interval is 15 s in the binary; the broadcaster takes it as a parameter.
         try await demo.live(heartbeat: .milliseconds(100)) { client in
