@@ -7,30 +7,37 @@ import Testing
 /// process's, so a restart (or a deploy) sends no app its whole set again and no 304 is lost.
 @Suite("Bucketeer and OFREP clients across a restart of the server")
 struct ClientsAcrossRestartTests {
-    /// The demo's data as `serve --demo` loads it, without its 10 000 recorded users: demo/production
-    /// and demo/staging (made private once a server runs), an admin key and a delivery key for each.
-    static func demo(_ cli: CLI) throws -> (admin: String, production: String, staging: String) {
+    /// The demo's data as `serve --demo` loads it, without its 10 000 recorded users, on the
+    /// running `server`: demo/production and the private demo/staging, a rule (country DE gets
+    /// Group B of the A/B test), and a delivery key for each environment. Through the admin API
+    /// with `admin`: a command-line process for each would double the test's time.
+    static func demo(on server: ServerProcess, admin: String) throws -> (production: String, staging: String) {
         let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/flagpole/Resources")
-        let features = resources.appendingPathComponent("example-features.json").path
-        let configs = resources.appendingPathComponent("example-configs.json").path
-        for arguments in [
-            ["tenant", "create", "demo"], ["env", "create", "staging", "--tenant", "demo"],
-            ["import", features, "--tenant", "demo"], ["import", features, "--tenant", "demo", "--env", "staging"],
-            ["config", "import", configs, "--tenant", "demo"],
-            ["config", "import", configs, "--tenant", "demo", "--env", "staging"],
-        ] {
-            let result = try cli.run(arguments)
-            try #require(result.status == 0, "flagpole \(arguments.joined(separator: " ")): \(result.stderr)")
+        let features = try String(
+            contentsOf: resources.appendingPathComponent("example-features.json"), encoding: .utf8)
+        let configs = try String(contentsOf: resources.appendingPathComponent("example-configs.json"), encoding: .utf8)
+        let tenant = server.baseURL + "/api/v1/tenants/demo"
+        func call(_ method: String, _ url: String, _ body: String) throws -> LoopbackHTTP.Response {
+            let response = try LoopbackHTTP.send(method, url, headers: ["Authorization": "Bearer \(admin)"], body: body)
+            try #require((200..<300).contains(response.status), "\(method) \(url): \(response.text)")
+            return response
         }
-        func key(_ arguments: [String]) throws -> String {
-            let printed = try cli.run(["key", "create", "--tenant", "demo"] + arguments).stdout
-            return String(try #require(printed.firstMatch(of: /fp_[0-9a-f]{48}/), "a key in \(printed)").0)
+        _ = try call("POST", tenant + "/environments", #"{"name": "staging"}"#)
+        for environment in ["production", "staging"] {
+            _ = try call("POST", tenant + "/environments/\(environment)/import", features)
+            _ = try call("PUT", tenant + "/environments/\(environment)/configs", configs)
         }
-        return (
-            try key(["--role", "admin"]), try key(["--role", "delivery", "--env", "production"]),
-            try key(["--role", "delivery", "--env", "staging"])
+        _ = try call("PATCH", tenant + "/environments/staging", #"{"private": true}"#)
+        _ = try call(
+            "PUT", tenant + "/environments/production/features/Example%20A%2FB%20Test/rules",
+            #"{"rules": [{"id": "germany", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}], "serve": {"variation": "Group B"}}]}"#
         )
+        func key(_ environment: String) throws -> String {
+            let created = try call("POST", tenant + "/keys", #"{"role": "delivery", "environment": "\#(environment)"}"#)
+            return try #require((try created.json() as? [String: Any])?["key"] as? String)
+        }
+        return (try key("production"), try key("staging"))
     }
 
     /// An app's install: where it asks, with which key, for whom, and what it keeps.
@@ -84,12 +91,11 @@ struct ClientsAcrossRestartTests {
     @Test("Tokens, answers and ETags from before a restart are current after it; a fresh install gets the same")
     func acrossARestart() throws {
         let cli = try CLI()
-        let keys = try Self.demo(cli)
+        try #require(cli.run(["tenant", "create", "demo"]).status == 0)
+        let printed = try cli.run(["key", "create", "--tenant", "demo", "--role", "admin"]).stdout
+        let admin = String(try #require(printed.firstMatch(of: /fp_[0-9a-f]{48}/), "a key in \(printed)").0)
         var server = try ServerProcess(cli)
-        let madePrivate = try LoopbackHTTP.send(
-            "PATCH", server.baseURL + "/api/v1/tenants/demo/environments/staging",
-            headers: ["Authorization": "Bearer \(keys.admin)"], body: #"{"private": true}"#)
-        try #require(madePrivate.status == 200, "\(madePrivate.text)")
+        let keys = try Self.demo(on: server, admin: admin)
 
         var installs = [
             Install(base: "/t/demo/production", key: keys.production, user: "bk-alice", data: #"{"plan": "free"}"#),
@@ -102,6 +108,10 @@ struct ClientsAcrossRestartTests {
         for index in installs.indices {
             let first = try installs[index].poll(server, token: "")
             #expect(first.full && !first.evaluations.isEmpty, "\(installs[index].user) at \(installs[index].base)")
+            if installs[index].user == "bk-bob" {
+                let rule = first.evaluations.first { $0["featureId"] as? String == "mainViewTitle" }?["reason"]
+                #expect((rule as? [String: Any])?["ruleId"] as? String == "germany", "Bob's answer by rule")
+            }
             installs[index].token = first.token
             installs[index].evaluations = first.evaluations
         }
@@ -112,7 +122,7 @@ struct ClientsAcrossRestartTests {
             Bulk(path: production, context: #"{"context": {"targetingKey": "demo-user-7", "development": true}}"#),
             Bulk(path: production + "?tag=ios", context: #"{"context": {"targetingKey": "ofrep-user-1"}}"#),
             Bulk(
-                path: "/t/demo/staging/ofrep/v1/evaluate/flags", key: keys.admin,
+                path: "/t/demo/staging/ofrep/v1/evaluate/flags", key: admin,
                 context: #"{"context": {"targetingKey": "demo-user-7"}}"#),
         ]
         for index in bulks.indices {
@@ -143,7 +153,7 @@ struct ClientsAcrossRestartTests {
                 "POST",
                 server.baseURL + "/t/demo/\(environment)/ofrep/v1/evaluate/flags"
                     + (install.tag.isEmpty ? "" : "?tag=\(install.tag)"),
-                headers: environment == "staging" ? ["Authorization": "Bearer \(keys.admin)"] : [:],
+                headers: environment == "staging" ? ["Authorization": "Bearer \(admin)"] : [:],
                 body: #"{"context": {"targetingKey": "\#(install.user)"\#(Self.attributes(install.data))}}"#)
             let flags = try #require((try ofrep.json() as? [String: Any])?["flags"] as? [[String: Any]])
             let variants = Dictionary(flags.map { ($0["key"] as? String ?? "", $0["variant"] as? String ?? "") }) {
