@@ -1,5 +1,5 @@
 """What the check-ofrep parts share: failures, an HTTP client that can describe what it sent and
-what came back, the demo's expected answers, and a Server-Sent Events reader.
+what came back, and the demo's expected answers.
 
 The expected answers are the server contract for `serve --demo` (README.md in this folder): each
 feature and config of the demo is a flag, and a user's A/B variation must be the group their
@@ -7,14 +7,10 @@ pinned `features.json?user=ID` gives them, computed here the way the FeatureFlag
 that file (docs/FORMAT.md §4 and §5).
 """
 
-import http.client
 import json
-import queue
 import re
 import sys
-import threading
-import time
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import requests
 
@@ -203,10 +199,6 @@ def fetch_pinned(client, env, user):
     return {entry["name"]: entry for entry in entries}, configs.json(), revision
 
 
-def current_revision(client, env):
-    return int(client.get(f"{env_base(env)}/features.json").expect_status(200).header("Flagpole-Revision"))
-
-
 def _normalized(name):
     return {"enabled": "Enabled", "on": "Enabled", "disabled": "Disabled", "off": "Disabled"}.get(name, name)
 
@@ -312,151 +304,3 @@ def check_value_type(value, flag_type, where):
     python_types = {"boolean": bool, "string": str, "integer": int, "float": float, "object": dict}
     ok = isinstance(value, python_types[flag_type]) and (flag_type in ("boolean",) or not isinstance(value, bool))
     expect(ok, f"{where}: expected a {flag_type} value, got {value!r} ({type(value).__name__})")
-
-
-def check_success_body(body, name, expected, revision, where):
-    """A success object of the wire format (single answer or bulk item) against `expected`."""
-    expect(isinstance(body, dict), f"{where}: expected an object, got {body!r}")
-    expect("errorCode" not in body, f"{where}: expected a success for {expected}, got an error {body!r}")
-    expect_equal(body.get("key"), name, f"{where}: key")
-    check_value_type(body.get("value"), expected.type, where)
-    expect_equal(body.get("value"), expected.value, f"{where}: value")
-    expect_equal(body.get("variant"), expected.variant, f"{where}: variant")
-    expect_equal(body.get("reason"), expected.reason, f"{where}: reason")
-    check_metadata(body.get("metadata"), expected, revision, where)
-
-
-def check_error_body(body, error_code, where, key=UNCHECKED):
-    """An error object: `errorCode`, a string `errorDetails` (the Python provider reads it
-    unconditionally, though the spec makes it optional), and `key` when given."""
-    expect(isinstance(body, dict), f"{where}: expected an error object, got {body!r}")
-    expect_equal(body.get("errorCode"), error_code, f"{where}: errorCode")
-    expect(isinstance(body.get("errorDetails"), str) and body["errorDetails"], f"{where}: expected errorDetails text, got {body!r}")
-    if key is not UNCHECKED:
-        expect_equal(body.get("key"), key, f"{where}: key")
-
-
-# ---------------------------------------------------------------------------------------------
-# Server-Sent Events
-
-
-class Event:
-    def __init__(self, event_id, event_type, data, received):
-        self.id = event_id
-        self.type = event_type
-        self.data = data
-        self.received = received
-
-    def payload(self):
-        try:
-            return json.loads(self.data)
-        except ValueError as error:
-            raise CheckFailed(f"event {self.id!r}: data is not JSON ({error}): {self.data!r}")
-
-    def __repr__(self):
-        return f"<event id={self.id!r} type={self.type!r} data={self.data!r}>"
-
-
-_END = object()
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
-
-
-class EventStream:
-    """A `text/event-stream` GET, parsed by the HTML standard's rules (§9.2.6) on a thread of its
-    own, so the test waits on a queue with a timeout instead of on a socket."""
-
-    def __init__(self, origin, request_uri, headers=None):
-        parts = urlsplit(origin)
-        self.where = f"GET {request_uri}"
-        self._connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-        sent = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **(headers or {})}
-        self._connection.request("GET", request_uri, headers=sent)
-        self._socket = self._connection.sock
-        self.response = self._connection.getresponse()
-        self.status = self.response.status
-        self.content_type = self.response.getheader("Content-Type") or ""
-        self.opened = time.monotonic()
-        self.events = queue.Queue()
-        self.comments = []  # (seconds since opened, text)
-        self.skipped = []
-        self.body = b""
-        self.ending = None  # why the stream ended, when it did
-        self._closing = False
-        if self.status == 200:
-            self._socket.settimeout(None)
-            threading.Thread(target=self._read, daemon=True).start()
-        else:
-            self.body = self.response.read()
-            self.close()
-
-    def describe(self):
-        return redacted(f"{self.where} → {self.status} {self.content_type!r} {self.body[:500]!r}")
-
-    def _read(self):
-        buffer = b""
-        data, event_type, last_id = [], "", ""
-        try:
-            while True:
-                chunk = self.response.read1(65536)
-                if not chunk:
-                    break
-                buffer += chunk
-                while True:
-                    match = _LINE_BREAK.search(buffer)
-                    # A CR at the end of what came may be the first half of a CRLF.
-                    if not match or (match.group() == b"\r" and match.end() == len(buffer)):
-                        break
-                    line = buffer[: match.start()].decode("utf-8", "replace")
-                    buffer = buffer[match.end() :]
-                    if line == "":
-                        if data:
-                            self.events.put(Event(last_id, event_type or "message", "\n".join(data), time.monotonic()))
-                        data, event_type = [], ""
-                        continue
-                    if line.startswith(":"):
-                        self.comments.append((time.monotonic() - self.opened, line[1:].strip()))
-                        continue
-                    field, _, value = line.partition(":")
-                    if value.startswith(" "):
-                        value = value[1:]
-                    if field == "data":
-                        data.append(value)
-                    elif field == "event":
-                        event_type = value
-                    elif field == "id" and "\0" not in value:
-                        last_id = value
-            self.ending = "the server closed it"
-        except Exception as error:  # noqa: BLE001 - closing from the other thread ends a read anyhow
-            self.ending = "closed by the check" if self._closing else f"reading failed: {error!r}"
-        self.events.put(_END)
-
-    def next_event(self, timeout, waiting_for):
-        try:
-            event = self.events.get(timeout=timeout)
-        except queue.Empty:
-            raise CheckFailed(f"{self.where}: no event within {timeout:.0f} s while waiting for {waiting_for}; before it: {self.skipped!r}")
-        if event is _END:
-            self.events.put(_END)
-            raise CheckFailed(f"{self.where}: the stream ended ({self.ending}) while waiting for {waiting_for}; before it: {self.skipped!r}")
-        return event
-
-    def wait_for(self, predicate, timeout, waiting_for):
-        """The first event `predicate` accepts; the others are kept in `skipped`."""
-        deadline = time.monotonic() + timeout
-        while True:
-            event = self.next_event(max(0.01, deadline - time.monotonic()), waiting_for)
-            if predicate(event):
-                return event
-            self.skipped.append(event)
-
-    def close(self):
-        self._closing = True
-        try:
-            self._socket.shutdown(2)
-        except (OSError, AttributeError):
-            pass
-        try:
-            self.response.close()
-            self._connection.close()
-        except OSError:
-            pass
