@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Scripts/lib/serve.sh: `flagpole serve` on a free port, waited for until it listens: the one way
 # every check and benchmark starts a server.
 #

@@ -50,6 +50,8 @@ public struct ServerConfiguration: Sendable {
     var webhookAddresses: WebhookAddresses { WebhookAddresses(allowsPrivate: allowsPrivateWebhooks) }
     /// How often the fetches answered are added to the store's counts: `serve`'s tick interval, at most 5 s.
     public var fetchCountInterval: Duration = .seconds(5)
+    /// How often a change stream with nothing to say sends a comment, so that proxies keep it open.
+    public var changeStreamHeartbeat: Duration = .seconds(15)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, maxBodySize: Int = 5 * 1024 * 1024,
@@ -129,7 +131,7 @@ public enum ServerApplication {
     static func delivery(
         store: FeatureStore, configuration: ServerConfiguration, registry: PrometheusCollectorRegistry
     ) -> DeliveryRoutes {
-        let cache = DeliveryCache()
+        let cache = DeliveryCache(changes: ChangeBroadcaster(heartbeat: configuration.changeStreamHeartbeat))
         // What the server delivers follows each of its writes, before the write is answered.
         store.observeChanges { path, store in await cache.refresh(path, from: store) }
         return DeliveryRoutes(

@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Glibc
 import Testing
@@ -13,7 +14,7 @@ struct ClientsAcrossRestartTests {
     /// with `admin`: a command-line process for each would double the test's time.
     static func demo(on server: ServerProcess, admin: String) throws -> (production: String, staging: String) {
         let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/flagpole/Resources")
+            .deletingLastPathComponent().appendingPathComponent("Sources/FlagpoleCommands/Resources")
         let features = try String(
             contentsOf: resources.appendingPathComponent("example-features.json"), encoding: .utf8)
         let configs = try String(contentsOf: resources.appendingPathComponent("example-configs.json"), encoding: .utf8)
@@ -89,10 +90,10 @@ struct ClientsAcrossRestartTests {
     }
 
     @Test("Tokens, answers and ETags from before a restart are current after it; a fresh install gets the same")
-    func acrossARestart() throws {
+    func acrossARestart() async throws {
         let cli = try CLI()
-        try #require(cli.run(["tenant", "create", "demo"]).status == 0)
-        let printed = try cli.run(["key", "create", "--tenant", "demo", "--role", "admin"]).stdout
+        try await cli.succeed(["tenant", "create", "demo"])
+        let printed = await cli.run(["key", "create", "--tenant", "demo", "--role", "admin"]).stdout
         let admin = String(try #require(printed.firstMatch(of: /fp_[0-9a-f]{48}/), "a key in \(printed)").0)
         var server = try ServerProcess(cli)
         let keys = try Self.demo(on: server, admin: admin)

@@ -68,7 +68,7 @@ struct DemoServer {
     /// A file of the `flagpole` binary's resources, the demo's data.
     static func resource(_ name: String) throws -> [UInt8] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/flagpole/Resources/\(name)")
+            .deletingLastPathComponent().appendingPathComponent("Sources/FlagpoleCommands/Resources/\(name)")
         return Array(try Data(contentsOf: url))
     }
 
@@ -79,25 +79,19 @@ struct DemoServer {
 
     /// Runs `test` against the router on a free port, for what needs a socket (a stream never
     /// ends, and the test clients wait for the end of a body), with the change streams' service
-    /// and a heartbeat of `heartbeat`. The event loop's fast path is left out: other tests count
-    /// its answers in the process's metrics, and it answers streams nothing of its own.
+    /// and a heartbeat of `heartbeat`.
     func live<Value: Sendable>(
         heartbeat: Duration = .seconds(15), _ test: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
-        let configuration = server.configuration
-        // Delivery as `ServerApplication` makes it, but for the broadcaster's heartbeat (15 s in the binary).
-        let cache = DeliveryCache(changes: ChangeBroadcaster(heartbeat: heartbeat))
-        store.observeChanges { path, store in await cache.refresh(path, from: store) }
-        let delivery = DeliveryRoutes(
-            store: store, cache: cache, defaultCacheControl: configuration.defaultCacheControl,
-            newUsers: NewUserLimiter(
-                limit: .init(rate: configuration.newUsersPerSecond, burst: configuration.newUserBurst)),
-            trustsProxy: configuration.trustsProxy, attributeLimits: configuration.attributeLimits)
+        var configuration = server.configuration
+        configuration.changeStreamHeartbeat = heartbeat
+        let delivery = ServerApplication.delivery(store: store, configuration: configuration, registry: testRegistry)
         let application = Application(
             router: ServerApplication.router(delivery: delivery, configuration: configuration, registry: testRegistry),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             services: [
-                ChangeBroadcasterService(broadcaster: cache.changes, store: store, logger: Logger(label: "test"))
+                ChangeBroadcasterService(
+                    broadcaster: delivery.cache.changes, store: store, logger: Logger(label: "test"))
             ],
             logger: Logger(label: "test"))
         return try await application.test(.live, test)
