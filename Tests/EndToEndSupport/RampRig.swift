@@ -55,12 +55,12 @@ public struct RampRig: Sendable {
         }
     }
 
-    /// Waits (up to 60 s, reading the ramp every 20 ms) until `count` steps are applied or folded.
+    /// Waits (up to 60 s, reading the ramp every 50 ms) until `count` steps are applied or folded.
     public func waitForSteps(_ count: Int) async throws -> Bool {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if try await applied().reduce(0, { $0 + 1 + $1.folded.count }) >= count { return true }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(50))
         }
         return false
     }

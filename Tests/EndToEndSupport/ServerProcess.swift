@@ -77,8 +77,13 @@ public final class ServerProcess {
 public enum Curl {
     public struct Result: Sendable {
         public var status: Int
+        /// By lowercased name.
         public var headers: [String: String]
         public var body: [UInt8]
+
+        public var text: String { String(decoding: body, as: UTF8.self) }
+
+        public func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(body)) }
     }
 
     /// Starts a request without waiting for it: the body goes to `bodyFile`, the status (`000`
@@ -88,6 +93,16 @@ public enum Curl {
             URL(fileURLWithPath: "/usr/bin/env"),
             ["curl", "--silent", "--output", bodyFile.path, "--write-out", "%{http_code}"] + arguments,
             in: bodyFile.deletingLastPathComponent())
+    }
+
+    /// One request as an app makes it: `method` to `url` with `headers`, and `body` as JSON.
+    public static func send(
+        _ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil
+    ) throws -> Result {
+        var arguments = ["-X", method]
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        if body != nil { arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"] }
+        return try run(arguments + [url], stdin: body.map { Array($0.utf8) })
     }
 
     public static func run(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Result {

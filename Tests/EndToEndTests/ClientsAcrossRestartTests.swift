@@ -1,6 +1,5 @@
 import EndToEndSupport
 import Foundation
-import Glibc
 import Testing
 
 /// What apps hold from a server, held to a new server process on the same database: the
@@ -19,8 +18,8 @@ struct ClientsAcrossRestartTests {
             contentsOf: resources.appendingPathComponent("example-features.json"), encoding: .utf8)
         let configs = try String(contentsOf: resources.appendingPathComponent("example-configs.json"), encoding: .utf8)
         let tenant = server.baseURL + "/api/v1/tenants/demo"
-        func call(_ method: String, _ url: String, _ body: String) throws -> LoopbackHTTP.Response {
-            let response = try LoopbackHTTP.send(method, url, headers: ["Authorization": "Bearer \(admin)"], body: body)
+        func call(_ method: String, _ url: String, _ body: String) throws -> Curl.Result {
+            let response = try Curl.send(method, url, headers: ["Authorization": "Bearer \(admin)"], body: body)
             try #require((200..<300).contains(response.status), "\(method) \(url): \(response.text)")
             return response
         }
@@ -59,7 +58,7 @@ struct ClientsAcrossRestartTests {
         func poll(
             _ server: ServerProcess, token: String
         ) throws -> (token: String, full: Bool, evaluations: [[String: Any]]) {
-            let response = try LoopbackHTTP.send(
+            let response = try Curl.send(
                 "POST", server.baseURL + base + "/get_evaluations", headers: ["Authorization": key],
                 body: body(token: token))
             try #require(response.status == 200, "\(base) \(user): \(response.text)")
@@ -81,11 +80,11 @@ struct ClientsAcrossRestartTests {
         var etag = ""
         var body: [UInt8] = []
 
-        func send(_ server: ServerProcess, ifNoneMatch: String? = nil) throws -> LoopbackHTTP.Response {
+        func send(_ server: ServerProcess, ifNoneMatch: String? = nil) throws -> Curl.Result {
             var headers: [String: String] = [:]
             if let key { headers["Authorization"] = "Bearer \(key)" }
             if let ifNoneMatch { headers["If-None-Match"] = ifNoneMatch }
-            return try LoopbackHTTP.send("POST", server.baseURL + path, headers: headers, body: context)
+            return try Curl.send("POST", server.baseURL + path, headers: headers, body: context)
         }
     }
 
@@ -150,7 +149,7 @@ struct ClientsAcrossRestartTests {
                 "\(place): the same evaluations")
             // And still OFREP's answer for the same user.
             let environment = install.base == "/t/demo/staging" ? "staging" : "production"
-            let ofrep = try LoopbackHTTP.send(
+            let ofrep = try Curl.send(
                 "POST",
                 server.baseURL + "/t/demo/\(environment)/ofrep/v1/evaluate/flags"
                     + (install.tag.isEmpty ? "" : "?tag=\(install.tag)"),
@@ -184,93 +183,5 @@ struct ClientsAcrossRestartTests {
     static func attributes(_ data: String) -> String {
         let inner = data.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
         return inner.isEmpty ? "" : ", " + inner
-    }
-}
-
-/// HTTP/1.1 over a socket to the server on this machine: one request per connection, the
-/// answer read to its end (no redirect followed, no header added), for tests that must not
-/// depend on a tool being installed.
-enum LoopbackHTTP {
-    struct Failed: Error { let reason: String }
-
-    struct Response {
-        var status: Int
-        /// Lowercased names.
-        var headers: [String: String]
-        var body: [UInt8]
-
-        var text: String { String(decoding: body, as: UTF8.self) }
-
-        func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(body)) }
-    }
-
-    static func send(
-        _ method: String, _ url: String, headers: [String: String] = [:], body: String? = nil
-    ) throws
-        -> Response
-    {
-        guard let match = url.wholeMatch(of: /http:\/\/127\.0\.0\.1:([0-9]+)(\/.*)/), let port = UInt16(match.1) else {
-            throw Failed(reason: "not a loopback URL: \(url)")
-        }
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw Failed(reason: "socket") }
-        defer { close(socket) }
-        // A deadline, not a measure: a server that never answers fails the test instead of hanging it.
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(port.bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw Failed(reason: "connect to \(port)") }
-        let content = Array((body ?? "").utf8)
-        var head = "\(method) \(match.2) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        if body != nil { head += "Content-Type: application/json\r\nContent-Length: \(content.count)\r\n" }
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let request = Array((head + "\r\n").utf8) + content
-        guard Glibc.send(socket, request, request.count, 0) == request.count else { throw Failed(reason: "send") }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            guard count >= 0 else { throw Failed(reason: "recv: errno \(errno) after \(received.count) bytes") }
-            if count == 0 { break }
-            received += buffer[0..<count]
-        }
-        guard let end = received.firstRange(of: Array("\r\n\r\n".utf8)) else {
-            throw Failed(reason: "no response head: \(String(decoding: received, as: UTF8.self))")
-        }
-        let lines = String(decoding: received[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var payload = Array(received[end.upperBound...])
-        if fields["transfer-encoding"]?.lowercased() == "chunked" { payload = try dechunked(payload) }
-        return Response(status: status, headers: fields, body: payload)
-    }
-
-    static func dechunked(_ bytes: [UInt8]) throws -> [UInt8] {
-        var body: [UInt8] = []
-        var rest = bytes[...]
-        while let line = rest.firstRange(of: Array("\r\n".utf8)) {
-            let sizeText = String(decoding: rest[..<line.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
-                throw Failed(reason: "a chunk size of \(sizeText)")
-            }
-            if size == 0 { break }
-            let start = line.upperBound
-            guard rest.endIndex - start >= size else { throw Failed(reason: "a short chunk") }
-            body += rest[start..<start + size]
-            rest = rest[min(start + size + 2, rest.endIndex)...]
-        }
-        return body
     }
 }

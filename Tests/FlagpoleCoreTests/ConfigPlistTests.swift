@@ -37,7 +37,7 @@ struct ConfigPlistTests {
     @Test(
         "A double is written as text that reads back as the same double",
         arguments: [
-            0.1, 2.0, 1e300, -0.0, 12.4, 987.45, .pi, 5e-324, 1e-7, 1e20, 9_007_199_254_740_992, -1.5,
+            0.1, 2.0, 1e300, -0.0, 12.4, 987.45, .pi, .leastNonzeroMagnitude, 1e-7, 1e20, 9_007_199_254_740_992, -1.5,
             .greatestFiniteMagnitude,
         ])
     func doubles(number: Double) throws {

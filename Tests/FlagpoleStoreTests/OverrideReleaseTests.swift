@@ -59,7 +59,7 @@ struct OverrideReleaseTests {
 
         _ = try await store.setEnabled(true, feature: "m", in: .acmeProduction, options: options)
         #expect(try await store.recordedAssignments(of: "m")[user]?.variation == "A")
-        try await ReevaluationInvariantTests.checkInvariant(store, step: 0)
+        try await ReevaluationInvariantSoakTests.checkInvariant(store, step: 0)
     }
 
     @Test(

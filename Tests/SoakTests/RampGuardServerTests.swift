@@ -97,7 +97,7 @@ struct RampGuardServerTests {
                 {
                     return ramp
                 }
-                try await Task.sleep(for: .milliseconds(20))
+                try await Task.sleep(for: .milliseconds(100))
             }
             Issue.record("the server did not look at step \(step + 1) at \(stamp)")
             return try await rig.ramp()

@@ -7,7 +7,7 @@ import Testing
 /// users a day, a 1 % base rate of crashes, a +0.2-point threshold, steps 1/5/20/50/100 a day
 /// each (docs/RAMPS.md, "How well the guards work"). Seeds are fixed so a run can be replayed.
 @Suite("Ramp guards, simulated")
-struct RampGuardSimulationTests {
+struct RampGuardSimulationSoakTests {
     static let ramps = 2_000
 
     static func outcomes(_ simulation: RampSimulation, seed: UInt64) -> [RampSimulation.Outcome] {

@@ -16,7 +16,7 @@ import Testing
 /// must be the reference evaluator's. A disagreement is shrunk (rules, clauses and attributes
 /// dropped while it persists) and reported with its seed.
 @Suite("Rules agree across every client and with the reference")
-struct TargetingAgreementTests {
+struct TargetingAgreementSoakTests {
     static let path = TestServer.acme
     static let features = #"""
         {"features": [

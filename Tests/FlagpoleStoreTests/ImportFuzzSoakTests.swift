@@ -12,7 +12,7 @@ import Testing
 /// The decoding properties themselves are fuzzed in FlagpoleCoreTests' `MutationFuzzTests`;
 /// here the files are built to reach the database: odd names and values that do decode.
 @Suite("Import fuzzing")
-struct ImportFuzzTests {
+struct ImportFuzzSoakTests {
     static let seed = ProcessInfo.processInfo.environment["FLAGPOLE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 20_260_522
     static let imports = ProcessInfo.processInfo.environment["FLAGPOLE_FUZZ_IMPORTS"].flatMap { Int($0) } ?? 40
 

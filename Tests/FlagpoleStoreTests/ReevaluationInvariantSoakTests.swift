@@ -10,7 +10,7 @@ import Testing
 /// random sequences of edits and check that invariant, and that history agrees with the present,
 /// after every step.
 @Suite("Re-evaluation keeps every recorded user in the group of their point")
-struct ReevaluationInvariantTests {
+struct ReevaluationInvariantSoakTests {
     static let document = """
         {"features": [
             {"name": "colour", "test-variations": ["Blue", "Green", "Orange"], "test-biases": [34, 33, 33]},
