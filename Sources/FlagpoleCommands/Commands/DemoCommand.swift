@@ -2,6 +2,7 @@ import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
 import Foundation
+import Synchronization
 
 /// `flagpole demo`: the main job end to end on example data.
 struct DemoCommand: AsyncParsableCommand {
@@ -50,14 +51,14 @@ struct DemoCommand: AsyncParsableCommand {
         section(
             "6. A phased roll-out of \"\(Self.rollout)\": \(Self.demoUsers.count) users recorded, then 10 % → 20 % planned"
         )
-        let assigned = try await store.assign(Self.demoUsers, to: Self.rollout, in: path)
+        let (assigned, variations) = try await Self.recordUsers(in: store, path: path)
         Console.out("\(assigned.recorded) users recorded now, \(assigned.known) already recorded.")
         let plan = try await store.setBiases(
             [20, 80], of: Self.rollout, in: path, options: EditOptions(isDryRun: true, actor: Invocation.current.actor))
         Console.out(EditReport(outcome: plan, isDryRun: true).lines.joined(separator: "\n"))
 
         section("7. Results of \"\(Self.rollout)\": exposures and sign-ups the demo's app reported")
-        try await Self.recordResults(into: store, path: path)
+        try await Self.recordResults(into: store, path: path, variations: variations)
         Console.out(ResultsText.render(try await store.results(of: Self.rollout, in: path, goal: Self.goal.name)))
 
         section("Next")
@@ -98,25 +99,38 @@ struct DemoCommand: AsyncParsableCommand {
     /// The goal the demo's results are about.
     static let goal = Goal(name: "signup", kind: .conversion)
 
-    /// What the demo's app would have reported (its users are recorded first): each demo user exposed to the roll-out, and a
+    /// Records the demo's users in the roll-out; returns how many were new, and each one's
+    /// variation, in the order of `demoUsers` (the order `assign` reports them in).
+    static func recordUsers(in store: FeatureStore, path: EnvironmentPath) async throws -> (AssignmentSummary, [String])
+    {
+        let variations = Mutex<[String]>([])
+        let summary = try await store.assign(demoUsers, to: rollout, in: path) { assignment in
+            variations.withLock { $0.append(assignment.variation) }
+        }
+        return (summary, variations.withLock { $0 })
+    }
+
+    /// What the demo's app would have reported (its users' `variations` as `recordUsers` records them): each demo user exposed to the roll-out, and a
     /// sign-up from 20 % of the old onboarding's users and 30 % of the new one's (a fixed
     /// draw from each user's rank in their variation, so every run sends the same events). The margin is one the
     /// always-valid interval tells from no difference at 10 000 users, so the readout has a clear
     /// verdict. Event ids are fixed too: a second run's events are duplicates and change nothing.
     /// A few users then fetch their groups with attributes, as apps would, for the user page.
-    static func recordResults(into store: FeatureStore, path: EnvironmentPath) async throws {
+    static func recordResults(
+        into store: FeatureStore, path: EnvironmentPath, variations: [String]
+    ) async throws {
         if try await !store.goals(in: path).contains(where: { $0.name == goal.name }) {
             try await store.createGoal(goal, in: path)
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var events: [ReceivedEvent] = []
         var seen: [String: Int] = [:]
-        for (index, user) in demoUsers.enumerated() {
+        // The groups the assignment recorded: one write for all of them, not a read per user.
+        for (index, (user, variation)) in zip(demoUsers, variations).enumerated() {
             events.append(
                 ReceivedEvent(
                     id: "demo-exposure-\(index)", user: user, goal: Goal.exposure, feature: rollout, time: now,
                     receivedAt: now))
-            let variation = try await store.evaluateFlag(rollout, for: FlagContext(user: user), in: path).variant
             // Drawn by the user's rank within their variation, an even spread over 0..<1000, so
             // each variation's rate is its target whichever users the feature's salt put in it.
             let rank = seen[variation, default: 0]

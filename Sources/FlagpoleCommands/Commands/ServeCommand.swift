@@ -189,8 +189,8 @@ struct ServeCommand: AsyncParsableCommand {
     private func loadDemo(into store: FeatureStore) async throws -> @Sendable (String) -> String {
         let path = EnvironmentPath(tenant: TenantSlug(rawValue: "demo"), environment: .production)
         _ = try await DemoCommand.importExample(into: store, path: path)
-        _ = try await store.assign(DemoCommand.demoUsers, to: DemoCommand.rollout, in: path)
-        try await DemoCommand.recordResults(into: store, path: path)
+        let (_, variations) = try await DemoCommand.recordUsers(in: store, path: path)
+        try await DemoCommand.recordResults(into: store, path: path, variations: variations)
         // The same data in a private environment, which takes a key.
         let staging = EnvironmentPath(tenant: path.tenant, environment: EnvironmentName(rawValue: "staging"))
         _ = try await DemoCommand.importExample(into: store, path: staging)
