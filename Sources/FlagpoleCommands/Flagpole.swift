@@ -80,4 +80,22 @@ public struct Flagpole: AsyncParsableCommand {
             }
         }
     }
+
+    /// Runs the process's arguments as bytes, as the system hands them over: one that isn't
+    /// UTF-8 is refused (64) before any command runs. Swift's `CommandLine.arguments` would
+    /// turn each bad byte into U+FFFD, and the store would keep a name nobody typed.
+    public static func run(argumentBytes: [[UInt8]], in invocation: Invocation) async -> Int32 {
+        var arguments: [String] = []
+        for (index, bytes) in argumentBytes.enumerated() {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                let shown = String(decoding: bytes, as: UTF8.self)
+                invocation.standardError.write(
+                    "Error: argument \(index + 1) (\"\(shown)\") is not valid UTF-8: the store keeps names and values as text, so nothing was run. Write it in UTF-8 (check the terminal's or the script's encoding).\n"
+                )
+                return ExitCode.validationFailure.rawValue
+            }
+            arguments.append(text)
+        }
+        return await run(arguments, in: invocation)
+    }
 }

@@ -49,12 +49,20 @@ struct DocumentPlan {
         if let expected = options.expectedRevision, expected != (latest?.number ?? 0) {
             throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
         }
-        let configs = restored.map(\.configs) ?? latest?.configs
+        var configs = restored.map(\.configs) ?? latest?.configs
+        var removedNulls: [DocumentDiff.Change] = []
+        if let restored, let restoredConfigs = restored.configs {
+            // Configs restored as they are served: the nulls an earlier version stored in that
+            // revision come back without them, and the audit names each one removed.
+            let (document, warnings) = ConfigsDocument.decoding(stored: restoredConfigs)
+            removedNulls = ConfigsDiff.removedNulls(warnings)
+            if !removedNulls.isEmpty { configs = document.isEmpty ? nil : Data(document.rendered()) }
+        }
         let configChanges =
             configs == latest?.configs
             ? []
             : ConfigsDiff.changes(
-                from: try ConfigsDocument(stored: latest?.configs), to: try ConfigsDocument(stored: configs))
+                from: ConfigsDocument(stored: latest?.configs), to: ConfigsDocument(stored: configs)) + removedNulls
         self.configs = configs
         self.configChanges = configChanges
         let targeting = restored.map(\.targeting) ?? latest?.targeting

@@ -36,7 +36,7 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: path)
             let latest = try db.environments.revision(nil, in: scope)
             let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
-            let (document, warnings) = try ConfigsDocument.decoding(stored: latest?.configs)
+            let (document, warnings) = ConfigsDocument.decoding(stored: latest?.configs)
             return ConfigsSnapshot(revision: latest?.number, document: document, features: features, warnings: warnings)
         }
     }
@@ -98,7 +98,7 @@ extension FeatureStore {
     )
         async throws -> ConfigsOutcome
     {
-        try await changeConfigs(in: path, options: options, message: "import configs") { document in
+        try await changeConfigs(in: path, options: options, message: "import configs", replacesAll: true) { document in
             document.configs = imported.configs.map { $0.declared(as: document.config(named: $0.name)) }
             if !imported.featureTags.isEmpty { document.featureTags = imported.featureTags }
         }
@@ -148,12 +148,12 @@ extension FeatureStore {
     // MARK: The one way to change configs
 
     private func changeConfigs(
-        in path: EnvironmentPath, options: EditOptions, message: String,
+        in path: EnvironmentPath, options: EditOptions, message: String, replacesAll: Bool = false,
         change: @escaping @Sendable (inout ConfigsDocument) throws -> Void
     ) async throws -> ConfigsOutcome {
-        try await changeConfigs(in: path, options: options, message: message, pointer: Self.filePointer) {
-            document, _ in try change(&document)
-        }
+        try await changeConfigs(
+            in: path, options: options, message: message, pointer: Self.filePointer, replacesAll: replacesAll
+        ) { document, _ in try change(&document) }
     }
 
     /// Where the config at `index` is in a configs file.
@@ -166,7 +166,7 @@ extension FeatureStore {
     /// itself and against the features, first.
     private func changeConfigs(
         in path: EnvironmentPath, options: EditOptions, message: String,
-        pointer: @escaping @Sendable (Int) -> JSONPointer = filePointer,
+        pointer: @escaping @Sendable (Int) -> JSONPointer = filePointer, replacesAll: Bool = false,
         change: @escaping @Sendable (inout ConfigsDocument, [Feature]) throws -> Void
     ) async throws -> ConfigsOutcome {
         try await transaction(isReadOnly: options.isDryRun) { db in
@@ -176,7 +176,11 @@ extension FeatureStore {
                 throw DocumentError.revisionConflict(path, expected: expected, current: latest?.number)
             }
             let features = try db.features.storedFeatures(in: scope).filter { !$0.isArchived }.map(\.feature)
-            let (current, storedWarnings) = try ConfigsDocument.decoding(stored: latest?.configs)
+            let (current, storedWarnings) = ConfigsDocument.decoding(stored: latest?.configs)
+            // Configs that no longer decode are replaced whole (an import) or not at all: a
+            // change to one config would silently drop the others.
+            let undecodable = storedWarnings.filter { $0.severity == .error }
+            if !undecodable.isEmpty && !replacesAll { throw ConfigError.refused(path, issues: undecodable) }
             var next = current
             try change(&next, features)
             let segments = Set(try TargetingDocument(stored: latest?.targeting).segments.keys)
@@ -234,23 +238,33 @@ extension FeatureStore {
 
 extension ConfigsDocument {
     /// The configs a revision keeps (`nil`: none), as they are served (`decoding(stored:)`).
-    ///
-    /// - throws: `StorageError.storage` when they no longer decode, which only a damaged file explains.
-    init(stored: Data?) throws {
-        self = try Self.decoding(stored: stored).document
+    init(stored: Data?) {
+        self = Self.decoding(stored: stored).document
     }
 
     /// The configs a revision keeps, without what no app can take, and the warnings that say what
-    /// was (`ConfigsDecoder.decodeStored`).
-    ///
-    /// - throws: `StorageError.storage` when they no longer decode, which only a damaged file explains.
-    static func decoding(stored: Data?) throws -> (document: ConfigsDocument, warnings: [ConfigIssue]) {
+    /// was (`ConfigsDecoder.decodeStored`). Configs that no longer decode (only damage, or a
+    /// value an earlier version let through, explains it) are served as none, and the warnings
+    /// hold the error that says so: one environment's damage is its own reported error, never
+    /// a failure of every read of it, nor of another environment's.
+    static func decoding(stored: Data?) -> (document: ConfigsDocument, warnings: [ConfigIssue]) {
         guard let stored else { return (ConfigsDocument(), []) }
         do {
             return try ConfigsDecoder.decodeStored(Array(stored))
         } catch {
-            throw StorageError.storage(
-                reason: "the configs kept with a revision do not decode: \(error.issues.first?.description ?? "")")
+            let reason = error.issues.first.map { ": \($0.message)" } ?? ""
+            return (
+                ConfigsDocument(),
+                [
+                    ConfigIssue(
+                        .error, config: nil, pointer: .root, location: nil,
+                        message:
+                            "the configs kept with the current revision do not decode\(reason); every client is served without them",
+                        fix:
+                            "roll back to a revision whose configs read (flagpole rollback), or import the environment's configs again (flagpole config import)"
+                    )
+                ]
+            )
         }
     }
 }
@@ -320,7 +334,7 @@ extension FeatureStore {
 
     /// The configs.json a revision delivers to a client that names no user.
     func sharedConfigs(of record: RevisionRecord, in path: EnvironmentPath) throws -> [UInt8] {
-        let configs = try ConfigsDocument(stored: record.configs)
+        let configs = ConfigsDocument(stored: record.configs)
         // The features decide only the values of configs that follow one; the current
         // revision's are already decoded in its plan, and a large features.json takes a while.
         let plan = pinningPlans.plan(for: path)

@@ -109,8 +109,8 @@ extension FeatureStore {
         var diff = DocumentDiff(from: documents[0], to: documents[1])
         diff.append(
             contentsOf: ConfigsDiff.changes(
-                from: try ConfigsDocument(stored: revisions[0].configs),
-                to: try ConfigsDocument(stored: revisions[1].configs)))
+                from: ConfigsDocument(stored: revisions[0].configs),
+                to: ConfigsDocument(stored: revisions[1].configs)))
         diff.append(
             contentsOf: TargetingDiff.changes(
                 from: try TargetingDocument(stored: revisions[0].targeting),

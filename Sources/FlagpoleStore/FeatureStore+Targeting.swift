@@ -111,7 +111,7 @@ extension FeatureStore {
             var lists: [(bytes: [UInt8], sha256: [UInt8], count: Int)] = []
             let issues = try change(&next, storedFeatures.map(\.feature), &lists)
             // Configs' own rules name segments too: none may lose one.
-            let configs = try ConfigsDocument(stored: latest?.configs)
+            let configs = ConfigsDocument(stored: latest?.configs)
             let orphaned = configs.configs.filter { config in
                 config.rules.problems(variations: nil, segments: Set(next.segments.keys)).contains {
                     $0.severity == .error

@@ -28,18 +28,24 @@ extension FeatureStore {
         }
     }
 
-    /// Creates an environment for `path.tenant`, with no revision until the first import.
+    /// Creates an environment for `path.tenant`, served as `delivery` says (private, say), with
+    /// no revision until the first import.
     ///
     /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentAlreadyExists`.
     @discardableResult
-    public func createEnvironment(_ path: EnvironmentPath) async throws -> Environment {
+    public func createEnvironment(
+        _ path: EnvironmentPath, delivery: DeliverySettings = DeliverySettings()
+    ) async throws -> Environment {
         try await write { db in
             let tenant = try db.tenants.scope(of: path.tenant)
             let exists = try db.environments.all(of: tenant).contains { $0.name == path.environment.rawValue }
             guard !exists else { throw TenancyError.environmentAlreadyExists(path) }
             let record = try db.environments.insert(path.environment, of: tenant, createdAt: Date())
+            if delivery != DeliverySettings() {
+                try db.environments.updateDeliverySettings(delivery, in: try db.environments.scope(of: path))
+            }
             return Environment(
-                path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: DeliverySettings(),
+                path: path, createdAt: record.createdAt, revision: nil, featureCount: 0, delivery: delivery,
                 marking: EnvironmentMarking())
         }
     }

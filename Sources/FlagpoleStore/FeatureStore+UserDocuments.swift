@@ -107,7 +107,7 @@ extension FeatureStore {
             stored: try head.revision.flatMap { try db.environments.targeting(ofRevision: $0, in: head.scope) })
         let plan = PinningPlan(
             head: head, document: try db.currentDocument(in: head.scope, features: features), features: features,
-            configs: try ConfigsDocument(stored: configs), targeting: targeting,
+            configs: ConfigsDocument(stored: configs), targeting: targeting,
             segments: try targeting.segments.values.map { try Self.segment($0, in: head.scope, db: db) })
         pinningPlans.keep(plan)
         return plan

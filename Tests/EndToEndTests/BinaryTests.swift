@@ -29,6 +29,22 @@ struct BinaryTests {
         #expect(failure.stderr.contains("There is no database at \(cli.databasePath)."), "\(failure.stderr)")
     }
 
+    @Test("An argument that isn't UTF-8 is refused with 64, naming it, and nothing is written")
+    func argumentsNotUTF8() throws {
+        #expect(try cli.runBinary(["tenant", "create", "acme"]).status == 0)
+        // A shell passes the byte 0xFF as it is; Swift's CommandLine.arguments would read U+FFFD.
+        let child = try ChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", #"exec "$0" tenant create globex --name "$(printf 'Globex\377')""#, CLI.executable.path],
+            in: cli.directory, environment: cli.commandEnvironment)
+        let (_, _, err) = child.finishWithBytes()
+        let stderr = String(decoding: err, as: UTF8.self)
+        #expect(child.process.terminationStatus == 64)
+        #expect(stderr.contains("argument 5") && stderr.contains("is not valid UTF-8"), "\(stderr)")
+        let list = try cli.runBinary(["tenant", "list"])
+        #expect(list.stdout.contains("acme") && !list.stdout.contains("globex"), "\(list.stdout)")
+    }
+
     @Test("A pipe into `-` is read to its end; a relative --db is a file of the working directory")
     func standardInputAndWorkingDirectory() throws {
         let created = try cli.runBinary(["tenant", "create", "acme", "--db", "./here.sqlite"])

@@ -127,6 +127,30 @@ struct CommandLineTests {
         #expect(listedAgain.first?["colour"] is NSNull)
     }
 
+    @Test("env create --private and env access make an environment private or public; env list shows which")
+    func environmentAccess() async throws {
+        #expect(await cli.run(["tenant", "create", "acme"]).status == 0)
+        let created = await cli.run(["env", "create", "staging", "--tenant", "acme", "--private"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("Created private environment acme/staging."))
+        func access() async throws -> [String: Bool] {
+            let listed = try #require(
+                try await cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+            return Dictionary(
+                uniqueKeysWithValues: listed.map { ($0["name"] as? String ?? "", $0["private"] as? Bool ?? false) })
+        }
+        #expect(try await access() == ["production": false, "staging": true])
+        let table = await cli.run(["env", "list", "--tenant", "acme"]).stdout
+        #expect(table.contains("ACCESS") && table.contains("private") && table.contains("public"), "\(table)")
+
+        #expect(await cli.run(["env", "access", "production", "--tenant", "acme", "--private"]).status == 0)
+        let opened = await cli.run(["env", "access", "staging", "--tenant", "acme", "--public"])
+        #expect(opened.stdout.contains("acme/staging is public"), "\(opened.stderr)")
+        #expect(try await access() == ["production": true, "staging": false])
+        let neither = await cli.run(["env", "access", "staging", "--tenant", "acme"])
+        #expect(neither.status == 64 && neither.stderr.contains("--private"), "\(neither.stderr)")
+    }
+
     @Test("A bad argument is a usage error (exit 64); an unknown tenant says how to create it (exit 1)")
     func errorsAndExitCodes() async throws {
         let badSlug = await cli.run(["tenant", "create", "Not A Slug"])

@@ -104,6 +104,70 @@ struct ConfigsForAppsTests {
     }
 
     @Test(
+        "A rule's served value is checked as a default is: too small for a double, or an integer a json value would change",
+        arguments: [("double", "1e-400"), ("json", #"{"a": 1e-400}"#), ("json", #"{"id": 9007199254740993}"#)])
+    func ruleValuesChecked(type: String, value: String) throws {
+        let defaultValue = type == "json" ? "{}" : "1.5"
+        let file =
+            #"{"configs": [{"name": "c", "type": "\#(type)", "default": \#(defaultValue), "rules": [{"id": "r", "clauses": [], "serve": {"value": \#(value)}}]}]}"#
+        let issues = Self.issues(of: file)
+        #expect(issues.count == 1, "\(issues)")
+        #expect(issues.first?.pointer.description.hasPrefix("/configs/0/rules/0/serve/value") == true, "\(issues)")
+    }
+
+    @Test(
+        "An integer beyond ±(2^53 − 1) in a json config is refused with what it would become, never rounded silently",
+        arguments: ["9007199254740993", "-9007199254740993", "99999999999999999999", "9007199254740992"])
+    func largeIntegersRefused(text: String) throws {
+        #expect(throws: ConfigValueProblem.self) { try ConfigValue(text: #"{"id": \#(text)}"#, as: .json) }
+        let issues = Self.issues(
+            of: #"{"configs": [{"name": "j", "type": "json", "default": {"ids": [1, \#(text)]}}]}"#)
+        #expect(issues.map(\.pointer.description) == ["/configs/0/default/ids/1"])
+        #expect(issues.first?.message.contains("served as") == true, "\(issues)")
+        // A double config is a double: apps read it as one, as written.
+        #expect(Self.issues(of: #"{"configs": [{"name": "d", "type": "double", "default": \#(text)}]}"#).isEmpty)
+    }
+
+    @Test("Integers up to ±(2^53 − 1), and large numbers written with an exponent or a point, stay in json configs")
+    func exactNumbersKept() throws {
+        for text in ["9007199254740991", "-9007199254740991", "1e20", "12345678901234567890.5", "0.1"] {
+            _ = try ConfigValue(text: #"{"n": \#(text)}"#, as: .json)
+        }
+    }
+
+    /// `{"a": {"a": … 1}}`, `levels` objects deep.
+    static func nested(_ levels: Int) -> String {
+        String(repeating: #"{"a":"#, count: levels) + "1" + String(repeating: "}", count: levels)
+    }
+
+    @Test("A json config nested deeper than 32 levels is refused on the command line and in a file")
+    func deepValuesRefused() throws {
+        _ = try ConfigValue(text: Self.nested(ConfigValue.maximumJSONDepth), as: .json)
+        for levels in [ConfigValue.maximumJSONDepth + 1, 300, 508] {
+            #expect(throws: ConfigValue.depthProblem) { try ConfigValue(text: Self.nested(levels), as: .json) }
+            let issues = Self.issues(
+                of: #"{"configs": [{"name": "deep", "type": "json", "default": \#(Self.nested(levels))}]}"#)
+            #expect(issues.map(\.message) == [ConfigValue.depthProblem.message])
+        }
+        let array = String(repeating: "[", count: 33) + String(repeating: "]", count: 33)
+        #expect(
+            Self.issues(of: #"{"configs": [{"name": "deep", "type": "json", "default": {"a": \#(array)}}]}"#).count == 1
+        )
+    }
+
+    @Test(
+        "A value an earlier version stored deeper than the parser's bound, three levels down, still reads, with a warning"
+    )
+    func storedDeepValuesRead() throws {
+        let stored =
+            #"{"configs": [{"name": "deep", "type": "json", "default": \#(Self.nested(JSONParser.maximumDepth - 1))}]}"#
+        #expect(throws: ConfigsRefused.self) { try ConfigsDecoder.decode(Array(stored.utf8)) }
+        let (document, warnings) = try ConfigsDecoder.decodeStored(Array(stored.utf8))
+        #expect(document.configs.map(\.name) == ["deep"])
+        #expect(warnings.count == 1 && warnings.first?.message.contains("served as it is") == true, "\(warnings)")
+    }
+
+    @Test(
         "Zero written any way, and the smallest subnormal, are numbers",
         arguments: ["0", "0.0", "-0e10", "0e-400", "5e-324"])
     func zerosAccepted(text: String) throws {

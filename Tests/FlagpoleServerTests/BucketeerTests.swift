@@ -432,6 +432,28 @@ struct BucketeerTests {
         #expect(try await server.store.allRecordedUsers(of: TestServer.abTest) == 0)
     }
 
+    @Test("The router's own 404 and 405 under a Bucketeer path are in the SDK's error shape, saying what to fix")
+    func routerRefusalsInTheSDKShape() async throws {
+        let server = try await OFREPTests.server()
+        try await server.test { client in
+            // An apiEndpoint without the environment, one with a path too many, and a GET.
+            for path in ["/t/acme/get_evaluations", "/t/acme/production/v1/register_events", "/api/get_evaluations"] {
+                let response = try await client.send(
+                    .post, path, headers: Self.sdkHeaders("k"), body: try Self.evaluationsBody())
+                #expect(response.status == .notFound, "\(path)")
+                let error = try BucketeerWire.decode(BucketeerWire.ErrorResponse.self, response.bytes).error
+                #expect(
+                    error.code == 404 && error.message.contains("apiEndpoint is https://HOST/t/TENANT/ENV"), "\(path)")
+            }
+            let get = try await client.send(.get, "\(Self.base)/get_evaluations", headers: Self.sdkHeaders("k"))
+            #expect(get.status == .methodNotAllowed && get.headers[.allow] == "POST")
+            #expect(try BucketeerWire.decode(BucketeerWire.ErrorResponse.self, get.bytes).error.code == 405)
+            // Other paths keep the API's shape.
+            let api = try await client.send(.get, "/api/v1/nowhere").json
+            #expect(api["error"]?["code"] == .string("not_found"))
+        }
+    }
+
     // MARK: The strict decoding, proved strict
 
     @Test(

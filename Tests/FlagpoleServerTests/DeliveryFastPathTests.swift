@@ -5,9 +5,7 @@ import Glibc
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Logging
 import NIOCore
-import Prometheus
 import Testing
 
 @testable import FlagpoleServer
@@ -17,17 +15,6 @@ import Testing
 @Suite("Delivery on the event loop (DeliveryFastPath)")
 struct DeliveryFastPathTests {
     static let url = "/t/acme/production/features.json"
-
-    func live<Value: Sendable>(
-        _ server: TestServer, _ test: @Sendable (any TestClientProtocol) async throws -> Value
-    ) async throws -> Value {
-        // A registry of its own: the counts these tests compare are this application's alone,
-        // whatever other tests' servers count meanwhile.
-        let application = ServerApplication.make(
-            store: server.store, configuration: ServerConfiguration(port: 0, accessLogLevel: .debug),
-            registry: PrometheusCollectorRegistry(), logger: Logger(label: "test"))
-        return try await application.test(.live, test)
-    }
 
     @Test("Once rendered, the document is answered with the router's headers and bytes, 304 and gzip included")
     func sameAnswerAsTheRouter() async throws {
@@ -39,7 +26,7 @@ struct DeliveryFastPathTests {
                 try await client.send(.get, Self.url, headers: [.acceptEncoding: "gzip"])
             )
         }
-        try await live(server) { client in
+        try await server.live { client in
             _ = try await client.send(.get, Self.url)  // rendered by the router, then cached
             let hitsBefore =
                 try await client.send(.get, "/metrics").text.firstMatch(
@@ -70,7 +57,7 @@ struct DeliveryFastPathTests {
     @Test("Private environments, query strings and writes still go through the router")
     func routerStillDecides() async throws {
         let server = try await TestServer()
-        try await live(server) { client in
+        try await server.live { client in
             _ = try await client.send(.get, Self.url)
             let patched = try await client.send(
                 .patch, "/api/v1/tenants/acme/environments/production", key: server.key("acme", .admin),
@@ -88,7 +75,7 @@ struct DeliveryFastPathTests {
     @Test("Pipelined requests are answered in order, even when the first one needs the router")
     func pipelinedRequestsKeepTheirOrder() async throws {
         let server = try await TestServer()
-        try await live(server) { client in
+        try await server.live { client in
             _ = try await client.send(.get, Self.url)  // cached, so the second request could be answered at once
             let port = try #require(client.port)
             let raw = try await Task.detached {
@@ -121,7 +108,7 @@ extension DeliveryFastPathTests {
     func usersDocumentsOnTheEventLoop() async throws {
         let server = try await TestServer()
         let routed = try await server.test { client in try await client.send(.get, Self.url + "?user=known") }
-        try await live(server) { client in
+        try await server.live { client in
             // The first fetch builds the revision's plan (through the router); the next are the fast path's.
             _ = try await client.send(.get, Self.url + "?user=planner")
             let before = try await userDocumentsOnEventLoop(client)
@@ -155,7 +142,7 @@ extension DeliveryFastPathTests {
     )
     func pipelinedBehindACommit() async throws {
         let server = try await TestServer()
-        try await live(server) { client in
+        try await server.live { client in
             _ = try await client.send(.get, Self.url + "?user=planner")  // the revision's plan, built
             _ = try await client.send(.get, Self.url)  // the shared document, cached
             let before = try await userDocumentsOnEventLoop(client)
@@ -235,7 +222,7 @@ extension DeliveryFastPathTests {
                 .post, "/t/acme/production/get_evaluations", headers: BucketeerTests.sdkHeaders("k"), body: body)
         }
         let token = try BucketeerWire.decode(BucketeerWire.GetEvaluationsResponse.self, routed.bytes).userEvaluationsId
-        try await live(server) { client in
+        try await server.live { client in
             func poll(_ body: String, key: String) async throws -> TestResponse {
                 try await client.send(
                     .post, "/t/acme/production/get_evaluations", headers: BucketeerTests.sdkHeaders(key), body: body)

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Metrics
 import NIOCore
 import Prometheus
@@ -71,6 +72,16 @@ struct TestServer {
     /// Runs `test` against the router, in memory.
     func test<Value: Sendable>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         try await application.test(.router, test)
+    }
+
+    /// Runs `test` against the whole application on a real port, the event loop's fast path
+    /// (`DeliveryFastPath`) included. The application counts in a registry of its own: the counts
+    /// a test compares are its alone, whatever other tests' servers count meanwhile.
+    func live<Value: Sendable>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let application = ServerApplication.make(
+            store: store, configuration: ServerConfiguration(port: 0, accessLogLevel: .debug),
+            registry: PrometheusCollectorRegistry(), logger: Logger(label: "test"))
+        return try await application.test(.live, test)
     }
 
     static func fixture(_ name: String) throws -> [UInt8] {

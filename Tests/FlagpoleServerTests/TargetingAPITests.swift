@@ -1,5 +1,6 @@
 import FlagpoleCore
 import FlagpoleStore
+import FlagpoleTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -287,6 +288,79 @@ struct TargetingAPITests {
             let row = try #require(evaluated["features"]?.array?.first { $0["feature"] == .string(TestServer.abTest) })
             #expect(row["reason"] == .string("rule") && row["rule"] == .string("de-gets-b"))
             #expect(row["variation"] == .string("Group B"))
+        }
+    }
+
+    /// Attribute names a team may write rules on: non-ASCII, spaces, and the characters a query
+    /// string treats specially (`&`, `=`, `%`, `+`), then names drawn at random from them.
+    static func awkwardAttributeNames(seed: UInt64) -> [String] {
+        let alphabet = Array("aZ9ßé日 &=%+-.")
+        var generator = SeededGenerator(seed: seed)
+        let drawn = (0..<6).map { _ in
+            String(
+                (0..<Int.random(in: 1...8, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+        }
+        return ["städte", "app version", "a&b", "x=y", "100%", "c++", "ü + ö"] + drawn
+    }
+
+    /// A query string's part as a client that encodes everything but RFC 3986's unreserved
+    /// characters writes it (`URLComponents` leaves `&`, `=` and `+` alone; a careful app doesn't).
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(
+                charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))!
+    }
+
+    @Test(
+        "Attribute names in a query are percent-decoded as values are: a rule on any name places a user alike from features.json, configs.json, OFREP and Bucketeer, on the router and on the event loop",
+        arguments: [false, true])
+    func attributeNamesDecode(onEventLoop: Bool) async throws {
+        let server = try await OFREPTests.server()
+        let seed = SeededGenerator.seed(fromEnvironment: "FLAGPOLE_ATTRIBUTE_NAMES_SEED")
+        let candidates = (0..<400).map { "device-\($0)" }
+        var inGroupA: [String] = []
+        for candidate in candidates where try await Self.naturalGroup(of: candidate, in: server) == "Group A" {
+            inGroupA.append(candidate)
+        }
+        let names = Self.awkwardAttributeNames(seed: seed)
+        try #require(inGroupA.count >= 4 * names.count)
+        for (index, name) in names.enumerated() {
+            _ = try await server.store.setRules(
+                [
+                    TargetingRule(
+                        id: "r-\(index)",
+                        clauses: [Clause(attribute: name, op: .equals, values: [.string("yes + no")])],
+                        serve: .variation("Group B"))
+                ], ofFeature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
+            let users = inGroupA[(4 * index)..<(4 * index + 4)].map { $0 }
+            let query = "attr.\(Self.encoded(name))=\(Self.encoded("yes + no"))"
+            var contextObject: JSONObject = ["targetingKey": .string(users[2])]
+            contextObject.append(name, .string("yes + no"))
+            let context = JSONWriter(style: .compact).string(of: ["context": .object(contextObject)])
+            let ask: @Sendable (any TestClientProtocol) async throws -> [String?] = { client in
+                let pinned = try await client.send(.get, "\(Self.features)?user=\(users[0])&\(query)")
+                #expect(pinned.status == .ok, "\(pinned.text)")
+                let configs = try await client.send(.get, "/t/acme/production/configs.json?user=\(users[1])&\(query)")
+                #expect(configs.status == .ok, "\(configs.text)")
+                let ofrep = try await client.send(.post, Self.ofrep, body: context)
+                let bucketeer = try await BucketeerTests.poll(
+                    client, key: "k", body: try BucketeerTests.evaluationsBody(user: users[3], data: [name: "yes + no"])
+                )
+                // The user OFREP placed fetches their own file, naming the attribute in the query:
+                // the rule still holds them, and what is kept is the name as written.
+                let again = try await client.send(.get, "\(Self.features)?user=\(users[2])&\(query)")
+                return [
+                    try OFREPTests.pinnedVariation(of: TestServer.abTest, in: pinned.bytes),
+                    try configs.json["title"] == .string("Hello") ? "Group B" : "not Group B",
+                    try ofrep.json["variant"]?.string,
+                    bucketeer.evaluations.evaluations.first { $0.featureId == TestServer.abTest }?.variationValue,
+                    try OFREPTests.pinnedVariation(of: TestServer.abTest, in: again.bytes),
+                ]
+            }
+            let groups = try await onEventLoop ? server.live(ask) : server.test(ask)
+            #expect(groups == Array(repeating: "Group B", count: 5), "attribute \"\(name)\" (seed \(seed))")
+            let kept = try await server.store.keptAttributes(of: UserID(rawValue: users[0]), in: TestServer.acme)
+            #expect(kept?.values.keys.sorted() == [name], "attribute \"\(name)\" (seed \(seed))")
         }
     }
 

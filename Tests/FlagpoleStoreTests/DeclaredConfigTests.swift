@@ -177,6 +177,85 @@ struct DeclaredConfigTests {
             ])
         #expect(try await store.configs(in: .acmeProduction).warnings.isEmpty)
         #expect(try await store.configWarnings().isEmpty)
+
+        // A rollback to the revision with the nulls restores its configs as they are served.
+        let withNulls = outcome.revision - 1
+        let rollback = try await store.rollBack(.acmeProduction, to: withNulls, options: Self.options)
+        #expect(try await store.configs(in: .acmeProduction).warnings.isEmpty)
+        #expect(try await store.configWarnings().isEmpty)
+        let audit = try await store.auditRows(ofRevision: rollback.revision)
+        #expect(
+            audit.filter { $0.change == "removed" && $0.beforeJSON == "null" }.compactMap(\.field).sorted() == [
+                "/configs/0/default/accent", "/configs/0/default/list/1",
+            ], "\(audit)")
+    }
+
+    /// A json value `levels` objects deep.
+    static func nested(_ levels: Int) -> JSONObject {
+        (1..<levels).reduce(["a": .number(1)]) { inner, _ in ["a": .object(inner)] }
+    }
+
+    /// Writes a revision whose configs are `bytes`, as an earlier version (or damage) left them.
+    static func storeConfigs(_ bytes: String, in store: FeatureStore) async throws {
+        try await store.write { db in
+            let scope = try db.environments.scope(of: .acmeProduction)
+            let latest = try #require(try db.environments.revision(nil, in: scope))
+            try db.environments.insertRevision(
+                number: latest.number + 1, kind: .edit, actor: "an earlier version", message: "configs as found",
+                document: Array(latest.document), configs: Array(bytes.utf8), targeting: nil, changes: [], in: scope,
+                at: Date())
+        }
+    }
+
+    @Test(
+        "A json value an earlier version stored 511 levels deep still reads: served, reported, and the config can be deleted"
+    )
+    func storedDeepValue() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "Dark mode", "enabled": true}]}"#)
+        let deep = JSONWriter(style: .compact).string(of: .object(Self.nested(JSONParser.maximumDepth - 1)))
+        try await Self.storeConfigs(
+            #"{"configs": [{"name": "deep", "type": "json", "default": \#(deep)}, {"name": "count", "type": "int", "default": 3}]}"#,
+            in: store)
+        let snapshot = try await store.configs(in: .acmeProduction)
+        #expect(snapshot.document.configs.map(\.name) == ["deep", "count"])
+        #expect(snapshot.warnings.map(\.message) == ["\(ConfigValue.depthProblem.message): served as it is"])
+        #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
+        let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
+        #expect(shared.contains(#""count": 3"#))
+        _ = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
+        // A write of another config leaves it as it is; deleting it clears the warning.
+        _ = try await store.setConfig(
+            Config(name: "count", type: .int, defaultValue: .int(4)), in: .acmeProduction, options: Self.options)
+        _ = try await store.deleteConfig(named: "deep", in: .acmeProduction, options: Self.options)
+        #expect(try await store.configWarnings().isEmpty)
+    }
+
+    @Test(
+        "Configs a revision keeps that no longer decode are that environment's reported error: served without them, refused to partial writes, replaced by an import"
+    )
+    func undecodableStoredConfigs() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "Dark mode", "enabled": true}]}"#)
+        try await Self.storeConfigs(#"{"configs": [{"name": "x", "type": "json", "default": {"a": [}}]}"#, in: store)
+        let snapshot = try await store.configs(in: .acmeProduction)
+        #expect(snapshot.document.configs.isEmpty)
+        #expect(snapshot.warnings.count == 1 && snapshot.warnings.first?.severity == .error)
+        #expect(snapshot.warnings.first?.message.contains("do not decode") == true)
+        #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
+        let served = try await store.sharedConfigs(in: .acmeProduction).bytes
+        #expect(try JSONParser.parse(served).value == .object(JSONObject()))
+        _ = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
+        let refused = await Self.refusal {
+            _ = try await store.setConfig(
+                Config(name: "count", type: .int, defaultValue: .int(4)), in: .acmeProduction, options: Self.options)
+        }
+        #expect(refused.first?.message.contains("do not decode") == true)
+        _ = try await store.importConfigs(
+            ConfigsDocument(configs: [Config(name: "count", type: .int, defaultValue: .int(4))]), in: .acmeProduction,
+            options: Self.options)
+        #expect(try await store.configs(in: .acmeProduction).document.configs.map(\.name) == ["count"])
+        #expect(try await store.configWarnings().isEmpty)
     }
 
     @Test(
@@ -264,12 +343,15 @@ struct DeclaredConfigTests {
         #expect(issues.map(\.pointer.description) == ["/name"])
     }
 
-    @Test("setConfig and importConfigs both refuse a null and a control character: the store checks what it stores")
+    @Test(
+        "setConfig and importConfigs refuse a null, a control character and a value nested too deep: the store checks what it stores"
+    )
     func storeChecksWhatItStores() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let nulls = Config(name: "nulls", type: .json, defaultValue: .json(["a": .null]))
         let bell = Config(name: "bell", type: .string, defaultValue: .string("ding\u{7}"))
-        for config in [nulls, bell] {
+        let deep = Config(name: "deep", type: .json, defaultValue: .json(Self.nested(ConfigValue.maximumJSONDepth + 1)))
+        for config in [nulls, bell, deep] {
             let issues = await Self.refusal {
                 _ = try await store.setConfig(config, in: .acmeProduction, options: Self.options)
             }

@@ -104,6 +104,34 @@ struct TargetingStoreTests {
         #expect(try await store.targeting(in: .acmeProduction).featureRules.isEmpty)
     }
 
+    @Test("Rules built in code hold only what reads back: a number for `before`, text for `versionEquals`, are refused")
+    func rulesBuiltInCodeChecked() async throws {
+        let store = try await Self.store()
+        let revision = try await store.revision(of: .acmeProduction).number
+        let clauses = [
+            Clause(attribute: "signedUp", op: .before, values: [.number(1_700_000_000)]),
+            Clause(attribute: "appVersion", op: .versionEquals, values: [.string("five")]),
+            Clause(attribute: "age", op: .greaterThan, values: [.string("old")]),
+        ]
+        for clause in clauses {
+            await #expect {
+                try await store.setRules(
+                    [TargetingRule(id: "r", clauses: [clause], serve: .variation("A"))], ofFeature: "Checkout",
+                    in: .acmeProduction, options: Self.options)
+            } throws: { error in
+                guard case TargetingError.refused(_, let issues) = error else { return false }
+                return issues.map(\.pointer.description) == ["/rules/0/clauses/0/values/0"]
+            }
+        }
+        #expect(try await store.revision(of: .acmeProduction).number == revision)
+        // The same values written the way the decoder reads them are taken.
+        let taken = Clause(attribute: "signedUp", op: .before, values: [.string("2026-11-23T09:30:00Z")])
+        _ = try await store.setRules(
+            [TargetingRule(id: "r", clauses: [taken], serve: .variation("A"))], ofFeature: "Checkout",
+            in: .acmeProduction, options: Self.options)
+        #expect(try await store.targeting(in: .acmeProduction).featureRules.count == 1)
+    }
+
     @Test("Rules: applied with warnings, kept through feature and config edits, gone and back with rollbacks")
     func rulesThroughRevisions() async throws {
         let store = try await Self.store()

@@ -2,18 +2,32 @@ import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
 
-/// `flagpole env create|list|mark`.
+/// `flagpole env create|list|mark|access`.
 struct EnvCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "env",
         abstract: "Create, list and mark a tenant's environments (each one is one features.json).",
-        subcommands: [Create.self, List.self, Mark.self])
+        subcommands: [Create.self, List.self, Mark.self, Access.self])
+
+    /// Who may fetch an environment's documents.
+    enum Visibility: String, EnumerableFlag {
+        case `private`, `public`
+
+        static func help(for value: Self) -> ArgumentHelp? {
+            switch value {
+            case .private: "Its documents, OFREP and Bucketeer calls need a key of the tenant (a delivery key)."
+            case .public: "Anyone may fetch its documents (the default for a new environment)."
+            }
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an environment.")
 
         @Argument(help: ArgumentHelp("The environment's name, such as staging.", valueName: "name"))
         var name: String
+
+        @Flag var visibility: Visibility = .public
 
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var database: DatabaseOptions
@@ -24,9 +38,10 @@ struct EnvCommand: ParsableCommand {
 
         func run() async throws {
             let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
-            try await database.openStore().createEnvironment(path)
+            try await database.openStore().createEnvironment(
+                path, delivery: DeliverySettings(isPrivate: visibility == .private))
             Console.out(
-                "Created environment \(path). Import its features with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
+                "Created \(visibility.rawValue) environment \(path). Import its features with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
             )
         }
     }
@@ -44,11 +59,12 @@ struct EnvCommand: ParsableCommand {
                 Console.json(.array(environments.map(\.jsonValue)))
                 return
             }
-            var table = TextTable("NAME", "REVISION", "FEATURES", "COLOUR", "REASON", "CREATED")
+            var table = TextTable("NAME", "REVISION", "FEATURES", "ACCESS", "COLOUR", "REASON", "CREATED")
             for environment in environments {
                 table.append(
                     environment.path.environment.rawValue, environment.revision.map(String.init) ?? "-",
-                    String(environment.featureCount), environment.marking.colour?.rawValue ?? "-",
+                    String(environment.featureCount), environment.delivery.isPrivate ? "private" : "public",
+                    environment.marking.colour?.rawValue ?? "-",
                     environment.marking.requiresReason ? "required" : "-", environment.createdAt.iso8601)
             }
             Console.out(table.text)
@@ -107,6 +123,38 @@ struct EnvCommand: ParsableCommand {
             Console.out(
                 "Environment \(path): colour \(marking.colour?.rawValue ?? "none"), "
                     + (marking.requiresReason ? "changes need a reason." : "changes need no reason."))
+        }
+    }
+
+    /// `flagpole env access NAME --private`: who may fetch the environment's documents, as the
+    /// API's `PATCH {"private": true}` sets it.
+    struct Access: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an environment private (its documents need a key) or public.",
+            discussion:
+                "Takes effect at the next request to a server on the same database. A private environment's Cache-Control may not be public."
+        )
+
+        @Argument(help: ArgumentHelp("The environment's name, such as staging.", valueName: "name"))
+        var name: String
+
+        @Flag var visibility: Visibility
+
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func validate() throws {
+            _ = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
+        }
+
+        func run() async throws {
+            let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
+            let isPrivate = visibility == .private
+            _ = try await database.openStore().updateDelivery(of: path) { $0.isPrivate = isPrivate }
+            Console.out(
+                isPrivate
+                    ? "Environment \(path) is private: its documents, OFREP and Bucketeer calls need a key of the tenant (`flagpole key create --tenant \(path.tenant) --role delivery`)."
+                    : "Environment \(path) is public: anyone may fetch its documents.")
         }
     }
 }

@@ -19,7 +19,7 @@ enum TargetingOutput {
         let kept = plan.keptByApps.reduce(0) { $0 + $1.users }
         if kept > 0 {
             lines.append(
-                "  \(kept) FeatureFlags app\(kept == 1 ? "" : "s") keep\(kept == 1 ? "s" : "") its group: the point it cached decides, not rules (FORMAT §6)"
+                "  \(kept) FeatureFlags app\(kept == 1 ? "" : "s") keep\(kept == 1 ? "s its" : " their") group: the point \(kept == 1 ? "it" : "each") cached decides, not rules (FORMAT §6)"
             )
             for move in plan.keptByApps {
                 lines.append("    stay in \(move.from) (rules say \(move.to)): \(move.users)")

@@ -25,8 +25,8 @@ public enum ImportReview {
             Diagnostic(
                 .featureAbsent, feature: feature.name, pointer: decoded.featuresPointer, location: nil,
                 message:
-                    "\"\(feature.name)\" is in the store but not in this file; it will be archived, and devices keep their last copy of it",
-                fix: "to switch it off on devices, keep it in the file with \"enabled\": false")
+                    "\"\(feature.name)\" is in the store but not in this file; it will be archived: FeatureFlags apps keep their last copy of it, while Bucketeer and OpenFeature apps fall back to the default in their code",
+                fix: "to switch it off on every device, keep it in the file with \"enabled\": false")
         }
         return decoded.locate(findings) + absent
     }

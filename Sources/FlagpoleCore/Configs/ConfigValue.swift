@@ -127,10 +127,7 @@ public enum ConfigValue: Hashable, Sendable {
             } catch {
                 throw ConfigValueProblem(message: "the JSON value does not parse: \(error.message)", fix: error.fix)
             }
-            if let pointer = JSONParser.underflows(in: parsed, at: .root, source: bytes).first?.pointer {
-                throw Self.underflowProblem(
-                    "the number at \(pointer.description.isEmpty ? "the root" : pointer.description)")
-            }
+            if let first = Self.numberProblems(in: parsed, as: .json, source: bytes).first { throw first.problem }
             try self.init(parsed.value, as: .json)
         }
         if let first = problemsForApps.first { throw first.problem }
@@ -144,11 +141,35 @@ public enum ConfigValue: Hashable, Sendable {
     /// - a C0 control character other than tab, line feed and carriage return in a string (or a
     ///   key of a `json` value): XML 1.0 has no form for it, so the override plist that holds it is
     ///   refused whole by strict readers (Python's `plistlib`).
+    /// - a `json` value nested deeper than `maximumJSONDepth`: `persist()` copies every level
+    ///   into `UserDefaults` (55 s at 300 levels on Linux), and every reader recurses through it.
     public var problemsForApps: [(pointer: JSONPointer, problem: ConfigValueProblem)] {
         switch self {
         case .bool, .int, .double: []
         case .string(let text): Self.controlProblem(in: text).map { [(.root, $0)] } ?? []
-        case .json(let object): Self.problemsForApps(in: .object(object), at: .root)
+        case .json(let object):
+            Self.problemsForApps(in: .object(object), at: .root)
+                + (Self.depth(of: .object(object)) > Self.maximumJSONDepth ? [(.root, Self.depthProblem)] : [])
+        }
+    }
+
+    /// The deepest nesting of objects and arrays a `json` value may have: a config is settings,
+    /// not a data set, and a few levels is what one needs (the parser's own bound, 512, is
+    /// there to protect its stack, not apps).
+    public static let maximumJSONDepth = 32
+
+    /// Why a value nested deeper than `maximumJSONDepth` is refused.
+    public static let depthProblem = ConfigValueProblem(
+        message:
+            "the value is nested deeper than \(maximumJSONDepth) levels of objects and arrays, more than an app should persist: SwiftFeatureConfigs' persist() copies every level into UserDefaults",
+        fix: "flatten it to \(maximumJSONDepth) levels or fewer")
+
+    /// How many objects and arrays deep `value` is: 0 for a scalar, 1 for `{}`.
+    static func depth(of value: JSONValue) -> Int {
+        switch value {
+        case .null, .bool, .number, .string: 0
+        case .array(let elements): 1 + (elements.lazy.map(depth).max() ?? 0)
+        case .object(let object): 1 + (object.members.lazy.map { depth(of: $0.value) }.max() ?? 0)
         }
     }
 
@@ -169,6 +190,34 @@ public enum ConfigValue: Hashable, Sendable {
                 (controlProblem(in: member.key).map { [(pointer.appending(member.key), $0)] } ?? [])
                     + problemsForApps(in: member.value, at: pointer.appending(member.key))
             }
+        }
+    }
+
+    /// What the text of a value of `type` says that reading it lost, each with where it is in
+    /// the value and in `source` (which `node` was parsed from): a number other than zero that
+    /// reads as zero (`1e-400`), and in a `json` value an integer beyond ±(2^53 − 1), which reads
+    /// as a neighbour (`9007199254740993` as `…992`) or another form (`99999999999999999999` as
+    /// `1e+20`). Flagpole never changes a number silently: each is refused with its reason.
+    public static func numberProblems(
+        in node: JSONNode, as type: ConfigType, source: [UInt8]
+    ) -> [(pointer: JSONPointer, offset: Int, problem: ConfigValueProblem)] {
+        JSONParser.numbers(in: node, at: .root, source: source).compactMap { number in
+            if JSONParser.underflows(number.written.utf8, to: number.value) {
+                return (number.pointer, number.offset, underflowProblem(number.written))
+            }
+            let isInteger = !number.written.contains { ".eE".contains($0) }
+            if type == .json, isInteger, abs(number.value) > Double(intRange.upperBound) {
+                return (
+                    number.pointer, number.offset,
+                    ConfigValueProblem(
+                        message:
+                            "\(number.written) is beyond the integers every client reads exactly (±(2^53 − 1)): it would be stored and served as \(JSONWriter(style: .compact).string(of: .number(number.value)))",
+                        fix:
+                            "write it as a string if it is an identifier, or with an exponent (1e20) if it is a quantity"
+                    )
+                )
+            }
+            return nil
         }
     }
 

@@ -51,7 +51,7 @@ public enum ConfigsDecoder {
     ) throws(ConfigsRefused) -> (
         ConfigsDocument, warnings: [ConfigIssue], options: JSONObject
     ) {
-        var issues = IssueList(bytes)
+        var issues = IssueList(bytes, isStored: source == .stored)
         guard bytes.count <= DocumentDecoder.maximumInputSize else {
             throw ConfigsRefused([
                 ConfigIssue(
@@ -63,7 +63,9 @@ public enum ConfigsDecoder {
         }
         let root: JSONNode
         do {
-            root = try JSONParser.parse(bytes)
+            // What a revision keeps holds each value a few levels below where it was checked.
+            let depth = JSONParser.maximumDepth + (source == .stored ? JSONParser.storedDepthAllowance : 0)
+            root = try JSONParser.parse(bytes, maximumDepth: depth)
         } catch {
             issues.error(nil, .root, offset: error.offset, error.message, fix: error.fix)
             throw ConfigsRefused(issues.all)
@@ -205,9 +207,8 @@ public enum ConfigsDecoder {
         var valueOffsets: [JSONPointer: Int] = [:]
         func value(_ node: JSONNode, at pointer: JSONPointer) -> ConfigValue? {
             valueOffsets[pointer] = node.offset
-            if case .input = source {
-                for (at, offset, written) in JSONParser.underflows(in: node, at: .root, source: issues.bytes) {
-                    let problem = ConfigValue.underflowProblem(written)
+            if !issues.isStored {
+                for (at, offset, problem) in ConfigValue.numberProblems(in: node, as: type, source: issues.bytes) {
                     issues.error(name, pointer.appending(at), offset: offset, problem.message, fix: problem.fix)
                 }
             }
@@ -404,10 +405,14 @@ public enum ConfigsDecoder {
 struct IssueList {
     /// The file, which the issues locate themselves in.
     let bytes: [UInt8]
+    /// Whether the file is what a revision keeps, which an earlier version checked by its rules:
+    /// a check added since reports, and never makes a stored revision unreadable.
+    let isStored: Bool
     private var pending: [(issue: ConfigIssue, offset: Int?)] = []
 
-    init(_ bytes: [UInt8]) {
+    init(_ bytes: [UInt8], isStored: Bool = false) {
         self.bytes = bytes
+        self.isStored = isStored
     }
 
     var errorCount: Int { pending.count { $0.issue.severity == .error } }

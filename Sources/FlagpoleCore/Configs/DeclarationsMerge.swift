@@ -134,7 +134,13 @@ public struct DeclarationsMerge: Hashable, Sendable {
         }
         config.declaration = new
         guard !config.isIdentical(to: current) else { return (current, nil) }
-        if details.isEmpty { details.append(old == nil ? "declaration on record" : "declaration updated") }
+        if details.isEmpty {
+            details.append(
+                old == nil
+                    ? "declaration on record"
+                    : isDescriptionEdited && old?.doc != new.doc
+                        ? "declaration updated; the team's description is kept" : "declaration updated")
+        }
         let kind: Step.Kind = current.type != config.type ? .retyped : .updated
         return (config, Step(config: config.name, kind: kind, details: details))
     }

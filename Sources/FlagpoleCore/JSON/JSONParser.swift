@@ -10,12 +10,19 @@ public enum JSONParser {
 
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
-    /// Parses a whole document; a UTF-8 byte-order mark is skipped, as the client does.
+    /// How much deeper than `maximumDepth` what the store wrote may be: a value checked alone
+    /// is kept a few levels down (a config's rule's value is six), and must read back.
+    public static let storedDepthAllowance = 16
+
+    /// Parses a whole document; a UTF-8 byte-order mark is skipped, as the client does. Nesting
+    /// deeper than `maximumDepth` is refused.
     ///
     /// - throws: `JSONSyntaxError` at the first character that is not strict JSON.
-    public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
+    public static func parse(
+        _ bytes: [UInt8], maximumDepth: Int = maximumDepth
+    ) throws(JSONSyntaxError) -> JSONNode {
         let result: Result<JSONNode, JSONSyntaxError> = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = Scanner(bytes: buffer)
+            var scanner = Scanner(bytes: buffer, maximumDepth: maximumDepth)
             do throws(JSONSyntaxError) {
                 return .success(try scanner.parseDocument())
             } catch {
@@ -36,21 +43,20 @@ extension JSONParser {
         return mantissa.contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
     }
 
-    /// The numbers of `node` written as something other than zero that read as zero: where each
-    /// is, and how it is written; `node` parsed from `source`.
-    static func underflows(
+    /// Every number of `node` (parsed from `source`) with where it is and how it is written, for
+    /// the checks of what a number's text says that its value lost (`ConfigValue.numberProblems`).
+    static func numbers(
         in node: JSONNode, at pointer: JSONPointer, source: [UInt8]
-    ) -> [(pointer: JSONPointer, offset: Int, written: String)] {
+    ) -> [(pointer: JSONPointer, offset: Int, written: String, value: Double)] {
         switch node.content {
         case .number(let value):
-            guard value == 0, node.offset < source.count else { return [] }
+            guard node.offset < source.count else { return [] }
             let lexeme = source[node.offset...].prefix { "+-.0123456789eE".utf8.contains($0) }
-            return underflows(lexeme, to: value)
-                ? [(pointer, node.offset, String(decoding: lexeme, as: UTF8.self))] : []
+            return [(pointer, node.offset, String(decoding: lexeme, as: UTF8.self), value)]
         case .array(let elements):
-            return elements.enumerated().flatMap { underflows(in: $1, at: pointer.appending($0), source: source) }
+            return elements.enumerated().flatMap { numbers(in: $1, at: pointer.appending($0), source: source) }
         case .object(let members):
-            return members.flatMap { underflows(in: $0.node, at: pointer.appending($0.key), source: source) }
+            return members.flatMap { numbers(in: $0.node, at: pointer.appending($0.key), source: source) }
         case .null, .bool, .string:
             return []
         }
@@ -61,9 +67,11 @@ private struct Scanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    let maximumDepth: Int
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.bytes = bytes
+        self.maximumDepth = maximumDepth
     }
 
     mutating func parseDocument() throws(JSONSyntaxError) -> JSONNode {
@@ -113,10 +121,10 @@ private struct Scanner {
 
     mutating func enterContainer(_ name: String) throws(JSONSyntaxError) {
         depth += 1
-        guard depth <= JSONParser.maximumDepth else {
+        guard depth <= maximumDepth else {
             throw JSONSyntaxError(
                 offset: index,
-                message: "\(name) nested deeper than \(JSONParser.maximumDepth) levels",
+                message: "\(name) nested deeper than \(maximumDepth) levels",
                 fix: "flatten the structure; no features.json needs this depth")
         }
     }

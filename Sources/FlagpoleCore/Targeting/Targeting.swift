@@ -134,6 +134,42 @@ public enum ClauseOperator: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// `value` as a value of this operator's clauses (a number written as text is read as the
+    /// number), or `nil` when it can't be one: the decoder and the store's check of rules built
+    /// in code both ask here, so that what is stored always reads back.
+    public func clauseValue(_ value: AttributeValue) -> AttributeValue? {
+        // The store cannot keep U+0000.
+        if case .string(let text) = value, text.utf8.contains(0) { return nil }
+        switch operand {
+        case .any: return value
+        case .text:
+            guard case .string = value else { return nil }
+            return value
+        case .number: return value.number.map(AttributeValue.number)
+        case .version:
+            guard case .string = value, value.version != nil else { return nil }
+            return value
+        case .time:
+            guard case .string = value, value.time != nil else { return nil }
+            return value
+        case .segment:
+            guard case .string(let name) = value, TargetingDecoder.isValidIdentifier(name) else { return nil }
+            return value
+        }
+    }
+
+    /// How to write a value this operator's clauses take.
+    public var clauseValueFix: String {
+        switch operand {
+        case .any: "write a string, a number or true/false"
+        case .text: "write a string"
+        case .number: "write a number, such as 18"
+        case .version: "write an app version as a string, such as \"5.2\" or \"5.2.1 (123)\""
+        case .time: "write an ISO 8601 time as a string, such as \"2026-11-23T09:30:00Z\""
+        case .segment: "write the name of a segment of this environment"
+        }
+    }
+
     /// Whether the operator takes one value (an order) rather than a list to match any of.
     public var takesOneValue: Bool {
         switch operand {

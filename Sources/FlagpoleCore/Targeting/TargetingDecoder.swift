@@ -398,7 +398,7 @@ public enum TargetingDecoder {
             guard let value = operandValue(valueNode, for: op) else {
                 issues.error(
                     subject, valuePointer, offset: valueNode.offset,
-                    "\(op.rawValue) can't compare with \(valueNode.value.summary)", fix: fix(for: op))
+                    "\(op.rawValue) can't compare with \(valueNode.value.summary)", fix: op.clauseValueFix)
                 continue
             }
             values.append(value)
@@ -409,39 +409,11 @@ public enum TargetingDecoder {
 
     /// A clause value the operator can compare with, or `nil`.
     private static func operandValue(_ node: JSONNode, for op: ClauseOperator) -> AttributeValue? {
-        let value: AttributeValue
         switch node.content {
-        case .string(let text) where !text.utf8.contains(0): value = .string(text)
-        case .number(let number): value = .number(number)
-        case .bool(let flag): value = .bool(flag)
-        default: return nil
-        }
-        switch op.operand {
-        case .any: return value
-        case .text:
-            guard case .string = value else { return nil }
-            return value
-        case .number: return value.number.map(AttributeValue.number)
-        case .version:
-            guard case .string = value, value.version != nil else { return nil }
-            return value
-        case .time:
-            guard case .string = value, value.time != nil else { return nil }
-            return value
-        case .segment:
-            guard case .string(let name) = value, isValidIdentifier(name) else { return nil }
-            return value
-        }
-    }
-
-    private static func fix(for op: ClauseOperator) -> String {
-        switch op.operand {
-        case .any: "write a string, a number or true/false"
-        case .text: "write a string"
-        case .number: "write a number, such as 18"
-        case .version: "write an app version as a string, such as \"5.2\" or \"5.2.1 (123)\""
-        case .time: "write an ISO 8601 time as a string, such as \"2026-11-23T09:30:00Z\""
-        case .segment: "write the name of a segment of this environment"
+        case .string(let text): op.clauseValue(.string(text))
+        case .number(let number): op.clauseValue(.number(number))
+        case .bool(let flag): op.clauseValue(.bool(flag))
+        default: nil
         }
     }
 
@@ -464,6 +436,12 @@ public enum TargetingDecoder {
         let memberPointer = servePointer.appending(member.key)
         switch (member.key, configType) {
         case ("value", let type?):
+            let lost =
+                issues.isStored ? [] : ConfigValue.numberProblems(in: member.node, as: type, source: issues.bytes)
+            for (at, offset, problem) in lost {
+                issues.error(rule, memberPointer.appending(at), offset: offset, problem.message, fix: problem.fix)
+            }
+            guard lost.isEmpty else { return nil }
             do {
                 return .value(try ConfigValue(member.node.value, as: type))
             } catch {

@@ -26,6 +26,17 @@ extension Array where Element == TargetingRule {
                         fix: "serve one of \(variations.map { "\"\($0)\"" }.joined(separator: ", "))")
                 }
             }
+            // Rules built in code (not decoded) must hold only what the decoder reads back.
+            for (clauseIndex, clause) in rule.clauses.enumerated() {
+                for (valueIndex, value) in clause.values.enumerated() where clause.op.clauseValue(value) == nil {
+                    add(
+                        .error, rule,
+                        pointer.appending("clauses").appending(clauseIndex).appending("values")
+                            .appending(valueIndex),
+                        "\(clause.op.rawValue) can't compare with \(value.jsonValue.summary)",
+                        fix: clause.op.clauseValueFix)
+                }
+            }
             for (clauseIndex, clause) in rule.clauses.enumerated() where clause.op.operand == .segment {
                 for case .string(let name) in clause.values where !segments.contains(name) {
                     add(

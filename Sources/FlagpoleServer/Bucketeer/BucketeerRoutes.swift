@@ -27,6 +27,15 @@ struct BucketeerRoutes {
     /// attributes beyond their limits are read up to it (what fits is evaluated).
     static let maxBodySize = 1024 * 1024
 
+    /// The SDK's two calls, as the last segment of the path it asks.
+    static let calls: Set<Substring> = ["get_evaluations", "register_events"]
+
+    /// Whether `path` is a Bucketeer call, wherever it is (the router answers those it doesn't
+    /// serve in the SDK's error shape too).
+    static func isCall(_ path: String) -> Bool {
+        path.split(separator: "/").last.map(calls.contains) ?? false
+    }
+
     func register(on router: Router<FlagpoleRequestContext>) {
         // A group each: a group's middlewares are shared by every group made from it.
         let evaluations = router.group().add(middleware: BucketeerAnswering())

@@ -29,6 +29,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if apiError.status.kind == .serverError {
                 context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             }
+            // The router's own refusals of a Bucketeer call (an apiEndpoint without the
+            // environment, a GET) in the SDK's error shape, or the app's log says only "NotFound".
+            if BucketeerRoutes.isCall(request.uri.path) {
+                var refusal = BucketeerError(
+                    apiError.status,
+                    apiError.status == .notFound
+                        ? "No Bucketeer call is at \(request.uri.path): the SDK's apiEndpoint is https://HOST/t/TENANT/ENV (or https://HOST with a delivery key scoped to one environment)."
+                        : apiError.message)
+                refusal.headers = apiError.headers
+                return BucketeerAnswering.response(to: refusal)
+            }
             return try apiError.response(from: request, context: context)
         }
     }

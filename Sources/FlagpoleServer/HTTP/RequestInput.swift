@@ -106,11 +106,20 @@ struct Query {
     let parameters: Parameters
 
     init(_ request: Request) {
-        parameters = request.uri.queryParameters
+        self.init(parameters: request.uri.queryParameters)
     }
 
+    /// Hummingbird percent-decodes a parameter's value but not its name: names are decoded here
+    /// the same way, so that `attr.st%C3%A4dte=…` (as `URLComponents` writes it) is the attribute
+    /// `städte`. A `+` stays a plus in both, as RFC 3986 has it (a space is `%20`, not form
+    /// encoding's `+`); a name that doesn't decode is kept as sent, as a value is.
     init(parameters: Parameters) {
-        self.parameters = parameters
+        guard parameters.contains(where: { $0.key.contains("%") }) else {
+            self.parameters = parameters
+            return
+        }
+        self.parameters = Parameters(
+            parameters.map { (key: $0.key.removingPercentEncoding.map { Substring($0) } ?? $0.key, value: $0.value) })
     }
 
     func string(_ key: String) -> String? {

@@ -6,7 +6,9 @@ extension JSONValue {
     /// - throws: `StorageError.storage` when the text is not JSON: the file was edited by hand.
     init(storedText text: String) throws {
         do {
-            self = try JSONParser.parse(Array(text.utf8)).value
+            self = try JSONParser.parse(
+                Array(text.utf8), maximumDepth: JSONParser.maximumDepth + JSONParser.storedDepthAllowance
+            ).value
         } catch {
             throw StorageError.storage(reason: "stored JSON is damaged (\(error.message)): \(text.prefix(60))")
         }
