@@ -24,10 +24,11 @@ extension FeatureStore {
 
     /// Biases that don't describe the split the app would apply: a count that differs from the
     /// variations', a sum short of 100 (the app ignores them), a sum over 100 beyond rounding (the
-    /// app clamps the running sum, so the last groups get less than stated, or nothing). An edit
+    /// app clamps the running sum, so the last groups get less than stated, or nothing), a value
+    /// outside 0…100 (the app clamps it: `[150, -50]` is not the split it gives). An edit
     /// is a person stating a split; an imported file is read as the app reads it, with warnings.
     /// (Features without groups are refused before their biases are read.)
-    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort, .biasSumOver]
+    static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort, .biasSumOver, .biasClamped]
 
     /// Enables or disables a feature as one new revision (nothing when it already is).
     ///

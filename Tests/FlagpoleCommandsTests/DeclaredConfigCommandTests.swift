@@ -51,6 +51,34 @@ struct DeclaredConfigCommandTests {
         #expect(await cli.run(["config", "import", file, "--tenant", "demo"]).status == 1)
     }
 
+    @Test("A configs file whose value a declared type refuses names its line and column, as a null does")
+    func declaredTypeRefusalsLocated() async throws {
+        let cli = try await Self.declared()
+        let file = try cli.write(
+            """
+            {"configs": [
+              {"name": "numberOfCellsToDisplaySomeWhere", "type": "int", "default": 12},
+              {"name": "specialFloatValue", "type": "double",
+               "default": 0.1}
+            ]}
+            """, to: "declared.json")
+        let imported = await cli.run(["config", "import", file, "--tenant", "demo"])
+        #expect(imported.status == 1)
+        #expect(
+            imported.stderr.contains("declared.json:4:15: error:") && imported.stderr.contains("Float"),
+            "\(imported.stderr)")
+    }
+
+    @Test("A json config nested deeper than 32 levels is refused on the command line; the environment keeps serving")
+    func deepJSONRefused() async throws {
+        let cli = try await ConfigCommandTests.demo()
+        let deep = String(repeating: #"{"a":"#, count: 510) + "1" + String(repeating: "}", count: 510)
+        let set = await cli.run(["config", "set", "deep", "--type", "json", "--default=\(deep)", "--tenant", "demo"])
+        #expect(set.status == 1 && set.stderr.contains("deeper than 32 levels"), "\(set.stderr.prefix(300))")
+        #expect(await cli.run(["config", "list", "--tenant", "demo"]).status == 0)
+        #expect(await cli.run(["export", "--all", "--dir", "cdn"]).status == 0)
+    }
+
     @Test("A declared Int retyped to a string is refused unless forced; a Float refuses 0.1 and takes 0.5")
     func declaredTypesEnforced() async throws {
         let cli = try await Self.declared()

@@ -104,6 +104,55 @@ struct TargetingTests {
         #expect(clause.matches(Self.context, segments: Self.segments) == expected, "\(clause)")
     }
 
+    @Test(
+        "A string reads as a number only as JSON writes one; times take a date alone and milliseconds since 1970",
+        arguments: [
+            (clause("v", .equals, .number(34)), "0x22", false), (clause("v", .greaterThan, .number(0)), "0x22", false),
+            (clause("v", .equals, .number(34)), "+34", false), (clause("v", .equals, .number(40)), " 40", false),
+            (clause("v", .equals, .number(7)), "007", false), (clause("v", .greaterThan, .number(0)), "inf", false),
+            (clause("v", .equals, .number(100)), "1e2", true), (clause("v", .lessThan, .number(0)), "-2.5", true),
+            (clause("v", .equals, .string("0x22")), "0x22", true),
+            (clause("v", .before, .string("2026-11-23T00:00:01Z")), "2026-11-23", true),
+            (clause("v", .after, .string("2026-11-22T23:59:59Z")), "2026-11-23", true),
+            // Milliseconds, as JavaScript's Date.now() sends them: 2026-03-01T10:00:00Z.
+            (clause("v", .after, .string("2026-03-01T09:59:59Z")), "1772359200000", true),
+            (clause("v", .before, .string("2026-03-01T10:00:01Z")), "1772359200000", true),
+            (clause("v", .after, .string("2026-03-01T09:59:59Z")), "1772359200", true),
+        ])
+    func attributeReadings(_ clause: Clause, _ attribute: String, _ expected: Bool) {
+        let context = EvaluationContext(user: UserID(rawValue: "u"), attributes: ["v": .string(attribute)])
+        #expect(clause.matches(context, segments: Self.segments) == expected, "\(clause) on \"\(attribute)\"")
+        #expect(
+            TargetingReference.holds(clause, context, [:]) == expected, "the reference, \(clause) on \"\(attribute)\"")
+    }
+
+    @Test(
+        "Version bounds that meet but for one side's build can still match: no warning; truly empty ranges still warn")
+    func versionBoundsWithBuilds() throws {
+        func warns(_ lower: (ClauseOperator, String), _ upper: (ClauseOperator, String)) -> Bool {
+            let rule = TargetingRule(
+                id: "r",
+                clauses: [
+                    Clause(attribute: "appVersion", op: lower.0, values: [.string(lower.1)]),
+                    Clause(attribute: "appVersion", op: upper.0, values: [.string(upper.1)]),
+                ], serve: .variation("A"))
+            return [rule].problems(variations: ["A", "B"], segments: []).contains { $0.message.contains("never match") }
+        }
+        #expect(!warns((.versionGreaterThanOrEqual, "5.2.1"), (.versionLessThan, "5.2.1 (130)")))
+        let matching = EvaluationContext(
+            user: UserID(rawValue: "u"), attributes: ["appVersion": .string("5.2.1 (123)")])
+        #expect(
+            Clause(attribute: "appVersion", op: .versionGreaterThanOrEqual, values: [.string("5.2.1")]).matches(
+                matching, segments: Self.segments))
+        #expect(
+            Clause(attribute: "appVersion", op: .versionLessThan, values: [.string("5.2.1 (130)")]).matches(
+                matching, segments: Self.segments))
+        #expect(!warns((.versionGreaterThan, "5.2.1 (120)"), (.versionLessThanOrEqual, "5.2.1")))
+        #expect(warns((.versionGreaterThanOrEqual, "5.2.1 (130)"), (.versionLessThan, "5.2.1")))
+        #expect(warns((.versionGreaterThanOrEqual, "5.3"), (.versionLessThan, "5.2.9 (1)")))
+        #expect(warns((.versionGreaterThan, "5.2.1 (130)"), (.versionLessThan, "5.2.1 (130)")))
+    }
+
     @Test("The first rule that matches decides; a split buckets by the feature's point")
     func firstMatch() {
         let rules = [

@@ -14,12 +14,18 @@ public enum TargetingReference {
         }
     }
 
+    /// "A string reads as a number when it is written as a JSON number."
     public static func number(_ value: AttributeValue) -> Double? {
         switch value {
         case .number(let n): n
-        case .string(let s): Double(s).flatMap { $0.isFinite ? $0 : nil }
+        case .string(let s): decimal(s)
         case .bool: nil
         }
+    }
+
+    static func decimal(_ s: String) -> Double? {
+        guard s.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/) != nil else { return nil }
+        return Double(s).flatMap { $0.isFinite ? $0 : nil }
     }
 
     /// "A clause compares a string with a number or a boolean by reading the string as one."
@@ -28,7 +34,7 @@ public enum TargetingReference {
         case (.string(let x), .string(let y)): return x == y
         case (.number(let x), .number(let y)): return x == y
         case (.bool(let x), .bool(let y)): return x == y
-        case (.string(let s), .number(let n)), (.number(let n), .string(let s)): return Double(s) == n
+        case (.string(let s), .number(let n)), (.number(let n), .string(let s)): return decimal(s) == n
         case (.string(let s), .bool(let f)), (.bool(let f), .string(let s)): return s == String(f)
         default: return false
         }
@@ -38,7 +44,7 @@ public enum TargetingReference {
     /// false", so a string compared with a number must read as one, with a boolean be one.
     public static func readable(_ a: AttributeValue, _ b: AttributeValue) -> Bool {
         switch (a, b) {
-        case (.string(let s), .number), (.number, .string(let s)): return Double(s).map(\.isFinite) ?? false
+        case (.string(let s), .number), (.number, .string(let s)): return decimal(s) != nil
         case (.string(let s), .bool), (.bool, .string(let s)): return s == "true" || s == "false"
         case (.number, .bool), (.bool, .number): return false
         default: return true
@@ -128,13 +134,15 @@ public enum TargetingReference {
         return x < y ? -1 : 1
     }
 
-    /// "Read as a time (ISO 8601, or seconds since 1970)": a number, or a string of either.
+    /// "Read as a time (ISO 8601, or a number since 1970: seconds, milliseconds from 10^11 on)":
+    /// a number, or a string of either.
     public static func time(_ value: AttributeValue) -> Date? {
+        func since1970(_ n: Double) -> Date { Date(timeIntervalSince1970: abs(n) >= 100_000_000_000 ? n / 1000 : n) }
         switch value {
-        case .number(let n): return Date(timeIntervalSince1970: n)
+        case .number(let n): return since1970(n)
         case .bool: return nil
         case .string(let s):
-            if let seconds = Double(s), seconds.isFinite { return Date(timeIntervalSince1970: seconds) }
+            if let number = decimal(s) { return since1970(number) }
             for options: ISO8601DateFormatter.Options in [
                 [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds],
             ] {

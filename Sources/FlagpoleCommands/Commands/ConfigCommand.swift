@@ -283,8 +283,9 @@ struct ConfigCommand: ParsableCommand {
                 ConfigCommand.print(refused.issues, file: input.displayName)
                 throw CommandFailure("\(input.displayName) refused: nothing was written.")
             } catch ConfigError.refused(_, let issues) {
-                // A declaration import's issues point into each config, which they name.
-                for issue in issues {
+                // A declaration import's issues point into each config, which they name; a
+                // configs file's into the file, where each is located.
+                for issue in merge == nil ? ConfigIssue.locating(issues, in: bytes) : issues {
                     Console.error(
                         "\(input.displayName):\(merge != nil ? " config \"\(issue.config ?? "")\": " : "")\(issue.description)"
                     )

@@ -51,3 +51,37 @@ public struct ConfigsRefused: Error, Hashable, Sendable {
         self.issues = issues
     }
 }
+
+extension ConfigIssue {
+    /// `issues`, each given the line and column in `bytes` (the file its pointer points into) of
+    /// the deepest value its pointer reaches, where it has none: the store checks what a file
+    /// would write (a declared type, say) after the file is decoded, and knows only pointers.
+    public static func locating(_ issues: [ConfigIssue], in bytes: [UInt8]) -> [ConfigIssue] {
+        guard issues.contains(where: { $0.location == nil }), let root = try? JSONParser.parse(bytes) else {
+            return issues
+        }
+        let locator = SourceLocator(bytes)
+        return issues.map { issue in
+            guard issue.location == nil else { return issue }
+            var located = issue
+            located.location = locator.location(of: deepest(issue.pointer, in: root).offset)
+            return located
+        }
+    }
+
+    /// The deepest value of `root` that `pointer` reaches.
+    private static func deepest(_ pointer: JSONPointer, in root: JSONNode) -> JSONNode {
+        var node = root
+        for token in pointer.tokens {
+            let next: JSONNode? =
+                switch node.content {
+                case .object: node.member(token)?.node
+                case .array(let elements): Int(token).flatMap { elements.indices.contains($0) ? elements[$0] : nil }
+                default: nil
+                }
+            guard let next else { break }
+            node = next
+        }
+        return node
+    }
+}

@@ -63,6 +63,14 @@ public struct AppVersion: Hashable, Sendable, CustomStringConvertible {
         self.build = build
     }
 
+    /// The same version with `build` (none when `nil`).
+    func withBuild(_ build: Int?) -> AppVersion {
+        let text =
+            parts.map(String.init).joined(separator: ".")
+            + (preRelease.isEmpty ? "" : "-" + preRelease.joined(separator: ".")) + (build.map { " (\($0))" } ?? "")
+        return AppVersion(text) ?? self
+    }
+
     /// `text` without the spaces and tabs at either end.
     private static func trimmed(_ text: Substring) -> Substring {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }

@@ -16,13 +16,41 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The value as a number: a number, or a string that is one.
+    /// The value as a number: a number, or a string written as a JSON number (`Self.decimal`).
     var number: Double? {
         switch self {
         case .number(let number): number
-        case .string(let text): Double(text).flatMap { $0.isFinite ? $0 : nil }
+        case .string(let text): Self.decimal(text)
         case .bool: nil
         }
+    }
+
+    /// `text` read as a number when it is written as JSON writes one: decimal digits with an
+    /// optional `-`, fraction and exponent (`40`, `-2.5`, `1e2`), no leading zero, finite.
+    /// Nothing else reads as a number, though Swift's `Double(String)` would: not hexadecimal
+    /// (`0x22`), a `+` sign (`+34`), spaces (` 40`), `007`, `inf` or `nan`.
+    static func decimal(_ text: String) -> Double? {
+        var bytes = text.utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        let leadingZero = bytes.first == UInt8(ascii: "0")
+        let integerDigits = digits()
+        guard integerDigits > 0, !leadingZero || integerDigits == 1 else { return nil }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            guard digits() > 0 else { return nil }
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return nil }
+        }
+        guard bytes.isEmpty, let number = Double(text), number.isFinite else { return nil }
+        return number
     }
 
     /// The value as an app version: a string (or a number, `5.2`) that reads as one.
@@ -34,16 +62,24 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The value as a time: an ISO 8601 string, or a number of seconds since 1970, written as a
-    /// number or as a string (a query parameter is always one).
+    /// The value as a time: an ISO 8601 string (a date alone is its midnight UTC), or a number
+    /// since 1970, written as a number or as a string (a query parameter is always one): seconds,
+    /// or milliseconds from 10^11 on (JavaScript's `Date.now()`; 10^11 seconds is the year 5138).
     var time: Date? {
         switch self {
         case .string(let text):
             guard text.utf8.count <= 40 else { return nil }
-            return number.map(Date.init(timeIntervalSince1970:)) ?? TimeText.date(from: text)
-        case .number(let seconds): return Date(timeIntervalSince1970: seconds)
+            return number.map(Self.date(since1970:)) ?? TimeText.date(from: text)
+        case .number(let number): return Self.date(since1970: number)
         case .bool: return nil
         }
+    }
+
+    /// Where a number since 1970 is read as milliseconds rather than seconds.
+    static let millisecondsFrom = 1e11
+
+    private static func date(since1970 number: Double) -> Date {
+        Date(timeIntervalSince1970: abs(number) >= millisecondsFrom ? number / 1000 : number)
     }
 
     /// Whether an attribute with this value can be compared with `expected`, a clause's value:
@@ -51,7 +87,7 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
     /// a boolean be `true` or `false`, whichever side it is on; a number and a boolean never can.
     func isComparable(with expected: AttributeValue) -> Bool {
         switch (self, expected) {
-        case (.string(let text), .number), (.number, .string(let text)): Double(text)?.isFinite == true
+        case (.string(let text), .number), (.number, .string(let text)): Self.decimal(text) != nil
         case (.string(let text), .bool), (.bool, .string(let text)): text == "true" || text == "false"
         case (.number, .bool), (.bool, .number): false
         default: true
@@ -170,6 +206,19 @@ public enum ClauseOperator: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// Whether an order (`-1`, `0`, `1`) of an attribute against the clause's value satisfies
+    /// this operator, when it is an ordering one.
+    func holds(order: Int) -> Bool {
+        switch self {
+        case .lessThan, .versionLessThan: order < 0
+        case .lessThanOrEqual, .versionLessThanOrEqual: order <= 0
+        case .versionEquals: order == 0
+        case .greaterThanOrEqual, .versionGreaterThanOrEqual: order >= 0
+        case .greaterThan, .versionGreaterThan: order > 0
+        default: false
+        }
+    }
+
     /// Whether the operator takes one value (an order) rather than a list to match any of.
     public var takesOneValue: Bool {
         switch operand {
@@ -247,28 +296,16 @@ public struct Clause: Hashable, Sendable {
         case .contains: return values.contains { value.description.contains($0.description) }
         case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
             guard case .number(let bound) = bound, let number = value.number else { return false }
-            return Self.holds(op, number < bound ? -1 : number == bound ? 0 : 1)
+            return op.holds(order: number < bound ? -1 : number == bound ? 0 : 1)
         case .versionLessThan, .versionLessThanOrEqual, .versionEquals, .versionGreaterThanOrEqual,
             .versionGreaterThan:
             guard case .version(let bound) = bound, let version = context.version(of: attribute) else { return false }
-            return Self.holds(op, version.compare(to: bound))
+            return op.holds(order: version.compare(to: bound))
         case .before, .after:
             guard case .time(let bound) = bound, let time = value.time else { return false }
             return op == .before ? time < bound : time > bound
         case .inSegment, .notInSegment:
             return false
-        }
-    }
-
-    /// Whether an order (`-1`, `0`, `1`) satisfies an ordering operator.
-    private static func holds(_ op: ClauseOperator, _ order: Int) -> Bool {
-        switch op {
-        case .lessThan, .versionLessThan: order < 0
-        case .lessThanOrEqual, .versionLessThanOrEqual: order <= 0
-        case .versionEquals: order == 0
-        case .greaterThanOrEqual, .versionGreaterThanOrEqual: order >= 0
-        case .greaterThan, .versionGreaterThan: order > 0
-        default: false
         }
     }
 }

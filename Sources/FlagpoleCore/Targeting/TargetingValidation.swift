@@ -101,12 +101,24 @@ extension Array where Element == Clause {
             (.versionEquals, .versionLessThan), (.versionEquals, .versionGreaterThan):
             guard let lower = a.values.first?.version, let upper = b.values.first?.version else { return nil }
             let order = lower.compare(to: upper)
-            let impossible =
+            var impossible =
                 switch (a.op, b.op) {
                 case (.versionGreaterThanOrEqual, .versionLessThanOrEqual): order > 0
                 case (.versionEquals, .versionGreaterThan): order <= 0
                 default: order >= 0
                 }
+            // Builds count only when both sides name one, so bounds equal but for one's build
+            // leave room: `≥ 5.2.1` and `< 5.2.1 (130)` both hold for `5.2.1 (123)`, as the app
+            // evaluates them. Impossible only when no build of that version meets both.
+            if impossible, order == 0, let build = lower.build ?? upper.build,
+                (lower.build == nil) != (upper.build == nil)
+            {
+                impossible = ![nil, build - 1, build, build + 1].contains { candidate in
+                    let version = lower.withBuild(candidate)
+                    return a.op.holds(order: version.compare(to: lower))
+                        && b.op.holds(order: version.compare(to: upper))
+                }
+            }
             if impossible {
                 return "\(attribute) can't be \(a.op.rawValue) \(a.valuesText) and \(b.op.rawValue) \(b.valuesText)"
             }

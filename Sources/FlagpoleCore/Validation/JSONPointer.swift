@@ -22,6 +22,13 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
         JSONPointer(description: description + other.description)
     }
 
+    /// The reference tokens, unescaped: `["features", "3", "test-biases"]`.
+    public var tokens: [String] {
+        description.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        }
+    }
+
     /// The pointer to element `index` of the array this points at.
     public func appending(_ index: Int) -> JSONPointer {
         JSONPointer(description: description + "/" + String(index))
