@@ -96,6 +96,22 @@ struct ConfigDeclarationsTests {
         #expect(declarations.warnings.isEmpty)
     }
 
+    @Test("A String's default means what the generated Swift literal means; what would not compile is refused")
+    func stringDefaultsAsSwiftLiterals() throws {
+        func declared(_ text: String) throws -> ConfigValue? {
+            let file = #"{"configCollectionName": "F", "features": [{"type": "String", "name": "s", "default": \#(text)}]}"#
+            return try ConfigDeclarations.decode(Array(file.utf8)).configs.first?.defaultValue
+        }
+        #expect(try declared(#""Hello\\nWorld""#) == .string("Hello\nWorld"))
+        #expect(try declared(#""say \\\"hi\\\"""#) == .string("say \"hi\""))
+        #expect(try declared(#""C:\\\\temp""#) == .string("C:\\temp"))
+        #expect(try declared(#""caf\\u{E9}""#) == .string("café"))
+        #expect(try declared(#""plain""#) == .string("plain"))
+        for bad in [#""say \"hi\"""#, #""a\\qb""#, #""\\(name)""#, #""line\nbreak""#, #""\\u{zz}""#] {
+            #expect(throws: ConfigsRefused.self, "\(bad)") { try declared(bad) }
+        }
+    }
+
     @Test(
         "Two features that name one config are refused at the second's name or key",
         arguments: [
@@ -193,11 +209,11 @@ struct ConfigDeclarationsTests {
         #expect(error.location == issues.marks[0])
     }
 
-    @Test("A comma inside a string is text, not a trailing comma")
+    @Test("A comma inside a string is text, not a trailing comma (a quote in a String's default is escaped twice)")
     func commaInString() throws {
         let declarations = try ConfigDeclarations.decode(
             Array(
-                #"{"configCollectionName": "F", "features": [{"type": "String", "name": "a", "default": "x,}\",]"}]}"#
+                #"{"configCollectionName": "F", "features": [{"type": "String", "name": "a", "default": "x,}\\\",]"}]}"#
                     .utf8))
         #expect(declarations.configs.map(\.defaultValue) == [.string("x,}\",]")])
         #expect(declarations.warnings.isEmpty)

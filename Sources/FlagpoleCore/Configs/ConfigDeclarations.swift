@@ -273,11 +273,63 @@ public enum ConfigDeclarations {
             return nil
         }
         do {
-            return try ConfigValue(text: text, as: type)
+            // A String's default is pasted between quotes: the app's default is what that
+            // literal means in Swift, not the text as written.
+            return try ConfigValue(text: type == .string ? try swiftLiteral(text) : text, as: type)
         } catch {
             issues.error(config, defaultPointer, offset: defaultNode.offset, error.message, fix: error.fix)
             return nil
         }
+    }
+
+    /// What `text`, pasted between the quotes of a Swift string literal as the generator pastes
+    /// a String's default, means to the app: `Hello\nWorld` holds a line feed, `\"` a quote.
+    /// Text the literal can't hold (a bare `"` or line feed, an unknown escape, an interpolation)
+    /// would not compile, and is refused.
+    static func swiftLiteral(_ text: String) throws(ConfigValueProblem) -> String {
+        let literal = "the generator pastes a String's default between the quotes of a Swift string literal"
+        var result = ""
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            switch scalar {
+            case "\"":
+                throw ConfigValueProblem(
+                    message: "\(literal), which this quote would end: the generated class would not compile",
+                    fix: "write \\\" for a quote in the app's text")
+            case "\n", "\r":
+                throw ConfigValueProblem(
+                    message: "\(literal), which can't hold a line break: the generated class would not compile",
+                    fix: "write \\n for a line feed in the app's text")
+            case "\\":
+                let escaped = scalars.next()
+                switch escaped {
+                case "n": result.append("\n")
+                case "t": result.append("\t")
+                case "r": result.append("\r")
+                case "0": result.append("\0")
+                case "\\", "\"", "'": result.unicodeScalars.append(escaped!)
+                case "u":
+                    var digits = ""
+                    guard scalars.next() == "{" else { throw escapeProblem(literal) }
+                    while let digit = scalars.next(), digit != "}" { digits.unicodeScalars.append(digit) }
+                    guard (1...8).contains(digits.count), let value = UInt32(digits, radix: 16),
+                        let unicode = Unicode.Scalar(value)
+                    else { throw escapeProblem(literal) }
+                    result.unicodeScalars.append(unicode)
+                default: throw escapeProblem(literal)
+                }
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func escapeProblem(_ literal: String) -> ConfigValueProblem {
+        ConfigValueProblem(
+            message:
+                "\(literal), where a backslash starts an escape Swift knows (\\n, \\t, \\r, \\0, \\\\, \\\", \\', \\u{…}): this one would not compile, or would interpolate",
+            fix: "write \\\\ for a backslash in the app's text")
     }
 
     /// `bytes` with every comma that closes a list (one just before a `}` or `]`, outside strings,
