@@ -393,7 +393,7 @@ struct BucketeerTests {
         "While the database is busy, the goal and evaluation events are answered retriable; metrics and defaults never")
     func busyStore() throws {
         var batch = try BucketeerEventBatch(Array(try Self.eventsBody().utf8), receivedAt: Date())
-        #expect(batch.events.count == 2 && batch.clientDefaults == 1 && batch.sdkMetrics.count == 2)
+        #expect(batch.events.count == 2 && batch.clientDefaults.count == 1 && batch.sdkMetrics.count == 2)
         batch.storeWasBusy()
         #expect(batch.errors.count == 2 && batch.errors.values.allSatisfy(\.retriable))
         #expect(Set(batch.errors.keys) == Set(batch.events.map(\.event.id)))
@@ -430,6 +430,28 @@ struct BucketeerTests {
             #expect(try BucketeerWire.decode(BucketeerWire.ErrorResponse.self, unknown.bytes).error.code == 404)
         }
         #expect(try await server.store.allRecordedUsers(of: TestServer.abTest) == 0)
+    }
+
+    @Test("A batch sent again counts its metrics events and the app's own defaults once in /metrics, as stored events")
+    func inMemoryCountsOnce() async throws {
+        let server = try await OFREPTests.server()
+        let batch = try Self.eventsBody()
+        let key = server.key("acme", .delivery)
+        try await server.live { client in
+            /// The sum of a counter's series.
+            func total(_ name: String) async throws -> Int {
+                try await client.send(.get, "/metrics").text.split(separator: "\n")
+                    .filter { $0.hasPrefix(name + "{") || $0.hasPrefix(name + " ") }
+                    .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+            }
+            for _ in 0..<3 {
+                let answer = try await client.send(
+                    .post, "\(Self.base)/register_events", headers: Self.sdkHeaders(key), body: batch)
+                #expect(answer.status == .ok, "\(answer.text)")
+            }
+            #expect(try await total("flagpole_bucketeer_sdk_metrics_events_total") == 2)
+            #expect(try await total("flagpole_bucketeer_client_default_evaluations_total") == 1)
+        }
     }
 
     @Test("The router's own 404 and 405 under a Bucketeer path are in the SDK's error shape, saying what to fix")

@@ -13,12 +13,12 @@ struct BucketeerEventBatch {
     var events: [(index: Int, event: ReceivedEvent)] = []
     /// By event id.
     var errors: [String: BucketeerEventError] = [:]
-    /// Evaluation events with reason `CLIENT`: the app showed its own default, which is no
-    /// exposure to any variation.
-    var clientDefaults = 0
+    /// The ids of evaluation events with reason `CLIENT`: the app showed its own default, which
+    /// is no exposure to any variation.
+    var clientDefaults: [String] = []
     /// Events without an `id`, which nothing can be answered by.
     var withoutID = 0
-    var sdkMetrics: [BucketeerSDKMetric] = []
+    var sdkMetrics: [(id: String, metric: BucketeerSDKMetric)] = []
 
     /// The most events one request is taken from (`FeatureStore.eventsPerBatch`); the rest are
     /// answered retriable, and the SDK sends them with its next flush.
@@ -48,8 +48,8 @@ struct BucketeerEventBatch {
             }
             switch Self.read(element, id: id, sdkVersion: sdkVersion, receivedAt: receivedAt) {
             case .stored(let event): events.append((index, event))
-            case .clientDefault: clientDefaults += 1
-            case .metric(let metric): sdkMetrics.append(metric)
+            case .clientDefault: clientDefaults.append(id)
+            case .metric(let metric): sdkMetrics.append((id, metric))
             case .refused(let message): errors[id] = BucketeerEventError(retriable: false, message)
             }
         }

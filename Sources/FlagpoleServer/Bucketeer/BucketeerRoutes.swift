@@ -21,6 +21,8 @@ import NIOCore
 struct BucketeerRoutes {
     let delivery: DeliveryRoutes
     let policy: EventPolicy
+    /// The metrics and client-default events counted lately, so a batch sent again counts once.
+    let countedEvents = RecentEventIDs()
     var store: FeatureStore { delivery.store }
 
     /// The largest body read: a batch of a thousand events is well under it, and a user's
@@ -82,8 +84,12 @@ struct BucketeerRoutes {
     ) async throws -> Response {
         var batch = try BucketeerEventBatch(
             try await bytes(of: request, fix: "set the SDK's eventsMaxQueueSize lower"), receivedAt: Date())
-        for metric in batch.sdkMetrics { metric.record(in: delivery.metrics) }
-        delivery.metrics.bucketeerClientDefaults.increment(by: batch.clientDefaults)
+        // Counted in memory only, so deduplicated here; the store deduplicates what it records.
+        for (id, metric) in batch.sdkMetrics where countedEvents.isFirstSighting(of: id) {
+            metric.record(in: delivery.metrics)
+        }
+        delivery.metrics.bucketeerClientDefaults.increment(
+            by: batch.clientDefaults.count { countedEvents.isFirstSighting(of: $0) })
         delivery.metrics.bucketeerEventsWithoutID.increment(by: batch.withoutID)
         if !batch.events.isEmpty {
             do {
