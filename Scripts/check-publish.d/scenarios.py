@@ -327,7 +327,8 @@ def part_first_publish(context):
     expect_published(fp, bucket, every, "after a Cache-Control change")
     print("  4: a Cache-Control change re-sends acme's 3 current documents only")
 
-    # 2. A private environment with a Cache-Control of its own keeps it, and still gets no public ACL.
+    # 2. A private environment with a Cache-Control of its own keeps it, with `private` in front, and
+    #    still gets no public ACL.
     fp.sql("UPDATE environments SET cache_control = 'max-age=60', delivery_version = delivery_version + 1 "
            "WHERE name = 'staging'")
     proxy.reset()
@@ -337,7 +338,8 @@ def part_first_publish(context):
     expect_equal(sorted(k for k in put_keys(proxy.sent, bucket) if k != bucket.manifest_key), sorted(staging_current),
                  "publish after demo/staging's Cache-Control changed: the objects PUT")
     for key in staging_current:
-        expect_equal(s3.read_back(context.s3, BUCKET, key)["CacheControl"], "max-age=60", f"{key} Cache-Control")
+        expect_equal(s3.read_back(context.s3, BUCKET, key)["CacheControl"], "private, max-age=60",
+                     f"{key} Cache-Control (a private environment's own, with private in front)")
         grants = context.s3.get_object_acl(Bucket=BUCKET, Key=key)["Grants"]
         acl = [header_value for record in successful_puts(proxy.sent) if key_of(record, BUCKET) == key
                for name, header_value in record["headers"] if name.lower() == "x-amz-acl"]

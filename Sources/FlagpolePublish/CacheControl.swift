@@ -8,10 +8,14 @@ public enum CacheControl {
     /// A revision named by its number or content hash never changes: caches may keep it for good.
     public static let immutable = "public, max-age=31536000, immutable"
 
-    /// An environment's current document: its own setting, else the default (a private
-    /// environment's never lets a shared cache keep it).
+    /// An environment's current document: its own setting, else the default. A private
+    /// environment's never lets a shared cache keep it: its own setting gets `private` in front
+    /// when it lacks it (`max-age=60` alone lets a CDN before the bucket keep it for everyone).
     public static func current(_ settings: DeliverySettings, default standard: String) -> String {
-        settings.cacheControl ?? (settings.isPrivate ? "private, max-age=30" : standard)
+        guard settings.isPrivate else { return settings.cacheControl ?? standard }
+        guard let own = settings.cacheControl else { return "private, max-age=30" }
+        let directives = own.lowercased()
+        return directives.contains("private") || directives.contains("no-store") ? own : "private, " + own
     }
 
     /// A revision's immutable copy: for good, but only in the client's own cache when private.

@@ -14,14 +14,19 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     case storage(S3Failure)
     /// A revision's copy already in the bucket holds other bytes.
     case immutableConflict(key: String, target: String)
+    /// The bucket said a revision's copy exists (`412`), then that it doesn't (`404`).
+    case unsettled(key: String, target: String)
     /// The database could not be read.
     case database(String)
 
     /// Whether running the same publish again can complete it: the failure was S3's or the
     /// network's, not a setting or a conflict that stays until someone changes it.
     public var isWorthRetrying: Bool {
-        if case .storage(let failure) = self { return failure.isTransient }
-        return false
+        switch self {
+        case .storage(let failure): failure.isTransient
+        case .unsettled: true
+        default: false
+        }
     }
 
     public var description: String {
@@ -38,6 +43,12 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
             failure.description
         case .database(let why):
             "Cannot read the environments to publish from the database: \(why)"
+        case .unsettled(let key, let target):
+            """
+            \(target)/\(key): the bucket answered that an object has this key (412), then that none has \
+            (404). It is still settling, or something else deletes there; nothing says the bytes differ. \
+            Publish again; if it recurs, check what else writes to the prefix.
+            """
         case .immutableConflict(let key, let target):
             """
             \(target)/\(key) already holds other bytes. A revision's copy is never replaced: this \

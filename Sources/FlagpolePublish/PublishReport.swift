@@ -55,12 +55,19 @@ public struct PublishReport: Sendable {
     }
 
     /// One entry per environment covered.
+    /// The target as the publish log names it: with the endpoint when it is not AWS's own (a
+    /// MinIO, R2 or local S3), so two buckets of one name at two endpoints stay apart.
+    public var loggedTarget: String {
+        let isAWS = endpoint.isEmpty || endpoint.hasSuffix(".amazonaws.com") || endpoint.contains(".amazonaws.com:")
+        return isAWS ? target.description : "\(target.description) at \(endpoint)"
+    }
+
     public var logEntries: [PublishLogEntry] {
         revisions.keys.sorted { $0.description < $1.description }.map { path in
             let count = written(for: path)
             let purge = purges[path]
             return PublishLogEntry(
-                target: target.description, environment: path, revision: revisions[path]!,
+                target: loggedTarget, environment: path, revision: revisions[path]!,
                 outcome: error != nil ? .failed : count == 0 ? .unchanged : .published, objectsWritten: count,
                 error: error?.description, purge: purge.map { $0 == nil ? .sent : .failed }, purgeError: purge ?? nil,
                 startedAt: startedAt, finishedAt: finishedAt)

@@ -200,8 +200,12 @@ public final class Publisher: Sendable {
             if try await client.put(key, bytes: object.bytes, headers: self.headers(of: object), ifAbsent: true) {
                 return true
             }
-            let found = try await client.head(key)?.first(name: "x-amz-meta-sha256")
-            guard found == object.sha256 else {
+            guard let found = try await client.head(key) else {
+                // 412 said an object has the key, then 404 that none has: a bucket whose reads
+                // lag its writes, or another writer deleting. Nothing says the bytes differ.
+                throw .unsettled(key: key, target: "s3://\(self.settings.target.bucket)")
+            }
+            guard found.first(name: "x-amz-meta-sha256") == object.sha256 else {
                 throw .immutableConflict(key: key, target: "s3://\(self.settings.target.bucket)")
             }
             return false

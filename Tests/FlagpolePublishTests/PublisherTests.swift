@@ -362,6 +362,36 @@ struct PublisherTests {
         #expect(bench.s3.keys == [key])
     }
 
+    @Test("A copy the bucket says exists (412) and then doesn't (404) is a failure worth retrying, not 'other bytes'")
+    func unsettledCopy() async throws {
+        var bench = try await Bench()
+        bench.settings.concurrency = 1
+        let key = "mobile/acme/production/revisions/1/features.json"
+        bench.s3.failing { request, _ in
+            request.key == key
+                ? request.method == "PUT"
+                    ? .answer(412, code: "PreconditionFailed")
+                    : request.method == "HEAD" ? .answer(404, code: "NotFound") : nil
+                : nil
+        }
+        let report = await bench.publish(PublishScope(tenant: Bench.acme.tenant))
+        #expect(report.error == .unsettled(key: key, target: "s3://flags"))
+        #expect(report.error?.isWorthRetrying == true)
+        #expect(report.error?.description.contains("other bytes") == false)
+        #expect(!report.manifestWritten)
+    }
+
+    @Test("The publish log names a custom endpoint beside the bucket, and only a custom one")
+    func loggedTargetNamesTheEndpoint() async throws {
+        let bench = try await Bench()
+        let report = await bench.publish()
+        #expect(report.loggedTarget == "\(report.target) at \(FakeS3.endpoint)")
+        #expect(report.logEntries.allSatisfy { $0.target == report.loggedTarget })
+        var aws = report
+        aws.endpoint = "https://s3.eu-west-1.amazonaws.com"
+        #expect(aws.loggedTarget == report.target.description)
+    }
+
     @Test("After the first failure no new write starts, and a bad request is not sent again")
     func noWriteAfterAFailure() async throws {
         var bench = try await Bench()
@@ -412,7 +442,9 @@ struct PublisherTests {
         #expect(try bench.s3.manifest()?.entries.values.filter { $0.environment == Bench.staging }.count == 6)
     }
 
-    @Test("A private environment with a Cache-Control of its own still gets no public ACL")
+    @Test(
+        "A private environment with a Cache-Control of its own still gets no public ACL, and `private` in front of its own"
+    )
     func privateWithItsOwnCacheControl() async throws {
         var bench = try await Bench()
         bench.settings.publicRead = true
@@ -421,6 +453,8 @@ struct PublisherTests {
         let staging = bench.s3.requests.filter { $0.method == "PUT" && $0.key?.contains("/staging/") == true }
         #expect(staging.count == 6)
         #expect(staging.allSatisfy { $0.header("x-amz-acl") == nil })
+        let current = staging.filter { $0.key?.contains("/revisions/") == false }
+        #expect(!current.isEmpty && current.allSatisfy { $0.header("cache-control") == "private, max-age=60" })
     }
 
     @Test("Publishing one tenant sends only its objects and keeps the others' entries in the manifest")

@@ -34,8 +34,9 @@ struct PublishTable {
         try !db.values(Int64.self, "SELECT id FROM publish_log WHERE environment_id = ? LIMIT 1", [scope.id]).isEmpty
     }
 
-    /// The latest entry of every target and environment (of `target` only, when given), with the
-    /// latest that succeeded and the environment's current revision.
+    /// The latest entry of every target and environment (of `target` only, when given: the bucket
+    /// and prefix, at whatever endpoint the log names beside them), with the latest that
+    /// succeeded and the environment's current revision.
     func status(target: String?) throws -> [PublishStatus] {
         let rows = try db.rows(
             """
@@ -49,9 +50,10 @@ struct PublishTable {
                 SELECT max(id) FROM publish_log WHERE environment_id = p.environment_id AND target = p.target
                     AND outcome != 'failed')
             WHERE p.id IN (SELECT max(id) FROM publish_log GROUP BY environment_id, target)
-                AND (CAST(? AS text) IS NULL OR p.target = ?)
+                AND (CAST(? AS text) IS NULL OR p.target = CAST(? AS text)
+                    OR substr(p.target, 1, length(CAST(? AS text)) + 4) = CAST(? AS text) || ' at ')
             ORDER BY p.target, t.slug, e.name
-            """, [target, target])
+            """, [target, target, target, target])
         return rows.map { row in
             let path = EnvironmentPath(
                 tenant: TenantSlug(rawValue: row[1]), environment: EnvironmentName(rawValue: row[2]))
