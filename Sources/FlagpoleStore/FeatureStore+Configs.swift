@@ -114,7 +114,10 @@ extension FeatureStore {
     ) async throws -> ConfigsOutcome {
         try await changeConfigs(
             in: path, options: options, message: "import declarations", pointer: { _ in .root },
-            change: { document, _ in document.configs = merge.document.configs })
+            change: { document, _ in
+                document.configs = merge.document.configs
+                document.releases = merge.document.releases
+            })
     }
 
     /// Sets the tags the store gives a feature (an empty list removes them); tags written in the
@@ -294,11 +297,16 @@ extension Config {
 
 extension FeatureStore {
     /// The configs dictionary of the current revision for a client that names no user, those
-    /// tagged `tag` only when one is given: flags give the value of their state, tests their default.
+    /// tagged `tag` only when one is given, those `release` declares only when one is named:
+    /// flags give the value of their state, tests their default.
     ///
-    /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`.
-    public func sharedConfigs(in path: EnvironmentPath, tag: String? = nil) async throws -> UserConfigs {
-        try await currentPlan(of: path).sharedConfigs(tagged: tag)
+    /// - throws: `DocumentError.noRevision`, `TenancyError.environmentNotFound`,
+    ///   `ConfigError.unknownRelease`.
+    public func sharedConfigs(
+        in path: EnvironmentPath, tag: String? = nil, release: String? = nil
+    ) async throws -> UserConfigs {
+        let plan = try await currentPlan(of: path)
+        return plan.sharedConfigs(tagged: tag, only: try plan.releaseNames(release))
     }
 }
 

@@ -47,12 +47,14 @@ extension FeatureStore {
     ///
     /// - throws: as `pinnedDocument(for:in:style:admittingNewUser:)`.
     public func userConfigs(
-        for user: UserID, in path: EnvironmentPath, tag: String? = nil, attributes: UserAttributes? = nil,
-        admittingNewUser: @escaping @Sendable () -> Bool = { true }
+        for user: UserID, in path: EnvironmentPath, tag: String? = nil, release: String? = nil,
+        attributes: UserAttributes? = nil, admittingNewUser: @escaping @Sendable () -> Bool = { true }
     ) async throws -> UserConfigs {
-        try await userGroups(
+        // An unknown release is refused before the user is recorded.
+        let names = try await currentPlan(of: path).releaseNames(release)
+        return try await userGroups(
             of: user, in: path, for: .follower, attributes: attributes, admittingNewUser: admittingNewUser
-        ).configs(tag: tag)
+        ).configs(tag: tag, only: names)
     }
 
     /// The user's group in every test of the current revision as `client` must be answered, what
@@ -337,12 +339,13 @@ public struct UserDocumentRead: Sendable {
             }, isRecorded: isRecorded)
     }
 
-    /// The user's configs dictionary, those tagged `tag` only when one is given; needs a group in
+    /// The user's configs dictionary, those tagged `tag` only when one is given, and those named
+    /// in `names` (a release's: `PinningPlan.releaseNames`) only when given; needs a group in
     /// every test the configs follow.
-    public func configs(tag: String? = nil) -> UserConfigs {
+    public func configs(tag: String? = nil, only names: Set<String>? = nil) -> UserConfigs {
         UserConfigs(
             revision: plan.revision,
-            entries: plan.configs(tagged: tag).map { planned in
+            entries: plan.configs(tagged: tag, only: names).map { planned in
                 (
                     planned.config.name,
                     planned.value(

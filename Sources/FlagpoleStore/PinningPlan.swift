@@ -132,17 +132,34 @@ struct PinningPlan: Sendable {
         testIndexes[featureID].map { tests[$0] }
     }
 
-    /// The configs tagged `tag`, or all of them.
-    func configs(tagged tag: String?) -> [PlannedConfig] {
-        guard let tag else { return configs }
-        return configs.filter { $0.config.tags.contains(tag) }
+    /// The configs tagged `tag`, or all of them; of those, only the ones named in `names` (as
+    /// apps compare names: `releaseNames(_:)`) when given.
+    func configs(tagged tag: String?, only names: Set<String>? = nil) -> [PlannedConfig] {
+        configs.filter { planned in
+            (tag.map(planned.config.tags.contains) ?? true)
+                && (names?.contains(Feature.nameKey(planned.config.name)) ?? true)
+        }
     }
 
     /// The configs dictionary of a client that names no user: tests give their default.
-    func sharedConfigs(tagged tag: String?) -> UserConfigs {
+    func sharedConfigs(tagged tag: String?, only names: Set<String>? = nil) -> UserConfigs {
         UserConfigs(
-            revision: revision, entries: configsDocument.sharedEntries(beside: document.features, tagged: tag),
-            isRecorded: true)
+            revision: revision,
+            entries: configsDocument.sharedEntries(beside: document.features, tagged: tag).filter {
+                names?.contains(Feature.nameKey($0.key)) ?? true
+            }, isRecorded: true)
+    }
+
+    /// The names (as apps compare them) of the configs `release` declares; `nil` for no release.
+    ///
+    /// - throws: `ConfigError.unknownRelease`.
+    func releaseNames(_ release: String?) throws -> Set<String>? {
+        guard let release else { return nil }
+        guard let names = configsDocument.releases[release] else {
+            throw ConfigError.unknownRelease(
+                head.scope.path, release: release, known: configsDocument.releases.keys.sorted())
+        }
+        return Set(names.map(Feature.nameKey))
     }
 
     /// The user's document: every test pinned to `assignments` (by feature id, one for every

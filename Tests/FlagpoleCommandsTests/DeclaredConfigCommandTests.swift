@@ -79,6 +79,30 @@ struct DeclaredConfigCommandTests {
         #expect(await cli.run(["export", "--all", "--dir", "cdn"]).status == 0)
     }
 
+    @Test("config import --release records what a release declares; its dictionary and plist serve only that")
+    func releases() async throws {
+        let cli = try await ConfigCommandTests.demo()
+        let imported = await cli.run(["config", "import", Self.fixture, "--release", "5.2", "--tenant", "demo"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(
+            imported.stdout.contains(
+                "release 5.2: configs.json?release=5.2 serves 8 config(s), leaving out isaEnabledKey"))
+        #expect(
+            imported.stderr.contains("perform(Selector(\"titleStringKey\"))")
+                && imported.stderr.contains("@objcMembers"))
+        let dictionary = try #require(
+            try await cli.json(["config", "export", "--format", "dictionary", "--release", "5.2", "--tenant", "demo"])
+                as? [String: Any])
+        #expect(
+            dictionary.count == 8 && dictionary["navigationBarIsVisible"] != nil && dictionary["isaEnabledKey"] == nil)
+        let plist = await cli.run(["config", "export", "--format", "plist", "--release", "5.2", "--tenant", "demo"])
+        #expect(plist.stdout.contains("<key>navigationBarIsVisible</key>") && !plist.stdout.contains("titleStringKey"))
+        let unknown = await cli.run(["config", "export", "--format", "plist", "--release", "9.9", "--tenant", "demo"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("--release 9.9"), "\(unknown.stderr)")
+        let file = try cli.write(#"{"configs": []}"#, to: "configs.json")
+        #expect(await cli.run(["config", "import", file, "--release", "5.2", "--tenant", "demo"]).status == 1)
+    }
+
     @Test("A declared Int retyped to a string is refused unless forced; a Float refuses 0.1 and takes 0.5")
     func declaredTypesEnforced() async throws {
         let cli = try await Self.declared()

@@ -52,6 +52,37 @@ struct ConfigAPITests {
         }
     }
 
+    @Test("configs.json?release= serves what that release declares, shared and per user; an unknown release is 404")
+    func releases() async throws {
+        let server = try await TestServer()
+        let declarations = try ConfigDeclarations.decode(
+            Array(
+                #"{"configCollectionName": "App", "features": [{"type": "Int", "name": "cells", "default": "12"}, {"type": "Bool", "name": "shown", "key": "shownKey", "default": "true"}]}"#
+                    .utf8))
+        let snapshot = try await server.store.configs(in: TestServer.acme)
+        _ = try await server.store.importDeclarations(
+            DeclarationsMerge(
+                declarations.configs, into: snapshot.document, release: "5.2",
+                leavingOut: declarations.keysWithoutGetters),
+            in: TestServer.acme, options: EditOptions(actor: "test"))
+        _ = try await server.store.setConfig(
+            Config(name: "later", type: .int, defaultValue: .int(1)), in: TestServer.acme,
+            options: EditOptions(actor: "test"))
+        try await server.test { client in
+            for url in [
+                "/t/acme/production/configs.json?release=5.2", "/t/acme/production/configs.json?user=u1&release=5.2",
+            ] {
+                let answer = try await client.send(.get, url)
+                #expect(answer.status == .ok)
+                #expect(try answer.json == ["cells": .number(12)], "\(url): \(answer.text)")
+            }
+            let all = try await client.send(.get, "/t/acme/production/configs.json").json
+            #expect(all["later"] != nil && all["shownKey"] != nil)
+            let unknown = try await client.send(.get, "/t/acme/production/configs.json?user=u2&release=4.0")
+            #expect(unknown.status == .notFound && unknown.text.contains("--release 4.0"), "\(unknown.text)")
+        }
+    }
+
     @Test("A declared type refuses a retype with 422 unless the body says \"force\": true")
     func force() async throws {
         let server = try await TestServer()

@@ -259,6 +259,40 @@ struct DeclaredConfigTests {
     }
 
     @Test(
+        "A declaration file imported as a release is what that release is served: its declared keys, none whose key is no getter, nothing added later"
+    )
+    func releasesServeWhatTheyDeclare() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(#"{"features": [{"name": "Onboarding", "test-variations": ["A", "B"]}]}"#)
+        let declarations = try ConfigDeclarations.decode(try Self.fixture())
+        let snapshot = try await store.configs(in: .acmeProduction)
+        let merge = DeclarationsMerge(
+            declarations.configs, into: snapshot.document, release: "5.2",
+            leavingOut: declarations.keysWithoutGetters)
+        let outcome = try await store.importDeclarations(merge, in: .acmeProduction, options: Self.options)
+        #expect(outcome.changes.contains { $0.field == "/releases/5.2" && $0.kind == .added })
+        // The next release's config, set before 5.3 ships: 5.2 must never be served it.
+        _ = try await store.setConfig(
+            Config(name: "newInFiveThree", type: .bool, defaultValue: .bool(true)), in: .acmeProduction,
+            options: Self.options)
+        let expected = declarations.configs.map(\.name).filter { !declarations.keysWithoutGetters.contains($0) }
+        #expect(expected.count == 8)
+        let shared = try await store.sharedConfigs(in: .acmeProduction, release: "5.2")
+        #expect(shared.entries.map(\.key) == expected)
+        let user = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction, release: "5.2")
+        #expect(user.entries.map(\.key) == expected)
+        #expect(try await store.sharedConfigs(in: .acmeProduction).entries.count == 13, "without a release, all")
+        // An unknown release is refused, and its user is not recorded.
+        await #expect {
+            try await store.userConfigs(for: UserID(rawValue: "u2"), in: .acmeProduction, release: "4.0")
+        } throws: { error in
+            guard case ConfigError.unknownRelease(_, "4.0", let known) = error else { return false }
+            return known == ["5.2"]
+        }
+        #expect(try await store.recordedAssignments(of: "Onboarding")[UserID(rawValue: "u2")] == nil)
+    }
+
+    @Test(
         "After a forced retype, going back to the declared type needs no force, and a re-import keeps the team's type")
     func forcedRetypeKept() async throws {
         let store = try await Self.declaredStore()

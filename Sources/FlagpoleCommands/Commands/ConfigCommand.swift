@@ -231,14 +231,29 @@ struct ConfigCommand: ParsableCommand {
                 Importing it again merges, and prints the plan first: new declarations are added; a config no \
                 longer declared stays served, marked withdrawn; a default or description the team edited is kept, \
                 one nobody edited follows the declaration; a changed type needs --force, since installed apps \
-                still read the old one.
+                still read the old one. With --release, the file is recorded as that release's: \
+                configs.json?release=R and `config export --format plist --release R` then serve that release only \
+                the configs it declares (but those whose key is no property name), so that its persist() never \
+                meets a key its class has no getter for.
                 """)
 
         @Argument(help: "The file, or - for standard input.")
         var file: String
 
+        @Option(
+            help: ArgumentHelp(
+                "Record a declaration file as this release's (5.2): what configs.json?release=5.2 serves.",
+                valueName: "release"))
+        var release: String?
+
         @Flag(help: "Apply a change of a declared type, which installed apps skip until they are updated.")
         var force = false
+
+        func validate() throws {
+            if let release, !ConfigsDecoder.isValidRelease(release) {
+                throw ValidationError("--release is 1 to 64 characters without control characters, such as 5.2.")
+            }
+        }
 
         @OptionGroup var environment: EnvironmentOptions
         @OptionGroup var database: DatabaseOptions
@@ -262,7 +277,9 @@ struct ConfigCommand: ParsableCommand {
                         )
                     }
                     let snapshot = try await store.configs(in: path)
-                    let plan = DeclarationsMerge(declarations.configs, into: snapshot.document)
+                    let plan = DeclarationsMerge(
+                        declarations.configs, into: snapshot.document, release: release,
+                        leavingOut: declarations.keysWithoutGetters)
                     merge = plan
                     if !output.json {
                         Console.out("Plan for \(path) from \(input.displayName):")
@@ -273,6 +290,11 @@ struct ConfigCommand: ParsableCommand {
                         options: revision.options(
                             expected: snapshot.revision ?? 0, isForced: force, message: "import \(input.displayName)"))
                 } else {
+                    if release != nil {
+                        throw CommandFailure(
+                            "--release is for SwiftFeatureConfigs' featureConfigs.json: a configs file carries its releases in \"releases\"."
+                        )
+                    }
                     let (document, warnings) = try ConfigsDecoder.decode(bytes)
                     ConfigCommand.print(warnings, file: input.displayName)
                     outcome = try await store.importConfigs(
@@ -327,6 +349,12 @@ struct ConfigCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Only the configs tagged so (dictionary and plist).", valueName: "tag"))
         var tag: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "Only the configs this release of the app declares (dictionary and plist): see config import --release.",
+                valueName: "release"))
+        var release: String?
+
         @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
         var output: String?
 
@@ -337,8 +365,8 @@ struct ConfigCommand: ParsableCommand {
             guard ["json", "dictionary", "plist"].contains(format) else {
                 throw ValidationError("--format is json, dictionary or plist.")
             }
-            if format == "json" && (user != nil || tag != nil) {
-                throw ValidationError("--user and --tag are for --format dictionary or plist.")
+            if format == "json" && (user != nil || tag != nil || release != nil) {
+                throw ValidationError("--user, --tag and --release are for --format dictionary or plist.")
             }
             _ = try user.map(UserOptions.id)
         }
@@ -352,9 +380,10 @@ struct ConfigCommand: ParsableCommand {
             } else {
                 let values =
                     if let user {
-                        try await store.userConfigs(for: try UserOptions.id(user), in: path, tag: tag)
+                        try await store.userConfigs(
+                            for: try UserOptions.id(user), in: path, tag: tag, release: release)
                     } else {
-                        try await store.sharedConfigs(in: path, tag: tag)
+                        try await store.sharedConfigs(in: path, tag: tag, release: release)
                     }
                 bytes = format == "plist" ? ConfigPlist.render(values.entries) : values.bytes
             }

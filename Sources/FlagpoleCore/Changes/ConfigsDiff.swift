@@ -45,6 +45,17 @@ public enum ConfigsDiff {
                     feature: nil, field: "configs", kind: .changed, before: .array(oldOrder.map(JSONValue.string)),
                     after: .array(newOrder.map(JSONValue.string))))
         }
+        for release in Set(old.releases.keys).union(new.releases.keys).sorted() {
+            let before = old.releases[release]
+            let after = new.releases[release]
+            guard before != after else { continue }
+            changes.append(
+                DocumentDiff.Change(
+                    feature: nil, field: JSONPointer.root.appending("releases").appending(release).description,
+                    kind: before == nil ? .added : after == nil ? .removed : .changed,
+                    before: before.map { .array($0.map(JSONValue.string)) },
+                    after: after.map { .array($0.map(JSONValue.string)) }))
+        }
         for feature in Set(old.featureTags.keys).union(new.featureTags.keys).sorted() {
             let before = old.featureTags[feature]
             let after = new.featureTags[feature]

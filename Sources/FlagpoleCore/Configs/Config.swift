@@ -124,13 +124,18 @@ public struct ConfigsDocument: Hashable, Sendable {
     /// The tags given to features in the store, by feature name (a feature's `tags` key in
     /// features.json counts too: see `tags(of:)`).
     public var featureTags: [String: [String]]
+    /// The names of the configs each release of the app declares and can take, by release
+    /// (`"5.2"`): what `configs.json?release=5.2` and the plist exported for it serve. Only a
+    /// declaration import with a release sets one (`DeclarationsMerge.release`).
+    public var releases: [String: [String]]
 
-    public init(configs: [Config] = [], featureTags: [String: [String]] = [:]) {
+    public init(configs: [Config] = [], featureTags: [String: [String]] = [:], releases: [String: [String]] = [:]) {
         self.configs = configs
         self.featureTags = featureTags
+        self.releases = releases
     }
 
-    public var isEmpty: Bool { configs.isEmpty && featureTags.isEmpty }
+    public var isEmpty: Bool { configs.isEmpty && featureTags.isEmpty && releases.isEmpty }
 
     /// The config named `name`, as apps compare names.
     public func config(named name: String) -> Config? {
@@ -161,17 +166,31 @@ public struct ConfigsDocument: Hashable, Sendable {
     public var jsonValue: JSONValue {
         var object: JSONObject = ["configs": .array(configs.map { .object($0.jsonObject) })]
         if let featureTagsJSON { object.append("feature-tags", featureTagsJSON) }
+        if let releasesJSON { object.append("releases", releasesJSON) }
         return .object(object)
     }
 
     /// `{"Feature": ["ios"]}` by feature name, as bytes sort; `nil` when no feature has tags.
-    private var featureTagsJSON: JSONValue? {
-        guard !featureTags.isEmpty else { return nil }
+    private var featureTagsJSON: JSONValue? { Self.listsJSON(featureTags) }
+
+    /// `{"5.2": ["isEnabled"]}` by release, as bytes sort; `nil` when no release is declared.
+    private var releasesJSON: JSONValue? { Self.listsJSON(releases) }
+
+    private static func listsJSON(_ lists: [String: [String]]) -> JSONValue? {
+        guard !lists.isEmpty else { return nil }
         return .object(
             JSONObject(
-                featureTags.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+                lists.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
                     JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
                 }))
+    }
+
+    /// The configs release `release` declares, or `nil` when no declaration import recorded it.
+    public func configs(ofRelease release: String) -> [Config]? {
+        releases[release].map { names in
+            let keys = Set(names.map(Feature.nameKey))
+            return configs.filter { keys.contains(Feature.nameKey($0.name)) }
+        }
     }
 
     /// The document's bytes as revisions keep them and `flagpole config export` writes them;
@@ -197,7 +216,8 @@ public struct ConfigsDocument: Hashable, Sendable {
         }
         output.append(contentsOf: (configs.isEmpty ? "]" : "\n    ]").utf8)
         let tags = featureTagsJSON.map { [JSONObject.Member(key: "feature-tags", value: $0)] } ?? []
-        for member in tags + extra.members {
+        let releases = releasesJSON.map { [JSONObject.Member(key: "releases", value: $0)] } ?? []
+        for member in tags + releases + extra.members {
             output.append(contentsOf: ",\n    ".utf8)
             JSONWriter.writeString(member.key, into: &output)
             output.append(contentsOf: ": ".utf8)

@@ -42,13 +42,21 @@ public enum ConfigDeclarations {
         /// One config per feature, in order, named by its `key` or else its `name` (see above),
         /// described by its `doc`, with its declaration.
         public var configs: [Config]
-        /// What the generator accepts but is worth fixing, such as trailing commas.
+        /// What the generator accepts but is worth fixing, such as trailing commas, and what
+        /// `persist()` needs of the generated class.
         public var warnings: [ConfigIssue]
+        /// The configs whose `key` is not their property's name: SwiftFeatureConfigs' `persist()`
+        /// calls `perform(Selector(key))` for every key it is served, and the class has no getter
+        /// of that name, so serving one crashes an app that persists. A release leaves them out.
+        public var keysWithoutGetters: Set<String>
 
-        public init(collectionName: String?, configs: [Config], warnings: [ConfigIssue]) {
+        public init(
+            collectionName: String?, configs: [Config], warnings: [ConfigIssue], keysWithoutGetters: Set<String> = []
+        ) {
             self.collectionName = collectionName
             self.configs = configs
             self.warnings = warnings
+            self.keysWithoutGetters = keysWithoutGetters
         }
     }
 
@@ -108,6 +116,7 @@ public enum ConfigDeclarations {
             throw ConfigsRefused(issues.all)
         }
         var configs: [Config] = []
+        var keysWithoutGetters: Set<String> = []
         // Where each config name and each property name was first declared, by `Feature.nameKey`.
         var configNames: [String: JSONPointer] = [:]
         var propertyNames: [String: JSONPointer] = [:]
@@ -133,9 +142,28 @@ public enum ConfigDeclarations {
             configNames[Feature.nameKey(name)] = feature.namePointer
             propertyNames[Feature.nameKey(feature.property)] = propertyPointer
             configs.append(feature.config)
+            if name != feature.property {
+                keysWithoutGetters.insert(name)
+                issues.warning(
+                    name, feature.namePointer, offset: feature.nameOffset,
+                    "the key \"\(name)\" is not the name of its property \"\(feature.property)\": SwiftFeatureConfigs' persist() calls perform(Selector(\"\(name)\")) for every key it is served, the class has no such getter, and the app crashes; configs.json?release= leaves it out",
+                    fix:
+                        "name the property \"\(name)\" (or drop \"key\"), regenerate the class and import the file again"
+                )
+            }
+        }
+        if !configs.isEmpty {
+            issues.warning(
+                nil, featuresPointer, offset: featuresNode.offset,
+                "persist() calls perform(Selector(key)) for every key it is served: the generated class needs @objcMembers (or @objc on each of \(configs.map { "\"\($0.name)\"" }.joined(separator: ", "))), which Swift 4 and later don't add by themselves",
+                fix:
+                    "mark the class @objcMembers in the generator's template; serve each release what it declares (`flagpole config import --release`, `configs.json?release=`)"
+            )
         }
         if issues.hasErrors { throw ConfigsRefused(issues.all) }
-        return Declarations(collectionName: collectionName, configs: configs, warnings: issues.all)
+        return Declarations(
+            collectionName: collectionName, configs: configs, warnings: issues.all,
+            keysWithoutGetters: keysWithoutGetters)
     }
 
     /// `configCollectionName`, or `nil` with a warning: the generator's template declares

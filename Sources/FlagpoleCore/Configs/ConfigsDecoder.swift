@@ -101,10 +101,14 @@ public enum ConfigsDecoder {
                 continue
             }
             let pointer = JSONPointer.root.appending(member.key)
+            if member.key == "releases" {
+                document.releases = decodeReleases(member.node, at: pointer, issues: &issues)
+                continue
+            }
             guard member.key == "feature-tags" else {
                 issues.error(
                     nil, pointer, offset: member.keyOffset, "unknown key \"\(member.key)\"",
-                    fix: "a configs file has \"configs\" and \"feature-tags\" only")
+                    fix: "a configs file has \"configs\", \"feature-tags\" and \"releases\" only")
                 continue
             }
             guard case .object(let features) = member.node.content else {
@@ -122,6 +126,45 @@ public enum ConfigsDecoder {
         }
         if issues.hasErrors { throw ConfigsRefused(issues.all) }
         return (document, issues.all, options)
+    }
+
+    /// `{"5.2": ["isEnabled", …]}`: the configs each release declares, by release.
+    static func decodeReleases(
+        _ node: JSONNode, at pointer: JSONPointer, issues: inout IssueList
+    ) -> [String: [String]] {
+        guard case .object(let members) = node.content else {
+            issues.error(
+                nil, pointer, offset: node.offset, "\"releases\" must be an object",
+                fix: "write {\"5.2\": [\"isEnabled\"]}, or leave it to `flagpole config import --release`")
+            return [:]
+        }
+        var releases: [String: [String]] = [:]
+        for member in members {
+            guard isValidRelease(member.key), case .array(let elements) = member.node.content else {
+                issues.error(
+                    nil, pointer.appending(member.key), offset: member.node.offset,
+                    "a release is 1 to 64 characters without control characters, with a list of config names",
+                    fix: "write \"5.2\": [\"isEnabled\"]")
+                continue
+            }
+            var names: [String] = []
+            for (index, element) in elements.enumerated() {
+                guard case .string(let name) = element.content, !name.isEmpty, !name.utf8.contains(0) else {
+                    issues.error(
+                        nil, pointer.appending(member.key).appending(index), offset: element.offset,
+                        "a release lists config names", fix: "write the name as a string")
+                    continue
+                }
+                names.append(name)
+            }
+            releases[member.key] = names
+        }
+        return releases
+    }
+
+    /// A release as `config import --release` and `?release=` name it: `5.2`, `5.2.1 (130)`.
+    public static func isValidRelease(_ text: String) -> Bool {
+        (1...64).contains(text.count) && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// Decodes one config sent alone, such as an API body, named `name` unless it names itself

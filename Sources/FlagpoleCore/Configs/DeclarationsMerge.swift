@@ -35,10 +35,15 @@ public struct DeclarationsMerge: Hashable, Sendable {
     public var steps: [Step]
     /// How many declared configs stay exactly as they are.
     public var unchanged: Int
+    /// The release the file is recorded as, with what it serves and what it leaves out.
+    public var release: (name: String, served: [String], leftOut: [String])?
 
     /// Merges `declared` (`ConfigDeclarations.Declarations.configs`, each with its declaration)
-    /// into `current`.
-    public init(_ declared: [Config], into current: ConfigsDocument) {
+    /// into `current`; with a `release`, records the configs that release declares, but those in
+    /// `leavingOut` (`ConfigDeclarations.Declarations.keysWithoutGetters`), as what it is served.
+    public init(
+        _ declared: [Config], into current: ConfigsDocument, release: String? = nil, leavingOut: Set<String> = []
+    ) {
         var document = current
         var steps: [Step] = []
         var unchanged = 0
@@ -75,9 +80,25 @@ public struct DeclarationsMerge: Hashable, Sendable {
         let order = Dictionary(
             document.configs.enumerated().map { (Feature.nameKey($1.name), $0) },
             uniquingKeysWith: { first, _ in first })
+        if let release {
+            let names = declared.map(\.name)
+            let served = names.filter { !leavingOut.contains($0) }
+            document.releases[release] = served
+            self.release = (release, served, names.filter(leavingOut.contains))
+        }
         self.document = document
         self.steps = steps.sorted { order[Feature.nameKey($0.config)] ?? 0 < order[Feature.nameKey($1.config)] ?? 0 }
         self.unchanged = unchanged
+    }
+
+    public static func == (left: Self, right: Self) -> Bool {
+        left.document == right.document && left.steps == right.steps && left.unchanged == right.unchanged
+            && left.release?.name == right.release?.name
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(document)
+        hasher.combine(steps)
     }
 
     /// `current` with the declaration of `declared` merged in, and the step, `nil` when nothing changes.
@@ -150,6 +171,13 @@ public struct DeclarationsMerge: Hashable, Sendable {
         let marks: [Step.Kind: String] = [.added: "+", .updated: "~", .retyped: "!", .withdrawn: "-"]
         return steps.map { "  \(marks[$0.kind] ?? " ") \($0.config): \($0.details.joined(separator: "; "))" }
             + (unchanged > 0 ? ["  \(unchanged) declared config(s) unchanged"] : [])
+            + (release.map { release in
+                [
+                    "  release \(release.name): configs.json?release=\(release.name) serves \(release.served.count) config(s)"
+                        + (release.leftOut.isEmpty
+                            ? "" : ", leaving out \(release.leftOut.joined(separator: ", ")) (a key that is no getter)")
+                ]
+            } ?? [])
     }
 }
 
@@ -165,6 +193,12 @@ extension DeclarationsMerge {
                     ]
                 }),
             "unchanged": .number(Double(unchanged)),
+            "release": release.map {
+                [
+                    "name": .string($0.name), "served": .array($0.served.map(JSONValue.string)),
+                    "leftOut": .array($0.leftOut.map(JSONValue.string)),
+                ]
+            } ?? .null,
         ]
     }
 }

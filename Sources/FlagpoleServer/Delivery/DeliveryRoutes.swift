@@ -43,22 +43,28 @@ struct DeliveryRoutes {
     /// `GET /t/{tenant}/{env}/configs.json`: the configs dictionary of the current revision, by
     /// the same rules as features.json (ETag, `304`, gzip, `Cache-Control`, a private environment's
     /// key); `?user=ID` for the user's own, recorded in the same read as a pinned features.json; `?tag=T` for
-    /// the configs tagged `T` only.
+    /// the configs tagged `T` only; `?release=R` for those release `R` of a SwiftFeatureConfigs app
+    /// declares only (`flagpole config import --release`), the keys its `persist()` can take.
     func deliverConfigs(_ request: Request, context: DeliveryContext<DeliveryNeeds.Document>) async throws -> Response {
         let path = context.path
         let query = Query(request)
         let tag = try query.tag()
+        let release = query.string("release")
+        if let release, !ConfigsDecoder.isValidRelease(release) {
+            throw APIError.invalid("Query parameter \"release\" must be a release such as 5.2: 1 to 64 characters.")
+        }
         if let unknown = query.parameters.first(where: {
-            !["user", "tag"].contains(String($0.key)) && !$0.key.hasPrefix(UserAttributes.queryPrefix)
+            !["user", "tag", "release"].contains(String($0.key)) && !$0.key.hasPrefix(UserAttributes.queryPrefix)
         }) {
             throw APIError.invalid(
-                "configs.json takes ?user=, ?tag= and ?attr.NAME= only, not ?\(unknown.key)=: it is always of the current revision."
+                "configs.json takes ?user=, ?tag=, ?release= and ?attr.NAME= only, not ?\(unknown.key)=: it is always of the current revision."
             )
         }
         let attributes = try query.attributes(limits: attributeLimits)
         if let user = try query.user() {
             let configs = try await store.userConfigs(
-                for: user, in: path, tag: tag, attributes: attributes, admittingNewUser: admission(request, context))
+                for: user, in: path, tag: tag, release: release, attributes: attributes,
+                admittingNewUser: admission(request, context))
             fetches.count(path, revision: configs.revision, .configs)
             let (head, body) = pinnedAnswer(
                 revision: configs.revision, bytes: configs.bytes, isRecorded: configs.isRecorded, to: request.headers)
@@ -70,7 +76,7 @@ struct DeliveryRoutes {
             throw APIError.invalid("?attr.NAME= describes a user: add ?user=ID, or drop the attributes.")
         }
         let cacheControl = Self.currentCacheControl(context.state, default: defaultCacheControl)
-        if tag == nil, let revision = context.state.revision,
+        if tag == nil, release == nil, let revision = context.state.revision,
             let document = cache.document(DeliveryCache.Key(path: path, revision: revision, kind: .configs))
         {
             metrics.cacheHits.increment()
@@ -78,11 +84,11 @@ struct DeliveryRoutes {
             return Self.response(document, to: request, cacheControl: cacheControl)
         }
         metrics.cacheMisses.increment()
-        let configs = try await store.sharedConfigs(in: path, tag: tag)
+        let configs = try await store.sharedConfigs(in: path, tag: tag, release: release)
         let revision = configs.revision
         fetches.count(path, revision: revision, .shared)
         let document = RenderedDocument(revision: revision, bytes: configs.bytes)
-        if tag == nil {
+        if tag == nil, release == nil {
             cache.insert(
                 document, for: DeliveryCache.Key(path: path, revision: revision, kind: .configs),
                 generation: context.state.generation)

@@ -63,6 +63,8 @@ extension APIError {
             self.init(
                 .notFound, code: "not_found",
                 ConfigError.configNotFound(path, name: name, existing: existing).description)
+        case let error as ConfigError where error.code == "not_found":
+            self.init(.notFound, code: error.code, error.description)
         case ConfigError.refused(let path, let issues):
             self.init(ConfigsRefused(issues), description: ConfigError.refused(path, issues: issues).description)
         case TargetingError.refused(let path, let issues):

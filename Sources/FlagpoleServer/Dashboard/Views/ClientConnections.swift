@@ -36,10 +36,11 @@ struct ClientConnections: Sendable {
             Client(
                 id: "swiftfeatureconfigs", name: "SwiftFeatureConfigs",
                 summary:
-                    "The configs dictionary loadInMemoryFeatures takes, for the user\(isPrivate ? " (private: a key in Authorization: Bearer)" : "").",
-                url: "\(base)/configs.json?user=USER_ID",
+                    "The configs dictionary loadInMemoryFeatures takes, for the user and only what the app's release declares (flagpole config import featureConfigs.json --release 5.2), so persist() never meets a key its class lacks\(isPrivate ? " (private: a key in Authorization: Bearer)" : "").",
+                url: "\(base)/configs.json?user=USER_ID&release=RELEASE",
                 snippet: """
-                    let url = URL(string: "\(base)/configs.json?user=\\(userID)")!
+                    let release = Bundle.main.infoDictionary?["CFBundleShortVersionString"] as? String ?? ""
+                    let url = URL(string: "\(base)/configs.json?user=\\(userID)&release=\\(release)")!
                     let (data, _) = try await URLSession.shared.data(from: url)
                     // appConfigs: the app's FeatureConfigs subclass.
                     appConfigs.loadInMemoryFeatures(try JSONSerialization.jsonObject(with: data) as! [String: Any])
