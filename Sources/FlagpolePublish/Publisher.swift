@@ -172,6 +172,14 @@ public final class Publisher: Sendable {
             }
         }
         var next = previous ?? Manifest()
+        // Each environment published names its latest revision's copies only: older copies stay
+        // in the bucket (nothing is deleted) but leave the manifest, so an expiry rule on
+        // `revisions/` never removes an object the manifest names.
+        let latest = Dictionary(revisions.map { ($0.path, $0.number) }, uniquingKeysWith: max)
+        next.entries = next.entries.filter { _, entry in
+            guard let number = latest[entry.environment], entry.path.contains("/revisions/") else { return true }
+            return entry.revision == number
+        }
         for object in objects { next.entries[object.key] = object.entry }
 
         // What to send, and why.

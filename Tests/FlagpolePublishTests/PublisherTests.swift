@@ -223,8 +223,11 @@ struct PublisherTests {
         #expect(interim == expectedInterim)
         let after = try #require(try bench.s3.manifest())
         for object in new { #expect(after.entries[object.key] == object.entry, "\(object.key)") }
-        // Entries are only added or replaced: revision 1's copies stay named, as Scripts/check-publish expects.
-        #expect(after.entries.count == before.entries.count + 3)
+        // Revision 2's copies replace revision 1's in the manifest (they stay in the bucket), so an
+        // expiry rule on revisions/ never removes what the manifest names.
+        #expect(after.entries.count == before.entries.count)
+        #expect(!after.entries.keys.contains { $0.hasPrefix("acme/production/revisions/1/") })
+        #expect(bench.s3.keys.contains("mobile/acme/production/revisions/1/features.json"), "nothing is deleted")
         #expect(bench.s3.violations.isEmpty, "\(bench.s3.violations)")
 
         let reasons = Dictionary(report.items.map { ($0.key, $0.reason) }, uniquingKeysWith: { $1 })
