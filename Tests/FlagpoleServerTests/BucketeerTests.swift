@@ -454,6 +454,27 @@ struct BucketeerTests {
         }
     }
 
+    @Test("register_events refused for its key is counted by cause in /metrics, where a lost track() call shows")
+    func refusedBatchesCounted() async throws {
+        let server = try await OFREPTests.server()
+        let batch = try Self.eventsBody()
+        let globex = server.key("globex", .delivery)
+        try await server.live { client in
+            for key in ["fp_typo", "fp_typo", globex] {
+                let answer = try await client.send(
+                    .post, "\(Self.base)/register_events", headers: Self.sdkHeaders(key), body: batch)
+                #expect(answer.status == (key == globex ? .forbidden : .unauthorized))
+            }
+            // get_evaluations in a public environment takes any key: no refusal to count.
+            _ = try await client.send(
+                .post, "\(Self.base)/get_evaluations", headers: Self.sdkHeaders("fp_typo"),
+                body: try Self.evaluationsBody())
+            let text = try await client.send(.get, "/metrics").text
+            #expect(text.contains(#"flagpole_bucketeer_event_batches_refused_total{cause="unknown_key"} 2"#), "\(text)")
+            #expect(text.contains(#"flagpole_bucketeer_event_batches_refused_total{cause="other_environment"} 1"#))
+        }
+    }
+
     @Test("The router's own 404 and 405 under a Bucketeer path are in the SDK's error shape, saying what to fix")
     func routerRefusalsInTheSDKShape() async throws {
         let server = try await OFREPTests.server()

@@ -42,7 +42,7 @@ struct BucketeerRoutes {
         // A group each: a group's middlewares are shared by every group made from it.
         let evaluations = router.group().add(middleware: BucketeerAnswering())
             .delivery(DeliveryNeeds.BucketeerEvaluations.self, of: delivery)
-        let events = router.group().add(middleware: BucketeerAnswering())
+        let events = router.group().add(middleware: BucketeerAnswering(refusedBatches: delivery.metrics))
             .delivery(DeliveryNeeds.BucketeerEvents.self, of: delivery)
         for base in ["/t/:tenant/:env", ""] {
             evaluations.post("\(base)/get_evaluations", use: getEvaluations)
@@ -130,6 +130,8 @@ struct BucketeerRoutes {
 /// maps and `{"error": {"code", "message"}}`: never a `3xx`, never a `2xx` with a partial body.
 struct BucketeerAnswering: RouterMiddleware {
     typealias Context = FlagpoleRequestContext
+    /// Where refused `register_events` batches are counted, by cause; `nil` for `get_evaluations`.
+    var refusedBatches: ServerMetrics? = nil
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -137,7 +139,11 @@ struct BucketeerAnswering: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            return Self.response(to: Self.error(for: error, logger: context.logger))
+            let refusal = Self.error(for: error, logger: context.logger)
+            if let refusedBatches, let cause = BucketeerRefusalCause(refusal.status) {
+                refusedBatches.bucketeerEventBatchesRefused[cause]?.increment()
+            }
+            return Self.response(to: refusal)
         }
     }
 
@@ -178,5 +184,27 @@ extension StorageError {
     /// Another writer held the database: the same request can succeed in a moment.
     fileprivate var isBusy: Bool {
         if case .busy = self { true } else { false }
+    }
+}
+
+/// Why a `register_events` batch was refused whole, as `/metrics` counts it.
+enum BucketeerRefusalCause: String, CaseIterable, Sendable {
+    /// `401`: no key, or one the store doesn't know (a typo, a revoked key, a `get_evaluations`-only setup).
+    case unknownKey = "unknown_key"
+    /// `403`: a key of another tenant or environment.
+    case otherEnvironment = "other_environment"
+    /// `400` or `413`: a body that is no batch.
+    case malformed
+    /// `503`: the database was busy or away; the SDK sends the batch again.
+    case unavailable
+
+    init?(_ status: HTTPResponse.Status) {
+        switch status.code {
+        case 401: self = .unknownKey
+        case 403: self = .otherEnvironment
+        case 400, 413: self = .malformed
+        case 503: self = .unavailable
+        default: return nil
+        }
     }
 }

@@ -29,6 +29,15 @@ struct ServerMetrics: Sendable {
         bucketeerEventsWithoutID = Metrics.Counter(
             label: "flagpole_bucketeer_events_without_id_total", factory: factory)
         let factory = factory
+        bucketeerEventBatchesRefused = Dictionary(
+            uniqueKeysWithValues: BucketeerRefusalCause.allCases.map { cause in
+                (
+                    cause,
+                    Metrics.Counter(
+                        label: "flagpole_bucketeer_event_batches_refused_total",
+                        dimensions: [("cause", cause.rawValue)], factory: factory)
+                )
+            })
         fastPathRequests = Dictionary(
             uniqueKeysWithValues: DeliveryFastPath.Route.allCases.map { route in
                 let method = route == .features || route == .configs ? "GET" : "POST"
@@ -71,6 +80,9 @@ struct ServerMetrics: Sendable {
     let bucketeerClientDefaults: Metrics.Counter
     /// Bucketeer events dropped for having no `id`.
     let bucketeerEventsWithoutID: Metrics.Counter
+    /// `register_events` batches refused before any event was read, by why: the app's `track`
+    /// calls are lost while its flags keep working, so this is where a wrong key shows.
+    let bucketeerEventBatchesRefused: [BucketeerRefusalCause: Metrics.Counter]
     /// The router's request counts (`hb.requests`) for the routes the event loop answers, so
     /// `/metrics` counts every delivery.
     let fastPathRequests: [DeliveryFastPath.Route: [Int: Metrics.Counter]]
