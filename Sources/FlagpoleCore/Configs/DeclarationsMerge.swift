@@ -35,8 +35,16 @@ public struct DeclarationsMerge: Hashable, Sendable {
     public var steps: [Step]
     /// How many declared configs stay exactly as they are.
     public var unchanged: Int
-    /// The release the file is recorded as, with what it serves and what it leaves out.
-    public var release: (name: String, served: [String], leftOut: [String])?
+    /// The release the file is recorded as: what it is served, and what it is not.
+    public struct Release: Hashable, Sendable {
+        public var name: String
+        public var served: [String]
+        /// Declared, but with a key that is no getter's name (`keysWithoutGetters`).
+        public var leftOut: [String]
+    }
+
+    /// The release the file is recorded as, when it is one's.
+    public var release: Release?
 
     /// Merges `declared` (`ConfigDeclarations.Declarations.configs`, each with its declaration)
     /// into `current`; with a `release`, records the configs that release declares, but those in
@@ -84,21 +92,11 @@ public struct DeclarationsMerge: Hashable, Sendable {
             let names = declared.map(\.name)
             let served = names.filter { !leavingOut.contains($0) }
             document.releases[release] = served
-            self.release = (release, served, names.filter(leavingOut.contains))
+            self.release = Release(name: release, served: served, leftOut: names.filter(leavingOut.contains))
         }
         self.document = document
         self.steps = steps.sorted { order[Feature.nameKey($0.config)] ?? 0 < order[Feature.nameKey($1.config)] ?? 0 }
         self.unchanged = unchanged
-    }
-
-    public static func == (left: Self, right: Self) -> Bool {
-        left.document == right.document && left.steps == right.steps && left.unchanged == right.unchanged
-            && left.release?.name == right.release?.name
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(document)
-        hasher.combine(steps)
     }
 
     /// `current` with the declaration of `declared` merged in, and the step, `nil` when nothing changes.
