@@ -120,7 +120,14 @@ public final class Publisher: Sendable {
                 chosen.append(revision)
             }
         }
-        var report = await publish(chosen, dryRun: dryRun, environment: environment)
+        // A run that failed at the same revision may have landed its copies: those are asked for
+        // first (HEAD), not sent again to be answered 412.
+        let failedBefore = Set(
+            ((try? await store.publishStatus(target: settings.target.description)) ?? []).filter { status in
+                status.last.outcome == .failed
+                    && chosen.contains { $0.path == status.last.environment && $0.number == status.last.revision }
+            }.map(\.last.environment))
+        var report = await publish(chosen, dryRun: dryRun, resuming: failedBefore, environment: environment)
         report.skippedPrivate = skipped
         if !dryRun {
             do {
@@ -132,9 +139,11 @@ public final class Publisher: Sendable {
         return report
     }
 
-    /// Publishes `revisions`; with `dryRun`, only says what would be written and why.
+    /// Publishes `revisions`; with `dryRun`, only says what would be written and why. The copies
+    /// of the environments in `resuming` (whose last run at the same revision failed, and may have
+    /// landed some) are asked for before they are sent.
     public func publish(
-        _ revisions: [PublishedRevision], dryRun: Bool = false,
+        _ revisions: [PublishedRevision], dryRun: Bool = false, resuming: Set<EnvironmentPath> = [],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async -> PublishReport {
         var report = PublishReport(target: settings.target, dryRun: dryRun, startedAt: Date())
@@ -148,7 +157,7 @@ public final class Publisher: Sendable {
                 transport: transport, retries: settings.retries)
             report.endpoint = client.endpoint.origin
             defer { report.requests = client.requestCounts }
-            try await run(revisions, with: client, dryRun: dryRun, into: &report)
+            try await run(revisions, with: client, dryRun: dryRun, resuming: resuming, into: &report)
         } catch {
             report.error = error
         }
@@ -157,7 +166,8 @@ public final class Publisher: Sendable {
     }
 
     private func run(
-        _ revisions: [PublishedRevision], with client: S3Client, dryRun: Bool, into report: inout PublishReport
+        _ revisions: [PublishedRevision], with client: S3Client, dryRun: Bool, resuming: Set<EnvironmentPath>,
+        into report: inout PublishReport
     ) async throws(PublishError) {
         let manifestKey = settings.target.key(Manifest.name)
         let previous = try await client.get(manifestKey).map { bytes throws(PublishError) in
@@ -205,6 +215,12 @@ public final class Publisher: Sendable {
         // 1. The revisions' copies, each only where no object has its key: a copy is never replaced.
         let (immutable, current) = (toSend.filter(\.isImmutable), toSend.filter { !$0.isImmutable })
         try await forEach(immutable, writing: &report.written) { object, key throws(PublishError) in
+            if resuming.contains(object.environment), let found = try await client.head(key) {
+                guard found.first(name: "x-amz-meta-sha256") == object.sha256 else {
+                    throw .immutableConflict(key: key, target: "s3://\(self.settings.target.bucket)")
+                }
+                return false
+            }
             if try await client.put(key, bytes: object.bytes, headers: self.headers(of: object), ifAbsent: true) {
                 return true
             }
