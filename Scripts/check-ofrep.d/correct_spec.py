@@ -25,7 +25,8 @@ import sys
 
 import yaml
 
-# The official document's SHA-256 (shared/specs/README.md): the copy must be that file.
+# The official document's SHA-256, as published at the pinned commit of open-feature/protocol
+# (check-ofrep.d/README.md): the copy must be that file.
 OFFICIAL_SHA256 = "e5f560c5194ce5f0c077685a734ecbf5d4baa3311cf862c69b636938e1fdd056"
 
 

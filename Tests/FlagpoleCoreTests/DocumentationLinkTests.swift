@@ -36,12 +36,14 @@ import Testing
 
     /// What is wrong with the relative `link` of `file`: it leaves the repository, names nothing, or
     /// names a Markdown file (`#anchor` alone: `file` itself) without a heading of its `#anchor`.
+    /// A link that starts with `/` is read from the repository's root, as GitHub reads it.
     static func problem(of link: String, in file: URL) -> String? {
         let path = String(link.prefix { $0 != "#" && $0 != "?" })
         var target = file
         if !path.isEmpty {
             let decoded = path.removingPercentEncoding ?? path
-            target = file.deletingLastPathComponent().appendingPathComponent(decoded).standardizedFileURL
+            let base = decoded.hasPrefix("/") ? root : file.deletingLastPathComponent()
+            target = base.appendingPathComponent(decoded).standardizedFileURL
             guard target.path == root.path || target.path.hasPrefix(root.path + "/") else {
                 return "points outside the repository, to \(target.path)"
             }
@@ -69,6 +71,10 @@ import Testing
         #expect(Self.problem(of: "../README.md", in: readme) != nil)
         #expect(Self.problem(of: "../\(Self.root.lastPathComponent)/README.md", in: readme) == nil)
         #expect(Self.problem(of: "docs/FORMAT.md#7-diagnostics", in: readme) == nil)
+        // From the repository's root, wherever the file is; still never above it.
+        let overview = Self.root.appendingPathComponent("docs/OVERVIEW.md")
+        #expect(Self.problem(of: "/README.md#clients", in: overview) == nil)
+        #expect(Self.problem(of: "/../README.md", in: overview) != nil)
         #expect(!MarkdownLinks.isRelative("https://example.com") && !MarkdownLinks.isRelative("mailto:a@b.c"))
     }
 

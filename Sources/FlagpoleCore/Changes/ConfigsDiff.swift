@@ -45,28 +45,28 @@ public enum ConfigsDiff {
                     feature: nil, field: "configs", kind: .changed, before: .array(oldOrder.map(JSONValue.string)),
                     after: .array(newOrder.map(JSONValue.string))))
         }
-        for release in Set(old.releases.keys).union(new.releases.keys).sorted() {
-            let before = old.releases[release]
-            let after = new.releases[release]
-            guard before != after else { continue }
-            changes.append(
-                DocumentDiff.Change(
-                    feature: nil, field: JSONPointer.root.appending("releases").appending(release).description,
-                    kind: before == nil ? .added : after == nil ? .removed : .changed,
-                    before: before.map { .array($0.map(JSONValue.string)) },
-                    after: after.map { .array($0.map(JSONValue.string)) }))
+        changes += listChanges(from: old.releases, to: new.releases) { release in
+            (nil, JSONPointer.root.appending("releases").appending(release).description)
         }
-        for feature in Set(old.featureTags.keys).union(new.featureTags.keys).sorted() {
-            let before = old.featureTags[feature]
-            let after = new.featureTags[feature]
-            guard before != after else { continue }
-            changes.append(
-                DocumentDiff.Change(
-                    feature: feature, field: "tags", kind: before == nil ? .added : after == nil ? .removed : .changed,
-                    before: before.map { .array($0.map(JSONValue.string)) },
-                    after: after.map { .array($0.map(JSONValue.string)) }))
-        }
+        changes += listChanges(from: old.featureTags, to: new.featureTags) { feature in (feature, "tags") }
         return changes
+    }
+
+    /// A change for each key whose list of names differs (a release's configs, a feature's
+    /// tags), at the feature and field `place` gives it.
+    private static func listChanges(
+        from old: [String: [String]], to new: [String: [String]],
+        at place: (String) -> (feature: String?, field: String)
+    ) -> [DocumentDiff.Change] {
+        Set(old.keys).union(new.keys).sorted().compactMap { key in
+            let (before, after) = (old[key], new[key])
+            guard before != after else { return nil }
+            let (feature, field) = place(key)
+            return DocumentDiff.Change(
+                feature: feature, field: field, kind: before == nil ? .added : after == nil ? .removed : .changed,
+                before: before.map { .array($0.map(JSONValue.string)) },
+                after: after.map { .array($0.map(JSONValue.string)) })
+        }
     }
 
     /// The nulls an earlier version stored, which the stored configs' `warnings` name

@@ -59,14 +59,11 @@ extension APIError {
                 self.init(.unprocessableContent, code: error.code, error.description)
             }
         case let error as DocumentError: self.init(error)
-        case ConfigError.configNotFound(let path, let name, let existing):
-            self.init(
-                .notFound, code: "not_found",
-                ConfigError.configNotFound(path, name: name, existing: existing).description)
-        case let error as ConfigError where error.code == "not_found":
-            self.init(.notFound, code: error.code, error.description)
-        case ConfigError.refused(let path, let issues):
-            self.init(ConfigsRefused(issues), description: ConfigError.refused(path, issues: issues).description)
+        case let error as ConfigError:
+            switch error {
+            case .configNotFound, .unknownRelease: self.init(.notFound, code: error.code, error.description)
+            case .refused(_, let issues): self.init(ConfigsRefused(issues), description: error.description)
+            }
         case TargetingError.refused(let path, let issues):
             self.init(
                 .unprocessableContent, code: "invalid_targeting",
