@@ -62,6 +62,7 @@ let package = Package(
                 .embedInCode("0014_ramps.sql"),
                 .embedInCode("0015_ramp_guards.sql"),
                 .embedInCode("0016_fetches_and_webhooks.sql"),
+                .embedInCode("0017_refused_event_batches.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -78,6 +79,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0014_ramps.postgres.sql"),
                 .embedInCode("PostgreSQL/0015_ramp_guards.postgres.sql"),
                 .embedInCode("PostgreSQL/0016_fetches_and_webhooks.postgres.sql"),
+                .embedInCode("PostgreSQL/0017_refused_event_batches.postgres.sql"),
             ]
         ),
 
@@ -254,7 +256,8 @@ let package = Package(
         .testTarget(
             name: "FlagpoleCommandsTests",
             dependencies: [
-                "FlagpoleCommands", "FlagpoleCore", "FlagpoleMigrations", "FlagpoleTestSupport", "EndToEndSupport",
+                "FlagpoleCommands", "FlagpoleCore", "FlagpoleMigrations", "FlagpoleStore", "FlagpoleTestSupport",
+                "EndToEndSupport",
             ]
         ),
         // The real binary where a process is the point: servers, exit codes, pipes, signals,

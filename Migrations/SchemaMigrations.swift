@@ -33,6 +33,7 @@ public enum SchemaMigrations {
         Migration("0014_ramps", PackageResources._014_ramps_sql),
         Migration("0015_ramp_guards", PackageResources._015_ramp_guards_sql),
         Migration("0016_fetches_and_webhooks", PackageResources._016_fetches_and_webhooks_sql),
+        Migration("0017_refused_event_batches", PackageResources._017_refused_event_batches_sql),
     ]
 
     /// PostgreSQL's migrations, `PostgreSQL/NNNN_name.postgres.sql`: the same versions as
@@ -55,5 +56,6 @@ public enum SchemaMigrations {
         Migration("0014_ramps", PackageResources._014_ramps_postgres_sql),
         Migration("0015_ramp_guards", PackageResources._015_ramp_guards_postgres_sql),
         Migration("0016_fetches_and_webhooks", PackageResources._016_fetches_and_webhooks_postgres_sql),
+        Migration("0017_refused_event_batches", PackageResources._017_refused_event_batches_postgres_sql),
     ]
 }

@@ -48,8 +48,9 @@ public struct ServerConfiguration: Sendable {
     public var allowsPrivateWebhooks = false
     /// Where webhooks may be sent: checked alike when one is made (API, dashboard) and at every delivery.
     var webhookAddresses: WebhookAddresses { WebhookAddresses(allowsPrivate: allowsPrivateWebhooks) }
-    /// How often the fetches answered are added to the store's counts: `serve`'s tick interval, at most 5 s.
-    public var fetchCountInterval: Duration = .seconds(5)
+    /// How often the fetches answered and the event batches refused are added to the store's
+    /// counts: `serve`'s tick interval, at most 5 s.
+    public var countsInterval: Duration = .seconds(5)
     /// How often a change stream with nothing to say sends a comment, so that proxies keep it open.
     public var changeStreamHeartbeat: Duration = .seconds(15)
 
@@ -104,8 +105,9 @@ public enum ServerApplication {
                 address: .hostname(configuration.host, port: configuration.port), serverName: "flagpole"),
             services: [
                 poller, ChangeBroadcasterService(broadcaster: delivery.cache.changes, store: store, logger: logger),
-                FetchCountService(
-                    counter: delivery.fetches, store: store, interval: configuration.fetchCountInterval,
+                CountsService(
+                    fetches: delivery.fetches, refusedBatches: delivery.refusedBatches, store: store,
+                    interval: configuration.countsInterval,
                     clock: configuration.clock, logger: logger),
             ]
                 + (configuration.publishing.map {

@@ -1,4 +1,6 @@
 import EndToEndSupport
+import FlagpoleCore
+import FlagpoleStore
 import Foundation
 import Testing
 
@@ -149,6 +151,32 @@ struct CommandLineTests {
         #expect(try await access() == ["production": true, "staging": false])
         let neither = await cli.run(["env", "access", "staging", "--tenant", "acme"])
         #expect(neither.status == 64 && neither.stderr.contains("--private"), "\(neither.stderr)")
+    }
+
+    @Test("env list says under its table which environments refused event batches lately, by cause and key")
+    func refusedEventBatches() async throws {
+        #expect(await cli.run(["tenant", "create", "acme"]).status == 0)
+        #expect(await cli.run(["env", "create", "staging", "--tenant", "acme"]).status == 0)
+        // What a server adds every few seconds.
+        let production = EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: .production)
+        try await FeatureStore.open(atPath: cli.databasePath).addRefusedEventBatches(
+            [
+                RefusedBatchKey(path: production, cause: .unknownKey, keyPrefix: "fp_1a2b3c4d"): 9,
+                RefusedBatchKey(path: production, cause: .malformed, keyPrefix: ""): 1,
+            ], now: Date())
+        let table = await cli.run(["env", "list", "--tenant", "acme"]).stdout
+        #expect(
+            table.contains(
+                "production: 10 event batches refused in the last 24 h: unknown key 9 (fp_1a2b3c4d… 9), malformed 1 (no key 1)."
+            ), "\(table)")
+        #expect(!table.contains("staging:"))
+        let listed = try #require(
+            try await cli.json(["env", "list", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        let refused = listed.first { $0["name"] as? String == "production" }?["refusedEventBatches"] as? [String: Any]
+        #expect((refused?["unknown_key"] as? [String: Int]) == ["fp_1a2b3c4d": 9])
+        #expect(
+            (listed.first { $0["name"] as? String == "staging" }?["refusedEventBatches"] as? [String: Any])?.isEmpty
+                == true)
     }
 
     @Test("A bad argument is a usage error (exit 64); an unknown tenant says how to create it (exit 1)")

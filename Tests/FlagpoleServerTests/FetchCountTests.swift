@@ -55,7 +55,7 @@ struct FetchCountTests {
         let server = try await TestServer()
         let revision = try await server.store.revision(of: TestServer.acme).number
         var configuration = ServerConfiguration(port: 0, accessLogLevel: .debug)
-        configuration.fetchCountInterval = .milliseconds(20)
+        configuration.countsInterval = .milliseconds(20)
         let application = ServerApplication.make(
             store: server.store, configuration: configuration, registry: testRegistry, logger: Logger(label: "test"))
         try await application.test(.live) { client in

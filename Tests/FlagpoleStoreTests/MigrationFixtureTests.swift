@@ -160,17 +160,20 @@ struct MigrationFixtureTests {
             in: acme, actor: "test", now: Date())
         #expect(ramp.ramp.state == .running && ramp.applied.map(\.step) == [0])
         // 0014's file has an aborted ramp: it migrates without guards (0015), pausing when one would fail;
-        // 0015's has a second, aborted after its guards looked: they migrate with their looks, no fetch counted (0016).
+        // 0015's has a second, aborted after its guards looked: they migrate with their looks, no fetch counted (0016);
+        // 0016's a third, with a webhook that its two events wait for.
         let ramps = try await store.ramps(in: acme)
-        let aborted = manifest.schema < "0014" ? 0 : manifest.schema < "0015" ? 1 : 2
+        let aborted = manifest.schema < "0014" ? 0 : manifest.schema < "0015" ? 1 : manifest.schema < "0016" ? 2 : 3
         #expect(ramps.dropLast().map(\.state) == Array(repeating: .aborted, count: aborted))
         #expect(ramps.first.map { $0.guards.isEmpty && $0.onFailure == .pause && $0.looks.isEmpty } ?? true)
-        if aborted == 2 {
+        if aborted >= 2 {
             #expect(ramps[1].guards.first == .goal("signup", threshold: -0.01, inPoints: true))
             #expect(ramps[1].onFailure == .rollback && !ramps[1].looks.isEmpty)
             #expect(ramps[1].applied.allSatisfy { $0.fetches.total == 0 })
         }
-        #expect(try await store.webhooks(in: acme).isEmpty)
+        let webhooks = try await store.webhooks(in: acme)
+        #expect(webhooks.map(\.url.description) == (manifest.schema < "0016" ? [] : ["http://127.0.0.1:9/flagpole"]))
+        #expect(webhooks.map(\.deliveries.count) == (manifest.schema < "0016" ? [] : [2]))
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 

@@ -24,7 +24,7 @@ struct SQLHomeTests {
         "ramp_looks": "RampTable.swift",
         "triggers": "TriggerTable.swift", "trigger_calls": "TriggerTable.swift",
         "fetch_counts": "FetchCountTable.swift", "webhooks": "WebhookTable.swift",
-        "webhook_deliveries": "WebhookTable.swift",
+        "webhook_deliveries": "WebhookTable.swift", "refused_event_batches": "RefusedEventBatchTable.swift",
         "publish_log": "PublishTable.swift",
         "segment_lists": "TargetingTable.swift",
         "user_attributes": "UserAttributeTable.swift", "erasures": "UserAttributeTable.swift",

@@ -54,9 +54,21 @@ struct EnvCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let environments = try await database.openStore(.readOnly).environments(of: try tenant.slug())
+            let store = try await database.openStore(.readOnly)
+            let slug = try tenant.slug()
+            let environments = try await store.environments(of: slug)
+            // What a server refused lately, so that an app sending a wrong key is seen here.
+            let refused = try await store.refusedEventBatches(
+                of: slug, since: Invocation.current.clock.now.addingTimeInterval(-24 * 3600))
             if output.json {
-                Console.json(.array(environments.map(\.jsonValue)))
+                Console.json(
+                    .array(
+                        environments.map { environment in
+                            guard case .object(var object) = environment.jsonValue else { return environment.jsonValue }
+                            object.append(
+                                "refusedEventBatches", (refused[environment.path.environment] ?? .init()).jsonValue)
+                            return .object(object)
+                        }))
                 return
             }
             var table = TextTable("NAME", "REVISION", "FEATURES", "ACCESS", "COLOUR", "REASON", "CREATED")
@@ -68,6 +80,13 @@ struct EnvCommand: ParsableCommand {
                     environment.marking.requiresReason ? "required" : "-", environment.createdAt.iso8601)
             }
             Console.out(table.text)
+            for environment in environments {
+                if let summary = refused[environment.path.environment]?.summary(span: "the last 24 h") {
+                    Console.out(
+                        "\(environment.path.environment): \(summary). Those apps' events are lost; docs/BUCKETEER.md says how to fix each."
+                    )
+                }
+            }
         }
     }
 

@@ -162,7 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.eventPolicy = eventPolicy
         configuration.tickInterval = .milliseconds(tickInterval)
         configuration.allowsPrivateWebhooks = allowPrivateWebhooks
-        configuration.fetchCountInterval = min(.milliseconds(tickInterval), configuration.fetchCountInterval)
+        configuration.countsInterval = min(.milliseconds(tickInterval), configuration.countsInterval)
         configuration.clock = Invocation.current.clock
         let databasePath = try database.address.description
         let application = ServerApplication.make(

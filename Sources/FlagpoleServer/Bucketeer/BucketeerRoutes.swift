@@ -42,7 +42,7 @@ struct BucketeerRoutes {
         // A group each: a group's middlewares are shared by every group made from it.
         let evaluations = router.group().add(middleware: BucketeerAnswering())
             .delivery(DeliveryNeeds.BucketeerEvaluations.self, of: delivery)
-        let events = router.group().add(middleware: BucketeerAnswering(refusedBatches: delivery.metrics))
+        let events = router.group().add(middleware: BucketeerAnswering(countingRefusalsIn: delivery))
             .delivery(DeliveryNeeds.BucketeerEvents.self, of: delivery)
         for base in ["/t/:tenant/:env", ""] {
             evaluations.post("\(base)/get_evaluations", use: getEvaluations)
@@ -130,8 +130,9 @@ struct BucketeerRoutes {
 /// maps and `{"error": {"code", "message"}}`: never a `3xx`, never a `2xx` with a partial body.
 struct BucketeerAnswering: RouterMiddleware {
     typealias Context = FlagpoleRequestContext
-    /// Where refused `register_events` batches are counted, by cause; `nil` for `get_evaluations`.
-    var refusedBatches: ServerMetrics? = nil
+    /// Where refused `register_events` batches are counted: by cause in `/metrics`, and by
+    /// environment, cause and key for the store; `nil` for `get_evaluations`.
+    var countingRefusalsIn: DeliveryRoutes? = nil
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -140,8 +141,15 @@ struct BucketeerAnswering: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let refusal = Self.error(for: error, logger: context.logger)
-            if let refusedBatches, let cause = BucketeerRefusalCause(refusal.status) {
-                refusedBatches.bucketeerEventBatchesRefused[cause]?.increment()
+            if let delivery = countingRefusalsIn, let cause = EventBatchRefusal(refusal.status) {
+                delivery.metrics.bucketeerEventBatchesRefused[cause]?.increment()
+                // At the host's root an unknown key names no environment: `/metrics` alone has it.
+                if context.parameters.get("tenant") != nil, let path = try? context.environmentPath() {
+                    let credential = DeliveryCredential(request.headers, scheme: .raw)
+                    let key = RefusedBatchKey(path: path, cause: cause, keyPrefix: credential.shownPrefix)
+                    delivery.refusedBatches.count(
+                        key, else: RefusedBatchKey(path: path, cause: cause, keyPrefix: RefusedBatchKey.manyKeys))
+                }
             }
             return Self.response(to: refusal)
         }
@@ -187,17 +195,8 @@ extension StorageError {
     }
 }
 
-/// Why a `register_events` batch was refused whole, as `/metrics` counts it.
-enum BucketeerRefusalCause: String, CaseIterable, Sendable {
-    /// `401`: no key, or one the store doesn't know (a typo, a revoked key, a `get_evaluations`-only setup).
-    case unknownKey = "unknown_key"
-    /// `403`: a key of another tenant or environment.
-    case otherEnvironment = "other_environment"
-    /// `400` or `413`: a body that is no batch.
-    case malformed
-    /// `503`: the database was busy or away; the SDK sends the batch again.
-    case unavailable
-
+extension EventBatchRefusal {
+    /// The cause of a refusal with `status`, if it is one a batch is refused whole for.
     init?(_ status: HTTPResponse.Status) {
         switch status.code {
         case 401: self = .unknownKey

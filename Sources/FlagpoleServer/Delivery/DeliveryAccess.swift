@@ -42,6 +42,15 @@ enum DeliveryCredential: Equatable, Sendable {
         }
     }
 
+    /// The key as a refusal's count shows it: its listing prefix (`fp_1a2b3c4d`), never more.
+    var shownPrefix: String {
+        switch self {
+        case .none: RefusedBatchKey.shownPrefix(of: nil)
+        case .key(let key): RefusedBatchKey.shownPrefix(of: key)
+        case .malformed: RefusedBatchKey.otherKey
+        }
+    }
+
     /// The key of an `Authorization: Bearer KEY` header (the scheme in any case); `nil` for
     /// anything else. The admin API reads its keys with it too.
     static func bearerKey(_ header: String) -> String? {

@@ -20,8 +20,11 @@ struct DeliveryRoutes {
     let trustsProxy: Bool
     /// How many attributes, and bytes of them, a user's request may carry.
     var attributeLimits = UserAttributes.Limits.standard
-    /// The fetches answered, by environment, revision and client (`FetchCountService` writes them).
-    let fetches = FetchCounter()
+    /// The fetches answered, by environment, revision and client (`CountsService` writes them).
+    let fetches = CountsInMemory<FetchKey>()
+    /// The `register_events` batches refused whole, by environment, cause and key: a few
+    /// thousand keys at most between two writes (`CountsService` writes them).
+    let refusedBatches = CountsInMemory<RefusedBatchKey>(maximumKeys: 4096)
     /// The application's counters, shared with the event loop's fast path.
     let metrics: ServerMetrics
 

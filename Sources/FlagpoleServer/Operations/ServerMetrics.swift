@@ -1,3 +1,4 @@
+import FlagpoleStore
 import Metrics
 import Prometheus
 
@@ -30,7 +31,7 @@ struct ServerMetrics: Sendable {
             label: "flagpole_bucketeer_events_without_id_total", factory: factory)
         let factory = factory
         bucketeerEventBatchesRefused = Dictionary(
-            uniqueKeysWithValues: BucketeerRefusalCause.allCases.map { cause in
+            uniqueKeysWithValues: EventBatchRefusal.allCases.map { cause in
                 (
                     cause,
                     Metrics.Counter(
@@ -82,7 +83,7 @@ struct ServerMetrics: Sendable {
     let bucketeerEventsWithoutID: Metrics.Counter
     /// `register_events` batches refused before any event was read, by why: the app's `track`
     /// calls are lost while its flags keep working, so this is where a wrong key shows.
-    let bucketeerEventBatchesRefused: [BucketeerRefusalCause: Metrics.Counter]
+    let bucketeerEventBatchesRefused: [EventBatchRefusal: Metrics.Counter]
     /// The router's request counts (`hb.requests`) for the routes the event loop answers, so
     /// `/metrics` counts every delivery.
     let fastPathRequests: [DeliveryFastPath.Route: [Int: Metrics.Counter]]

@@ -11,13 +11,16 @@ struct ClientConnections: Sendable {
         var summary: String
         var url: String
         var snippet: String
+        /// What went wrong lately with this kind of client, said where its snippet is.
+        var warning: String? = nil
     }
 
     var clients: [Client]
     var isPrivate: Bool
 
-    /// `origin` is the server as the browser reached it: `https://flags.example.com`.
-    init(_ path: EnvironmentPath, origin: String, isPrivate: Bool) {
+    /// `origin` is the server as the browser reached it: `https://flags.example.com`;
+    /// `refusedEvents`, the environment's event batches refused in the last 24 hours.
+    init(_ path: EnvironmentPath, origin: String, isPrivate: Bool, refusedEvents: RefusedEventBatches? = nil) {
         let base =
             "\(origin)/t/\(EnvironmentURLs.segment(path.tenant.rawValue))/"
             + EnvironmentURLs.segment(path.environment.rawValue)
@@ -68,7 +71,10 @@ struct ClientConnections: Sendable {
                         .with(featureTag: "")
                         .with(appVersion: "1.0.0")
                         .build()
-                    """),
+                    """,
+                warning: refusedEvents?.summary(span: "the last 24 h").map {
+                    "\($0). Those apps' track() calls are lost while their flags keep working: give them a delivery key of \(path) (flagpole key create --tenant \(path.tenant) --role delivery --env \(path.environment))."
+                }),
         ]
     }
 
