@@ -60,34 +60,6 @@ struct RefusedEventBatchTests {
         #expect(counts.take() == [1: 2, 2: 1, 0: 2])
     }
 
-    @Test("Several servers' counts add up by hour; a day's summary reads them, and counts two days old go")
-    func keptByTheStore() async throws {
-        let server = try await TestServer()
-        let store = server.store
-        let noon = Date(timeIntervalSince1970: 1_795_003_200)
-        let typo = RefusedBatchKey(path: TestServer.acme, cause: .unknownKey, keyPrefix: "fp_1a2b3c4d")
-        let none = RefusedBatchKey(path: TestServer.acme, cause: .unknownKey, keyPrefix: "")
-        let gone = RefusedBatchKey(
-            path: EnvironmentPath(tenant: TestServer.acme.tenant, environment: EnvironmentName(rawValue: "gone")),
-            cause: .unknownKey, keyPrefix: "")
-        try await store.addRefusedEventBatches([typo: 2, none: 1, gone: 5], now: noon)
-        try await store.addRefusedEventBatches([typo: 7], now: noon.addingTimeInterval(60))
-        let day = try await store.refusedEventBatches(
-            of: TestServer.acme.tenant, since: noon.addingTimeInterval(-86_400))
-        #expect(day.keys.map(\.rawValue) == ["production"])
-        let production = try #require(day[.production])
-        #expect(production.batches == [.unknownKey: ["fp_1a2b3c4d": 9, "": 1]])
-        #expect(
-            production.summary(span: "the last 24 h")
-                == "10 event batches refused in the last 24 h: unknown key 10 (fp_1a2b3c4d… 9, no key 1)")
-        #expect(try await store.refusedEventBatches(of: TestServer.globex.tenant, since: noon).isEmpty)
-
-        let later = noon.addingTimeInterval(49 * 3600)
-        try await store.addRefusedEventBatches([none: 1], now: later)
-        let since = try await store.refusedEventBatches(of: TestServer.acme.tenant, since: .distantPast)
-        #expect(since[.production]?.batches == [.unknownKey: ["": 1]], "rows two days old are dropped")
-    }
-
     @Test("The environment's Connect an app opens its Bucketeer entry with the day's refused batches and the fix")
     func shownOnTheConnectPage() async throws {
         let server = try await TestServer()

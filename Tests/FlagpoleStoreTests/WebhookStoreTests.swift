@@ -202,4 +202,34 @@ struct WebhookStoreTests {
         #expect(try await store.fetchCounts(in: path, revisions: 2..<Int.max).description == "4 fetches (ofrep 4)")
         #expect(try await store.fetchCounts(in: path, revisions: 3..<Int.max).description == "no fetch yet")
     }
+
+    @Test(
+        "Refused event batches from several servers add up by hour; a day's summary reads them, and counts two days old go"
+    )
+    func keptByTheStore() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        let acme = EnvironmentPath.acmeProduction
+        let noon = Date(timeIntervalSince1970: 1_795_003_200)
+        let typo = RefusedBatchKey(path: acme, cause: .unknownKey, keyPrefix: "fp_1a2b3c4d")
+        let none = RefusedBatchKey(path: acme, cause: .unknownKey, keyPrefix: "")
+        let gone = RefusedBatchKey(
+            path: EnvironmentPath(tenant: acme.tenant, environment: EnvironmentName(rawValue: "gone")),
+            cause: .unknownKey, keyPrefix: "")
+        try await store.addRefusedEventBatches([typo: 2, none: 1, gone: 5], now: noon)
+        try await store.addRefusedEventBatches([typo: 7], now: noon.addingTimeInterval(60))
+        let day = try await store.refusedEventBatches(
+            of: acme.tenant, since: noon.addingTimeInterval(-86_400))
+        #expect(day.keys.map(\.rawValue) == ["production"])
+        let production = try #require(day[.production])
+        #expect(production.batches == [.unknownKey: ["fp_1a2b3c4d": 9, "": 1]])
+        #expect(
+            production.summary(span: "the last 24 h")
+                == "10 event batches refused in the last 24 h: unknown key 10 (fp_1a2b3c4d… 9, no key 1)")
+        #expect(try await store.refusedEventBatches(of: EnvironmentPath.globexProduction.tenant, since: noon).isEmpty)
+
+        let later = noon.addingTimeInterval(49 * 3600)
+        try await store.addRefusedEventBatches([none: 1], now: later)
+        let since = try await store.refusedEventBatches(of: acme.tenant, since: .distantPast)
+        #expect(since[.production]?.batches == [.unknownKey: ["": 1]], "rows two days old are dropped")
+    }
 }
