@@ -159,7 +159,8 @@ struct DocumentPlan {
         }
         // Last, as the only write that needs the rendered bytes.
         try db.environments.insertRevision(
-            number: number, kind: kind, actor: options.actor, message: options.message,
+            number: number, kind: kind, actor: options.actor,
+            message: RevisionMessage(options.message, else: options.defaultMessage),
             document: rendering.value, configs: configs.map(Array.init), targeting: targeting,
             changes: diff.changes + configChanges + targetingChanges, in: scope, at: now)
         var result = outcome

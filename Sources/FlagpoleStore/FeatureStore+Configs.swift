@@ -94,11 +94,10 @@ extension FeatureStore {
     ///
     /// - throws: `ConfigError.refused`, `DocumentError.revisionConflict`.
     public func importConfigs(
-        _ imported: ConfigsDocument, in path: EnvironmentPath, options: EditOptions
-    )
-        async throws -> ConfigsOutcome
-    {
-        try await changeConfigs(in: path, options: options, message: "import configs", replacesAll: true) { document in
+        _ imported: ConfigsDocument, in path: EnvironmentPath, options: EditOptions,
+        defaultMessage: String = "import configs"
+    ) async throws -> ConfigsOutcome {
+        try await changeConfigs(in: path, options: options, message: defaultMessage, replacesAll: true) { document in
             document.configs = imported.configs.map { $0.declared(as: document.config(named: $0.name)) }
             if !imported.featureTags.isEmpty { document.featureTags = imported.featureTags }
         }
@@ -110,10 +109,11 @@ extension FeatureStore {
     ///
     /// - throws: `ConfigError.refused` (a type change unless forced), `DocumentError.revisionConflict`.
     public func importDeclarations(
-        _ merge: DeclarationsMerge, in path: EnvironmentPath, options: EditOptions
+        _ merge: DeclarationsMerge, in path: EnvironmentPath, options: EditOptions,
+        defaultMessage: String = "import declarations"
     ) async throws -> ConfigsOutcome {
         try await changeConfigs(
-            in: path, options: options, message: "import declarations", pointer: { _ in .root },
+            in: path, options: options, message: defaultMessage, pointer: { _ in .root },
             change: { document, _ in
                 document.configs = merge.document.configs
                 document.releases = merge.document.releases
@@ -229,7 +229,8 @@ extension FeatureStore {
                 return ConfigsOutcome(revision: number, isApplied: false, isUnchanged: false, changes: changes)
             }
             try db.environments.insertRevision(
-                number: number, kind: .edit, actor: options.actor, message: options.message ?? message,
+                number: number, kind: .edit, actor: options.actor,
+                message: RevisionMessage(options.message, else: message),
                 document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
                 configs: next.isEmpty ? nil : next.rendered(), targeting: latest?.targeting, changes: changes,
                 in: scope,

@@ -185,9 +185,10 @@ extension FeatureStore {
         guard let document = decoded.document else {
             throw DocumentError.importRefused(path, diagnostics: decoded.diagnostics, isStrict: false)
         }
-        let importOptions = ImportOptions(
-            isDryRun: options.isDryRun, message: options.message ?? message, actor: options.actor,
+        var importOptions = ImportOptions(
+            isDryRun: options.isDryRun, message: options.message, actor: options.actor,
             expectedRevision: options.expectedRevision, time: options.time)
+        importOptions.defaultMessage = message
         let plan = try DocumentPlan(
             db, path: path, decoded: decoded, document: document, rendering: Rendering(rendered),
             options: importOptions,

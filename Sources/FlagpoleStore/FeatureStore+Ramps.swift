@@ -339,11 +339,12 @@ extension FeatureStore {
         let share = ramp.steps[target]
         let folded = Array(ramp.nextStep..<target)
         let foldedText = RampStepRecord.folding(folded).map { ", " + $0 } ?? ""
+        // The ramp's own words are its reason: the plan it was made with says who moves at each step.
+        let message =
+            "ramp \(ramp.id): step \(target + 1) of \(ramp.steps.count), \(course.variation) \(Percent.format(share))\(foldedText)"
         let outcome = try edit(
             db, ramp.feature, in: ramp.path, kind: share >= 100 ? .rollout : .bias,
-            options: EditOptions(actor: actor, time: now),
-            message:
-                "ramp \(ramp.id): step \(target + 1) of \(ramp.steps.count), \(course.variation) \(Percent.format(share))\(foldedText)"
+            options: EditOptions(message: message, actor: actor, time: now), message: message
         ) { feature in
             feature = try course.feature(feature, at: share)
         }
@@ -394,10 +395,10 @@ extension FeatureStore {
             let scope = try db.environments.scope(of: ramp.path)
             let current = try db.features.stored(named: ramp.feature, in: scope).feature
             let course = try RampCourse(feature: current, variation: ramp.variation)
+            let message = "abort ramp \(ramp.id): \(course.variation) back to 0 %"
             let outcome = try edit(
                 db, ramp.feature, in: ramp.path, kind: .bias,
-                options: EditOptions(isDryRun: isDryRun, actor: actor, time: now),
-                message: "abort ramp \(ramp.id): \(course.variation) back to 0 %"
+                options: EditOptions(isDryRun: isDryRun, message: message, actor: actor, time: now), message: message
             ) { feature in
                 feature = try course.feature(feature, at: 0)
             }

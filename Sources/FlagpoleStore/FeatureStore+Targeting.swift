@@ -145,7 +145,8 @@ extension FeatureStore {
                     try db.targeting.keepList(list.bytes, sha256: list.sha256, count: list.count, tenant: scope.tenant)
                 }
                 try db.environments.insertRevision(
-                    number: number, kind: .edit, actor: options.actor, message: options.message ?? message,
+                    number: number, kind: .edit, actor: options.actor,
+                    message: RevisionMessage(options.message, else: message),
                     document: latest.map { Array($0.document) } ?? FeaturesDocument(features: []).rendered(),
                     configs: latest?.configs.map(Array.init), targeting: next.isEmpty ? nil : Data(next.rendered()),
                     changes: changes, in: scope, at: Date())

@@ -153,7 +153,7 @@ struct DeclaredConfigTests {
             let latest = try #require(try db.environments.revision(nil, in: scope))
             try db.environments.insertRevision(
                 number: latest.number + 1, kind: .edit, actor: "an earlier version",
-                message: "configs an earlier version took",
+                message: RevisionMessage("configs an earlier version took", else: ""),
                 document: Array(latest.document), configs: Array(stored.utf8), targeting: nil, changes: [], in: scope,
                 at: Date())
         }
@@ -201,7 +201,8 @@ struct DeclaredConfigTests {
             let scope = try db.environments.scope(of: .acmeProduction)
             let latest = try #require(try db.environments.revision(nil, in: scope))
             try db.environments.insertRevision(
-                number: latest.number + 1, kind: .edit, actor: "an earlier version", message: "configs as found",
+                number: latest.number + 1, kind: .edit, actor: "an earlier version",
+                message: RevisionMessage("configs as found", else: ""),
                 document: Array(latest.document), configs: Array(bytes.utf8), targeting: nil, changes: [], in: scope,
                 at: Date())
         }

@@ -94,4 +94,90 @@ struct EnvironmentMarkingTests {
             try await store.updateMarking(of: path) { $0.requiresReason = true }
         }
     }
+
+    /// Every way a person changes an environment's revisions, from its options.
+    static let changes: [(String, @Sendable (FeatureStore, EditOptions) async throws -> Void)] = [
+        (
+            "import",
+            { store, options in
+                _ = try await store.importDocument(
+                    Array(
+                        RampTests.onOff.replacingOccurrences(of: #""name": "other""#, with: #""name": "another""#).utf8),
+                    into: .acmeProduction,
+                    options: ImportOptions(isDryRun: options.isDryRun, message: options.message, actor: "test"))
+            }
+        ),
+        ("biases", { _ = try await $0.setBiases([30, 70], of: "checkout", in: .acmeProduction, options: $1) }),
+        ("toggle", { _ = try await $0.setEnabled(false, feature: "checkout", in: .acmeProduction, options: $1) }),
+        ("roll-out", { _ = try await $0.rollOut("other", to: "A", in: .acmeProduction, options: $1) }),
+        ("roll-back", { _ = try await $0.rollBack(.acmeProduction, to: 1, options: $1) }),
+        ("tags", { _ = try await $0.setTags(["ios"], ofFeature: "checkout", in: .acmeProduction, options: $1) }),
+        (
+            "config",
+            { store, options in
+                _ = try await store.setConfig(
+                    try ConfigTests.config(#"{"name": "limit", "type": "int", "default": 3}"#), in: .acmeProduction,
+                    options: options)
+            }
+        ),
+        ("config deletion", { _ = try await $0.deleteConfig(named: "kept", in: .acmeProduction, options: $1) }),
+        (
+            "rules",
+            { store, options in
+                _ = try await store.setRules(
+                    try TargetingStoreTests.rules(
+                        #"{"rules": [{"id": "staff", "clauses": [{"attribute": "email", "operator": "endsWith", "values": ["@corp.com"]}], "serve": {"variation": "Disabled"}}]}"#
+                    ), ofFeature: "checkout", in: .acmeProduction, options: options)
+            }
+        ),
+        ("segment", { _ = try await $0.setSegment(TargetingStoreTests.staff, in: .acmeProduction, options: $1) }),
+    ]
+
+    @Test(
+        "Where changes need a reason, every way in is refused without one, writing nothing; a dry run plans, a reason applies",
+        arguments: changes.indices)
+    func reasonRequiredEverywhere(_ index: Int) async throws {
+        let (name, change) = Self.changes[index]
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(RampTests.onOff)
+        _ = try await store.setConfig(
+            try ConfigTests.config(#"{"name": "kept", "type": "bool", "default": true}"#), in: .acmeProduction,
+            options: EditOptions(actor: "test"))
+        try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
+        let before = try await store.fingerprint()
+
+        for blank in [nil, "", "  \n"] {
+            let refused = await #expect(throws: DocumentError.self, "\(name)") {
+                try await change(store, EditOptions(message: blank, actor: "test"))
+            }
+            #expect(refused?.code == "reason_required", "\(name)")
+            #expect(refused?.description.contains("--message") == true)
+        }
+        #expect(try await store.fingerprint() == before, "\(name): a refused change writes nothing")
+        try await change(store, EditOptions(isDryRun: true, actor: "test"))
+        try await change(store, EditOptions(message: "phase 2 of the roll-out", actor: "test"))
+        let latest = try #require(try await store.revisions(of: .acmeProduction).max { $0.number < $1.number })
+        #expect(latest.number == 3 && latest.message == "phase 2 of the roll-out", "\(name)")
+    }
+
+    @Test("A ramp's steps and a trigger's switch carry their own words as the reason")
+    func mechanismsCarryTheirReason() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(RampTests.onOff)
+        try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let ramp = try await store.createRamp(
+            RampRequest(feature: "checkout", variation: "Enabled", steps: [10, 100], hold: .duration(seconds: 3600)),
+            in: .acmeProduction, actor: "cli:ada", now: start)
+        #expect(ramp.applied.map(\.step) == [0])
+        let trigger = try await store.createTrigger(
+            for: "checkout", action: .disable, name: "crash alert", in: .acmeProduction, actor: "cli:ada", now: start)
+        let called = try await store.callTrigger(
+            trigger.token, address: "203.0.113.9", userAgent: nil, now: start.addingTimeInterval(60))
+        #expect(called.acted)
+        let messages = try await store.revisions(of: .acmeProduction).sorted { $0.number < $1.number }.map(\.message)
+        #expect(
+            messages.count == 3 && messages[1].hasPrefix("ramp 1: step 1 of 2")
+                && messages[2].hasPrefix("disable checkout"))
+    }
 }

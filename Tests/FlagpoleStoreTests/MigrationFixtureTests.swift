@@ -122,8 +122,16 @@ struct MigrationFixtureTests {
         // And new writes work: an import, assignments, a key, a tenant
         let acme = EnvironmentPath.acmeProduction
         let latest = try #require(manifest.revisions["acme/production"])
+        let file = try Fixtures.bytes("rwbutler-HEAD-Features.json")
+        // 0012's file marked production "changes need a reason": a change given none is refused.
+        if manifest.schema >= "0012" {
+            let refused = await #expect(throws: DocumentError.self) {
+                try await store.importDocument(file, into: acme, options: ImportOptions(actor: "test"))
+            }
+            #expect(refused?.code == "reason_required")
+        }
         let imported = try await store.importDocument(
-            try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: acme, options: ImportOptions(actor: "test"))
+            file, into: acme, options: ImportOptions(message: "after migrating", actor: "test"))
         #expect(imported.status == .applied(revision: latest + 1))
         let summary = try await store.assign(
             UserID.numbered(10, prefix: "after-migration"), to: "Example A/B Test", in: acme)
@@ -131,7 +139,7 @@ struct MigrationFixtureTests {
         // The history's deltas (kept by triggers before 0006, by the store since) still add up
         // to the users recorded, after a bias change of the old file's users and the new ones.
         _ = try await store.setBiases(
-            [25, 75], of: "Example A/B Test", in: acme, options: EditOptions(actor: "test"))
+            [25, 75], of: "Example A/B Test", in: acme, options: EditOptions(message: "after migrating", actor: "test"))
         #expect(try await store.read(Self.deltasDisagreeingWithAssignments).isEmpty)
         // Every environment older than 0012 is unmarked; 0012's file marked production. Each takes a marking.
         let environments = try await store.environments(of: acme.tenant)

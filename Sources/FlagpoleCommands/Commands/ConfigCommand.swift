@@ -287,8 +287,8 @@ struct ConfigCommand: ParsableCommand {
                     }
                     outcome = try await store.importDeclarations(
                         plan, in: path,
-                        options: revision.options(
-                            expected: snapshot.revision ?? 0, isForced: force, message: "import \(input.displayName)"))
+                        options: revision.options(expected: snapshot.revision ?? 0, isForced: force),
+                        defaultMessage: "import \(input.displayName)")
                 } else {
                     if release != nil {
                         throw CommandFailure(
@@ -299,7 +299,7 @@ struct ConfigCommand: ParsableCommand {
                     ConfigCommand.print(warnings, file: input.displayName)
                     outcome = try await store.importConfigs(
                         document, in: path,
-                        options: revision.options(isForced: force, message: "import \(input.displayName)"))
+                        options: revision.options(isForced: force), defaultMessage: "import \(input.displayName)")
                 }
             } catch let refused as ConfigsRefused {
                 ConfigCommand.print(refused.issues, file: input.displayName)
@@ -447,9 +447,9 @@ struct ConfigCommand: ParsableCommand {
 extension RevisionOptions {
     /// Edit options of this command line, refused if the current revision is not `expected` (0:
     /// none) when given: a command that read before writing never overwrites a change in between.
-    func options(expected: Int? = nil, isForced: Bool = false, message defaultMessage: String? = nil) -> EditOptions {
+    func options(expected: Int? = nil, isForced: Bool = false) -> EditOptions {
         EditOptions(
-            isDryRun: dryRun, isForced: isForced, message: message ?? defaultMessage, actor: Invocation.current.actor,
+            isDryRun: dryRun, isForced: isForced, message: message, actor: Invocation.current.actor,
             expectedRevision: expected)
     }
 }

@@ -35,7 +35,7 @@ struct ImportCommand: AsyncParsableCommand {
         let bytes = try input.read(atMost: DocumentDecoder.maximumInputSize)
         let path = try environment.path()
         let options = ImportOptions(
-            isDryRun: dryRun, isStrict: strict, message: message ?? "import \(input.displayName)",
+            isDryRun: dryRun, isStrict: strict, message: message, defaultMessage: "import \(input.displayName)",
             actor: Invocation.current.actor)
         let outcome: ImportOutcome
         do {

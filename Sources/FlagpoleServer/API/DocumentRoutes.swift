@@ -29,7 +29,7 @@ extension AdminAPI {
         let bytes = Array(try await request.body.collect(upTo: maxBodySize).readableBytesView)
         let options = ImportOptions(
             isDryRun: try query.bool("dryRun"), isStrict: try query.bool("strict"),
-            message: query.string("message") ?? "import",
+            message: query.string("message"),
             actor: context.actor, expectedRevision: try request.expectedRevision())
         let outcome = try await store.importDocument(bytes, into: path, options: options)
         if case .applied = outcome.status {

@@ -123,7 +123,6 @@ extension Dashboard {
                 var config = try draft.config(beside: snapshot.features)
                 config.rules = existing?.rules ?? []
                 let isPreview = form.action == "preview"
-                if !isPreview { try await checkReason(form.reason, in: context) }
                 if !isPreview, let planned = form.planned, planned != ConfigPlanView.fingerprint(of: config) {
                     throw APIError.invalid(
                         "The config is not the one the plan shown was made for: nothing was written. Preview it, read the plan, then save."
@@ -167,19 +166,21 @@ extension Dashboard {
         let name = try context.decodedParameter("config")
         let isApplying = form.action == "apply"
         var failure = ConfigFailure()
-        var deletion: ConfigPage.Deletion?
+        // The revision a deletion would make: the confirmation stays up when applying it is refused.
+        var nextRevision: Int?
         do {
             let outcome = try await store.deleteConfig(
                 named: name, in: path,
                 options: EditOptions(
-                    isDryRun: !isApplying, actor: session.identity.actor,
+                    isDryRun: !isApplying, message: ReasonField.message(form.reason), actor: session.identity.actor,
                     expectedRevision: isApplying ? form.revision : nil))
             if isApplying {
                 return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).configs))
             }
-            deletion = ConfigPage.Deletion(nextRevision: outcome.revision)
+            nextRevision = outcome.revision
         } catch {
             failure.error = try Self.userError(error)
+            if isApplying, let revision = form.revision { nextRevision = revision + 1 }
         }
         let snapshot = try await store.configs(in: path)
         guard let config = snapshot.document.config(named: name) else {
@@ -187,7 +188,7 @@ extension Dashboard {
         }
         var page = try await configPage(
             ConfigDraft(config), snapshot: snapshot, in: context, failure: failure)
-        page.deletion = deletion
+        page.deletion = nextRevision.map { DeletionConfirmation($0, reason: form.reason, chrome: page.chrome) }
         return .html(templates.render(page, as: "config"), status: failure.status)
     }
 
@@ -315,12 +316,25 @@ struct NewConfigQuery: Decodable {
     var type: String?
 }
 
+/// What deleting a config or a segment makes, to confirm, with the reason it is given.
+struct DeletionConfirmation: Sendable {
+    var nextRevision: Int
+    var reason: ReasonField
+
+    init(_ nextRevision: Int, reason: String?, chrome: Chrome) {
+        self.nextRevision = nextRevision
+        self.reason = ReasonField(
+            id: "delete-reason", text: reason, isRequired: chrome.environment?.requiresReason ?? false)
+    }
+}
+
 /// The confirmation of a deletion (a config, a segment).
 struct DeleteForm: DashboardForm {
     var csrf: String
     var action: String?
     /// The revision the confirmation showed.
     var revision: Int?
+    var reason: String?
 }
 
 struct ConfigsPage: Sendable {
@@ -401,11 +415,6 @@ struct ConfigPage: Sendable {
         var value: String
     }
 
-    /// The confirmation of a delete.
-    struct Deletion: Sendable {
-        var nextRevision: Int
-    }
-
     var chrome: Chrome
     var path: String
     var name: String
@@ -432,7 +441,7 @@ struct ConfigPage: Sendable {
     var hasRows: Bool
     /// The app declares the config: the form offers the Force box.
     var isDeclared: Bool
-    var deletion: Deletion?
+    var deletion: DeletionConfirmation?
     /// What saving the editor's config would change, after a preview.
     var plan: ConfigPlanView?
     var reason = ReasonField(id: "config-reason", text: nil)

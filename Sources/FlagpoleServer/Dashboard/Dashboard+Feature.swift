@@ -49,7 +49,6 @@ extension Dashboard {
         let isApplying = form.action == "apply"
         var edit = PendingEdit(biases: form.biases, isForced: form.isForced, reason: form.reason)
         do {
-            if isApplying { try await checkReason(form.reason, in: context) }
             if isApplying && form.planned != form.previewed {
                 throw APIError.invalid(
                     "These biases are not the ones the plan shown was made for: nothing was written. Preview them, read the plan, then apply."
@@ -105,7 +104,6 @@ extension Dashboard {
                 let issues = draft.issues(variations: feature.effectiveVariations)
                 if !issues.isEmpty { throw ConfigsRefused(issues) }
             }
-            if isApplying { try await checkReason(form.reason, in: context) }
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
             let outcome = try await store.setRules(
                 rules, ofFeature: name, in: path,
@@ -143,7 +141,6 @@ extension Dashboard {
         let name = try context.feature()
         var edit = PendingEdit(reason: form.reason, winner: form.variation)
         do {
-            if form.action == "apply" { try await checkReason(form.reason, in: context) }
             let outcome = try await store.rollOut(
                 name, to: form.variation, in: path,
                 options: editOptions(form.revision, form.action == "apply", false, reason: form.reason, session))
@@ -166,11 +163,13 @@ extension Dashboard {
         let session = context.session
         let form = try await form(TagsForm.self, of: request, session: session)
         let name = try context.feature()
-        var edit = PendingEdit(tags: form.tags)
+        var edit = PendingEdit(reason: form.reason, tags: form.tags)
         do {
             let outcome = try await store.setTags(
                 ConfigDraft.tags(form.tags), ofFeature: name, in: path,
-                options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
+                options: EditOptions(
+                    message: ReasonField.message(form.reason), actor: session.identity.actor,
+                    expectedRevision: form.revision))
             return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
         } catch {
             edit.error = try Self.userError(error)
@@ -241,6 +240,8 @@ extension Dashboard {
             card: card, revision: detail.revision, recordedUsers: detail.recordedUsers.grouped, salt: detail.salt,
             canEdit: context.canEdit, csrf: session.csrfToken,
             error: edit.error?.message, tagsText: edit.tags ?? storeTags.joined(separator: ", "),
+            tagsReason: ReasonField(
+                id: "tags-reason", text: edit.tags == nil ? nil : edit.reason, isRequired: isReasonRequired),
             fileTags: fileTags.isEmpty ? nil : fileTags.joined(separator: ", "),
             followers: followers.map { FeaturePage.Link(name: $0.name, url: urls.config($0.name)) },
             hasFollowers: !followers.isEmpty)
@@ -383,6 +384,7 @@ struct TagsForm: DashboardForm {
     /// Comma-separated.
     var tags: String
     var revision: Int?
+    var reason: String?
 }
 
 struct RulesForm: DashboardForm {
@@ -473,6 +475,7 @@ struct FeaturePage: Sendable {
     var error: String?
     /// The tags the store gives the feature, comma-separated, for the tag editor.
     var tagsText: String
+    var tagsReason: ReasonField
     /// Tags written in features.json, which the editor can't remove.
     var fileTags: String?
     /// The configs that follow the feature.

@@ -43,12 +43,12 @@ extension Dashboard {
             return .html(templates.render(page, as: "import"), status: .unprocessableContent)
         }
         let isApplying = form.action == "apply"
-        let message = (form.message ?? "").isEmpty ? "import from the dashboard" : form.message!
         do {
             let outcome = try await store.importDocument(
                 bytes, into: path,
                 options: ImportOptions(
-                    isDryRun: !isApplying, message: message, actor: session.identity.actor,
+                    isDryRun: !isApplying, message: ReasonField.message(form.message),
+                    defaultMessage: "import from the dashboard", actor: session.identity.actor,
                     expectedRevision: isApplying ? form.revision : nil))
             if isApplying {
                 guard case .applied(let revision) = outcome.status else {

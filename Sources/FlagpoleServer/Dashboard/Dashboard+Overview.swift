@@ -99,7 +99,6 @@ extension Dashboard {
             return try await confirming(PendingEdit(reason: form.reason))
         }
         do {
-            if isConfirmed { try Self.checkReason(form.reason, isRequired: isReasonRequired, in: path) }
             let outcome = try await store.setEnabled(
                 form.enabled, feature: name, in: path,
                 options: EditOptions(message: ReasonField.message(form.reason), actor: session.identity.actor))

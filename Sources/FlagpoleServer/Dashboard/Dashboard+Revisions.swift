@@ -17,17 +17,49 @@ extension Dashboard {
     @Sendable func revisionsPage(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
     ) async throws -> Response {
+        let query = request.uri.queryParameters
+        return try await revisionsResponse(
+            in: context, from: query["from"].flatMap { Int(String($0)) }, to: query["to"].flatMap { Int(String($0)) },
+            notice: Notice(request)?.text)
+    }
+
+    /// POST /tenants/{tenant}/{env}/revisions/rollback: writes revision `to`'s content as a
+    /// new revision, unless another revision came after the page was shown; refused, the
+    /// comparison comes back with why, and the reason as typed.
+    @Sendable func rollBack(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(RollbackForm.self, of: request, session: session)
+        do {
+            let outcome = try await store.rollBack(
+                path, to: form.to,
+                options: EditOptions(
+                    message: ReasonField.message(form.reason), actor: session.identity.actor,
+                    expectedRevision: form.revision))
+            return try await applied(outcome, of: path, back: EnvironmentURLs(path).revisions)
+        } catch {
+            return try await revisionsResponse(
+                in: context, from: nil, to: form.to, reason: form.reason, refusal: try Self.userError(error))
+        }
+    }
+
+    /// The revisions page, comparing `from` (the current one when `nil`) with `to` when given.
+    private func revisionsResponse(
+        in context: DashboardEnvironmentContext<some RequiredRole>, from: Int?, to: Int?, notice: String? = nil,
+        reason: String? = nil, refusal: PageError? = nil
+    ) async throws -> Response {
         let path = context.path
         let session = context.session
         let urls = EnvironmentURLs(path)
         let canEdit = context.canEdit
         let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
         let current = revisions.first?.number ?? 0
-        let query = request.uri.queryParameters
-        let from = query["from"].flatMap { Int(String($0)) } ?? current
-        let to = query["to"].flatMap { Int(String($0)) }
+        let from = from ?? current
+        let chrome = try await chrome(context, at: .revisions, notice: notice)
         var page = RevisionsPage(
-            chrome: try await chrome(context, at: .revisions, notice: Notice(request)?.text),
+            chrome: chrome,
             path: path.description, url: urls.revisions, canEdit: canEdit, csrf: session.csrfToken,
             hasRevisions: !revisions.isEmpty,
             revisions: revisions.map { revision in
@@ -51,7 +83,12 @@ extension Dashboard {
                 let diff = try await store.diff(path, from: from, to: to)
                 let rollback =
                     canEdit && from == current && to != current
-                    ? RevisionsPage.Rollback(target: to, current: current, rollbackURL: urls.rollback) : nil
+                    ? RevisionsPage.Rollback(
+                        target: to, current: current, rollbackURL: urls.rollback,
+                        reason: ReasonField(
+                            id: "rollback-reason", text: reason,
+                            isRequired: chrome.environment?.requiresReason ?? false))
+                    : nil
                 page.diff = RevisionsPage.Diff(diff, from: from, to: to, rollback: rollback)
             } catch {
                 let pageError = try Self.userError(error)
@@ -59,20 +96,13 @@ extension Dashboard {
                 return .html(templates.render(page, as: "revisions"), status: pageError.status)
             }
         }
-        return .html(templates.render(page, as: "revisions"))
-    }
-
-    /// POST /tenants/{tenant}/{env}/revisions/rollback: writes revision `to`'s content as a
-    /// new revision, unless another revision came after the page was shown.
-    @Sendable func rollBack(
-        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
-    ) async throws -> Response {
-        let path = context.path
-        let session = context.session
-        let form = try await form(RollbackForm.self, of: request, session: session)
-        let outcome = try await store.rollBack(
-            path, to: form.to, options: EditOptions(actor: session.identity.actor, expectedRevision: form.revision))
-        return try await applied(outcome, of: path, back: EnvironmentURLs(path).revisions)
+        // A refused roll-back says why beside its button, where it was pressed.
+        if page.diff?.rollback != nil {
+            page.diff?.rollback?.error = refusal?.message
+        } else {
+            page.error = refusal?.message
+        }
+        return .html(templates.render(page, as: "revisions"), status: refusal?.status ?? .ok)
     }
 }
 
@@ -81,6 +111,7 @@ struct RollbackForm: DashboardForm {
     var to: Int
     /// The current revision the page showed.
     var revision: Int?
+    var reason: String?
 }
 
 struct RevisionsPage: Sendable {
@@ -99,6 +130,8 @@ struct RevisionsPage: Sendable {
         var target: Int
         var current: Int
         var rollbackURL: String
+        var reason: ReasonField
+        var error: String?
     }
 
     struct Diff: Sendable {

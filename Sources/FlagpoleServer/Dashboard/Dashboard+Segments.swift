@@ -93,19 +93,21 @@ extension Dashboard {
         let form = try await form(DeleteForm.self, of: request, session: session)
         let name = try context.decodedParameter("segment")
         let isApplying = form.action == "apply"
-        var state = SegmentState()
+        var state = SegmentState(reason: form.reason)
         do {
             let outcome = try await store.deleteSegment(
                 named: name, in: path,
                 options: EditOptions(
-                    isDryRun: !isApplying, actor: session.identity.actor,
+                    isDryRun: !isApplying, message: ReasonField.message(form.reason), actor: session.identity.actor,
                     expectedRevision: isApplying ? form.revision : nil))
             if isApplying {
                 return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).segments))
             }
-            state.deletion = SegmentPage.Deletion(nextRevision: outcome.revision)
+            state.deletion = outcome.revision
         } catch {
             state.error = try Self.userError(error)
+            // The confirmation stays up when applying it is refused (no reason given, say).
+            if isApplying, let revision = form.revision { state.deletion = revision + 1 }
         }
         let snapshot = try await store.targeting(in: path)
         guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
@@ -124,7 +126,7 @@ extension Dashboard {
         let (path, session) = (context.path, context.session)
         let isApplying = form.action == "apply"
         let urls = EnvironmentURLs(path)
-        var state = SegmentState(revision: form.revision)
+        var state = SegmentState(revision: form.revision, reason: form.reason)
         do {
             let segment = try draft.segment()
             if isNew, try await store.targeting(in: path).segments.contains(where: { $0.name == segment.name }) {
@@ -137,7 +139,8 @@ extension Dashboard {
                 let outcome = try await store.setSegment(
                     segment, in: path,
                     options: EditOptions(
-                        isDryRun: !isApplying, actor: session.identity.actor, expectedRevision: form.revision))
+                        isDryRun: !isApplying, message: ReasonField.message(form.reason),
+                        actor: session.identity.actor, expectedRevision: form.revision))
                 if isApplying {
                     return .seeOther(Notice(outcome).appended(to: urls.userSegment(segment.name)))
                 }
@@ -189,15 +192,19 @@ extension Dashboard {
         let urls = EnvironmentURLs(path)
         let saved = isNew ? nil : snapshot.segments.first { $0.name == draft.name }
         let uses = isNew ? [] : Self.uses(of: draft.name, in: snapshot, urls: urls)
+        let chrome = try await chrome(context, at: .segments, notice: notice)
         return SegmentPage(
-            chrome: try await chrome(context, at: .segments, notice: notice), path: path.description,
+            chrome: chrome, path: path.description,
             name: draft.name, url: isNew ? urls.newSegment : urls.userSegment(draft.name),
             segmentsURL: urls.segments, isNew: isNew, revision: state.revision ?? snapshot.revision ?? 0,
             canEdit: context.canEdit, csrf: session.csrfToken,
             error: state.error?.message, issues: TargetingIssueList(state.issues, fields: SegmentDraft.fields),
             saved: saved.map(SegmentPage.Saved.init), uses: uses, hasUses: !uses.isEmpty,
             draftDescription: draft.description, draftUsers: draft.users, draftClauses: draft.clauses,
-            segmentPlan: state.plan, deletion: state.deletion)
+            segmentPlan: state.plan,
+            reason: ReasonField(
+                id: "segment-reason", text: state.reason, isRequired: chrome.environment?.requiresReason ?? false),
+            deletion: state.deletion.map { DeletionConfirmation($0, reason: state.reason, chrome: chrome) })
     }
 
     /// The rules that name the segment `name`, feature by feature.
@@ -230,7 +237,10 @@ struct SegmentState: Sendable {
     var plan: TargetingPlanView?
     var issues: [ConfigIssue] = []
     var error: PageError?
-    var deletion: SegmentPage.Deletion?
+    /// The revision deleting the segment would make, to confirm.
+    var deletion: Int?
+    /// The reason typed, kept while the change is planned or refused.
+    var reason: String?
 }
 
 /// A segment as its editor holds it: each field as typed, so a refused form comes back as sent.
@@ -336,6 +346,7 @@ struct SegmentForm: DashboardForm {
     var users: String?
     var clauses: String?
     var action: String?
+    var reason: String?
 }
 
 /// A rule that names a segment.
@@ -390,9 +401,6 @@ struct SegmentPage: Sendable {
     }
 
     /// The confirmation of a delete.
-    struct Deletion: Sendable {
-        var nextRevision: Int
-    }
 
     var chrome: Chrome
     var path: String
@@ -413,5 +421,6 @@ struct SegmentPage: Sendable {
     var draftUsers: String
     var draftClauses: String
     var segmentPlan: TargetingPlanView?
-    var deletion: Deletion?
+    var reason: ReasonField
+    var deletion: DeletionConfirmation?
 }

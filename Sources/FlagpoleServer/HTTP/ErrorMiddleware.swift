@@ -198,6 +198,8 @@ extension APIError {
                 details: [
                     "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
                 ])
+        case .reasonRequired:
+            self.init(.unprocessableContent, code: error.code, message)
         }
     }
 }

@@ -11,6 +11,9 @@ public enum DocumentError: FlagpoleError {
     case biasesIgnored(feature: String, diagnostics: [Diagnostic])
     /// A write named the revision it expected to change (`If-Match`), and another came first.
     case revisionConflict(EnvironmentPath, expected: Int, current: Int?)
+    /// The environment asks a reason of every change (`flagpole env mark --requires-reason`),
+    /// and this one came without.
+    case reasonRequired(EnvironmentPath)
 
     public var description: String {
         switch self {
@@ -29,6 +32,8 @@ public enum DocumentError: FlagpoleError {
             "\(Self.ignoredBiases(feature, diagnostics)) Nothing was written; fix them, or force them (--force, \"force\": true in the API) to store them anyway."
         case .revisionConflict(let path, let expected, let current):
             "\(path) is at revision \(current.map(String.init) ?? "none"), not \(expected): someone changed it since you read it. Nothing was written; read the current revision and try again."
+        case .reasonRequired(let path):
+            "\(path) asks a reason for every change: nothing was written. Say what the change is for, such as \"phase 2 of the roll-out\": --message on the command line, \"message\" in the API, the Reason field in the dashboard. (`flagpole env mark \(path.environment) --tenant \(path.tenant) --no-requires-reason` lifts the rule.)"
         }
     }
 
@@ -43,6 +48,7 @@ public enum DocumentError: FlagpoleError {
         case .revisionNotFound, .featureNotFound: "not_found"
         case .importRefused, .biasesIgnored: "invalid_document"
         case .revisionConflict: "stale_revision"
+        case .reasonRequired: "reason_required"
         }
     }
 }

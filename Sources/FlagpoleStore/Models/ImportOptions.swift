@@ -7,8 +7,11 @@ public struct ImportOptions: Hashable, Sendable {
     public var isDryRun: Bool
     /// Refuse on warnings as well as errors.
     public var isStrict: Bool
-    /// The revision message; a default names the import.
-    public var message: String
+    /// The reason given for the import; `nil`: the revision says `defaultMessage`, which an
+    /// environment that asks a reason of every change refuses.
+    public var message: String?
+    /// The store's own words for a revision given no reason.
+    public var defaultMessage: String
     /// Who imports: recorded on the revision.
     public var actor: String
     /// The revision the caller read (HTTP `If-Match`): the import is refused if another came first.
@@ -19,9 +22,10 @@ public struct ImportOptions: Hashable, Sendable {
 
     /// Options of an import by `actor`; the defaults apply it, warnings allowed.
     public init(
-        isDryRun: Bool = false, isStrict: Bool = false, message: String = "import", actor: String,
-        expectedRevision: Int? = nil, time: Date? = nil
+        isDryRun: Bool = false, isStrict: Bool = false, message: String? = nil, defaultMessage: String = "import",
+        actor: String, expectedRevision: Int? = nil, time: Date? = nil
     ) {
+        self.defaultMessage = defaultMessage
         self.isDryRun = isDryRun
         self.isStrict = isStrict
         self.message = message

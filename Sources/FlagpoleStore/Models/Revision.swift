@@ -1,6 +1,25 @@
 import FlagpoleCore
 import Foundation
 
+/// What a revision says it is for: a reason given with the change, or the store's own words
+/// for one given none. An environment marked "changes need a reason" refuses the latter
+/// (`DocumentError.reasonRequired`), whichever way the change came in.
+public struct RevisionMessage: Hashable, Sendable {
+    public var text: String
+    /// Whether it came with the change: from a person (`--message`, the API's `message`, the
+    /// dashboard's Reason), or from the mechanism that writes it (a ramp's step, a trigger).
+    public var isGiven: Bool
+
+    /// `given` when it holds more than blanks, else the store's `generated` words.
+    public init(_ given: String?, else generated: String) {
+        if let given, !given.allSatisfy(\.isWhitespace) {
+            (text, isGiven) = (given, true)
+        } else {
+            (text, isGiven) = (generated, false)
+        }
+    }
+}
+
 /// What kind of change made a revision.
 public enum RevisionKind: String, Hashable, Sendable {
     case `import`, edit, bias, rollout, rollback

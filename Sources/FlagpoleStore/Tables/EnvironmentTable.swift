@@ -311,11 +311,17 @@ struct EnvironmentTable {
     }
 
     /// Records a new revision with its rendered document and configs (`nil`: none) and one audit
-    /// row per change.
+    /// row per change: every revision is written here, so this is where an environment that asks
+    /// a reason of every change refuses one given none, inside the change's own transaction.
+    ///
+    /// - throws: `DocumentError.reasonRequired`.
     func insertRevision(
-        number: Int, kind: RevisionKind, actor: String, message: String, document: [UInt8], configs: [UInt8]?,
-        targeting: Data?, changes: [DocumentDiff.Change], in scope: EnvironmentScope, at time: Date
+        number: Int, kind: RevisionKind, actor: String, message: RevisionMessage, document: [UInt8],
+        configs: [UInt8]?, targeting: Data?, changes: [DocumentDiff.Change], in scope: EnvironmentScope, at time: Date
     ) throws {
+        if !message.isGiven, try record(of: scope).marking.requiresReason {
+            throw DocumentError.reasonRequired(scope.path)
+        }
         let revisionID = try db.insertReturningID(
             """
             INSERT INTO revisions (tenant_id, environment_id, number, kind, actor, message, created_at, document,
@@ -323,7 +329,7 @@ struct EnvironmentTable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """,
             [
-                scope.tenant.id, scope.id, number, kind.rawValue, actor, message, time, document, configs,
+                scope.tenant.id, scope.id, number, kind.rawValue, actor, message.text, time, document, configs,
                 targeting,
             ])
         try db.announceChange(of: scope.path)
