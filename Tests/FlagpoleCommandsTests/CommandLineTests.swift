@@ -153,6 +153,27 @@ struct CommandLineTests {
         #expect(neither.status == 64 && neither.stderr.contains("--private"), "\(neither.stderr)")
     }
 
+    @Test("Where changes need a reason, a command that writes a revision needs --message: exit 1, nothing written")
+    func reasonRequired() async throws {
+        #expect(await cli.run(["tenant", "create", "acme"]).status == 0)
+        let file = CLI.fixture("rwbutler-HEAD-Features.json")
+        #expect(await cli.run(["import", file, "--tenant", "acme"]).status == 0)
+        #expect(await cli.run(["env", "mark", "production", "--tenant", "acme", "--requires-reason"]).status == 0)
+        let bias = ["bias", "set", "Example A/B Test", "30", "70", "--tenant", "acme"]
+        let refused = await cli.run(bias)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("acme/production asks a reason for every change: nothing was written"))
+        #expect(refused.stderr.contains("--message") && refused.stderr.contains("--no-requires-reason"))
+        #expect(await cli.run(bias + ["--dry-run"]).status == 0)
+        let applied = await cli.run(bias + ["--message", "phase 2 of the roll-out"])
+        #expect(applied.status == 0, "\(applied.stderr)")
+        #expect(await cli.run(["rollback", "--to", "1", "--tenant", "acme"]).status == 1)
+        let revisions = try #require(
+            try await cli.json(["revisions", "--tenant", "acme", "--json"]) as? [[String: Any]])
+        #expect(revisions.map { $0["message"] as? String }.contains("phase 2 of the roll-out"))
+        #expect(revisions.count == 2)
+    }
+
     @Test("env list says under its table which environments refused event batches lately, by cause and key")
     func refusedEventBatches() async throws {
         #expect(await cli.run(["tenant", "create", "acme"]).status == 0)

@@ -106,6 +106,34 @@ struct AdminAPITests {
         }
     }
 
+    @Test("Where changes need a reason, an API write without a message is 422 reason_required and writes nothing")
+    func reasonRequired() async throws {
+        let server = try await TestServer()
+        try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
+        let before = try await server.store.revision(of: TestServer.acme).number
+        try await server.test { client in
+            let editor = server.key("acme", .editor)
+            for body in [#"{"biases": [69, 31]}"#, #"{"biases": [69, 31], "message": " "}"#] {
+                let refused = try await client.send(.post, "\(Self.abTest)/biases", key: editor, body: body)
+                #expect(refused.status == .unprocessableContent && refused.errorCode == "reason_required", "\(body)")
+                #expect(try refused.json["error"]?["message"]?.string?.contains(#""message" in the API"#) == true)
+            }
+            let imported = try await client.send(
+                .post, "/api/v1/tenants/acme/environments/production/import", key: editor,
+                body: String(decoding: try TestServer.fixture("vantientu1703-master-Features.json"), as: UTF8.self))
+            #expect(imported.errorCode == "reason_required")
+            let planned = try await client.send(
+                .post, "\(Self.abTest)/biases", key: editor, body: #"{"biases": [69, 31], "dryRun": true}"#)
+            #expect(planned.status == .ok)
+            #expect(try await server.store.revision(of: TestServer.acme).number == before)
+            let applied = try await client.send(
+                .post, "\(Self.abTest)/biases", key: editor, body: #"{"biases": [69, 31], "message": "phase 2"}"#)
+            #expect(applied.status == .ok, "\(applied.text)")
+        }
+        let latest = try await server.store.revisions(of: TestServer.acme).max { $0.number < $1.number }
+        #expect(latest?.number == before + 1 && latest?.message == "phase 2")
+    }
+
     @Test("Keys: an admin makes one (the secret shown once), lists prefixes only, revokes it and it stops at once")
     func keys() async throws {
         let server = try await TestServer()

@@ -534,6 +534,40 @@ struct DashboardTests {
         #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "incident 42")
     }
 
+    @Test(
+        "Where the environment asks a reason, roll-back and tags take one too; refused, the roll-back says so beside its button"
+    )
+    func reasonsOnEveryForm() async throws {
+        let server = try await TestServer()
+        _ = try await server.store.setBiases(
+            [20, 80], of: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
+        try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let compare = try await browser.get("\(Self.base)/revisions?from=2&to=1")
+            #expect(
+                compare.text.contains(#"id="rollback-reason""#) && compare.text.contains("required in this environment")
+            )
+            let csrf = DashboardBrowser.csrf(in: compare)
+            let refused = try await browser.post(
+                "\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "2", "reason": ""])
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text.contains(#"id="rollback-error">acme/production asks a reason for every change"#))
+            #expect(refused.text.contains("Roll back to revision 1"), "the button stays, with its reason field")
+            let tags = try await browser.post(
+                "\(Self.abTest)/tags", ["csrf": csrf, "tags": "ios", "revision": "2", "reason": ""])
+            #expect(tags.status == .unprocessableContent && tags.text.contains(#"id="tags-reason""#))
+            #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+
+            let rolledBack = try await browser.post(
+                "\(Self.base)/revisions/rollback",
+                ["csrf": csrf, "to": "1", "revision": "2", "reason": "the 80 % arm crashes"])
+            #expect(rolledBack.status == .seeOther)
+        }
+        #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "the 80 % arm crashes")
+    }
+
     @Test("The bias editor of a three-way MVT with an equal split pre-fills values that, posted back, are accepted")
     func prefilledBiasesAreAccepted() async throws {
         // Given an MVT whose users split equally three ways (no biases written)
