@@ -129,13 +129,13 @@ def run(check, base_environment):
 
 
 def default_control(check, results):
-    """Epochs with data newest first, the verdict against the table, the first variation as control."""
+    """Epochs with data newest first, the verdict against the table, Disabled as the control of an on/off test."""
     driver = check.driver
     check.page("results-verdict", results, ["form.control-picker select#control[name=control]", "label[for=control]", "section.results ul.verdicts li.verdict", "figure.timeline svg circle", "p.ran time[datetime]"], phone=True)
     check_epochs(check, "results-verdict")
     section = driver.find_element(By.CSS_SELECTOR, "section.results")
-    if control_row(section) != "Enabled":
-        check.fail(f"results-verdict: the default control is {control_row(section)!r}, not Enabled, the first variation")
+    if control_row(section) != "Disabled":
+        check.fail(f"results-verdict: the default control is {control_row(section)!r}, not Disabled (an on/off test is read about its new arm)")
     check_verdict(check, "results-verdict")
 
 
@@ -143,15 +143,15 @@ def control_by_query(check, results):
     """?control= is honoured: the control's row changes, and the other's difference changes sign."""
     driver = check.driver
     driver.get(check.base + results)
-    before = row(driver.find_element(By.CSS_SELECTOR, "section.results"), "Disabled")
+    before = row(driver.find_element(By.CSS_SELECTOR, "section.results"), "Enabled")
     first = check_verdict(check, "results-verdict")
-    check.page("results-control-query", results + "?control=Disabled", ["section.results table.results tbody tr"])
+    check.page("results-control-query", results + "?control=Enabled", ["section.results table.results tbody tr"])
     section = driver.find_element(By.CSS_SELECTOR, "section.results")
-    if control_row(section) != "Disabled":
-        check.fail(f"results-control-query: ?control=Disabled shows {control_row(section)!r} as the control")
-    after = row(section, "Enabled")
+    if control_row(section) != "Enabled":
+        check.fail(f"results-control-query: ?control=Enabled shows {control_row(section)!r} as the control")
+    after = row(section, "Disabled")
     if not (before and after and number(before["difference"]) is not None and number(after["difference"]) == -number(before["difference"])):
-        check.fail(f"results-control-query: Enabled against Disabled is {after and after['difference']!r}, not the opposite of Disabled against Enabled, {before and before['difference']!r}")
+        check.fail(f"results-control-query: Disabled against Enabled is {after and after['difference']!r}, not the opposite of Enabled against Disabled, {before and before['difference']!r}")
     second = check_verdict(check, "results-control-query")
     if first and second and first == second:
         check.fail(f"results-control-query: the verdict did not change with the control: {second}")
@@ -161,13 +161,13 @@ def control_by_picker(check, results):
     """The picker's GET form sends ?control=, and shows the control in use."""
     driver = check.driver
     driver.get(check.base + results)
-    Select(driver.find_element(By.ID, "control")).select_by_value("Disabled")
+    Select(driver.find_element(By.ID, "control")).select_by_value("Enabled")
     check.click("form.control-picker button[type=submit]")
-    check.wait_for("the results against Disabled", lambda: "control=Disabled" in driver.current_url)
+    check.wait_for("the results against Enabled", lambda: "control=Enabled" in driver.current_url)
     check.checked("results-control", ["section.results table.results tbody tr", "figure.timeline svg circle"], phone=True)
-    if control_row(driver.find_element(By.CSS_SELECTOR, "section.results")) != "Disabled":
+    if control_row(driver.find_element(By.CSS_SELECTOR, "section.results")) != "Enabled":
         check.fail("results-control: the picker's choice is not the control of the table")
-    if Select(driver.find_element(By.ID, "control")).first_selected_option.get_attribute("value") != "Disabled":
+    if Select(driver.find_element(By.ID, "control")).first_selected_option.get_attribute("value") != "Enabled":
         check.fail("results-control: the picker does not show the control in use")
 
 

@@ -90,7 +90,7 @@ extension FeatureStore {
     public static let minimumUsers = 100
 
     /// The readout of a test: every epoch (or `epoch`), every goal (or `goal`), each variation
-    /// against `control` (the first variation unless given). Reads a few rows per variation,
+    /// against `control` (unless given, `ExperimentEpoch.defaultControl`). Reads a few rows per variation,
     /// after catching up with what changed since events last arrived.
     ///
     /// - throws: `DocumentError.featureNotFound`, `ResultsError`, `TenancyError`.
@@ -169,7 +169,7 @@ private struct ReadoutBuilder {
     init(epoch: ExperimentEpoch, control: String?, arms: [ArmRecord], totals: [TotalRecord]) {
         self.epoch = epoch
         self.control =
-            control.flatMap { name in epoch.variations.contains(name) ? name : nil } ?? epoch.variations.first ?? ""
+            control.flatMap { name in epoch.variations.contains(name) ? name : nil } ?? epoch.defaultControl
         self.arms = Dictionary(arms.map { ($0.variation, $0) }, uniquingKeysWith: { a, _ in a })
         self.totals = totals
         analysis = arms.contains { $0.exposedUsers > 0 } ? .exposure : .intentionToTreat

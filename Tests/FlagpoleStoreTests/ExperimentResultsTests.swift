@@ -113,6 +113,25 @@ struct ExperimentResultsTests {
         #expect(first.arms.first { $0.variation == "A" }?.users == before["A"]!.count)
     }
 
+    @Test("An on/off test is read against Disabled, so its verdict speaks of the new arm; any other against its first")
+    func defaultControl() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(RampTests.onOff)
+        _ = try await store.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
+        _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
+        #expect(try await store.results(of: "checkout", in: Self.path).epochs.map(\.control) == ["Disabled", "Disabled"])
+        let named = try await store.results(of: "checkout", in: Self.path, control: "Enabled")
+        #expect(named.epochs.map(\.control) == ["Enabled", "Enabled"])
+        let epoch = { (variations: [String]) in
+            ExperimentEpoch(
+                featureID: 1, number: 1, revision: 1, startedAt: 0, variations: variations, shares: [], signature: "")
+        }
+        #expect(epoch(["enabled", "DISABLED"]).defaultControl == "DISABLED")
+        #expect(epoch(["A", "B"]).defaultControl == "A")
+        #expect(epoch(["Disabled", "A", "B"]).defaultControl == "Disabled")
+        #expect(epoch(["B", "Disabled", "Enabled"]).defaultControl == "B")
+    }
+
     @Test("A user overridden into another variation of the same epoch is left out, totals and all")
     func exclusion() async throws {
         let store = try await Self.store()

@@ -28,7 +28,7 @@ extension Dashboard {
         let control = try? URLEncodedFormDecoder().decode(ResultsQuery.self, from: request.uri.query ?? "").control
         var results = try await store.results(of: name, in: path, control: control?.nilIfEmpty)
         var error: String?
-        // The store reads an unknown control as the first variation; the page says so instead.
+        // The store reads an unknown control as the default one; the page says so instead.
         if let control = control?.nilIfEmpty, !ResultsPage.variations(of: results).contains(control) {
             results = try await store.results(of: name, in: path)
             let known = ResultsPage.variations(of: results).map { "“\($0)”" }.joined(separator: ", ")

@@ -43,6 +43,17 @@ struct ExperimentEpoch: Hashable, Sendable {
     /// Each variation's share (0–100) of the split.
     var shares: [Double]
     var signature: String
+
+    /// The control a readout compares with unless told another: `Disabled` in an on/off test,
+    /// whose new arm is `Enabled`, so that its verdict speaks of the new arm ("Enabled lowers
+    /// signup"); the first variation otherwise.
+    var defaultControl: String {
+        let names = variations.map { $0.lowercased() }
+        if names.count == 2, Set(names) == ["enabled", "disabled"], let disabled = names.firstIndex(of: "disabled") {
+            return variations[disabled]
+        }
+        return variations.first ?? ""
+    }
 }
 
 struct ArmRecord: Hashable, Sendable {
