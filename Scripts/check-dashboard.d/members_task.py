@@ -47,8 +47,9 @@ def run(check, environment, make_browser):
         # Acting: a switch on the overview, then her name in the revision list.
         grace.page("member-overview", environment, ["button.switch[aria-pressed]"])
         grace.click("button.switch[aria-pressed]")
-        if grace.driver.find_elements(By.CSS_SELECTOR, "section.confirm button[value=apply]"):
-            grace.click("section.confirm button[value=apply]")
+        # Every switch confirms first, saying what changes.
+        grace.checked("member-switch-confirm", ["#confirm-toggle button[value=apply]"])
+        grace.click("#confirm-toggle button[value=apply]")
         if not grace.wait_for("the switch applied", lambda: "notice=applied" in grace.driver.current_url):
             return
         grace.page("member-revisions", environment + "/revisions", ["table tbody tr"])
@@ -64,8 +65,6 @@ def run(check, environment, make_browser):
         if not check.wait_for("the role changed", lambda: "notice=role-changed" in admin.current_url):
             return
         grace.click("button.switch[aria-pressed]")
-        if grace.driver.find_elements(By.CSS_SELECTOR, "section.confirm button[value=apply]"):
-            grace.click("section.confirm button[value=apply]")
         grace.wait_for("the refusal", lambda: "needs editor" in grace.driver.page_source)
         grace.checked("member-refused", [], expected_status=403)
 

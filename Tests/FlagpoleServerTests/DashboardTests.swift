@@ -26,7 +26,7 @@ struct DashboardTests {
 
     /// Every form, with fields that would change the store if the form were accepted.
     static let forms: [(uri: String, fields: KeyValuePairs<String, String>)] = [
-        ("\(base)/features/\(segment(TestServer.abTest))/enabled", ["enabled": "false"]),
+        ("\(base)/features/\(segment(TestServer.abTest))/enabled", ["enabled": "false", "action": "apply"]),
         ("\(abTest)/biases", ["biases[]": "30", "biases[]": "70", "planned": "30 70", "action": "apply"]),
         ("\(abTest)/rollout", ["variation": "Group A", "action": "apply"]),
         ("\(abTest)/ramp", ["do": "create", "variation": "Group B", "steps": "60", "hold": "1h", "action": "apply"]),
@@ -603,18 +603,27 @@ struct DashboardTests {
         #expect(feature.effectiveShares.allSatisfy { abs($0 - 100.0 / 3) < 0.0001 })
     }
 
-    @Test("Enable, disable and roll out make revisions; the overview's switch comes back to the overview")
+    @Test(
+        "A switch confirms first in every environment, saying what changes; enable, disable and roll out make revisions; the overview's switch comes back to the overview"
+    )
     func enableDisableRollOut() async throws {
         let server = try await TestServer()
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.base))
-            let off = try await browser.post(
+            // One tap asks first, even where changes need no reason: a switch moves everyone.
+            let asked = try await browser.post(
                 "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview"])
+            #expect(asked.status == .ok && asked.text.contains(#"id="confirm-toggle""#))
+            #expect(asked.text.contains("Disabling \(TestServer.abTest) makes revision 2"))
+            #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
+            let off = try await browser.post(
+                "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview", "action": "apply"])
             #expect(off.headers[.location] == "\(Self.base)?notice=applied&revision=2#notice")
             #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled == false)
-            let on = try await browser.post("\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "true"])
+            let on = try await browser.post(
+                "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "true", "action": "apply"])
             #expect(on.headers[.location] == "\(Self.abTest)?notice=applied&revision=3#notice")
             let preview = try await browser.post(
                 "\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "preview"])

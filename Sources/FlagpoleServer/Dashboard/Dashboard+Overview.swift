@@ -71,9 +71,9 @@ extension Dashboard {
     }
 
     /// POST /tenants/{tenant}/{env}/features/{feature}/enabled: turns a feature on or off,
-    /// as a new revision. One click, except with `action=preview` and in an environment that asks
-    /// a reason of every change: then the feature's page confirms first, saying what changes,
-    /// and `action=apply` with the reason does it.
+    /// as a new revision. A switch changes the feature for everyone at once, so in every
+    /// environment the feature's page confirms first, saying what changes (and asking the reason
+    /// where the environment wants one); `action=apply` does it.
     @Sendable func setEnabled(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
     ) async throws -> Response {
@@ -95,7 +95,7 @@ extension Dashboard {
                 reason: ReasonField(id: "toggle-reason", text: form.reason, isRequired: isReasonRequired))
             return try await featureResponse(name, in: context, edit: edit)
         }
-        if form.action == "preview" || (!isConfirmed && isReasonRequired) {
+        if !isConfirmed {
             return try await confirming(PendingEdit(reason: form.reason))
         }
         do {
