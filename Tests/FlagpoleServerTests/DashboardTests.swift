@@ -568,6 +568,36 @@ struct DashboardTests {
         #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "the 80 % arm crashes")
     }
 
+    @Test("Every plan of a test whose ramp is running says applying pauses the ramp; without one, none does")
+    func plansSayTheRampPauses() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.abTest))
+            let preview: KeyValuePairs<String, String> = [
+                "csrf": csrf, "biases[]": "40", "biases[]": "60", "revision": "1", "action": "preview",
+            ]
+            #expect(try await !browser.post("\(Self.abTest)/biases", preview).text.contains("pauses ramp"))
+            _ = try await server.store.createRamp(
+                RampRequest(
+                    feature: TestServer.abTest, variation: "Group B", steps: [60, 100], hold: .duration(seconds: 3600)),
+                in: TestServer.acme, actor: "test", now: Date())
+            let note = "Applying this pauses ramp 1 at its next step"
+            let biases = try await browser.post(
+                "\(Self.abTest)/biases",
+                [
+                    "csrf": csrf, "biases[]": "30", "biases[]": "70", "revision": "2", "action": "preview",
+                ])
+            #expect(biases.text.contains(note), "\(biases.text)")
+            let rollout = try await browser.post(
+                "\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "2", "action": "preview"])
+            #expect(rollout.text.contains(note))
+            let toggle = try await browser.post("\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false"])
+            #expect(toggle.text.contains(note))
+        }
+    }
+
     @Test("The bias editor of a three-way MVT with an equal split pre-fills values that, posted back, are accepted")
     func prefilledBiasesAreAccepted() async throws {
         // Given an MVT whose users split equally three ways (no biases written)

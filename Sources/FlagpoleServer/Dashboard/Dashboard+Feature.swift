@@ -257,14 +257,17 @@ extension Dashboard {
                 planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
                 refusal: edit.biasRefusal.map(DiagnosticList.init))
         }
+        let ramp = try await store.activeRamp(of: name, in: path)
+        if let ramp, ramp.state == .running {
+            page.rampNote =
+                "Applying this pauses ramp \(ramp.id) at its next step: a ramp stops when someone else changes its test. Resume it from its page once the change is what you want."
+        }
         if feature.kind.isTest {
             page.rollout = FeaturePage.RolloutEditor(
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
                 reason: ReasonField(id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired),
                 plan: edit.rolloutPlan.map(PlanView.init),
-                rampState: try await store.activeRamp(of: name, in: path).map {
-                    "Ramp \($0.id) is \($0.state.rawValue)."
-                })
+                rampState: ramp.map { "Ramp \($0.id) is \($0.state.rawValue)." })
         }
         if feature.isBucketed {
             page.targeting = try await targetingSection(
@@ -486,6 +489,8 @@ struct FeaturePage: Sendable {
     var targeting: Targeting?
     var toggle: ToggleConfirmation?
     var history: FeatureHistoryView?
+    /// What applying any change of the feature does to its running ramp, said in every plan.
+    var rampNote: String?
     var timeline: AssignmentChart?
     var events: [EventRow] = []
     var hasEvents = false
