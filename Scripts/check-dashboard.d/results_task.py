@@ -206,3 +206,9 @@ def roll_out_the_winner(check, results):
         chosen = Select(driver.find_element(By.ID, "winner")).first_selected_option.get_attribute("value")
         if chosen != winner:
             check.fail(f"results-rollout-plan: the plan is for {chosen!r}, not the winner {winner!r}")
+        # It lands on the roll-out card, not the top of the page, and says what ends with the test.
+        if not driver.current_url.endswith("#rollout"):
+            check.fail(f"results-rollout-plan: the page did not land on the roll-out card: {driver.current_url}")
+        ending = driver.find_elements(By.ID, "rollout-ending")
+        if not ending or "becomes a plain flag" not in ending[0].text or "final results" not in ending[0].text:
+            check.fail(f"results-rollout-plan: the plan does not say the test ends: {[e.text for e in ending]!r}")

@@ -5,6 +5,9 @@ import Foundation
 public struct ExperimentResults: Sendable {
     public var path: EnvironmentPath
     public var feature: String
+    /// The feature is no longer a test (an on/off test rolled out becomes a plain flag): these
+    /// are the figures of the test it was, which stopped changing when it ended.
+    public var isFinal: Bool
     public var epochs: [EpochResults]
     /// Per goal, epochs with the same variations pooled by inverse-variance weighting.
     public var pooled: [PooledResults]
@@ -89,6 +92,14 @@ extension FeatureStore {
     /// Users each variation needs before a readout says anything but "too few users".
     public static let minimumUsers = 100
 
+    /// Whether `feature` has results: it is a test, or was one with an epoch (its final results).
+    public func hasResults(of feature: String, in path: EnvironmentPath) async throws -> Bool {
+        try await read { db in
+            let stored = try db.features.stored(named: feature, in: try db.environments.scope(of: path))
+            return try stored.kind.isTest || db.experiments.hasEpochs(featureID: stored.id)
+        }
+    }
+
     /// The readout of a test: every epoch (or `epoch`), every goal (or `goal`), each variation
     /// against `control` (unless given, `ExperimentEpoch.defaultControl`). Reads a few rows per variation,
     /// after catching up with what changed since events last arrived.
@@ -104,9 +115,14 @@ extension FeatureStore {
             guard let stored = features.first(where: { $0.feature.name == feature }) else {
                 throw DocumentError.featureNotFound(path, name: feature)
             }
-            guard stored.kind.isTest else { throw ResultsError.notATest(path, feature: feature) }
             var ledger = try ExperimentLedger(db: db, scope: scope)
             try ledger.save(at: Date())
+            // A test rolled out into a plain flag keeps its results, frozen: the evidence of a decision.
+            // The epoch that ended a test has no readout.
+            let epochs = (ledger.epochs[stored.id] ?? []).filter { !$0.hasEnded }
+            guard stored.kind.isTest || !epochs.isEmpty else {
+                throw ResultsError.notATest(path, feature: feature)
+            }
             var goals = try db.experiments.goals(in: scope)
             if let goalName {
                 guard let found = goals.first(where: { $0.goal.name == goalName }) else {
@@ -114,7 +130,6 @@ extension FeatureStore {
                 }
                 goals = [found]
             }
-            let epochs = ledger.epochs[stored.id] ?? []
             var chosen = epochs
             if let epoch {
                 guard epochs.indices.contains(epoch - 1) else {
@@ -133,7 +148,8 @@ extension FeatureStore {
                 }
             }
             return ExperimentResults(
-                path: path, feature: feature, epochs: results, pooled: ReadoutBuilder.pooled(results))
+                path: path, feature: feature, isFinal: !stored.kind.isTest, epochs: results,
+                pooled: ReadoutBuilder.pooled(results))
         }
     }
 }
@@ -149,7 +165,7 @@ extension FeatureStore {
     ) throws -> EpochResults? {
         var ledger = try ExperimentLedger(db: db, scope: scope)
         try ledger.save(at: now)
-        guard let epoch = ledger.epochs[featureID]?.last else { return nil }
+        guard let epoch = ledger.epochs[featureID]?.last, !epoch.hasEnded else { return nil }
         return try ReadoutBuilder(
             epoch: epoch, control: control(epoch.variations, epoch.shares),
             arms: try db.experiments.arms(featureID: featureID).filter { $0.epoch == epoch.number },

@@ -598,6 +598,39 @@ struct DashboardTests {
         }
     }
 
+    @Test(
+        "Rolling out an on/off test says the test ends; afterwards the flag links its final results, which offer no roll-out"
+    )
+    func finalResults() async throws {
+        let server = try await TestServer()
+        let checkout = "\(Self.base)/features/checkout"
+        _ = try await server.store.importDocument(
+            Array(
+                #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [10, 90], "labels": ["co-new", "co-old"]}]}"#
+                    .utf8),
+            into: TestServer.acme, options: ImportOptions(actor: "test"))
+        _ = try await server.store.assign(
+            (0..<20).map { UserID(rawValue: "u\($0)") }, to: "checkout", in: TestServer.acme)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            #expect(try await !browser.get("\(checkout)/results").text.contains("final-results"))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(checkout))
+            let plan = try await browser.post(
+                "\(checkout)/rollout", ["csrf": csrf, "variation": "Enabled", "revision": "2", "action": "preview"])
+            #expect(plan.text.contains(#"id="rollout-ending">The test ends: checkout becomes a plain flag"#))
+            #expect(plan.text.contains("Its labels “co-new” and “co-old” leave the file"))
+            let applied = try await browser.post(
+                "\(checkout)/rollout", ["csrf": csrf, "variation": "Enabled", "revision": "2", "action": "apply"])
+            #expect(applied.status == .seeOther)
+            let flag = try await browser.get(checkout).text
+            #expect(flag.contains(#"id="final-results-link""#) && !flag.contains(#"id="results-link""#))
+            let results = try await browser.get("\(checkout)/results")
+            #expect(results.status == .ok && results.text.contains(#"id="final-results""#))
+            #expect(!results.text.contains("Roll out the winner"))
+        }
+    }
+
     @Test("The bias editor of a three-way MVT with an equal split pre-fills values that, posted back, are accepted")
     func prefilledBiasesAreAccepted() async throws {
         // Given an MVT whose users split equally three ways (no biases written)

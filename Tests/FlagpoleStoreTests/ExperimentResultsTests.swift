@@ -119,7 +119,8 @@ struct ExperimentResultsTests {
         try await store.importText(RampTests.onOff)
         _ = try await store.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
         _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
-        #expect(try await store.results(of: "checkout", in: Self.path).epochs.map(\.control) == ["Disabled", "Disabled"])
+        #expect(
+            try await store.results(of: "checkout", in: Self.path).epochs.map(\.control) == ["Disabled", "Disabled"])
         let named = try await store.results(of: "checkout", in: Self.path, control: "Enabled")
         #expect(named.epochs.map(\.control) == ["Enabled", "Enabled"])
         let epoch = { (variations: [String]) in
@@ -130,6 +131,28 @@ struct ExperimentResultsTests {
         #expect(epoch(["A", "B"]).defaultControl == "A")
         #expect(epoch(["Disabled", "A", "B"]).defaultControl == "Disabled")
         #expect(epoch(["B", "Disabled", "Enabled"]).defaultControl == "B")
+    }
+
+    @Test(
+        "An on/off test rolled out into a plain flag keeps its results, final and frozen; a flag that never was a test has none"
+    )
+    func finalResults() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(RampTests.onOff)
+        _ = try await store.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
+        _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
+        let running = try await store.results(of: "checkout", in: Self.path)
+        #expect(!running.isFinal)
+        _ = try await store.rollOut("checkout", to: "Enabled", in: Self.path, options: Self.options)
+        #expect(try await store.feature("checkout", in: Self.path).feature.kind == .flag)
+        #expect(try await store.hasResults(of: "checkout", in: Self.path))
+        let final = try await store.results(of: "checkout", in: Self.path)
+        #expect(final.isFinal && final.epochs.map(\.number) == running.epochs.map(\.number))
+        #expect(final.epochs.map { $0.arms.map(\.users) } == running.epochs.map { $0.arms.map(\.users) })
+        try await store.importText(#"{"features": [{"name": "plain", "enabled": true}]}"#)
+        #expect(try await !store.hasResults(of: "plain", in: Self.path))
+        let refused = await #expect(throws: ResultsError.self) { try await store.results(of: "plain", in: Self.path) }
+        #expect(refused?.code == "not_a_test")
     }
 
     @Test("A user overridden into another variation of the same epoch is left out, totals and all")

@@ -257,6 +257,10 @@ extension Dashboard {
                 planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
                 refusal: edit.biasRefusal.map(DiagnosticList.init))
         }
+        // A test rolled out into a plain flag keeps its results: the evidence of the decision.
+        if !feature.isBucketed, try await store.hasResults(of: name, in: path) {
+            page.finalResultsURL = urls.feature(name) + "/results"
+        }
         let ramp = try await store.activeRamp(of: name, in: path)
         if let ramp, ramp.state == .running {
             page.rampNote =
@@ -267,7 +271,8 @@ extension Dashboard {
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
                 reason: ReasonField(id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired),
                 plan: edit.rolloutPlan.map(PlanView.init),
-                rampState: ramp.map { "Ramp \($0.id) is \($0.state.rawValue)." })
+                rampState: ramp.map { "Ramp \($0.id) is \($0.state.rawValue)." },
+                ending: FeaturePage.RolloutEditor.ending(of: feature))
         }
         if feature.isBucketed {
             page.targeting = try await targetingSection(
@@ -447,6 +452,21 @@ struct FeaturePage: Sendable {
         var plan: PlanView?
         /// Where the test's running or paused ramp is, if it has one.
         var rampState: String?
+        /// What ends with the roll-out of an on/off test, which becomes a plain flag.
+        var ending: String?
+
+        /// What rolling out `feature` ends beyond moving users: an on/off test becomes a plain
+        /// flag, so its labels leave the file and its results stop changing.
+        static func ending(of feature: Feature) -> String? {
+            guard feature.kind == .onOffABTest else { return nil }
+            let labels = (feature.labels ?? []).compactMap { $0 }
+            let leaving =
+                labels.isEmpty
+                ? ""
+                : " Its labels \(labels.map { "“\($0)”" }.joined(separator: " and ")) leave the file: analytics keyed on them will see them stop."
+            return
+                "The test ends: \(feature.name) becomes a plain flag, on or off for everyone.\(leaving) Its results stop changing and stay readable as its final results; a roll-back to this revision brings the test back."
+        }
     }
 
     /// The rules of a test, and their editor. Names differ from the page's: a `nil` field
@@ -491,6 +511,8 @@ struct FeaturePage: Sendable {
     var history: FeatureHistoryView?
     /// What applying any change of the feature does to its running ramp, said in every plan.
     var rampNote: String?
+    /// The results of the test a plain flag was, if it was one.
+    var finalResultsURL: String?
     var timeline: AssignmentChart?
     var events: [EventRow] = []
     var hasEvents = false

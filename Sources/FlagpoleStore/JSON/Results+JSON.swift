@@ -46,6 +46,7 @@ extension ExperimentResults {
             "tenant": .string(path.tenant.rawValue),
             "environment": .string(path.environment.rawValue),
             "feature": .string(feature),
+            "final": .bool(isFinal),
             "minimumUsers": .count(FeatureStore.minimumUsers),
             "epochs": .array(epochs.map(\.jsonValue)),
             "pooled": .array(

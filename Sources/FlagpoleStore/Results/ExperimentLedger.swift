@@ -67,7 +67,29 @@ struct ExperimentLedger {
                 try db.experiments.insertEpoch(epoch, in: scope)
                 epochs[featureID, default: []].append(epoch)
             }
+            // A document that doesn't read (none is stored so) ends no test.
+            if !features.isEmpty { try endTests(notIn: features, featureIDs: featureIDs, at: record) }
             revision = number
+        }
+    }
+
+    /// Ends every test that the revision no longer has as a test (an on/off test rolled out into
+    /// a plain flag, a test removed from the file) with an epoch in which nothing counts: the
+    /// moves that end it, and whatever follows, leave its figures as they were when it ended.
+    private mutating func endTests(
+        notIn features: [Feature], featureIDs: [String: Int64], at record: RevisionRecord
+    )
+        throws
+    {
+        let tests = Set(features.filter(\.kind.isTest).compactMap { featureIDs[$0.name] })
+        for (featureID, known) in epochs where !tests.contains(featureID) {
+            guard let last = known.last, !last.hasEnded else { continue }
+            let ended = ExperimentEpoch(
+                featureID: featureID, number: Int64(known.count + 1), revision: record.number,
+                startedAt: record.createdAt.unixMilliseconds, variations: [], shares: [],
+                signature: ExperimentEpoch.endedSignature)
+            try db.experiments.insertEpoch(ended, in: scope)
+            epochs[featureID, default: []].append(ended)
         }
     }
 
@@ -257,6 +279,12 @@ struct ExperimentLedger {
 }
 
 extension ExperimentEpoch {
+    /// The signature of the epoch that ends a test: no variation, so nothing in it counts.
+    static let endedSignature = "ended"
+
+    /// Whether this epoch marks the end of its test rather than a readout.
+    var hasEnded: Bool { signature == Self.endedSignature }
+
     /// What starts a new epoch when it changes: the test's variations, biases and being on, its
     /// rules, and the segments they name.
     static func signature(of feature: Feature, targeting: TargetingDocument) -> String {

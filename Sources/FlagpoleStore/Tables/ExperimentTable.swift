@@ -119,6 +119,11 @@ struct ExperimentTable {
         }
     }
 
+    /// Whether the feature `featureID` was ever a test with an epoch: what has results.
+    func hasEpochs(featureID: Int64) throws -> Bool {
+        try db.row("SELECT 1 FROM experiment_epochs WHERE feature_id = ? LIMIT 1", [featureID]) != nil
+    }
+
     func insertEpoch(_ epoch: ExperimentEpoch, in scope: EnvironmentScope) throws {
         try db.execute(
             """

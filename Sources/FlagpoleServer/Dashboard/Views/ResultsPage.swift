@@ -42,6 +42,8 @@ struct ResultsPage: Sendable {
     var hasEpochs = false
     var pooled: [Pooled] = []
     var rollout: Rollout?
+    /// Said when the test has ended (rolled out into a plain flag): the figures no longer change.
+    var finalNote: String?
 
     /// The page of `results` against `control` (the default when `nil`); `error` instead of the
     /// figures when the control asked for is none.
@@ -53,6 +55,10 @@ struct ResultsPage: Sendable {
         name = results.feature
         self.featureURL = featureURL
         self.error = error
+        if results.isFinal {
+            finalNote =
+                "Final results: \(results.feature) is no longer a test (it was rolled out), so these figures stopped changing when it ended. They stay here as the evidence of the decision."
+        }
         // The one asked for, which an older epoch may show though the newest lacks it.
         let control = control ?? results.epochs.last?.control
         choices = Self.variations(of: results).map { Choice(variation: $0, isSelected: $0 == control) }
@@ -77,7 +83,9 @@ struct ResultsPage: Sendable {
         }
         hasEmptyEpochs = !emptyEpochs.isEmpty
         // Only the newest epoch with data decides what to roll out now.
-        if rollout != nil, let newest = self.epochs.first, newest.verdicts.contains(where: { $0.winner != nil }) {
+        if rollout != nil, !results.isFinal, let newest = self.epochs.first,
+            newest.verdicts.contains(where: { $0.winner != nil })
+        {
             self.rollout = rollout
             self.epochs[0].canRollOut = true
         }
