@@ -524,6 +524,10 @@ struct DashboardTests {
                     "action": "apply",
                 ])
             #expect(biases.status == .unprocessableContent)
+            // Said beside the Reason field, which is marked and focused; the plan and Apply stay.
+            #expect(biases.text.contains(#"aria-invalid="true" aria-describedby="bias-reason-missing" autofocus"#))
+            #expect(biases.text.contains(#"<p class="error" id="bias-reason-missing" role="alert">"#))
+            #expect(biases.text.contains("Apply these biases"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
 
             let done = try await browser.post(

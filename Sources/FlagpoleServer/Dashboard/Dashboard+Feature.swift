@@ -61,11 +61,22 @@ extension Dashboard {
                 }
                 return value
             }
-            let outcome = try await store.setBiases(
-                biases, of: name, in: path,
-                options: editOptions(form.revision, isApplying, form.isForced, reason: form.reason, session))
-            if isApplying { return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name)) }
-            edit.biasPlan = outcome
+            let write = { (isApplying: Bool) in
+                try await self.store.setBiases(
+                    biases, of: name, in: path,
+                    options: self.editOptions(form.revision, isApplying, form.isForced, reason: form.reason, session))
+            }
+            do {
+                let outcome = try await write(isApplying)
+                if isApplying {
+                    return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
+                }
+                edit.biasPlan = outcome
+            } catch DocumentError.reasonRequired {
+                // The plan and Apply stay; the Reason field says what it needs.
+                edit.missingReason = ReasonField.missing(in: path)
+                edit.biasPlan = try await write(false)
+            }
         } catch DocumentError.biasesIgnored(_, let diagnostics) {
             // Shown where the plan would be, so the refusal replaces it as the numbers are typed.
             edit.biasRefusal = diagnostics
@@ -105,12 +116,22 @@ extension Dashboard {
                 if !issues.isEmpty { throw ConfigsRefused(issues) }
             }
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
-            let outcome = try await store.setRules(
-                rules, ofFeature: name, in: path,
-                options: EditOptions(
-                    isDryRun: !isApplying, message: ReasonField.message(form.reason), actor: session.identity.actor,
-                    expectedRevision: form.revision))
-            if isApplying {
+            let write = { (isApplying: Bool) in
+                try await self.store.setRules(
+                    rules, ofFeature: name, in: path,
+                    options: EditOptions(
+                        isDryRun: !isApplying, message: ReasonField.message(form.reason),
+                        actor: session.identity.actor, expectedRevision: form.revision))
+            }
+            let outcome: ConfigsOutcome
+            do {
+                outcome = try await write(isApplying)
+            } catch DocumentError.reasonRequired {
+                // The plan and Apply stay; the Reason field says what it needs.
+                edit.missingReason = ReasonField.missing(in: path)
+                outcome = try await write(false)
+            }
+            if outcome.isApplied {
                 return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
             }
             edit.rules?.plan = TargetingPlanView(outcome, urls: EnvironmentURLs(path), subject: "these rules")
@@ -140,14 +161,21 @@ extension Dashboard {
         let form = try await form(RolloutForm.self, of: request, session: session)
         let name = try context.feature()
         var edit = PendingEdit(reason: form.reason, winner: form.variation)
-        do {
-            let outcome = try await store.rollOut(
+        let write = { (isApplying: Bool) in
+            try await self.store.rollOut(
                 name, to: form.variation, in: path,
-                options: editOptions(form.revision, form.action == "apply", false, reason: form.reason, session))
+                options: self.editOptions(form.revision, isApplying, false, reason: form.reason, session))
+        }
+        do {
+            let outcome = try await write(form.action == "apply")
             if form.action == "apply" {
                 return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
             }
             edit.rolloutPlan = outcome
+        } catch DocumentError.reasonRequired {
+            // The plan and Roll out stay; the Reason field says what it needs.
+            edit.missingReason = ReasonField.missing(in: path)
+            edit.rolloutPlan = try await write(false)
         } catch {
             edit.error = try Self.userError(error)
         }
@@ -210,7 +238,8 @@ extension Dashboard {
         _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, edit: PendingEdit
     ) async throws -> Response {
         let page = try await featurePage(name, in: context, edit: edit)
-        let status = edit.error?.status ?? (edit.biasRefusal == nil ? .ok : .unprocessableContent)
+        let status =
+            edit.error?.status ?? (edit.biasRefusal == nil && edit.missingReason == nil ? .ok : .unprocessableContent)
         return .html(templates.render(page, as: "feature"), status: status)
     }
 
@@ -252,7 +281,9 @@ extension Dashboard {
                     FeaturePage.BiasInput(variation: $0, value: $1)
                 },
                 isForced: edit.isForced,
-                reason: ReasonField(id: "bias-reason", text: edit.reason, isRequired: isReasonRequired),
+                reason: ReasonField(
+                    id: "bias-reason", text: edit.reason, isRequired: isReasonRequired,
+                    missingReason: edit.biasPlan == nil ? nil : edit.missingReason),
                 plan: edit.biasPlan.map(PlanView.init),
                 planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
                 refusal: edit.biasRefusal.map(DiagnosticList.init))
@@ -269,15 +300,19 @@ extension Dashboard {
         if feature.kind.isTest {
             page.rollout = FeaturePage.RolloutEditor(
                 choices: feature.effectiveVariations.map { Choice(name: $0, value: $0, isSelected: $0 == edit.winner) },
-                reason: ReasonField(id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired),
+                reason: ReasonField(
+                    id: "rollout-reason", text: edit.reason, isRequired: isReasonRequired,
+                    missingReason: edit.rolloutPlan == nil ? nil : edit.missingReason),
                 plan: edit.rolloutPlan.map(PlanView.init),
                 rampState: ramp.map { "Ramp \($0.id) is \($0.state.rawValue)." },
                 ending: FeaturePage.RolloutEditor.ending(of: feature))
         }
         if feature.isBucketed {
             page.targeting = try await targetingSection(
-                of: feature, in: path, revision: detail.revision, edit: edit.rules, reason: edit.reason,
-                isReasonRequired: isReasonRequired)
+                of: feature, in: path, revision: detail.revision, edit: edit.rules,
+                reason: ReasonField(
+                    id: "rules-reason", text: edit.reason, isRequired: isReasonRequired,
+                    missingReason: edit.rules?.plan == nil ? nil : edit.missingReason))
         }
         page.toggle = edit.toggle
         page.history = FeatureHistoryView(try await store.history(of: name, in: path), of: feature, urls: urls)
@@ -294,8 +329,7 @@ extension Dashboard {
     /// The feature's rules in words and, for editors, the rule builder and the JSON editor (its
     /// advanced view) with the plan of what was sent.
     private func targetingSection(
-        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: String?,
-        isReasonRequired: Bool
+        of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: ReasonField
     ) async throws -> FeaturePage.Targeting {
         let rules = try await store.targeting(in: path).featureRules[feature.name] ?? []
         let writer = JSONWriter(style: .pretty(indent: 2))
@@ -312,7 +346,7 @@ extension Dashboard {
             rules: rows, hasRules: !rows.isEmpty, isDisabled: !feature.isEnabled,
             segmentsURL: EnvironmentURLs(path).segments, rulesText: text, rulesRevision: edit?.revision ?? revision,
             rulesIssues: TargetingIssueList(edit?.issues ?? [], fields: draft == nil ? [:] : RuleDraft.fieldLabels),
-            rulesPlan: edit?.plan, rulesReason: ReasonField(id: "rules-reason", text: reason),
+            rulesPlan: edit?.plan, rulesReason: reason,
             builder: RuleBuilder(
                 draft: draft, variations: feature.effectiveVariations,
                 attributeNames: try await store.attributeNames(in: path)),
@@ -332,6 +366,8 @@ struct PendingEdit: Sendable {
     var isForced = false
     /// The reason typed for the change, kept while it is previewed.
     var reason: String?
+    /// Why applying was refused for want of a reason: said beside the submitted form's field.
+    var missingReason: String?
     var biasPlan: EditOutcome?
     /// Why the app would not apply the biases typed (W200–W202): shown in place of their plan.
     var biasRefusal: [Diagnostic]?

@@ -92,7 +92,9 @@ extension Dashboard {
             edit.toggle = ToggleConfirmation(
                 try await store.feature(name, in: path).feature, enabling: form.enabled, outcome: outcome,
                 back: form.back,
-                reason: ReasonField(id: "toggle-reason", text: form.reason, isRequired: isReasonRequired))
+                reason: ReasonField(
+                    id: "toggle-reason", text: form.reason, isRequired: isReasonRequired,
+                    missingReason: edit.missingReason))
             return try await featureResponse(name, in: context, edit: edit)
         }
         if !isConfirmed {
@@ -105,6 +107,8 @@ extension Dashboard {
             let urls = EnvironmentURLs(path)
             return .seeOther(
                 Notice(outcome).appended(to: form.back == "overview" ? urls.overview : urls.feature(name)))
+        } catch DocumentError.reasonRequired {
+            return try await confirming(PendingEdit(reason: form.reason, missingReason: ReasonField.missing(in: path)))
         } catch {
             return try await confirming(PendingEdit(reason: form.reason, error: try Self.userError(error)))
         }

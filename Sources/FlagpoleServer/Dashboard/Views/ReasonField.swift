@@ -1,3 +1,4 @@
+import FlagpoleStore
 import Foundation
 
 /// The reason a person gives for a change: an input on every form that applies one, kept as
@@ -11,11 +12,20 @@ struct ReasonField: Sendable {
     /// The environment refuses changes without one. Not the input's `required`: a preview,
     /// sent by the same form, needs none.
     var isRequired: Bool
+    /// Why applying was refused for want of a reason, said beside the field. (Named so that
+    /// no page's own field answers for it in the template.)
+    var missingReason: String?
 
-    init(id: String, text: String?, isRequired: Bool = false) {
+    init(id: String, text: String?, isRequired: Bool = false, missingReason: String? = nil) {
         self.id = id
         self.text = text ?? ""
         self.isRequired = isRequired
+        self.missingReason = missingReason
+    }
+
+    /// What the field says when the store refused a change for want of a reason.
+    static func missing(in path: EnvironmentPath) -> String {
+        "\(path) asks a reason for every change: nothing was written. Say here what this change is for, then apply again."
     }
 
     /// The revision's message for `reason` as sent: `nil` (the store's own) when it is blank.
