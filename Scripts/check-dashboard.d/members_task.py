@@ -47,9 +47,12 @@ def run(check, environment, make_browser):
         # Acting: a switch on the overview, then her name in the revision list.
         grace.page("member-overview", environment, ["button.switch[aria-pressed]"])
         grace.click("button.switch[aria-pressed]")
-        # Every switch confirms first, saying what changes.
-        grace.checked("member-switch-confirm", ["#confirm-toggle button[value=apply]"])
-        grace.click("#confirm-toggle button[value=apply]")
+        # Every switch confirms first, saying what changes: its page is the form's answer.
+        confirm = "#confirm-toggle button[value=apply]"
+        if not grace.wait_for("the switch's confirmation", lambda: grace.driver.find_elements(By.CSS_SELECTOR, confirm)):
+            return
+        grace.checked("member-switch-confirm", [confirm])
+        grace.click(confirm)
         if not grace.wait_for("the switch applied", lambda: "notice=applied" in grace.driver.current_url):
             return
         grace.page("member-revisions", environment + "/revisions", ["table tbody tr"])
