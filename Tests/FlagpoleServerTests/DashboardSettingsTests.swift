@@ -211,7 +211,7 @@ struct DashboardSettingsTests {
             #expect(overview.text.contains(#"<link rel="stylesheet" href="/tenants/acme/marking.css">"#))
             #expect(overview.text.contains(#"<p class="marking" data-environment="production">"#))
             #expect(overview.text.contains("acme/production · changes need a reason"))
-            #expect(overview.text.contains("<title>acme/production · acme/production · Flagpole</title>"))
+            #expect(overview.text.contains("<title>Features · acme/production · Flagpole</title>"))
             let css = try await browser.get("/tenants/acme/marking.css")
             #expect(css.headers[.contentType] == "text/css; charset=utf-8")
             #expect(

@@ -202,6 +202,9 @@ struct DashboardTests {
                 for text in expected[page] ?? [] { #expect(response.text.contains(text), "\(page) lacks \(text)") }
                 #expect(response.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true, "\(page)")
                 #expect(response.headers[.cacheControl] == "no-store", "\(page)")
+                // The layout names the environment once, after the page's own title.
+                let title = response.text.firstRange(of: /<title>(.*)<\/title>/).map { response.text[$0] } ?? ""
+                #expect(title.ranges(of: "acme/production").count <= 1, "\(page): \(title)")
             }
             let download = try await browser.get("\(Self.base)/export/features.json")
             #expect(download.bytes == (try await server.store.revision(of: TestServer.acme)).document)
