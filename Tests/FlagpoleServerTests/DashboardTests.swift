@@ -726,6 +726,12 @@ struct DashboardTests {
             #expect(refused.text.contains("The file was refused: nothing was written"))
             #expect(refused.text.contains(##"<a href="#L7">line 7, column 9</a>"##))
             #expect(refused.text.contains(#"<li id="L7" class="flagged">"#))
+            // Pages without the source say where, without a link to a line they don't have.
+            let warning = Diagnostic(
+                .biasCountMismatch, feature: "f", pointer: .root, location: SourceLocation(line: 55, column: 3),
+                message: "m", fix: "f")
+            #expect(DiagnosticList([warning]).diagnostics.first?.location?.lineLink == nil)
+            #expect(DiagnosticList([warning], listsLines: true).diagnostics.first?.location?.lineLink == "#L55")
             #expect(!refused.text.contains("Apply as revision"))
             #expect(try await server.store.revision(of: TestServer.acme).number == 1)
 

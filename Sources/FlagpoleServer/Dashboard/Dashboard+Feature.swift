@@ -286,7 +286,7 @@ extension Dashboard {
                     missingReason: edit.biasPlan == nil ? nil : edit.missingReason),
                 plan: edit.biasPlan.map(PlanView.init),
                 planned: edit.biasPlan == nil ? nil : BiasForm.planned(values, isForced: edit.isForced),
-                refusal: edit.biasRefusal.map(DiagnosticList.init))
+                refusal: edit.biasRefusal.map { DiagnosticList($0) })
         }
         // A test rolled out into a plain flag keeps its results: the evidence of the decision.
         if !feature.isBucketed, try await store.hasResults(of: name, in: path) {

@@ -153,7 +153,7 @@ struct ImportPage: Sendable {
         if let title {
             outcome = Outcome(title: title, lines: [], canApply: false, nextRevision: 0, expectedRevision: 0)
         }
-        self.diagnostics = DiagnosticList(diagnostics)
+        self.diagnostics = DiagnosticList(diagnostics, listsLines: true)
         let notes = Dictionary(
             grouping: diagnostics.compactMap { diagnostic in
                 diagnostic.location.map { location in
