@@ -141,6 +141,7 @@ struct CatalogFilterTests {
         let byChange = OverviewPage.sections(rows, sortedBy: .change)
         #expect(byChange[0].features.map(\.facts.name) == ["New Checkout", "Dark mode", "Premium"])
         #expect(byChange[0].features.map(\.changedOn) == ["2026-11-21", "2026-11-20", nil])
-        #expect(byChange[0].features[0].lastChange == "revision 7 by alice, 2026-11-21 00:30 UTC")
+        let last = byChange[0].features[0].lastChange
+        #expect(last?.text == "revision 7 by alice" && last?.time.text == "2026-11-21 00:30 UTC")
     }
 }

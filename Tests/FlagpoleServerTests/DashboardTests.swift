@@ -212,6 +212,22 @@ struct DashboardTests {
         }
     }
 
+    @Test("Every time reads one way: <time datetime> with a UTC text the page's script writes in the viewer's zone")
+    func timesReadOneWay() async throws {
+        let server = try await TestServer()
+        let created = try await server.store.revisions(of: TestServer.acme)[0].createdAt
+        let time = ShownTime(created)
+        #expect(time.text.hasSuffix(" UTC") && time.text.count == "2026-11-27 17:11 UTC".count)
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            let element = #"<time datetime="\#(time.iso)">\#(time.text)</time>"#
+            for page in [Self.base, "\(Self.base)/revisions", Self.abTest] {
+                #expect(try await browser.get(page).text.contains(element), "\(page)")
+            }
+        }
+    }
+
     @Test("The user lookup reads its query as the form sends it: a space as +, a plus as %2B")
     func userLookupDecodesTheForm() async throws {
         let server = try await TestServer()

@@ -66,7 +66,7 @@ extension Dashboard {
                 RevisionsPage.Row(
                     number: revision.number, kind: revision.kind.rawValue, actor: revision.actor,
                     message: revision.message,
-                    time: revision.createdAt.iso8601, changes: revision.changeCount,
+                    time: ShownTime(revision.createdAt), changes: revision.changeCount,
                     isCurrent: revision.number == current,
                     compareURL: urls.compare(current, with: revision.number))
             },
@@ -120,7 +120,7 @@ struct RevisionsPage: Sendable {
         var kind: String
         var actor: String
         var message: String
-        var time: String
+        var time: ShownTime
         var changes: Int
         var isCurrent: Bool
         var compareURL: String

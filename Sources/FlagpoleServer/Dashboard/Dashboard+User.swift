@@ -98,7 +98,7 @@ extension Dashboard {
         page.unlocks = try await store.unlocks(in: path, user: user).map { unlock in
             UserPage.Unlock(
                 feature: unlock.feature, state: unlock.isUnlocked ? "Unlocked" : "Locked", source: unlock.source,
-                time: unlock.time.iso8601)
+                time: ShownTime(unlock.time))
         }
         page.events = try await store.assignmentEvents(
             in: path, matching: AssignmentEventQuery(user: user, limit: Self.userEvents)
@@ -134,7 +134,7 @@ struct UserPage: Sendable {
         var feature: String
         var state: String
         var source: String?
-        var time: String
+        var time: ShownTime
     }
 
     var chrome: Chrome

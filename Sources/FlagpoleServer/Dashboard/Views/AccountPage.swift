@@ -15,16 +15,16 @@ struct AccountPage: Sendable {
 /// One of the member's sessions.
 struct SessionRow: Sendable {
     var address: String
-    var created: String
-    var expires: String
+    var created: ShownTime
+    var expires: ShownTime
     var endURL: String
     /// This browser's: signed out with the header's button, not from the list.
     var isCurrent: Bool
 
     init(_ session: MemberSession, endURL: String) {
         address = session.address
-        created = session.createdAt.formatted(.iso8601)
-        expires = session.expiresAt.formatted(.iso8601)
+        created = ShownTime(session.createdAt)
+        expires = ShownTime(session.expiresAt)
         self.endURL = endURL
         isCurrent = session.isCurrent
     }

@@ -2,7 +2,7 @@ import FlagpoleStore
 
 /// One assignment event in a table: who moved from which group to which, and why.
 struct EventRow: Sendable {
-    var time: String
+    var time: ShownTime
     var user: String
     var userURL: String
     var feature: String
@@ -12,7 +12,7 @@ struct EventRow: Sendable {
     var revision: Int
 
     init(_ event: AssignmentEvent, urls: EnvironmentURLs) {
-        time = event.time.iso8601
+        time = ShownTime(event.time)
         user = event.user.rawValue
         userURL = urls.user(event.user.rawValue)
         feature = event.feature

@@ -9,7 +9,7 @@ struct FeatureHistoryView: Sendable {
         var number: Int
         var compareURL: String
         /// ISO 8601, for `<time datetime>`; the script writes it in the viewer's zone.
-        var time: String
+        var time: ShownTime
         var ago: String
         var actor: String
         var message: String
@@ -46,7 +46,7 @@ struct FeatureHistoryView: Sendable {
             let change = entry.change
             var view = Entry(
                 number: change.revision, compareURL: urls.compare(change.revision - 1, with: change.revision),
-                time: change.createdAt.iso8601, ago: RelativeTime.describe(change.createdAt, now: now),
+                time: ShownTime(change.createdAt), ago: RelativeTime.describe(change.createdAt, now: now),
                 actor: change.actor, message: change.message, lines: entry.fields.map(Self.sentence))
             // Only the latest change can go back by itself: an older one's "before" may undo later ones too.
             if index == 0 {

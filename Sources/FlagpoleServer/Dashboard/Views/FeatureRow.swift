@@ -19,8 +19,13 @@ struct FeatureRow: Sendable {
     /// Who made the last change, for `data-actor`, and its UTC day, for `data-changed`.
     var actor: String?
     var changedOn: String?
-    /// "revision 5 by alice, 2026-11-26 08:56 UTC".
-    var lastChange: String?
+    /// "revision 5 by alice", and when.
+    var lastChange: LastChange?
+
+    struct LastChange: Sendable {
+        var text: String
+        var time: ShownTime
+    }
 
     init(card: FeatureCard, facts: FeatureFacts, isHidden: Bool) {
         self.card = card
@@ -34,12 +39,7 @@ struct FeatureRow: Sendable {
         actor = facts.lastChange?.actor
         changedOn = facts.changedOn
         lastChange = facts.lastChange.map {
-            "revision \($0.revision) by \($0.actor), \($0.createdAt.formatted(Self.time)) UTC"
+            LastChange(text: "revision \($0.revision) by \($0.actor)", time: ShownTime($0.createdAt))
         }
     }
-
-    private static let time = Date.VerbatimFormatStyle(
-        format:
-            "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits)",
-        timeZone: .gmt, calendar: Calendar(identifier: .gregorian))
 }

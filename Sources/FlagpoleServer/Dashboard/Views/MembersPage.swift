@@ -32,8 +32,10 @@ struct MemberRow: Sendable {
     var email: String
     var name: String
     var role: String
-    var joined: String
+    var joined: ShownTime
     var state: String
+    /// When an invited member's link expires.
+    var linkExpires: ShownTime?
     var isPending: Bool
     var roleURL: String
     var removeURL: String
@@ -44,13 +46,10 @@ struct MemberRow: Sendable {
         email = member.email
         name = member.name
         role = member.role.rawValue
-        joined = member.joinedAt.formatted(.iso8601)
+        joined = ShownTime(member.joinedAt)
         isPending = !member.hasPassword
-        state =
-            member.hasPassword
-            ? "active"
-            : member.invitedUntil.map { "invited, link expires \($0.formatted(.iso8601))" }
-                ?? "invited, link expired"
+        linkExpires = member.hasPassword ? nil : member.invitedUntil.map(ShownTime.init)
+        state = member.hasPassword ? "active" : linkExpires == nil ? "invited, link expired" : "invited"
         roleURL = urls.member(member.email) + "/role"
         removeURL = urls.member(member.email) + "/remove"
         invitationURL = urls.member(member.email) + "/invitation"
@@ -64,12 +63,12 @@ struct MemberRow: Sendable {
 struct LinkView: Sendable {
     var email: String
     var url: String
-    var expires: String
+    var expires: ShownTime
 
     init(_ link: MemberLink, server: String) {
         email = link.email
         url = link.url(server: server)
-        expires = link.expiresAt.formatted(.iso8601)
+        expires = ShownTime(link.expiresAt)
     }
 }
 

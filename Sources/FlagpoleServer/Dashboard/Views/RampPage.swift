@@ -10,7 +10,7 @@ struct RampPage: Sendable {
         var share: String
         /// Applied (when, as which revision, by whom, folding what), folded, due, or waiting.
         var status: String
-        var time: ResultsTime?
+        var time: ShownTime?
         var movedUsers: String?
         /// How many times clients fetched it: a step nobody fetched has told nobody anything.
         var fetches: String?
@@ -20,7 +20,7 @@ struct RampPage: Sendable {
 
     /// Something else that happened to the ramp.
     struct Event: Sendable {
-        var time: ResultsTime
+        var time: ShownTime
         var text: String
     }
 
@@ -205,7 +205,7 @@ struct RampPage: Sendable {
                 guardSummary =
                     "Judged from the readout of each step's epoch, against the variation the step takes users from; a failed goal guard does \(ramp.onFailure == .rollback ? "a roll-back to 0 %" : "a pause"), any other a pause. A guarded ramp applies one step at a time, never folding."
             }
-            events = ramp.events.map { Event(time: ResultsTime($0.at), text: Self.text(of: $0)) }
+            events = ramp.events.map { Event(time: ShownTime($0.at), text: Self.text(of: $0)) }
             hasEvents = !events.isEmpty
             upcoming = Self.plans(report)
             hasUpcoming = !upcoming.isEmpty
@@ -274,7 +274,7 @@ struct RampPage: Sendable {
             switch status {
             case .applied(let applied):
                 step.isApplied = true
-                step.time = ResultsTime(applied.appliedAt)
+                step.time = ShownTime(applied.appliedAt)
                 step.status =
                     "Applied as revision \(applied.revision) by \(applied.appliedBy)"
                     + (RampStepRecord.folding(applied.folded).map { ", " + $0 } ?? "")
@@ -283,7 +283,7 @@ struct RampPage: Sendable {
                 step.fetches = applied.fetches.description
             case .folded: step.status = "Folded into a later step after downtime"
             case .due(let date):
-                step.time = ResultsTime(date)
+                step.time = ShownTime(date)
                 step.status = "Due"
             case .waiting: step.status = "Waits until the ramp runs"
             case .notApplied: step.status = "Not applied"

@@ -39,12 +39,12 @@ struct ResultsEpoch: Sendable {
     /// The end of an epoch that a later one followed.
     struct End: Sendable {
         var revision: Int
-        var time: ResultsTime
+        var time: ShownTime
     }
 
     /// "Running for 3 days since revision 4", then its time, its end if any, and its users.
     var ran: String
-    var startedAt: ResultsTime
+    var startedAt: ShownTime
     var endedAt: End?
     var users: String
     var analysis: String
@@ -62,9 +62,9 @@ struct ResultsEpoch: Sendable {
         number = epoch.number
         control = epoch.control
         let users = epoch.arms.reduce(0) { $0 + $1.users }
-        startedAt = ResultsTime(epoch.startedAt)
-        endedAt = next.map { End(revision: $0.revision, time: ResultsTime($0.startedAt)) }
-        let duration = ResultsTime.duration(from: epoch.startedAt, to: next?.startedAt ?? now)
+        startedAt = ShownTime(epoch.startedAt)
+        endedAt = next.map { End(revision: $0.revision, time: ShownTime($0.startedAt)) }
+        let duration = ShownTime.duration(from: epoch.startedAt, to: next?.startedAt ?? now)
         ran =
             next == nil
             ? "Running for \(duration) since revision \(epoch.revision)"

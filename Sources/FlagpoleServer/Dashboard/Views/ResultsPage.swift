@@ -14,7 +14,7 @@ struct ResultsPage: Sendable {
     struct EmptyEpoch: Sendable {
         var number: Int
         var revision: Int
-        var startedAt: ResultsTime
+        var startedAt: ShownTime
         var reason: String
     }
 
@@ -74,7 +74,7 @@ struct ResultsPage: Sendable {
             if counted == 0 {
                 emptyEpochs.append(
                     EmptyEpoch(
-                        number: epoch.number, revision: epoch.revision, startedAt: ResultsTime(epoch.startedAt),
+                        number: epoch.number, revision: epoch.revision, startedAt: ShownTime(epoch.startedAt),
                         reason: Self.whyEmpty(
                             epoch, previous: index > 0 ? epochs[index - 1] : nil, reportsExposure: reportsExposure)))
             } else {

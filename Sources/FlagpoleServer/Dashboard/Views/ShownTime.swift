@@ -1,8 +1,9 @@
 import Foundation
 
-/// A moment of the results page: ISO 8601 for `<time datetime>`, and a readable UTC text until
-/// the page formats it in the viewer's zone.
-struct ResultsTime: Sendable {
+/// A moment as every dashboard page shows it: ISO 8601 for `<time datetime>`, and a readable UTC
+/// text ("2026-11-27 17:11 UTC") until the page's script writes it in the viewer's zone, so that
+/// every time on every page reads one way.
+struct ShownTime: Sendable {
     var iso: String
     var text: String
 
