@@ -30,6 +30,24 @@ extension FeatureStore {
     /// (Features without groups are refused before their biases are read.)
     static let ignoredBiasCodes: Set<DiagnosticCode> = [.biasCountMismatch, .biasSumShort, .biasSumOver, .biasClamped]
 
+    /// The longest description kept: the app shows it in its debug screen, a line or two.
+    public static let maximumDescriptionLength = 1_000
+
+    /// Sets the feature's `description` (blank: removes it) as one new revision; nobody moves.
+    ///
+    /// - throws: `DocumentError.featureNotFound`, `DocumentError.descriptionTooLong`.
+    public func setDescription(
+        _ text: String, of name: String, in path: EnvironmentPath, options: EditOptions
+    ) async throws -> EditOutcome {
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.count <= Self.maximumDescriptionLength else {
+            throw DocumentError.descriptionTooLong(feature: name, length: text.count)
+        }
+        return try await edit(name, in: path, kind: .edit, options: options, message: "describe \(name)") { feature in
+            feature.description = text.isEmpty ? nil : text
+        }
+    }
+
     /// Enables or disables a feature as one new revision (nothing when it already is).
     ///
     /// - throws: `DocumentError.featureNotFound`.

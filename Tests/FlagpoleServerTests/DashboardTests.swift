@@ -212,6 +212,29 @@ struct DashboardTests {
         }
     }
 
+    @Test("A feature's description is edited on its page, as a revision; one too long is refused on the page")
+    func describe() async throws {
+        let server = try await TestServer()
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .editor))
+            let page = try await browser.get(Self.abTest)
+            #expect(page.text.contains(#"id="description-form""#))
+            let csrf = DashboardBrowser.csrf(in: page)
+            let saved = try await browser.post(
+                "\(Self.abTest)/description",
+                ["csrf": csrf, "description": "Which checkout sells more", "revision": "1"])
+            #expect(saved.status == .seeOther)
+            #expect(
+                try await browser.get(Self.abTest).text.contains(
+                    #"<p class="description">Which checkout sells more</p>"#))
+            let tooLong = try await browser.post(
+                "\(Self.abTest)/description",
+                ["csrf": csrf, "description": String(repeating: "x", count: 1_001), "revision": "2"])
+            #expect(tooLong.status == .unprocessableContent && tooLong.text.contains("kept to 1000"))
+        }
+    }
+
     @Test("Every time reads one way: <time datetime> with a UTC text the page's script writes in the viewer's zone")
     func timesReadOneWay() async throws {
         let server = try await TestServer()

@@ -286,6 +286,27 @@ struct BiasChangeTests {
         #expect(try await store.allAssignmentEvents().count == eventCount)
     }
 
+    @Test("A description is set, trimmed and removed as revisions that move nobody; one too long is refused")
+    func describe() async throws {
+        let store = try await FeatureStore.makeWithTenants()
+        try await store.importText(Self.tenNinety)
+        _ = try await store.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
+        let options = EditOptions(actor: "test")
+        let set = try await store.setDescription(
+            "  The new checkout.\n", of: "t", in: .acmeProduction, options: options)
+        #expect(set.isApplied && set.plans.allSatisfy { $0.movingUsers == 0 })
+        #expect(try await store.feature("t", in: .acmeProduction).feature.description == "The new checkout.")
+        let removed = try await store.setDescription(" ", of: "t", in: .acmeProduction, options: options)
+        #expect(removed.revision == 3)
+        #expect(try await store.feature("t", in: .acmeProduction).feature.description == nil)
+        let tooLong = String(repeating: "é", count: FeatureStore.maximumDescriptionLength + 1)
+        let refused = await #expect(throws: DocumentError.self) {
+            try await store.setDescription(tooLong, of: "t", in: .acmeProduction, options: options)
+        }
+        #expect(refused?.code == "invalid_description")
+        #expect(try await store.revision(of: .acmeProduction).number == 3)
+    }
+
     @Test("Counts at a past time replay history: before a bias change they are the old distribution")
     func countsAtAPastTime() async throws {
         // Given users recorded an hour ago on [10, 90]

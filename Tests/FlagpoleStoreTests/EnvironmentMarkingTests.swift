@@ -113,6 +113,10 @@ struct EnvironmentMarkingTests {
         ("roll-back", { _ = try await $0.rollBack(.acmeProduction, to: 1, options: $1) }),
         ("tags", { _ = try await $0.setTags(["ios"], ofFeature: "checkout", in: .acmeProduction, options: $1) }),
         (
+            "description",
+            { _ = try await $0.setDescription("Checkout", of: "checkout", in: .acmeProduction, options: $1) }
+        ),
+        (
             "config",
             { store, options in
                 _ = try await store.setConfig(

@@ -7,7 +7,7 @@ struct FeatureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feature",
         abstract: "Inspect an environment's features, and switch them on or off.",
-        subcommands: [List.self, Show.self, Enable.self, Disable.self, Tag.self])
+        subcommands: [List.self, Show.self, Enable.self, Disable.self, Tag.self, Describe.self])
 
     struct Tag: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -33,6 +33,29 @@ struct FeatureCommand: ParsableCommand {
             let outcome = try await store.setTags(
                 tags, ofFeature: name, in: try environment.path(), options: revision.options())
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
+        }
+    }
+
+    /// `flagpole feature describe NAME "TEXT"`: the `description` the app shows in its debug screen.
+    struct Describe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a feature's description (\"\" removes it), as a new revision; nobody moves.")
+
+        @Argument(help: "The feature's name.")
+        var name: String
+
+        @Argument(help: "The description, shown in the app's debug screen.")
+        var text: String
+
+        @OptionGroup var environment: EnvironmentOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var revision: RevisionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await revision.apply(database, output: output) { store, options in
+                try await store.setDescription(text, of: name, in: try environment.path(), options: options)
+            }
         }
     }
 

@@ -23,6 +23,7 @@ extension Dashboard {
         editor.post(RouterPath(feature + "/rules"), use: setRules)
         editor.post(RouterPath(feature + "/rollout"), use: rollOut)
         editor.post(RouterPath(feature + "/tags"), use: setTags)
+        editor.post(RouterPath(feature + "/description"), use: setDescription)
     }
 
     // MARK: Handlers
@@ -182,6 +183,27 @@ extension Dashboard {
         return try await featureResponse(name, in: context, edit: edit)
     }
 
+    /// POST …/description: sets the description the app shows in its debug screen (blank
+    /// removes it), unless another revision came after the page.
+    @Sendable func setDescription(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let path = context.path
+        let session = context.session
+        let form = try await form(DescriptionForm.self, of: request, session: session)
+        let name = try context.feature()
+        var edit = PendingEdit(reason: form.reason, description: form.description)
+        do {
+            let outcome = try await store.setDescription(
+                form.description, of: name, in: path,
+                options: editOptions(form.revision, true, false, reason: form.reason, session))
+            return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
+        } catch {
+            edit.error = try Self.userError(error)
+        }
+        return try await featureResponse(name, in: context, edit: edit)
+    }
+
     /// POST …/tags: sets the tags the store gives the feature (comma-separated; empty removes
     /// them), unless another revision came after the page.
     @Sendable func setTags(
@@ -271,6 +293,10 @@ extension Dashboard {
             error: edit.error?.message, tagsText: edit.tags ?? storeTags.joined(separator: ", "),
             tagsReason: ReasonField(
                 id: "tags-reason", text: edit.tags == nil ? nil : edit.reason, isRequired: isReasonRequired),
+            descriptionText: edit.description ?? feature.description ?? "",
+            descriptionReason: ReasonField(
+                id: "description-reason", text: edit.description == nil ? nil : edit.reason,
+                isRequired: isReasonRequired),
             fileTags: fileTags.isEmpty ? nil : fileTags.joined(separator: ", "),
             followers: followers.map { FeaturePage.Link(name: $0.name, url: urls.config($0.name)) },
             hasFollowers: !followers.isEmpty)
@@ -375,6 +401,8 @@ struct PendingEdit: Sendable {
     var rolloutPlan: EditOutcome?
     /// The tags as typed, comma-separated.
     var tags: String?
+    /// The description as typed.
+    var description: String?
     /// Turning the feature on or off, to confirm.
     var toggle: ToggleConfirmation?
     var rules: RulesEdit?
@@ -421,6 +449,13 @@ struct BiasForm: DashboardForm {
     static func planned(_ biases: [String], isForced: Bool) -> String {
         biases.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") + (isForced ? " forced" : "")
     }
+}
+
+struct DescriptionForm: DashboardForm {
+    var csrf: String
+    var description: String
+    var revision: Int?
+    var reason: String?
 }
 
 struct TagsForm: DashboardForm {
@@ -535,6 +570,9 @@ struct FeaturePage: Sendable {
     /// The tags the store gives the feature, comma-separated, for the tag editor.
     var tagsText: String
     var tagsReason: ReasonField
+    /// The description, for its editor.
+    var descriptionText: String
+    var descriptionReason: ReasonField
     /// Tags written in features.json, which the editor can't remove.
     var fileTags: String?
     /// The configs that follow the feature.

@@ -198,7 +198,7 @@ extension APIError {
                 details: [
                     "valid": .bool(!diagnostics.hasErrors), "diagnostics": .array(diagnostics.map(\.jsonValue)),
                 ])
-        case .reasonRequired:
+        case .reasonRequired, .descriptionTooLong:
             self.init(.unprocessableContent, code: error.code, message)
         }
     }
