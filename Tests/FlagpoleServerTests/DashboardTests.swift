@@ -180,7 +180,9 @@ struct DashboardTests {
                 ],
                 "\(Self.base)/new-segment": [#"<input id="segment-name" name="name""#, #"value="plan">Plan</button>"#],
                 "\(Self.base)/users": ["Look a user up"],
-                "\(Self.base)/users?user=qa-1": ["User <code>qa-1</code>", TestServer.abTest, "bucket", "History"],
+                "\(Self.base)/users?user=qa-1": [
+                    "User <code>qa-1</code>", TestServer.abTest, "the split: their place, ", "History",
+                ],
                 "\(Self.base)/revisions": ["Revisions of acme/production", "current", "import"],
                 "\(Self.base)/revisions?from=1&to=1": ["The two revisions have the same content."],
                 "\(Self.base)/import": [#"enctype="multipart/form-data""#, #"<textarea id="source""#],
@@ -232,6 +234,24 @@ struct DashboardTests {
                 "\(Self.abTest)/description",
                 ["csrf": csrf, "description": String(repeating: "x", count: 1_001), "revision": "2"])
             #expect(tooLong.status == .unprocessableContent && tooLong.text.contains("kept to 1000"))
+        }
+    }
+
+    @Test("A comparison names what changed in words: a config by its name, not the document's key order")
+    func diffInWords() async throws {
+        let server = try await TestServer()
+        let config = try ConfigsDecoder.decodeConfig(
+            Array(#"{"name": "limit", "type": "int", "default": 3}"#.utf8), name: "limit"
+        ).0
+        _ = try await server.store.setConfig(config, in: TestServer.acme, options: EditOptions(actor: "test"))
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            let compare = try await browser.get("\(Self.base)/revisions?from=1&to=2").text
+            #expect(
+                compare.contains(
+                    #"<td data-label="Feature">config limit</td><td data-label="Field">(the whole config)</td>"#))
+            #expect(!compare.contains("(document)") && !compare.contains("key order"))
         }
     }
 

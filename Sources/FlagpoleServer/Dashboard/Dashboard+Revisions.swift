@@ -155,10 +155,20 @@ struct RevisionsPage: Sendable {
                 value.map { String(decoding: writer.bytes(of: $0), as: UTF8.self) } ?? ""
             }
             changes = diff.changes.map { change in
-                Change(
-                    feature: change.feature ?? "(document)",
-                    field: change.field ?? (change.feature == nil ? "key order" : "(whole feature)"),
-                    kind: change.kind.rawValue, before: text(change.before), after: text(change.after))
+                // What changed, in words: a feature, a config or a segment, or the file itself.
+                let (subject, whole): (String, String) =
+                    if let config = change.config {
+                        ("config \(config)", "(the whole config)")
+                    } else if let segment = change.segment {
+                        ("segment \(segment)", "(the whole segment)")
+                    } else if let feature = change.feature {
+                        (feature, "(the whole feature)")
+                    } else {
+                        ("the file", "the order of its keys")
+                    }
+                return Change(
+                    feature: subject, field: change.field ?? whole, kind: change.kind.rawValue,
+                    before: text(change.before), after: text(change.after))
             }
             hasChanges = !changes.isEmpty
             self.rollback = rollback

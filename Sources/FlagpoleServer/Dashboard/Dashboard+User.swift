@@ -84,7 +84,7 @@ extension Dashboard {
                 index: index, feature: evaluation.feature, featureURL: urls.feature(evaluation.feature),
                 kind: evaluation.kind.description,
                 variation: evaluation.variation, reason: UserPage.why(evaluation),
-                point: evaluation.point.map { Percent.number($0, digits: 4) } ?? "–", isRecorded: evaluation.isRecorded,
+                isRecorded: evaluation.isRecorded,
                 isOverride: evaluation.reason == .override, overrideURL: urls.overrides(of: user.rawValue))
             if let feature = features[evaluation.feature], feature.isBucketed, feature.isEnabled {
                 row.overridable = true
@@ -122,7 +122,6 @@ struct UserPage: Sendable {
         var kind: String
         var variation: String
         var reason: String
-        var point: String
         var isRecorded: Bool
         var isOverride: Bool
         var overrideURL: String
@@ -157,11 +156,23 @@ struct UserPage: Sendable {
 }
 
 extension UserPage {
-    /// Why the user's app shows what it does, naming the rule that decided it.
+    /// Why the user's app shows what it does, in words: the rule that decided it, or where the
+    /// user's place (0–100, from their id and the feature's salt) falls in the split.
     static func why(_ evaluation: FlagpoleStore.Evaluation) -> String {
-        if let rule = evaluation.rule { return "rule \(rule)" }
-        if let rule = evaluation.firstRule { return "bucket (placed by rule \(rule) at its first fetch)" }
-        return evaluation.reason.rawValue
+        let place = evaluation.point.map { "their place, \(Percent.number($0, digits: 2)) of 100," } ?? "their place"
+        switch evaluation.reason {
+        case .rule: return "rule \(evaluation.rule ?? "")"
+        case .bucket:
+            if let rule = evaluation.firstRule {
+                return
+                    "kept from its first fetch, when rule \(rule) put it in \(evaluation.variation): a FeatureFlags app keeps the place it was given, so the rule no longer moves it (a fresh install is placed again)"
+            }
+            return "the split: \(place) falls in \(evaluation.variation)'s share"
+        case .disabled: return "the feature is off for everyone"
+        case .flag: return "the same for everyone"
+        case .override: return "a QA override holds it there"
+        case .unlock: return evaluation.isRecorded ? "its unlock state on record" : "the file's default unlock state"
+        }
     }
 }
 
