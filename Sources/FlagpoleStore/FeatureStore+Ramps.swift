@@ -93,8 +93,13 @@ extension FeatureStore {
             guard ramp.state == .running else {
                 throw RampError.wrongState(feature: feature, state: ramp.state, action: "paused")
             }
-            try Self.pause(db, &ramp, actor: actor, reason: "paused by \(actor)", now: now, isDryRun: isDryRun)
-            return try Self.report(db, ramp, isDryRun: isDryRun, summary: Self.stateSummary(ramp))
+            let step = ramp.nextStep + 1
+            try Self.pause(db, &ramp, actor: actor, reason: "by \(actor)", now: now, isDryRun: isDryRun)
+            let summary =
+                isDryRun
+                ? "Dry run: pausing stops ramp \(ramp.id) before step \(step) of \(ramp.steps.count); nothing was written."
+                : Self.stateSummary(ramp)
+            return try Self.report(db, ramp, isDryRun: isDryRun, summary: summary)
         }
     }
 
@@ -543,15 +548,17 @@ extension FeatureStore {
         }
         return start <= now
             ? "Ramp \(ramp.id) started: step 1 (\(first)) applied. " + stateSummary(ramp)
-            : "Ramp \(ramp.id) created: step 1 (\(first)) at \(start.iso8601)."
+            : "Ramp \(ramp.id) created: step 1 (\(first)) at \(start.readableUTC)."
     }
 
     /// Where the ramp is, in one sentence.
     static func stateSummary(_ ramp: RampRow) -> String {
         switch ramp.state {
         case .running:
-            "Running: step \(ramp.nextStep + 1) of \(ramp.steps.count) (\(ramp.variation) \(Percent.format(ramp.steps[ramp.nextStep]))) at \(ramp.dueAt!.iso8601)."
-        case .paused: "Paused: \(ramp.reason ?? "by a person"). Resume it with `flagpole ramp resume \(ramp.feature)`."
+            "Running: step \(ramp.nextStep + 1) of \(ramp.steps.count) (\(ramp.variation) \(Percent.format(ramp.steps[ramp.nextStep]))) at \(ramp.dueAt!.readableUTC)."
+        case .paused:
+            // "Paused by ada." or "Paused: revision 7 (…) changed checkout."
+            "Paused\(ramp.reason.map { $0.hasPrefix("by ") ? " \($0)" : ": \($0)" } ?? ""). Nothing is applied until someone resumes or advances it."
         case .finished: "Finished: \(ramp.variation) has \(Percent.format(ramp.steps.last!))."
         case .aborted: "Aborted: \(ramp.reason ?? "")."
         }

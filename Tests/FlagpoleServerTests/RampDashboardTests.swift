@@ -132,7 +132,11 @@ struct RampDashboardTests {
             let applied = try await editor.post(Self.page, form("apply"))
             let started = try await editor.get(try #require(applied.headers[.location]))
             #expect(started.text.contains("<code>crashes:+0.2pt</code> · not looked at yet"))
-            #expect(started.text.contains("<code>sample-ratio</code>") && started.text.contains("a roll-back to 0 %"))
+            #expect(
+                started.text.contains("<code>sample-ratio</code>")
+                    && started.text.contains(
+                        "A failed goal guard rolls Enabled back to 0 %; any other failed guard pauses the ramp.")
+            )
             let ramp = try #require(try await server.store.ramps(in: TestServer.acme).first)
             #expect(ramp.onFailure == .rollback && ramp.guards.count == 4)
         }

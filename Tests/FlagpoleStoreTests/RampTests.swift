@@ -181,8 +181,11 @@ struct RampTests {
         _ = try await store.createRamp(request(), in: path, actor: "cli:ada", now: start)
         let dryPause = try await store.pauseRamp(of: "checkout", in: path, actor: "cli:ada", now: start, isDryRun: true)
         #expect(dryPause.ramp.state == .paused)
+        // A dry run says what pausing would do, not that anything is paused.
+        #expect(dryPause.summary == "Dry run: pausing stops ramp 1 before step 2 of 5; nothing was written.")
         #expect(try await store.ramp(of: "checkout", in: path).ramp.state == .running)
-        _ = try await store.pauseRamp(of: "checkout", in: path, actor: "cli:ada", now: start)
+        let paused = try await store.pauseRamp(of: "checkout", in: path, actor: "cli:ada", now: start)
+        #expect(paused.summary == "Paused by cli:ada. Nothing is applied until someone resumes or advances it.")
         #expect(try await store.runDueRamps(now: time(days: 5)).isEmpty)
         await #expect(throws: RampError.wrongState(feature: "checkout", state: .paused, action: "paused")) {
             try await store.pauseRamp(of: "checkout", in: path, actor: "cli:ada", now: start)

@@ -203,7 +203,11 @@ struct RampPage: Sendable {
             hasGuards = !guards.isEmpty
             if hasGuards {
                 guardSummary =
-                    "Judged from the readout of each step's epoch, against the variation the step takes users from; a failed goal guard does \(ramp.onFailure == .rollback ? "a roll-back to 0 %" : "a pause"), any other a pause. A guarded ramp applies one step at a time, never folding."
+                    "Judged from the readout of each step's epoch, against the variation the step takes users from. "
+                    + (ramp.onFailure == .rollback
+                        ? "A failed goal guard rolls \(ramp.variation) back to 0 %; any other failed guard pauses the ramp."
+                        : "Any failed guard pauses the ramp.")
+                    + " A guarded ramp applies one step at a time, never folding."
             }
             events = ramp.events.map { Event(time: ShownTime($0.at), text: Self.text(of: $0)) }
             hasEvents = !events.isEmpty

@@ -9,7 +9,7 @@ struct ShownTime: Sendable {
 
     init(_ date: Date) {
         iso = date.formatted(.iso8601)
-        text = date.formatted(Self.readable) + " UTC"
+        text = date.readableUTC
     }
 
     /// How long from `start` to `end`, in the largest unit that keeps a number above 1:
@@ -26,9 +26,4 @@ struct ShownTime: Sendable {
             }
         return "\(count) \(unit)\(count == 1 ? "" : "s")"
     }
-
-    private static let readable = Date.VerbatimFormatStyle(
-        format:
-            "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits)",
-        timeZone: TimeZone(identifier: "UTC")!, calendar: Calendar(identifier: .gregorian))
 }
