@@ -69,7 +69,7 @@ struct IdentityOverHTTPTests {
             for spelling in [Self.nfc, Self.nfd] {
                 let page = try await browser.get("/tenants/acme/production/features/" + segment(spelling))
                 #expect(page.status == .ok, "\(Array(spelling.utf8))")
-                #expect(page.text.contains("· 2 recorded users ·"), "both users are counted")
+                #expect(page.text.contains("· 2 recorded users</p>"), "both users are counted")
             }
             let user = try await browser.get("/tenants/acme/production/users?user=" + segment("cafe\u{301}"))
             #expect(user.status == .ok)

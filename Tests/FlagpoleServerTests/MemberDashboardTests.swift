@@ -97,6 +97,11 @@ struct MemberDashboardTests {
                 "\(Self.abTest)/enabled",
                 ["csrf": DashboardBrowser.csrf(in: feature), "enabled": "true", "action": "apply"])
             #expect(refused.status == .forbidden)
+            // Said in a member's terms, with the way back to where they were.
+            #expect(refused.text.contains("Your role here does not allow this: it needs editor."))
+            #expect(
+                refused.text.contains(
+                    #"<a href="/tenants/acme/production">Back to the features of acme/production</a>"#))
             let keyRefused = try await client.send(
                 .post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/enable",
                 key: key.secret, body: "{}")

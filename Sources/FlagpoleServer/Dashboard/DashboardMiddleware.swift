@@ -27,42 +27,72 @@ struct DashboardMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch DashboardError.signInRequired(let next) {
             response = .seeOther("/login?next=" + EnvironmentURLs.queryValue(next))
         } catch {
-            response = errorPage(for: error, context: context)
+            response = errorPage(for: error, request: request, context: context)
         }
         for field in Self.securityHeaders { response.headers[field.name] = field.value }
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
     }
 
-    private func errorPage(for error: any Error, context: Context) -> Response {
-        let (status, message): (HTTPResponse.Status, String) =
-            switch error {
-            case DashboardError.forgedForm:
-                (
-                    .forbidden,
-                    "This form did not come from this session's page: it is from another site, or from before you signed in again. Reload the page and send it again."
-                )
-            case DashboardError.badForm(let message):
-                (.badRequest, message)
-            default:
-                {
-                    let apiError = APIError(error)
-                    return (apiError.status, apiError.message)
-                }()
+    private func errorPage(for error: any Error, request: Request, context: Context) -> Response {
+        let status: HTTPResponse.Status
+        let message: String
+        switch error {
+        case DashboardError.forgedForm:
+            status = .forbidden
+            message =
+                "This form did not come from this session's page: it is from another site, or from before you signed in again. Reload the page and send it again."
+        case DashboardError.badForm(let text):
+            (status, message) = (.badRequest, text)
+        default:
+            let apiError = APIError(error)
+            status = apiError.status
+            if apiError.code == "forbidden", case .object(let details) = apiError.details,
+                case .string(let role)? = details["needs"]
+            {
+                // A person signed in holds a role, not a key: said in their terms.
+                message =
+                    "Your role here does not allow this: it needs \(role). An admin of the tenant can give it to you on the Members page; nothing was changed."
+            } else {
+                message = apiError.message
             }
+        }
         if status.kind == .serverError {
             context.logger.error("Dashboard page failed", metadata: ["error": "\(error)"])
         }
-        let page = ErrorPage(chrome: Chrome(session: nil), heading: status.reasonPhrase, message: message)
+        let page = ErrorPage(
+            chrome: Chrome(session: nil), heading: status.reasonPhrase, message: message,
+            links: ErrorPage.links(near: request.uri.path))
         return .html(templates.render(page, as: "error"), status: status)
     }
 }
 
 /// An error, as a page.
 struct ErrorPage: Sendable {
+    struct Link: Sendable {
+        var name: String
+        var url: String
+    }
+
     var chrome: Chrome
     var heading: String
     var message: String
+    /// Ways on from where the person was: their environment and tenant, then the tenants.
+    var links: [Link] = [Link(name: "the tenants", url: "/")]
+
+    /// The environment's and the tenant's pages of `path` (`/tenants/acme/production/…`), as far
+    /// as it names them, then the tenants.
+    static func links(near path: String) -> [Link] {
+        let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
+        var links: [Link] = []
+        if segments.count >= 3, segments[0] == "tenants", segments[2] != "settings", segments[2] != "members" {
+            links.append(
+                Link(
+                    name: "the features of \(segments[1])/\(segments[2])",
+                    url: "/tenants/\(EnvironmentURLs.segment(segments[1]))/\(EnvironmentURLs.segment(segments[2]))"))
+        }
+        return links + [Link(name: "the tenants", url: "/")]
+    }
 }
 
 extension HTTPField.Name {

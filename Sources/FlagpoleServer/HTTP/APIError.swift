@@ -71,8 +71,8 @@ public struct APIError: HTTPResponseError, Sendable {
     static func forbidden(needs role: String) -> APIError {
         APIError(
             .forbidden, code: "forbidden",
-            "This role cannot do this: it needs \(role). Use a key with that role, or ask an admin of the tenant for it."
-        )
+            "This role cannot do this: it needs \(role). Use a key with that role, or ask an admin of the tenant for it.",
+            details: ["needs": .string(role)])
     }
 }
 
