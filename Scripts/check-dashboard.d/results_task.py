@@ -121,7 +121,7 @@ def check_epochs(check, where):
 def run(check, base_environment):
     """Each step on its own: an exception fails its step, not the others nor browse.py."""
     results = base_environment + "/features/New%20Onboarding/results"
-    for step in (default_control, control_by_query, control_by_picker, unknown_control, roll_out_the_winner):
+    for step in (default_control, legible_on_a_phone, control_by_query, control_by_picker, unknown_control, roll_out_the_winner):
         try:
             step(check, results)
         except Exception as error:  # noqa: BLE001 - any error is a failure of the step
@@ -137,6 +137,21 @@ def default_control(check, results):
     if control_row(section) != "Disabled":
         check.fail(f"results-verdict: the default control is {control_row(section)!r}, not Disabled (an on/off test is read about its new arm)")
     check_verdict(check, "results-verdict")
+
+
+def legible_on_a_phone(check, results):
+    """On a phone the charts' labels stay 9 px high or more: the chart scrolls sideways rather than shrink."""
+    from browse import DESKTOP, PHONE
+
+    driver = check.driver
+    driver.set_window_size(*PHONE)
+    try:
+        driver.get(check.base + results)
+        smallest = driver.execute_script("return Math.min(...[...document.querySelectorAll('figure.timeline svg text')].map(e => e.getBoundingClientRect().height))")
+        if smallest < 9:
+            check.fail(f"results-phone: a chart's label is {smallest:.1f} px high on a phone")
+    finally:
+        driver.set_window_size(*DESKTOP)
 
 
 def control_by_query(check, results):
