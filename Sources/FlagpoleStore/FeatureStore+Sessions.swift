@@ -117,6 +117,16 @@ extension FeatureStore {
         }
     }
 
+    /// Ends every session of the member `email` but the one of `current` (the browser asking):
+    /// what a member does after leaving a session open somewhere.
+    public func closeOtherMemberSessions(of email: String, current: String) async throws {
+        try await write { db in
+            guard let member = try db.members.member(email: email) else { throw MemberError.sessionNotFound }
+            let kept = try SessionToken(current).flatMap { try db.members.sessionID(digest: $0.digest) }
+            try db.members.closeSessions(memberID: member.id, keeping: kept)
+        }
+    }
+
     /// Ends the session with row id `id` of the member `email`; another member's is not found.
     ///
     /// - throws: `MemberError.sessionNotFound` for a session that is not theirs.

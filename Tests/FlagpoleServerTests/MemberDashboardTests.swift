@@ -123,6 +123,33 @@ struct MemberDashboardTests {
         }
     }
 
+    @Test("Sign out everywhere else ends a member's other sessions and keeps this browser's")
+    func signOutEverywhereElse() async throws {
+        let server = try await Self.server()
+        let link = try #require(
+            try await server.store.addMember(
+                "ada@example.com", name: "Ada", role: .reader, to: TestServer.acme.tenant, by: "test"))
+        _ = try await server.store.useLink(
+            link.token, password: Self.password, address: "phone",
+            cost: PasswordCost(log2N: 10, blockSize: 8, parallelism: 1))
+        try await server.test { client in
+            var laptop = DashboardBrowser(client)
+            let form = try await laptop.get("/login")
+            let signedIn = try await laptop.post(
+                "/login",
+                ["csrf": DashboardBrowser.csrf(in: form), "email": "ada@example.com", "password": Self.password])
+            #expect(signedIn.status == .seeOther)
+            let account = try await laptop.get("/account")
+            #expect(account.text.contains(#"id="end-other-sessions""#) && account.text.contains("since 20"))
+            let ended = try await laptop.post(
+                "/account/sessions/end-others", ["csrf": DashboardBrowser.csrf(in: account)])
+            #expect(ended.status == .seeOther)
+            let after = try await laptop.get("/account")
+            #expect(after.status == .ok && !after.text.contains(#"id="end-other-sessions""#))
+            #expect(try await server.store.memberSessions(of: "ada@example.com", current: nil).count == 1)
+        }
+    }
+
     @Test("Wrong passwords are refused without saying which part was wrong, then locked out with a clear message")
     func signInRefusals() async throws {
         let server = try await Self.server()

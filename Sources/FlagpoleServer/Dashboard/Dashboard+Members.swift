@@ -21,6 +21,7 @@ extension Dashboard {
         anyone.get("account", use: accountPage)
         anyone.post("account/password", use: changePassword)
         anyone.post("account/sessions/:id/end", use: endSession)
+        anyone.post("account/sessions/end-others", use: endOtherSessions)
     }
 
     // MARK: Members page
@@ -205,6 +206,14 @@ extension Dashboard {
         return .seeOther(Notice(.sessionEnded).appended(to: "/account"))
     }
 
+    /// POST /account/sessions/end-others: signs out every session of the member but this one.
+    @Sendable func endOtherSessions(_ request: Request, context: SignedInContext) async throws -> Response {
+        _ = try await form(CSRFOnlyForm.self, of: request, session: context.session)
+        guard case .member(let grants) = context.session.identity.owner else { throw MemberError.sessionNotFound }
+        try await store.closeOtherMemberSessions(of: grants.email, current: context.session.token)
+        return .seeOther(Notice(.sessionEnded).appended(to: "/account"))
+    }
+
     private func accountPage(_ context: SignedInContext, notice: String?, error: String?) async throws -> AccountPage {
         let identity = context.session.identity
         var page = AccountPage(
@@ -217,6 +226,7 @@ extension Dashboard {
                 session in
                 SessionRow(session, endURL: "/account/sessions/\(session.id)/end")
             }
+            page.hasOtherSessions = page.sessions.contains { !$0.isCurrent }
         }
         return page
     }

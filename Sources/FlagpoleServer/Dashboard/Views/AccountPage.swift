@@ -10,6 +10,8 @@ struct AccountPage: Sendable {
     var sessions: [SessionRow]
     var tenants: [String]
     var passwordError: String?
+    /// Whether a session besides this browser's is open: "Sign out everywhere else" ends them.
+    var hasOtherSessions = false
 }
 
 /// One of the member's sessions.
