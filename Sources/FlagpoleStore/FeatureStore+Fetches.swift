@@ -7,12 +7,7 @@ extension FeatureStore {
     public func addFetchCounts(_ counts: [FetchKey: Int], now: Date) async throws {
         guard !counts.isEmpty else { return }
         try await write { db in
-            var environments: [EnvironmentPath: Int64?] = [:]
-            for (key, fetches) in counts where fetches > 0 {
-                if environments[key.path] == nil {
-                    environments[key.path] = .some(try? db.environments.scope(of: key.path).id)
-                }
-                guard let environmentID = environments[key.path] ?? nil else { continue }
+            try Self.forEachCount(counts, in: db, path: \.path) { environmentID, key, fetches in
                 try db.fetchCounts.add(
                     fetches, environmentID: environmentID, revision: key.revision, client: key.client, at: now)
             }
@@ -24,16 +19,28 @@ extension FeatureStore {
     public func addRefusedEventBatches(_ counts: [RefusedBatchKey: Int], now: Date) async throws {
         guard !counts.isEmpty else { return }
         try await write { db in
-            var environments: [EnvironmentPath: Int64?] = [:]
-            for (key, batches) in counts where batches > 0 {
-                if environments[key.path] == nil {
-                    environments[key.path] = .some(try? db.environments.scope(of: key.path).id)
-                }
-                guard let environmentID = environments[key.path] ?? nil else { continue }
+            try Self.forEachCount(counts, in: db, path: \.path) { environmentID, key, batches in
                 try db.refusedEventBatches.add(
                     batches, environmentID: environmentID, cause: key.cause, keyPrefix: key.keyPrefix, at: now)
             }
             try db.refusedEventBatches.prune(before: now)
+        }
+    }
+
+    /// Each count above zero with the id of its key's environment, looked up once per
+    /// environment; the counts of an environment deleted since are left out.
+    private static func forEachCount<Key>(
+        _ counts: [Key: Int], in db: any SQLConnection, path: (Key) -> EnvironmentPath,
+        _ body: (Int64, Key, Int) throws -> Void
+    ) throws {
+        var environments: [EnvironmentPath: Int64?] = [:]
+        for (key, count) in counts where count > 0 {
+            let keyPath = path(key)
+            if environments[keyPath] == nil {
+                environments[keyPath] = .some(try? db.environments.scope(of: keyPath).id)
+            }
+            guard let environmentID = environments[keyPath] ?? nil else { continue }
+            try body(environmentID, key, count)
         }
     }
 
