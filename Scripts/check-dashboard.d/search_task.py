@@ -123,6 +123,19 @@ def run(check, environment):
     # Phones get compact cards by default (a line each, details on the feature's page), and the
     # page fits the screen.
     driver.get(check.base + environment)
+    # On a phone the filters fold under "Filters", so the first result shows on the first screen.
+    driver.set_window_size(*phone)
+    try:
+        driver.get(check.base + environment)
+        first = driver.execute_script("const e = [...document.querySelectorAll(arguments[0])].find(e => e.offsetParent !== null); return e ? e.getBoundingClientRect().top : 1e9", cards)
+        if driver.execute_script("return document.querySelector('details.filters').open"):
+            check.fail("search-phone: the filters are open on a phone with none set")
+        if first > driver.execute_script("return window.innerHeight"):
+            check.fail(f"search-phone: the first result starts at y = {first:.0f}, below the first screen")
+        print(f"     overview at {phone[0]}x{phone[1]}: first result at y = {first:.0f}")
+    finally:
+        driver.set_window_size(*desktop)
+        driver.get(check.base + environment)
     height = fits_phone(check, "search-overview-phone")
     print(f"     overview at {phone[0]}x{phone[1]}: {height} px tall with {len(everything)} features")
     driver.set_window_size(*phone)

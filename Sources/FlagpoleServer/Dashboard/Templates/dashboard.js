@@ -99,6 +99,12 @@ document.addEventListener("input", (event) => {
   for (const button of form.querySelectorAll("button[value=apply]")) button.disabled = true;
 });
 
+// Folded filters open by themselves where there is room for them.
+document.addEventListener("DOMContentLoaded", () => {
+  if (!window.matchMedia("(min-width: 40rem)").matches) return;
+  for (const details of document.querySelectorAll("details[data-open-wide]")) details.open = true;
+});
+
 // Times in the viewer's zone: the server writes them in UTC, the browser knows where its reader is.
 document.addEventListener("DOMContentLoaded", () => {
   const format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });

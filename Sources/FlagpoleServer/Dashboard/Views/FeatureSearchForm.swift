@@ -18,6 +18,9 @@ struct FeatureSearchForm: Sendable {
     var view: String?
     /// The page with the layout kept and no filter.
     var clearURL: String
+    /// "Filters (2)": the filters folded under it, open while any is set.
+    var filtersSummary: String
+    var hasActiveFilters: Bool
 
     init(_ filter: FeatureFilter, tags: [String], sections: [String], actors: [String], page: String) {
         name = filter.name.text
@@ -45,6 +48,12 @@ struct FeatureSearchForm: Sendable {
         }
         self.actors = actors.map { Choice(name: $0, value: $0, isSelected: $0 == filter.actor) }
         since = filter.since ?? ""
+        let active = [
+            filter.tag != nil, filter.kind != nil, filter.state != nil, filter.section != nil, filter.rules != nil,
+            filter.actor != nil, filter.since != nil, filter.sort != .sections,
+        ].count { $0 }
+        filtersSummary = active == 0 ? "Filters" : "Filters (\(active))"
+        hasActiveFilters = active > 0
         view = filter.view?.rawValue
         var cleared = FeatureFilter()
         cleared.view = filter.view
