@@ -116,7 +116,14 @@ struct MemberDashboardTests {
                 "\(Self.members)/ada%40example.com/remove",
                 ["csrf": DashboardBrowser.csrf(in: roles), "action": "apply"])
             #expect(removed.headers[.location]?.contains("notice=member-removed") == true)
-            #expect(try await ada.get(Self.base).headers[.location]?.hasPrefix("/login") == true)
+            // Her next page is the sign-in page, which says why she is there.
+            let location = try #require(try await ada.get(Self.base).headers[.location])
+            #expect(location.hasPrefix("/login") && location.hasSuffix("&ended=1"))
+            let signIn = try await ada.get(location)
+            #expect(signIn.text.contains(#"id="session-ended">Your session has ended"#))
+            var newcomer = DashboardBrowser(client)
+            let fresh = try await newcomer.get(Self.base)
+            #expect(fresh.headers[.location].map { !$0.contains("ended") } == true, "no session, no such word")
             let deadKey = try await client.send(
                 .get, "/api/v1/tenants/acme/environments/production/revisions", key: key.secret)
             #expect(deadKey.status == .unauthorized)

@@ -52,7 +52,12 @@ extension Dashboard {
     @Sendable func signInPage(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let next = Self.safeNext(request.uri.queryParameters["next"].map(String.init))
         if try await session(of: request) != nil { return .seeOther(next) }
-        return signInPage(next: next, email: "", error: nil, status: .ok, for: request)
+        var response = signInPage(
+            next: next, email: "", error: nil, status: .ok, for: request,
+            ended: request.uri.queryParameters["ended"] == "1")
+        // The ended session's cookie goes: the next page is not sent here again with it.
+        response.setCookie(.dashboard(DashboardSession.cookieName, value: "", maxAge: 0, for: request))
+        return response
     }
 
     /// POST /login: opens a session for a member's email and password, or for a key, and sends
@@ -137,11 +142,16 @@ extension Dashboard {
     }
 
     private func signInPage(
-        next: String, email: String, error: String?, status: HTTPResponse.Status, for request: Request
+        next: String, email: String, error: String?, status: HTTPResponse.Status, for request: Request,
+        ended: Bool = false
     ) -> Response {
         Self.preSessionPage(status: status, for: request) { csrf in
             templates.render(
-                SignInPage(chrome: Chrome(session: nil), csrf: csrf, next: next, email: email, error: error),
+                SignInPage(
+                    chrome: Chrome(session: nil), csrf: csrf, next: next, email: email, error: error,
+                    ended: ended
+                        ? "Your session has ended: it was signed out (from another browser, or by changing your password), your membership of the tenant changed or ended, or it expired. Sign in again; if you were removed, an admin of the tenant can add you back."
+                        : nil),
                 as: "signin")
         }
     }
@@ -203,6 +213,8 @@ struct SignInPage: Sendable {
     /// As typed, after a refusal; never the password.
     var email: String
     var error: String?
+    /// Why a browser with a session is asked to sign in again.
+    var ended: String?
 }
 
 struct HomePage: Sendable {

@@ -25,7 +25,9 @@ struct DashboardMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch DashboardError.signInRequired(let next) {
-            response = .seeOther("/login?next=" + EnvironmentURLs.queryValue(next))
+            // A browser that still sends a session the store no longer has is told why it is here.
+            let ended = request.cookies[DashboardSession.cookieName].map { !$0.value.isEmpty } ?? false
+            response = .seeOther("/login?next=" + EnvironmentURLs.queryValue(next) + (ended ? "&ended=1" : ""))
         } catch {
             response = errorPage(for: error, request: request, context: context)
         }
