@@ -28,17 +28,18 @@ extension FeatureStore {
                 default: guardrail.description
                 }
             guard watched.insert(key).inserted else { throw RampError.duplicateGuard(guardrail.description) }
-            if case .goal(let name, let threshold, _) = guardrail {
+            if case .goal(let name, let threshold, let inPoints) = guardrail {
                 guard let goal = goals.first(where: { $0.goal.name == name })?.goal else {
                     throw RampError.unknownGoal(path, name: name, existing: goals.map(\.goal.name))
                 }
                 // The sign says which side is bad: it must be the goal's.
                 if (goal.better == .lower) != (threshold > 0) {
+                    let turned = RampGuard.goal(name, threshold: -threshold, inPoints: inPoints).description
                     throw RampError.invalidGuard(
                         guardrail.description,
                         reason: goal.better == .lower
-                            ? "lower is better for \(name), so its threshold is a rise, with +"
-                            : "higher is better for \(name), so its threshold is a fall, with -")
+                            ? "lower is better for \(name), so its threshold is a rise, with +: \(turned)"
+                            : "higher is better for \(name), so its threshold is a fall, with -: \(turned)")
                 }
             }
         }

@@ -82,7 +82,9 @@ struct RampGuardTests {
             (["crashes:+1pt"], [100], .guardsNeedHolds),
             (
                 ["crashes:-1pt"], [10, 100],
-                .invalidGuard("crashes:-1pt", reason: "lower is better for crashes, so its threshold is a rise, with +")
+                .invalidGuard(
+                    "crashes:-1pt",
+                    reason: "lower is better for crashes, so its threshold is a rise, with +: crashes:+1pt")
             ),
         ] {
             await #expect(throws: error) {

@@ -66,7 +66,7 @@ public enum RampError: FlagpoleError, Equatable {
         case .rampNotFound(let path, let feature):
             "\(feature) in \(path) has no ramp. Start one with `flagpole ramp create \(feature) --steps 1,5,20,50,100 --hold 24h`."
         case .invalidGuard(let text, let reason):
-            "“\(text.prefix(60))” is not a guard: \(reason), e.g. --guard crashes:+0.2pt."
+            "“\(text.prefix(60))” is not a guard: \(reason)."
         case .unknownGoal(let path, let name, let existing):
             "\(path) has no goal “\(name.prefix(100))”"
                 + (existing.isEmpty
