@@ -132,7 +132,11 @@ def run(check, environment):
             check.fail("search-phone: the filters are open on a phone with none set")
         if first > driver.execute_script("return window.innerHeight"):
             check.fail(f"search-phone: the first result starts at y = {first:.0f}, below the first screen")
-        print(f"     overview at {phone[0]}x{phone[1]}: first result at y = {first:.0f}")
+        # The header and navigation leave the page's title in the first third of the screen.
+        title = driver.execute_script("return document.querySelector('main h1').getBoundingClientRect().top")
+        if title > phone[1] / 3:
+            check.fail(f"search-phone: the page's title starts at y = {title:.0f}, below the first third of the screen")
+        print(f"     overview at {phone[0]}x{phone[1]}: title at y = {title:.0f}, first result at y = {first:.0f}")
     finally:
         driver.set_window_size(*desktop)
         driver.get(check.base + environment)
