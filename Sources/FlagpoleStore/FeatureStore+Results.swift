@@ -132,10 +132,11 @@ extension FeatureStore {
             }
             var chosen = epochs
             if let epoch {
-                guard epochs.indices.contains(epoch - 1) else {
+                // By number: an ended test's closing epoch has one, and no readout.
+                guard let found = epochs.first(where: { $0.number == Int64(epoch) }) else {
                     throw ResultsError.epochNotFound(path, feature: feature, epoch: epoch, epochs: epochs.count)
                 }
-                chosen = [epochs[epoch - 1]]
+                chosen = [found]
             }
             let arms = try db.experiments.arms(featureID: stored.id)
             let totals = try db.experiments.totals(featureID: stored.id)

@@ -68,7 +68,8 @@ struct MemberDashboardTests {
 
             var ada = try await Self.accept(link, client)
             let home = try await ada.get("/")
-            #expect(home.text.contains("Signed in as </span><a href=\"/account\">Ada Lovelace &lt;ada@example.com&gt;</a>"))
+            #expect(
+                home.text.contains(#"Signed in as </span><a href="/account">Ada Lovelace &lt;ada@example.com&gt;</a>"#))
             #expect(try await ada.get("/tenants/globex/production").status == .notFound, "nothing of another tenant")
             var stranger = DashboardBrowser(client)
             let used = try await stranger.get(link)

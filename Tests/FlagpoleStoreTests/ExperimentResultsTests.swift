@@ -149,6 +149,12 @@ struct ExperimentResultsTests {
         let final = try await store.results(of: "checkout", in: Self.path)
         #expect(final.isFinal && final.epochs.map(\.number) == running.epochs.map(\.number))
         #expect(final.epochs.map { $0.arms.map(\.users) } == running.epochs.map { $0.arms.map(\.users) })
+        // Made a test again, it reads on from a new epoch, found by its number past the ended one.
+        try await store.importText(RampTests.onOff)
+        let again = try await store.results(of: "checkout", in: Self.path)
+        #expect(!again.isFinal && again.epochs.map(\.number) == [1, 2, 4])
+        #expect(try await store.results(of: "checkout", in: Self.path, epoch: 4).epochs.map(\.number) == [4])
+        await #expect(throws: ResultsError.self) { try await store.results(of: "checkout", in: Self.path, epoch: 3) }
         try await store.importText(#"{"features": [{"name": "plain", "enabled": true}]}"#)
         #expect(try await !store.hasResults(of: "plain", in: Self.path))
         let refused = await #expect(throws: ResultsError.self) { try await store.results(of: "plain", in: Self.path) }

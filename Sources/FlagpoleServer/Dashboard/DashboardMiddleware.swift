@@ -79,11 +79,11 @@ struct ErrorPage: Sendable {
     var chrome: Chrome
     var heading: String
     var message: String
-    /// Ways on from where the person was: their environment and tenant, then the tenants.
+    /// Ways on from where the person was: their environment, then the tenants.
     var links: [Link] = [Link(name: "the tenants", url: "/")]
 
-    /// The environment's and the tenant's pages of `path` (`/tenants/acme/production/…`), as far
-    /// as it names them, then the tenants.
+    /// The features page of the environment `path` names (`/tenants/acme/production/…`), if it
+    /// names one, then the tenants.
     static func links(near path: String) -> [Link] {
         let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
         var links: [Link] = []
