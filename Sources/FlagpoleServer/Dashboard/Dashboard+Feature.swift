@@ -217,9 +217,7 @@ extension Dashboard {
         do {
             let outcome = try await store.setTags(
                 ConfigDraft.tags(form.tags), ofFeature: name, in: path,
-                options: EditOptions(
-                    message: ReasonField.message(form.reason), actor: session.identity.actor,
-                    expectedRevision: form.revision))
+                options: editOptions(form.revision, true, false, reason: form.reason, session))
             return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
         } catch {
             edit.error = try Self.userError(error)
