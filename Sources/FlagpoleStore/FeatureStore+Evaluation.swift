@@ -34,6 +34,18 @@ public struct Evaluation: Hashable, Sendable {
     /// For a FeatureFlags app that keeps its point: the rule that placed it there at its first
     /// fetch, when one did and no longer decides (the app's point does: `reason` is `bucket`).
     public var firstRule: String? = nil
+    /// For a FeatureFlags app that keeps its point: the revision it was given that point under.
+    public var pinnedRevision: Int? = nil
+    /// For a FeatureFlags app that keeps its point, when the rules would now place a user with
+    /// the same attributes elsewhere: where a user new to the environment would land, and by
+    /// which rule. The app stays put: its cached point wins (FORMAT §6).
+    public var newUserPlacement: NewUserPlacement? = nil
+
+    /// Where the rules would place a user new to the environment.
+    public struct NewUserPlacement: Hashable, Sendable {
+        public var variation: String
+        public var rule: String
+    }
 }
 
 extension FeatureStore {
@@ -102,10 +114,21 @@ extension UserDocumentRead {
             let rule = assignment.isOverride ? nil : assignment.rule
             let isRuleGone =
                 assignment.isPinned && rule.map { id in !(test?.rules.contains { $0.id == id } ?? false) } ?? false
-            return Evaluation(
+            var evaluation = Evaluation(
                 feature: feature.name, kind: stored.kind, variation: assignment.variation,
                 reason: assignment.isOverride ? .override : rule != nil && !isRuleGone ? .rule : .bucket,
                 point: point, isRecorded: true, rule: isRuleGone ? nil : rule, firstRule: isRuleGone ? rule : nil)
+            if assignment.isPinned, !assignment.isOverride {
+                evaluation.pinnedRevision = assignment.revision
+                if let test, !test.rules.isEmpty {
+                    let decision = test.decision(for: context, segments: plan.segments)
+                    if let decidingRule = decision.rule, decision.variation != assignment.variation {
+                        evaluation.newUserPlacement = Evaluation.NewUserPlacement(
+                            variation: decision.variation, rule: decidingRule)
+                    }
+                }
+            }
+            return evaluation
         }
         let point = UserPoints(salt: stored.salt).point(for: user.rawValue)
         let decision =

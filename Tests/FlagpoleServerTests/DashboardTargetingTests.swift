@@ -239,6 +239,42 @@ struct DashboardTargetingTests {
         #expect(try await Self.rules(of: server).map(\.id) == ["country-in-nz-au"])
     }
 
+    @Test(
+        "A FeatureFlags app placed before a rule: the user page says it keeps that place, from which revision, and where the rule puts a new user"
+    )
+    func pinnedAppOutsideANewRule() async throws {
+        let server = try await TestServer()
+        let newZealand = try UserAttributes(["country": .string("NZ")])
+        var app: UserID?
+        for index in 1...20 where app == nil {
+            let user = UserID(rawValue: "nz-app-\(index)")
+            let document = try await server.store.pinnedDocument(
+                for: user, in: TestServer.acme, attributes: newZealand)
+            if document.assignments.first(where: { $0.feature == TestServer.abTest })?.variation == "Group A" {
+                app = user
+            }
+        }
+        let user = try #require(app)
+        let placedAt = try await server.store.revision(of: TestServer.acme).number
+        _ = try await server.store.setRules(
+            [
+                TargetingRule(
+                    id: "nz-gets-b", clauses: [Clause(attribute: "country", op: .equals, values: [.string("NZ")])],
+                    serve: .variation("Group B"))
+            ], ofFeature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
+        try await server.test { client in
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: server.key("acme", .reader))
+            let page = try await browser.get("\(Self.base)/users?user=\(user.rawValue)")
+            #expect(page.status == .ok)
+            #expect(
+                page.text.contains(
+                    "their FeatureFlags app keeps the place it was given at revision \(placedAt), in Group A"))
+            #expect(page.text.contains("would get Group B by rule nz-gets-b, but not this one"))
+            #expect(!page.text.contains("bucket"))
+        }
+    }
+
     @Test("A stale rules form gets the conflict, keeps its text for the current revision, and writes nothing")
     func staleRulesFormConflicts() async throws {
         let server = try await TestServer()

@@ -169,6 +169,26 @@ struct TargetingEvaluationTests {
         #expect(String(decoding: json, as: UTF8.self).contains(#""firstRule":"de""#))
     }
 
+    @Test(
+        "An app placed outside a rule is told where a new user like it would land, and since which revision it keeps its place"
+    )
+    func pinnedAppOutsideARule() async throws {
+        let store = try await Self.store()
+        let app = try await Self.usersInA(1, of: store)[0]
+        _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
+        let placedAt = try await store.revision(of: .acmeProduction).number
+        let evaluation = try #require(
+            try await store.evaluate(app, in: .acmeProduction, attributes: Self.de).first { $0.feature == "Checkout" })
+        #expect(evaluation.variation == "A" && evaluation.reason == .bucket && evaluation.pinnedRevision == placedAt)
+        #expect(evaluation.newUserPlacement == Evaluation.NewUserPlacement(variation: "B", rule: "de"))
+        let json = JSONWriter(style: .compact).string(of: evaluation.jsonValue)
+        #expect(json.contains(#""newUserPlacement":{"variation":"B","rule":"de"}"#))
+        // With attributes the rules place where the app already is, there is nothing to say.
+        let french = try #require(
+            try await store.evaluate(app, in: .acmeProduction, attributes: Self.fr).first { $0.feature == "Checkout" })
+        #expect(french.newUserPlacement == nil && french.pinnedRevision == placedAt)
+    }
+
     @Test("A bias plan says how many of its movers a rule had placed")
     func biasPlanCountsRulePlacedMovers() async throws {
         let store = try await Self.store()

@@ -157,17 +157,24 @@ struct UserPage: Sendable {
 
 extension UserPage {
     /// Why the user's app shows what it does, in words: the rule that decided it, or where the
-    /// user's place (0–100, from their id and the feature's salt) falls in the split.
+    /// user's place (0–100, from their id and the feature's salt) falls in the split, and for a
+    /// FeatureFlags app, that it keeps the place it was given whatever rules say since.
     static func why(_ evaluation: FlagpoleStore.Evaluation) -> String {
         let place = evaluation.point.map { "their place, \(Percent.number($0, digits: 2)) of 100," } ?? "their place"
+        let given = evaluation.pinnedRevision.map { " at revision \($0)" } ?? ""
         switch evaluation.reason {
         case .rule: return "rule \(evaluation.rule ?? "")"
         case .bucket:
+            if let newUser = evaluation.newUserPlacement {
+                return
+                    "their FeatureFlags app keeps the place it was given\(given), in \(evaluation.variation); rules don't move an app that has its place, so a new user with these attributes would get \(newUser.variation) by rule \(newUser.rule), but not this one"
+            }
             if let rule = evaluation.firstRule {
                 return
-                    "kept from its first fetch, when rule \(rule) put it in \(evaluation.variation): a FeatureFlags app keeps the place it was given, so the rule no longer moves it (a fresh install is placed again)"
+                    "their FeatureFlags app keeps the place rule \(rule) gave it\(given), in \(evaluation.variation): the rule is gone, but an app keeps the place it was given"
             }
-            return "the split: \(place) falls in \(evaluation.variation)'s share"
+            let kept = evaluation.pinnedRevision.map { " (their FeatureFlags app has kept it since revision \($0))" }
+            return "the split: \(place) falls in \(evaluation.variation)'s share\(kept ?? "")"
         case .disabled: return "the feature is off for everyone"
         case .flag: return "the same for everyone"
         case .override: return "a QA override holds it there"

@@ -267,6 +267,10 @@ extension Evaluation {
             "recorded": .bool(isRecorded),
             "rule": rule.map(JSONValue.string) ?? .null,
             "firstRule": firstRule.map(JSONValue.string) ?? .null,
+            "pinnedRevision": pinnedRevision.map { .number(Double($0)) } ?? .null,
+            "newUserPlacement": newUserPlacement.map {
+                ["variation": .string($0.variation), "rule": .string($0.rule)]
+            } ?? .null,
         ]
     }
 }
