@@ -40,6 +40,34 @@ let package = Package(
         // The contract of features.json: parse, validate, render. Foundation only.
         .target(name: "FlagpoleCore"),
 
+        // The documents of docs/, compiled in like the migrations: the dashboard serves them.
+        .target(
+            name: "FlagpoleHandbook",
+            path: "docs",
+            resources: [
+                .embedInCode("ARCHITECTURE.md"),
+                .embedInCode("BUCKETEER.md"),
+                .embedInCode("CHOICES.md"),
+                .embedInCode("CLI.md"),
+                .embedInCode("CONFIGS.md"),
+                .embedInCode("DASHBOARD.md"),
+                .embedInCode("DEPENDENCIES.md"),
+                .embedInCode("DESIGN.md"),
+                .embedInCode("DIAGNOSTICS.md"),
+                .embedInCode("FORMAT.md"),
+                .embedInCode("MEMBERS.md"),
+                .embedInCode("OFREP.md"),
+                .embedInCode("OVERVIEW.md"),
+                .embedInCode("PERFORMANCE.md"),
+                .embedInCode("POSTGRES.md"),
+                .embedInCode("PUBLISHING.md"),
+                .embedInCode("RAMPS.md"),
+                .embedInCode("RELIABILITY.md"),
+                .embedInCode("RESULTS.md"),
+                .embedInCode("SERVER.md"),
+                .embedInCode("TARGETING.md"),
+            ]
+        ),
         // The SQL files of Migrations/ (SQLite's) and Migrations/PostgreSQL/, compiled into the
         // binary so that the schema never depends on the working directory.
         .target(
@@ -138,6 +166,8 @@ let package = Package(
                 "FlagpoleStore",
                 "FlagpolePublish",
                 "FlagpoleWebhooks",
+                // The docs, which the dashboard serves at /docs/NAME.md.
+                "FlagpoleHandbook",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -229,7 +259,7 @@ let package = Package(
             name: "FlagpoleServerTests",
             dependencies: [
                 "FlagpoleServer", "FlagpolePublish", "FlagpoleWebhooks", "FlagpoleStore", "FlagpoleCore",
-                "FlagpoleTestSupport",
+                "FlagpoleTestSupport", "FlagpoleHandbook",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]

@@ -172,7 +172,7 @@ struct IsolationMatrixTests {
 
     /// The routes anyone may call: delivery, OFREP under an environment and its change stream
     /// (a private environment's key, or the stream's token, is checked before anything is read),
-    /// operations, signing in and the dashboard's assets. Every other route must be registered
+    /// operations, signing in, the dashboard's assets and the docs. Every other route must be registered
     /// under an authenticated context, or be OFREP at the host's root, which needs a key scoped
     /// to one environment.
     static let publicRoutes: Set<String> = [
@@ -191,6 +191,8 @@ struct IsolationMatrixTests {
         "POST /welcome",
         "GET /dashboard.css",
         "GET /dashboard.js",
+        // The docs of the version running: nothing of any tenant's.
+        "GET /docs/{page}",
         // An alert's call: the trigger's token is the credential.
         "POST /triggers",
     ]

@@ -619,7 +619,7 @@ struct PlanView: Sendable {
             "\(Percent.format(share)) of all users change group; \(users.grouped) of \(recorded.grouped) recorded users move. Applying makes revision \(outcome.revision)."
         if placed > 0 {
             cachedGroups =
-                "\(placed.grouped) of the users who move were placed by a rule: FeatureFlags apps that keep the point the rule gave them leave the rule's group (docs/TARGETING.md)."
+                "\(placed.grouped) of the users who move were placed by a rule: FeatureFlags apps that keep the point the rule gave them leave the rule's group."
         }
         after = plans.first.flatMap { BiasBar($0.after) }
     }

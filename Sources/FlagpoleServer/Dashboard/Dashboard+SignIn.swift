@@ -1,4 +1,5 @@
 import FlagpoleCore
+import FlagpoleHandbook
 import FlagpoleStore
 import Foundation
 import HTTPTypes
@@ -21,6 +22,7 @@ extension Dashboard {
         signedInPages.post("logout", use: signOut)
         pages.get("dashboard.css", use: stylesheet)
         pages.get("dashboard.js", use: script)
+        pages.get("docs/:page", use: document)
     }
 
     // MARK: Handlers
@@ -185,6 +187,19 @@ extension Dashboard {
         else { return "/" }
         return next
     }
+
+    /// GET /docs/{NAME}.md: a document of the version running, as written (Markdown reads as
+    /// plain text). Public, as the stylesheet is: the docs hold nothing of any tenant's.
+    @Sendable func document(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
+        guard let name = context.parameters.get("page"), let bytes = Handbook.pages[name] else {
+            throw APIError(
+                .notFound, code: "not_found",
+                "There is no document \(request.uri.path): the docs are \(Self.documentList).")
+        }
+        return Self.asset(bytes, type: "text/plain; charset=utf-8")
+    }
+
+    private static let documentList = Handbook.pages.keys.sorted().joined(separator: ", ")
 
     private static func asset(_ bytes: [UInt8], type: String) -> Response {
         Response(

@@ -56,6 +56,7 @@ struct Dashboard: Sendable {
     static func isPage(_ template: String) -> Bool {
         ["/", "/login", "/logout", "/dashboard.css", "/dashboard.js"].contains(template)
             || template.hasPrefix("/tenants/") || template.hasPrefix("/account") || template == "/welcome"
+            || template.hasPrefix("/docs/")
     }
 
     // MARK: Sessions and roles
