@@ -91,6 +91,7 @@ let package = Package(
                 .embedInCode("0015_ramp_guards.sql"),
                 .embedInCode("0016_fetches_and_webhooks.sql"),
                 .embedInCode("0017_refused_event_batches.sql"),
+                .embedInCode("0018_test_controls_and_session_browsers.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -108,6 +109,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0015_ramp_guards.postgres.sql"),
                 .embedInCode("PostgreSQL/0016_fetches_and_webhooks.postgres.sql"),
                 .embedInCode("PostgreSQL/0017_refused_event_batches.postgres.sql"),
+                .embedInCode("PostgreSQL/0018_test_controls_and_session_browsers.postgres.sql"),
             ]
         ),
 

@@ -34,6 +34,8 @@ public enum SchemaMigrations {
         Migration("0015_ramp_guards", PackageResources._015_ramp_guards_sql),
         Migration("0016_fetches_and_webhooks", PackageResources._016_fetches_and_webhooks_sql),
         Migration("0017_refused_event_batches", PackageResources._017_refused_event_batches_sql),
+        Migration(
+            "0018_test_controls_and_session_browsers", PackageResources._018_test_controls_and_session_browsers_sql),
     ]
 
     /// PostgreSQL's migrations, `PostgreSQL/NNNN_name.postgres.sql`: the same versions as
@@ -57,5 +59,8 @@ public enum SchemaMigrations {
         Migration("0015_ramp_guards", PackageResources._015_ramp_guards_postgres_sql),
         Migration("0016_fetches_and_webhooks", PackageResources._016_fetches_and_webhooks_postgres_sql),
         Migration("0017_refused_event_batches", PackageResources._017_refused_event_batches_postgres_sql),
+        Migration(
+            "0018_test_controls_and_session_browsers",
+            PackageResources._018_test_controls_and_session_browsers_postgres_sql),
     ]
 }

@@ -124,7 +124,8 @@ extension FeatureStore {
     /// - throws: `MemberError.linkNotFound`, `.linkUsed`, `.linkExpired`, `.passwordTooShort`,
     ///   `.passwordTooLong` (each before any hashing).
     public func useLink(
-        _ token: String, password: String, address: String, cost: PasswordCost = .owasp, now: Date = Date()
+        _ token: String, password: String, address: String, browser: String? = nil, cost: PasswordCost = .owasp,
+        now: Date = Date()
     ) async throws -> OpenedSession {
         try PasswordHash.check(password)
         _ = try await memberLink(token, now: now)
@@ -137,7 +138,8 @@ extension FeatureStore {
             try db.members.setPassword(memberID: memberID, hash: hash)
             try db.members.closeSessions(memberID: memberID)
             return try db.openMemberSession(
-                memberID, email: info.email, name: info.name, token: sessionToken, address: address, now: now)
+                memberID, email: info.email, name: info.name, token: sessionToken, address: address, browser: browser,
+                now: now)
         }
     }
 

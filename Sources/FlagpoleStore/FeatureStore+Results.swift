@@ -8,6 +8,9 @@ public struct ExperimentResults: Sendable {
     /// The feature is no longer a test (an on/off test rolled out becomes a plain flag): these
     /// are the figures of the test it was, which stopped changing when it ended.
     public var isFinal: Bool
+    /// The control the team named for the test (`setControl`), which a readout uses unless asked
+    /// for another; `nil`: the default one (`Disabled` in an on/off test, else the first variation).
+    public var namedControl: String?
     public var epochs: [EpochResults]
     /// Per goal, epochs with the same variations pooled by inverse-variance weighting.
     public var pooled: [PooledResults]
@@ -101,7 +104,7 @@ extension FeatureStore {
     }
 
     /// The readout of a test: every epoch (or `epoch`), every goal (or `goal`), each variation
-    /// against `control` (unless given, `ExperimentEpoch.defaultControl`). Reads a few rows per variation,
+    /// against `control` (unless given, the test's named control, else `ExperimentEpoch.defaultControl`). Reads a few rows per variation,
     /// after catching up with what changed since events last arrived.
     ///
     /// - throws: `DocumentError.featureNotFound`, `ResultsError`, `TenancyError`.
@@ -140,17 +143,41 @@ extension FeatureStore {
             }
             let arms = try db.experiments.arms(featureID: stored.id)
             let totals = try db.experiments.totals(featureID: stored.id)
+            let named = try db.experiments.control(featureID: stored.id)
             let results = try chosen.map { epoch in
                 try ReadoutBuilder(
-                    epoch: epoch, control: control, arms: arms.filter { $0.epoch == epoch.number },
+                    epoch: epoch, control: control ?? named, arms: arms.filter { $0.epoch == epoch.number },
                     totals: totals.filter { $0.epoch == epoch.number }
                 ).results(goals: goals) { goalID in
                     try db.experiments.days(featureID: stored.id, epoch: epoch.number, goalID: goalID)
                 }
             }
             return ExperimentResults(
-                path: path, feature: feature, isFinal: !stored.kind.isTest, epochs: results,
+                path: path, feature: feature, isFinal: !stored.kind.isTest, namedControl: named, epochs: results,
                 pooled: ReadoutBuilder.pooled(results))
+        }
+    }
+}
+
+extension FeatureStore {
+    /// Names the variation `feature`'s readouts compare with unless asked for another (`nil`:
+    /// back to the default). It changes how results read, not what any user gets, so it makes no
+    /// revision and needs no plan.
+    ///
+    /// - throws: `DocumentError.featureNotFound`, `ResultsError.notATest`,
+    ///   `ResultsError.controlNotAVariation`, `TenancyError`.
+    public func setControl(
+        of feature: String, to variation: String?, in path: EnvironmentPath, actor: String, now: Date = Date()
+    ) async throws {
+        try await write { db in
+            let stored = try db.features.stored(named: feature, in: try db.environments.scope(of: path))
+            guard stored.kind.isTest else { throw ResultsError.notATest(path, feature: feature) }
+            let variations = stored.feature.effectiveVariations
+            if let variation, !variations.contains(variation) {
+                throw ResultsError.controlNotAVariation(
+                    path, feature: feature, control: variation, variations: variations)
+            }
+            try db.experiments.setControl(variation, featureID: stored.id, by: actor, at: now)
         }
     }
 }

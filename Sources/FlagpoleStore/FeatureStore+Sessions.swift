@@ -67,8 +67,10 @@ extension FeatureStore {
     /// locked nothing is hashed. An unknown address costs a hash at `cost`, as a known one does.
     ///
     /// - throws: `MemberError.passwordTooLong`, before any hashing.
+    /// - parameter browser: the browser's `User-Agent`, shown in the member's list of sessions.
     public func signIn(
-        email: String, password: String, address: String, now: Date = Date(), cost: PasswordCost = .owasp
+        email: String, password: String, address: String, browser: String? = nil, now: Date = Date(),
+        cost: PasswordCost = .owasp
     ) async throws -> SignInOutcome {
         try PasswordHash.checkSize(password)
         let email = MemberEmail.normalized(email)
@@ -93,7 +95,8 @@ extension FeatureStore {
             try db.members.clearFailures(of: subjects[0].subject)
             return .opened(
                 try db.openMemberSession(
-                    member.id, email: email, name: member.name, token: token, address: address, now: now))
+                    member.id, email: email, name: member.name, token: token, address: address, browser: browser,
+                    now: now))
         }
     }
 
@@ -162,13 +165,17 @@ extension SQLConnection {
             actor: Member.actor(name: name, email: email))
     }
 
-    /// Opens a dashboard session of the member.
+    /// Opens a dashboard session of the member, from `address` in `browser` (a `User-Agent`,
+    /// kept to its first 256 characters).
     func openMemberSession(
-        _ memberID: Int64, email: String, name: String, token: SessionToken, address: String, now: Date
+        _ memberID: Int64, email: String, name: String, token: SessionToken, address: String, browser: String?,
+        now: Date
     ) throws -> OpenedSession {
         let expiresAt = now.addingTimeInterval(FeatureStore.sessionLifetime)
+        let browser = browser.map { String(String.UnicodeScalarView($0.unicodeScalars.prefix(256))) }
         try members.openSession(
-            memberID: memberID, digest: token.digest, address: address, now: now, expiresAt: expiresAt)
+            memberID: memberID, digest: token.digest, address: address, browser: browser, now: now,
+            expiresAt: expiresAt)
         return OpenedSession(
             token: token.value, identity: try memberIdentity(memberID, email: email, name: name), expiresAt: expiresAt)
     }

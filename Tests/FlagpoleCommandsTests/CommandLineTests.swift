@@ -200,6 +200,28 @@ struct CommandLineTests {
                 == true)
     }
 
+    @Test(
+        "results --set-control names the test's control for later readouts; --clear-control goes back; a wrong name changes nothing"
+    )
+    func namedControl() async throws {
+        #expect(await cli.run(["tenant", "create", "acme"]).status == 0)
+        #expect(await cli.run(["import", CLI.fixture("rwbutler-HEAD-Features.json"), "--tenant", "acme"]).status == 0)
+        #expect(
+            await cli.run(["assign", "--feature", "Example A/B Test", "--user", "u-1", "--tenant", "acme"]).status == 0)
+        let named = await cli.run(["results", "Example A/B Test", "--set-control", "Group B", "--tenant", "acme"])
+        #expect(named.status == 0 && named.stdout.contains("Control: Group B, named for this test"), "\(named.stderr)")
+        let json = try #require(
+            try await cli.json(["results", "Example A/B Test", "--tenant", "acme", "--json"]) as? [String: Any])
+        #expect(json["namedControl"] as? String == "Group B")
+        let wrong = await cli.run(["results", "Example A/B Test", "--set-control", "Group Z", "--tenant", "acme"])
+        #expect(wrong.status == 1 && wrong.stderr.contains("can't be its control"), "\(wrong.stderr)")
+        let both = await cli.run(
+            ["results", "Example A/B Test", "--set-control", "Group A", "--clear-control", "--tenant", "acme"])
+        #expect(both.status == 64)
+        let cleared = await cli.run(["results", "Example A/B Test", "--clear-control", "--tenant", "acme"])
+        #expect(cleared.status == 0 && !cleared.stdout.contains("named for this test"))
+    }
+
     @Test("A bad argument is a usage error (exit 64); an unknown tenant says how to create it (exit 1)")
     func errorsAndExitCodes() async throws {
         let badSlug = await cli.run(["tenant", "create", "Not A Slug"])

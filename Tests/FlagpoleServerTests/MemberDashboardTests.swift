@@ -139,9 +139,13 @@ struct MemberDashboardTests {
                 "ada@example.com", name: "Ada", role: .reader, to: TestServer.acme.tenant, by: "test"))
         _ = try await server.store.useLink(
             link.token, password: Self.password, address: "phone",
+            browser:
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
             cost: PasswordCost(log2N: 10, blockSize: 8, parallelism: 1))
         try await server.test { client in
             var laptop = DashboardBrowser(client)
+            laptop.extraHeaders[.userAgent] =
+                "Mozilla/5.0 (Macintosh; Intel Mac OS X 14.6; rv:133.0) Gecko/20100101 Firefox/133.0"
             let form = try await laptop.get("/login")
             let signedIn = try await laptop.post(
                 "/login",
@@ -149,6 +153,10 @@ struct MemberDashboardTests {
             #expect(signedIn.status == .seeOther)
             let account = try await laptop.get("/account")
             #expect(account.text.contains(#"id="end-other-sessions""#) && account.text.contains("since 20"))
+            // Each session by its browser, not only its address: the phone is told from the laptop.
+            #expect(
+                account.text.contains("<td>Firefox on macOS</td>")
+                    && account.text.contains("Sign out Safari on iPhone at phone since"))
             let ended = try await laptop.post(
                 "/account/sessions/end-others", ["csrf": DashboardBrowser.csrf(in: account)])
             #expect(ended.status == .seeOther)

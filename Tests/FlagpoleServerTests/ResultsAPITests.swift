@@ -163,4 +163,44 @@ struct ResultsAPITests {
             #expect(feature.text.contains("results-link"))
         }
     }
+
+    @Test("Naming a test's control: editors over the API and on the results page; readers read against it")
+    func namedControl() async throws {
+        let server = try await TestServer()
+        let (editor, reader) = (server.key("acme", .editor), server.key("acme", .reader))
+        _ = try await server.store.assign(
+            (0..<10).map { UserID(rawValue: "u-\($0)") }, to: TestServer.abTest, in: TestServer.acme)
+        try await server.test { client in
+            let refused = try await client.send(
+                .put, "\(Self.results)/control", key: editor, body: #"{"control": "Group Z"}"#)
+            #expect(refused.status == .unprocessableContent && refused.text.contains("can't be its control"))
+            let forbidden = try await client.send(
+                .put, "\(Self.results)/control", key: reader, body: #"{"control": "Group B"}"#)
+            #expect(forbidden.status == .forbidden)
+            let named = try await client.send(
+                .put, "\(Self.results)/control", key: editor, body: #"{"control": "Group B"}"#)
+            #expect(named.status == .ok && named.text.contains(#""namedControl":"Group B""#))
+            let read = try await client.send(.get, Self.results, key: reader)
+            #expect(read.text.contains(#""control":"Group B""#))
+
+            var browser = DashboardBrowser(client)
+            try await browser.signIn(with: editor)
+            let page = try await browser.get("/tenants/acme/production/features/\(segment(TestServer.abTest))/results")
+            #expect(page.text.contains("Group B is this test&#39;s control"))
+            #expect(page.text.contains(#"id="clear-control""#) && !page.text.contains(#"id="name-control""#))
+            let other = try await browser.get(
+                "/tenants/acme/production/features/\(segment(TestServer.abTest))/results?control=Group%20A")
+            #expect(other.text.contains("Compared with Group A this time; the test&#39;s control is Group B."))
+            #expect(other.text.contains("Make Group A this test's control"))
+            let posted = try await browser.post(
+                "/tenants/acme/production/features/\(segment(TestServer.abTest))/results/control",
+                ["csrf": DashboardBrowser.csrf(in: other), "control": "Group A"])
+            #expect(posted.status == .seeOther && posted.headers[.location]?.contains("notice=control-named") == true)
+            #expect(
+                try await server.store.results(of: TestServer.abTest, in: TestServer.acme).namedControl == "Group A")
+
+            let cleared = try await client.send(.delete, "\(Self.results)/control", key: editor)
+            #expect(cleared.status == .ok && cleared.text.contains(#""namedControl":null"#))
+        }
+    }
 }

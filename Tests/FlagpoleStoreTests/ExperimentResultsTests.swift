@@ -161,6 +161,34 @@ struct ExperimentResultsTests {
         #expect(refused?.code == "not_a_test")
     }
 
+    @Test(
+        "A test's named control is what every readout compares with unless asked for another; no revision, no user moves"
+    )
+    func namedControl() async throws {
+        let store = try await Self.store()
+        _ = try await store.assign(Self.users(40), to: "Checkout", in: Self.path)
+        let before = try await store.revision(of: Self.path).number
+        #expect(try await store.results(of: "Checkout", in: Self.path).epochs.last?.control == "A")
+        try await store.setControl(of: "Checkout", to: "B", in: Self.path, actor: "ada")
+        let named = try await store.results(of: "Checkout", in: Self.path)
+        #expect(named.namedControl == "B" && named.epochs.map(\.control) == ["B"])
+        #expect(try await store.results(of: "Checkout", in: Self.path, control: "C").epochs.map(\.control) == ["C"])
+        #expect(try await store.revision(of: Self.path).number == before)
+        await #expect(
+            throws: ResultsError.controlNotAVariation(
+                Self.path, feature: "Checkout", control: "Z", variations: ["A", "B", "C"])
+        ) {
+            try await store.setControl(of: "Checkout", to: "Z", in: Self.path, actor: "ada")
+        }
+        await #expect(throws: ResultsError.notATest(Self.path, feature: "Dark mode")) {
+            try await store.setControl(of: "Dark mode", to: "Enabled", in: Self.path, actor: "ada")
+        }
+        #expect(try await store.results(of: "Checkout", in: Self.path).namedControl == "B", "a refusal changes nothing")
+        try await store.setControl(of: "Checkout", to: nil, in: Self.path, actor: "ada")
+        let cleared = try await store.results(of: "Checkout", in: Self.path)
+        #expect(cleared.namedControl == nil && cleared.epochs.map(\.control) == ["A"])
+    }
+
     @Test("A user overridden into another variation of the same epoch is left out, totals and all")
     func exclusion() async throws {
         let store = try await Self.store()

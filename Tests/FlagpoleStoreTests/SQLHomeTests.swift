@@ -32,6 +32,7 @@ struct SQLHomeTests {
         "experiment_epochs": "ExperimentTable.swift", "experiment_arms": "ExperimentTable.swift",
         "experiment_totals": "ExperimentTable.swift", "experiment_days": "ExperimentTable.swift",
         "experiment_users": "ExperimentTable.swift", "experiment_progress": "ExperimentTable.swift",
+        "test_controls": "ExperimentTable.swift",
     ]
 
     /// The files of a home beside its table's own, one per type: the writers of the assignment

@@ -26,16 +26,37 @@ struct ResultsCommand: AsyncParsableCommand {
     var epoch: Int?
 
     @Option(
-        help: ArgumentHelp("The variation the others are compared with (the first unless named).", valueName: "name"))
+        help: ArgumentHelp(
+            "The variation the others are compared with this time (else the test's control: --set-control, or Disabled in an on/off test, or the first variation).",
+            valueName: "name"))
     var control: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Name the test's control for good: every later readout (here, the API, the dashboard) compares with it unless told another. Changes no user's group and makes no revision.",
+            valueName: "name"))
+    var setControl: String?
+
+    @Flag(help: "Go back to the default control (Disabled in an on/off test, else the first variation).")
+    var clearControl = false
 
     @OptionGroup var environment: EnvironmentOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if setControl != nil && clearControl {
+            throw ValidationError("--set-control and --clear-control can't go together: pick one.")
+        }
+    }
+
     func run() async throws {
-        let results = try await database.openStore().results(
-            of: feature, in: try environment.path(), goal: goal, epoch: epoch, control: control)
+        let store = try await database.openStore()
+        let path = try environment.path()
+        if setControl != nil || clearControl {
+            try await store.setControl(of: feature, to: setControl, in: path, actor: Invocation.current.actor)
+        }
+        let results = try await store.results(of: feature, in: path, goal: goal, epoch: epoch, control: control)
         if output.json {
             Console.json(results.jsonValue)
             return
@@ -50,6 +71,9 @@ enum ResultsText {
         var lines: [String] = []
         if results.epochs.isEmpty {
             return "\"\(results.feature)\" in \(results.path) has no epoch yet: it starts with the next revision."
+        }
+        if let named = results.namedControl {
+            lines.append("Control: \(named), named for this test (--clear-control goes back to the default).")
         }
         for epoch in results.epochs {
             lines.append(

@@ -13,6 +13,8 @@ extension AdminAPI {
         reader.get("goals", use: listGoals)
         editor.post("goals", use: createGoal)
         reader.get("features/:feature/results", use: showResults)
+        editor.put("features/:feature/results/control", use: setControl)
+        editor.delete("features/:feature/results/control", use: clearControl)
     }
 
     // MARK: Handlers
@@ -44,5 +46,22 @@ extension AdminAPI {
             of: try context.feature(), in: context.path, goal: query.string("goal"), epoch: try query.int("epoch"),
             control: query.string("control"))
         return .json(results.jsonValue)
+    }
+
+    /// `{"control": "V"}`: the variation the test's readouts compare with unless asked for
+    /// another. Answers the readout against it.
+    @Sendable func setControl(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let body = try await JSONBody(request, limit: maxBodySize, allowed: ["control"])
+        let feature = try context.feature()
+        try await store.setControl(
+            of: feature, to: try body.requiredString("control"), in: context.path, actor: context.actor)
+        return .json(try await store.results(of: feature, in: context.path).jsonValue)
+    }
+
+    /// Back to the default control (`Disabled` in an on/off test, else the first variation).
+    @Sendable func clearControl(_: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        let feature = try context.feature()
+        try await store.setControl(of: feature, to: nil, in: context.path, actor: context.actor)
+        return .json(try await store.results(of: feature, in: context.path).jsonValue)
     }
 }

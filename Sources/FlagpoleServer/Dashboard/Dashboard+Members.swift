@@ -140,7 +140,7 @@ extension Dashboard {
         do {
             let session = try await store.useLink(
                 form.token, password: form.password, address: request.clientAddress(context, trustsProxy: trustsProxy),
-                cost: passwordCost)
+                browser: request.headers[.userAgent], cost: passwordCost)
             return Self.signedIn(session, going: "/", for: request)
         } catch let error as MemberError {
             return welcomePage(

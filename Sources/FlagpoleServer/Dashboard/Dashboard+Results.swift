@@ -10,8 +10,10 @@ import Hummingbird
 extension Dashboard {
     func registerResults(on pages: RouterGroup<FlagpoleRequestContext>) {
         let reader = pages.group(context: DashboardEnvironmentContext<Needs.Reader>.self)
+        let editor = pages.group(context: DashboardEnvironmentContext<Needs.Editor>.self)
 
         reader.get("tenants/:tenant/:env/features/:feature/results", use: resultsPage)
+        editor.post("tenants/:tenant/:env/features/:feature/results/control", use: nameControl)
     }
 
     // MARK: Handlers
@@ -37,13 +39,40 @@ extension Dashboard {
         }
         let featureURL = EnvironmentURLs(path).feature(name)
         let page = ResultsPage(
-            chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/results" }), results: results,
+            chrome: try await chrome(
+                context, at: .overview, notice: Notice(request)?.text, same: { $0.feature(name) + "/results" }),
+            results: results,
             control: error == nil ? control?.nilIfEmpty : nil, featureURL: featureURL,
             rollout: context.canEdit
                 ? ResultsPage.Rollout(url: featureURL + "/rollout", csrf: context.session.csrfToken) : nil,
+            controlForm: context.canEdit
+                ? ResultsPage.ControlForm(
+                    controlURL: featureURL + "/results/control", controlCSRF: context.session.csrfToken,
+                    canClearControl: false) : nil,
             error: error, now: Date())
         return .html(templates.render(page, as: "results"), status: error == nil ? .ok : .unprocessableContent)
     }
+}
+
+extension Dashboard {
+    /// POST /tenants/{tenant}/{env}/features/{feature}/results/control: names the test's control
+    /// (`control` empty: back to the default), then shows the results against it.
+    @Sendable func nameControl(
+        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let form = try await form(ControlForm.self, of: request, session: context.session)
+        let name = try context.feature()
+        try await store.setControl(
+            of: name, to: form.control.isEmpty ? nil : form.control, in: context.path,
+            actor: context.session.identity.actor)
+        let notice = Notice(form.control.isEmpty ? .controlCleared : .controlNamed)
+        return .seeOther(notice.appended(to: EnvironmentURLs(context.path).feature(name) + "/results"))
+    }
+}
+
+struct ControlForm: DashboardForm {
+    var csrf: String
+    var control: String
 }
 
 /// The results page's query: `?control=V`.

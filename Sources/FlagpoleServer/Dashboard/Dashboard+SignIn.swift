@@ -87,7 +87,7 @@ extension Dashboard {
                 outcome = try await store.signIn(
                     email: email, password: form.password ?? "",
                     address: request.clientAddress(context, trustsProxy: trustsProxy),
-                    cost: passwordCost)
+                    browser: request.headers[.userAgent], cost: passwordCost)
             } catch let error as MemberError {
                 return signInPage(
                     next: next, email: email, error: error.description, status: .contentTooLarge, for: request)

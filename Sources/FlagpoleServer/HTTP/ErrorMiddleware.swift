@@ -110,7 +110,8 @@ extension APIError {
             case .goalNotFound, .epochNotFound: self.init(.notFound, code: error.code, error.description)
             case .goalExists: self.init(.conflict, code: error.code, error.description)
             case .batchTooLarge: self.init(.contentTooLarge, code: error.code, error.description)
-            case .invalidGoal, .notATest: self.init(.unprocessableContent, code: error.code, error.description)
+            case .invalidGoal, .notATest, .controlNotAVariation:
+                self.init(.unprocessableContent, code: error.code, error.description)
             }
         case let error as RampError:
             let status: HTTPResponse.Status =

@@ -9,6 +9,8 @@ public enum ResultsError: FlagpoleError, Hashable {
     /// The feature exists but is no test: it has no variations to compare.
     case notATest(EnvironmentPath, feature: String)
     case epochNotFound(EnvironmentPath, feature: String, epoch: Int, epochs: Int)
+    /// A control that is no variation of the test.
+    case controlNotAVariation(EnvironmentPath, feature: String, control: String, variations: [String])
 
     public var description: String {
         switch self {
@@ -29,6 +31,9 @@ public enum ResultsError: FlagpoleError, Hashable {
             "\"\(feature)\" in \(path) has no epoch \(epoch)"
                 + (epochs == 0
                     ? " (it has none yet: it has never been part of a revision)." : "; it has 1 to \(epochs).")
+        case .controlNotAVariation(let path, let feature, let control, let variations):
+            "\"\(control)\" is no variation of \"\(feature)\" in \(path), so it can't be its control: name one of "
+                + variations.map { "\"\($0)\"" }.joined(separator: ", ") + "."
         }
     }
 
@@ -39,6 +44,7 @@ public enum ResultsError: FlagpoleError, Hashable {
         case .goalNotFound, .epochNotFound: "not_found"
         case .batchTooLarge: "too_large"
         case .notATest: "not_a_test"
+        case .controlNotAVariation: "invalid"
         }
     }
 }

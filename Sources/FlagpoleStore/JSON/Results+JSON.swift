@@ -47,6 +47,7 @@ extension ExperimentResults {
             "environment": .string(path.environment.rawValue),
             "feature": .string(feature),
             "final": .bool(isFinal),
+            "namedControl": namedControl.map(JSONValue.string) ?? .null,
             "minimumUsers": .count(FeatureStore.minimumUsers),
             "epochs": .array(epochs.map(\.jsonValue)),
             "pooled": .array(

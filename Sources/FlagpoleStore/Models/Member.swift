@@ -76,6 +76,8 @@ public struct MemberLinkInfo: Hashable, Sendable {
 public struct MemberSession: Hashable, Sendable {
     public var id: Int64
     public var address: String
+    /// The browser's `User-Agent` when it signed in; `nil` for sessions from before schema 0018.
+    public var browser: String?
     public var createdAt: Date
     public var expiresAt: Date
     /// Whether it is the session asking.

@@ -2,9 +2,9 @@ import FlagpoleCore
 import Foundation
 import GRDB
 
-/// The one home of every statement on `goals`, `events` and the `experiment_*` tables: what tests
-/// are judged on, the events apps send, and the figures kept up to date from them
-/// (docs/RESULTS.md).
+/// The one home of every statement on `goals`, `events`, the `experiment_*` tables and
+/// `test_controls`: what tests are judged on, the events apps send, the figures kept up to date
+/// from them, and the control each test is read against (docs/RESULTS.md).
 struct ExperimentTable {
     let db: any SQLConnection
 
@@ -33,6 +33,27 @@ struct ExperimentTable {
             let name: String = row[1]
             return StoredGoal(id: id, goal: Goal(name: name, kind: kind, better: better))
         }
+    }
+
+    // MARK: Controls
+
+    /// The control the test's team named, if they did.
+    func control(featureID: Int64) throws -> String? {
+        try db.value(String.self, "SELECT variation FROM test_controls WHERE feature_id = ?", [featureID])
+    }
+
+    /// Names the test's control (`nil`: back to the default one).
+    func setControl(_ variation: String?, featureID: Int64, by actor: String, at time: Date) throws {
+        guard let variation else {
+            try db.execute("DELETE FROM test_controls WHERE feature_id = ?", [featureID])
+            return
+        }
+        try db.execute(
+            """
+            INSERT INTO test_controls (feature_id, variation, set_by, set_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (feature_id) DO UPDATE SET variation = excluded.variation, set_by = excluded.set_by,
+                set_at = excluded.set_at
+            """, [featureID, variation, actor, time.unixMilliseconds])
     }
 
     // MARK: Events

@@ -137,11 +137,15 @@ struct MemberTable {
     // MARK: Sessions
 
     /// Opens a sign-in of the member, sweeping the sessions expired at `now` on the way.
-    func openSession(memberID: Int64, digest: [UInt8], address: String, now: Date, expiresAt: Date) throws {
+    func openSession(
+        memberID: Int64, digest: [UInt8], address: String, browser: String?, now: Date, expiresAt: Date
+    ) throws {
         try db.execute("DELETE FROM member_sessions WHERE expires_at <= ?", [now.unixMilliseconds])
         try db.execute(
-            "INSERT INTO member_sessions (member_id, sha256, address, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-            [memberID, digest, address, now.unixMilliseconds, expiresAt.unixMilliseconds])
+            """
+            INSERT INTO member_sessions (member_id, sha256, address, browser, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """, [memberID, digest, address, browser, now.unixMilliseconds, expiresAt.unixMilliseconds])
     }
 
     /// The member of a live session, found by the token's digest.
@@ -158,12 +162,12 @@ struct MemberTable {
     func sessions(memberID: Int64, now: Date) throws -> [MemberSession] {
         try db.rows(
             """
-            SELECT id, address, created_at, expires_at FROM member_sessions
+            SELECT id, address, created_at, expires_at, browser FROM member_sessions
             WHERE member_id = ? AND expires_at > ? ORDER BY created_at DESC, id DESC
             """, [memberID, now.unixMilliseconds]
         ).map {
             MemberSession(
-                id: $0[0], address: $0[1], createdAt: Date(unixMilliseconds: $0[2]),
+                id: $0[0], address: $0[1], browser: $0[4], createdAt: Date(unixMilliseconds: $0[2]),
                 expiresAt: Date(unixMilliseconds: $0[3]))
         }
     }

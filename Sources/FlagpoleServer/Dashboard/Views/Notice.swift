@@ -21,6 +21,8 @@ struct Notice: Sendable {
         case memberRemoved = "member-removed"
         case passwordChanged = "password-changed"
         case sessionEnded = "session-ended"
+        case controlNamed = "control-named"
+        case controlCleared = "control-cleared"
     }
 
     var kind: Kind
@@ -64,6 +66,8 @@ struct Notice: Sendable {
         case .memberRemoved: "The member is removed: their sessions ended and their keys here are revoked."
         case .passwordChanged: "Your password is changed, and your other sessions are signed out."
         case .sessionEnded: "That session is signed out."
+        case .controlNamed: "The test's control is named: every readout compares with it from now on. No user moved."
+        case .controlCleared: "The test is back on its default control. No user moved."
         }
     }
 

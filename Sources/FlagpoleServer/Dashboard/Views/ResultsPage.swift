@@ -30,6 +30,15 @@ struct ResultsPage: Sendable {
         var csrf: String
     }
 
+    /// An editor's forms that name the control shown as the test's own, or go back to the default.
+    struct ControlForm: Sendable {
+        var controlURL: String
+        var controlCSRF: String
+        /// The control shown, when it is not yet the test's own.
+        var proposedControl: String?
+        var canClearControl: Bool
+    }
+
     var chrome: Chrome
     var name: String
     var featureURL: String
@@ -42,6 +51,9 @@ struct ResultsPage: Sendable {
     var hasEpochs = false
     var pooled: [Pooled] = []
     var rollout: Rollout?
+    /// Which control the readout uses, and why that one.
+    var controlNote: String
+    var controlForm: ControlForm?
     /// Said when the test has ended (rolled out into a plain flag): the figures no longer change.
     var finalNote: String?
 
@@ -49,7 +61,7 @@ struct ResultsPage: Sendable {
     /// figures when the control asked for is none.
     init(
         chrome: Chrome, results: ExperimentResults, control: String?, featureURL: String, rollout: Rollout?,
-        error: String?, now: Date
+        controlForm: ControlForm?, error: String?, now: Date
     ) {
         self.chrome = chrome
         name = results.feature
@@ -60,8 +72,24 @@ struct ResultsPage: Sendable {
                 "Final results: \(results.feature) is no longer a test (it was rolled out), so these figures stopped changing when it ended. They stay here as the evidence of the decision."
         }
         // The one asked for, which an older epoch may show though the newest lacks it.
-        let control = control ?? results.epochs.last?.control
+        let asked = control
+        let control = asked ?? results.epochs.last?.control
         choices = Self.variations(of: results).map { Choice(variation: $0, isSelected: $0 == control) }
+        let named = results.namedControl
+        controlNote =
+            switch control {
+            case nil: "No epoch yet, so no control."
+            case let shown? where shown == named: "\(shown) is this test's control: its readouts compare with it."
+            case let shown? where asked == nil:
+                "\(shown) is the default control (Disabled in an on/off test, else the first variation)."
+            case let shown?:
+                "Compared with \(shown) this time" + (named.map { "; the test's control is \($0)." } ?? ".")
+            }
+        if var form = controlForm, !results.isFinal, let shown = control {
+            form.proposedControl = shown == named ? nil : shown
+            form.canClearControl = named != nil
+            self.controlForm = form
+        }
         guard error == nil else { return }
         hasEpochs = !results.epochs.isEmpty
         let epochs = results.epochs
