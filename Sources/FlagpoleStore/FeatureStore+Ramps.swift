@@ -544,7 +544,7 @@ extension FeatureStore {
         if isDryRun {
             return start <= now
                 ? "Dry run: the ramp's first step (\(first)) would be applied now. Nothing was written."
-                : "Dry run: the ramp's first step (\(first)) would be applied at \(start.iso8601). Nothing was written."
+                : "Dry run: the ramp's first step (\(first)) would be applied at \(start.readableUTC). Nothing was written."
         }
         return start <= now
             ? "Ramp \(ramp.id) started: step 1 (\(first)) applied. " + stateSummary(ramp)

@@ -51,6 +51,8 @@ struct IsolationMatrixTests {
         "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/tags": .editor,
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/rules": .reader,
         "GET /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/results": .reader,
+        "PUT /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/results/control": .editor,
+        "DELETE /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/results/control": .editor,
         "GET /api/v1/tenants/{tenant}/environments/{env}/triggers": .reader,
         "POST /api/v1/tenants/{tenant}/environments/{env}/features/{feature}/triggers": .editor,
         "DELETE /api/v1/tenants/{tenant}/environments/{env}/triggers/{prefix}": .editor,

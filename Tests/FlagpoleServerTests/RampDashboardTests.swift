@@ -128,6 +128,12 @@ struct RampDashboardTests {
             }
             let plan = try await editor.post(Self.page, form("preview"))
             #expect(plan.text.contains(#"name="guards" value="crashes:+0.2pt""#))
+            // The dry run lists the guards the ramp would run with, what a failure does, and when each step comes.
+            #expect(
+                plan.text.contains("<li>Guard crashes:+0.2pt</li>") && plan.text.contains("<li>Guard sample-ratio</li>")
+            )
+            #expect(plan.text.contains("Step 1: Enabled 10 % <small>· applies now</small>"))
+            #expect(plan.text.contains("Step 2: Enabled 100 % <small>· due <time datetime="))
             #expect(plan.text.contains(#"name="onFailure" value="rollback""#))
             let applied = try await editor.post(Self.page, form("apply"))
             let started = try await editor.get(try #require(applied.headers[.location]))
@@ -139,6 +145,31 @@ struct RampDashboardTests {
             )
             let ramp = try #require(try await server.store.ramps(in: TestServer.acme).first)
             #expect(ramp.onFailure == .rollback && ramp.guards.count == 4)
+        }
+    }
+
+    @Test(
+        "The form takes a start time with its zone: the plan says when, applying waits for it, a bad time is refused in place"
+    )
+    func startLater() async throws {
+        let server = try await RampAPITests.server()
+        try await server.test { client in
+            var editor = DashboardBrowser(client)
+            try await editor.signIn(with: server.key("acme", .editor))
+            let csrf = DashboardBrowser.csrf(in: try await editor.get(Self.page))
+            func form(_ start: String, _ action: String) -> KeyValuePairs<String, String> {
+                ["csrf": csrf, "do": "create", "steps": "10, 100", "hold": "1h", "start": start, "action": action]
+            }
+            let refused = try await editor.post(Self.page, form("tomorrow", "preview"))
+            #expect(
+                refused.status == .unprocessableContent && refused.text.contains("The start “tomorrow” is not a time"))
+            #expect(refused.text.contains(#"id="ramp-start" name="start" value="tomorrow""#))
+            let plan = try await editor.post(Self.page, form("2027-01-16T09:00:00Z", "preview"))
+            #expect(plan.status == .ok && plan.text.contains("would be applied at 2027-01-16 09:00 UTC"))
+            #expect(plan.text.contains(#"<input type="hidden" name="start" value="2027-01-16T09:00:00Z">"#))
+            _ = try await editor.post(Self.page, form("2027-01-16T09:00:00Z", "apply"))
+            let ramp = try #require(try await server.store.ramps(in: TestServer.acme).first)
+            #expect(ramp.applied.isEmpty && ramp.dueAt == Date(timeIntervalSince1970: 1_800_090_000))
         }
     }
 

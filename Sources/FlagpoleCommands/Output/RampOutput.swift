@@ -19,11 +19,11 @@ struct RampOutput {
         lines.append(table.text)
         if !ramp.guards.isEmpty {
             lines.append(
-                "Guards: \(ramp.guards.map(\.description).joined(separator: ", ")); a failed goal guard does \(ramp.onFailure.rawValue)."
+                "Guards: \(ramp.guards.map(\.description).joined(separator: ", ")). \(ramp.failureSentence)"
             )
             for look in ramp.looks {
                 lines.append(
-                    "  step \(look.step + 1), \(look.verdict.rawValue) after \(look.looks) look\(look.looks == 1 ? "" : "s") (\(look.at.iso8601)): \(look.reason)"
+                    "  step \(look.step + 1), \(look.verdict.rawValue) after \(look.looks) look\(look.looks == 1 ? "" : "s") (\(look.at.readableUTC)): \(look.reason)"
                 )
             }
         }
@@ -40,10 +40,10 @@ struct RampOutput {
     private static func text(of status: RampStepStatus) -> String {
         switch status {
         case .applied(let step):
-            "applied \(step.appliedAt.iso8601) as revision \(step.revision) by \(step.appliedBy)"
+            "applied \(step.appliedAt.readableUTC) as revision \(step.revision) by \(step.appliedBy)"
                 + (RampStepRecord.folding(step.folded).map { ", " + $0 } ?? "") + "; \(step.fetches.description)"
         case .folded: "folded"
-        case .due(let date): "due \(date.iso8601)"
+        case .due(let date): "due \(date.readableUTC)"
         case .waiting: "waits"
         case .notApplied: "–"
         }

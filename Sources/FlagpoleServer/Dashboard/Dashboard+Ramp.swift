@@ -54,7 +54,7 @@ extension Dashboard {
                 return .seeOther(
                     Notice(.rampChanged).appended(to: EnvironmentURLs(context.path).feature(name) + "/ramp"))
             }
-            confirmation = RampPage.Confirmation(report, form: form)
+            confirmation = RampPage.Confirmation(report, form: form, now: clock.now)
         } catch {
             pageError = try Self.userError(error)
         }
@@ -174,7 +174,7 @@ extension Dashboard {
             return try await store.createRamp(
                 RampRequest(
                     feature: feature, variation: form.variation, steps: try RampText.steps(form.steps ?? ""),
-                    hold: try RampHold(parsing: form.hold ?? ""),
+                    hold: try RampHold(parsing: form.hold ?? ""), start: try form.startTime(),
                     guards: try form.guardList.map { text throws(RampError) in try RampText.guardrail(text) },
                     onFailure: try RampText.failureAction(form.onFailure ?? "pause")),
                 in: path, actor: actor, now: now, isDryRun: isDryRun)
@@ -220,16 +220,32 @@ struct RampForm: DashboardForm {
     var guards: String?
     var onFailure: String?
     var rollBack: String?
+    /// When the first step applies: blank for now, else a time with its zone, as `--start` takes.
+    var start: String?
 
     /// The guards as written, blanks left out.
     var guardList: [String] {
         (guards ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
+    /// The start typed: `nil` when blank (now).
+    ///
+    /// - throws: `APIError.invalid` for text that is no time.
+    func startTime() throws -> Date? {
+        let text = (start ?? "").trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return nil }
+        guard let date = TimeText.date(from: text) else {
+            throw APIError.invalid(
+                "The start “\(text)” is not a time: write it with its zone, e.g. \(TimeText.examples), or leave it blank to start now.",
+                pointer: "/start")
+        }
+        return date
+    }
+
     /// What the create form starts with.
     static let empty = RampForm(
         csrf: "", do: "create", action: nil, variation: nil, steps: "1, 5, 20, 50, 100", hold: "24h", guards: nil,
-        onFailure: nil, rollBack: nil)
+        onFailure: nil, rollBack: nil, start: nil)
 }
 
 /// The form that makes a trigger: its name and what it does.

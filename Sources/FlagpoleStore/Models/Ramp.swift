@@ -58,6 +58,15 @@ public struct Ramp: Hashable, Sendable {
     public var looks: [RampLookRecord]
 }
 
+extension Ramp {
+    /// What a failed guard does, in words, and that guards go one step at a time.
+    public var failureSentence: String {
+        (onFailure == .rollback
+            ? "A failed goal guard rolls \(variation) back to 0 %; any other failed guard pauses the ramp."
+            : "Any failed guard pauses the ramp.") + " A guarded ramp applies one step at a time, never folding."
+    }
+}
+
 /// What a ramp does when a guardrail goal fails (a failed sample-ratio or traffic guard pauses).
 public enum RampFailureAction: String, Hashable, Sendable, CaseIterable {
     /// The ramp pauses for a person to look.

@@ -34,6 +34,9 @@ struct RampPage: Sendable {
     /// One step's plan, in words.
     struct StepPlan: Sendable {
         var title: String
+        /// "applies now", or when it is due by the schedule as it stands; `nil` while not running.
+        var when: String?
+        var dueTime: ShownTime?
         var moves: [String]
         var summary: String
         var cachedGroups: String?
@@ -51,10 +54,20 @@ struct RampPage: Sendable {
         var guards: String
         var onFailure: String
         var rollBack: String?
+        var start: String
+        /// The ramp's guards as it would run, and what a failed one does.
+        var guardLines: [String]
+        var hasGuardLines: Bool
 
-        init(_ report: RampReport, form: RampForm) {
+        init(_ report: RampReport, form: RampForm, now: Date) {
             summary = report.summary
-            plans = RampPage.plans(report)
+            plans = RampPage.plans(report, now: now)
+            let ramp = report.ramp
+            guardLines =
+                ramp.guards.isEmpty
+                ? []
+                : ramp.guards.map { "Guard \($0.description)" } + [ramp.failureSentence]
+            hasGuardLines = !guardLines.isEmpty
             name = form.do
             label =
                 switch form.do {
@@ -70,6 +83,7 @@ struct RampPage: Sendable {
             guards = form.guards ?? ""
             onFailure = form.onFailure ?? "pause"
             rollBack = form.rollBack
+            start = form.start ?? ""
         }
     }
 
@@ -114,6 +128,8 @@ struct RampPage: Sendable {
         var steps: String
         var hold: String
         var guards: String
+        /// When the first step applies, as typed (blank: now).
+        var startText: String
         var failureActions: [Choice]
         /// Whether the environment is published to object storage: the form then says why a
         /// guarded ramp here does not watch traffic.
@@ -204,10 +220,7 @@ struct RampPage: Sendable {
             if hasGuards {
                 guardSummary =
                     "Judged from the readout of each step's epoch, against the variation the step takes users from. "
-                    + (ramp.onFailure == .rollback
-                        ? "A failed goal guard rolls \(ramp.variation) back to 0 %; any other failed guard pauses the ramp."
-                        : "Any failed guard pauses the ramp.")
-                    + " A guarded ramp applies one step at a time, never folding."
+                    + ramp.failureSentence
             }
             events = ramp.events.map { Event(time: ShownTime($0.at), text: Self.text(of: $0)) }
             hasEvents = !events.isEmpty
@@ -246,6 +259,7 @@ struct RampPage: Sendable {
                     Choice(name: $0, value: $0, isSelected: $0.lowercased() == chosen?.lowercased())
                 },
                 steps: draft.steps ?? "", hold: draft.hold ?? "", guards: draft.guards ?? "",
+                startText: draft.start ?? "",
                 failureActions: RampFailureAction.allCases.map {
                     Choice(
                         name: $0 == .pause ? "pause the ramp" : "abort it and roll back to 0 %", value: $0.rawValue,
@@ -296,13 +310,21 @@ struct RampPage: Sendable {
         }
     }
 
-    static func plans(_ report: RampReport) -> [StepPlan] {
-        report.plans.map { step in
+    /// Each step's plan; `now`, when given, is the time of the action planned: a step due by then
+    /// applies now.
+    static func plans(_ report: RampReport, now: Date? = nil) -> [StepPlan] {
+        let appliedNow = Set(report.applied.map(\.step))
+        return report.plans.map { step in
             let plan = step.plan
+            let isNow =
+                step.step < 0 || appliedNow.contains(step.step)
+                || now.flatMap { now in step.dueAt.map { $0 <= now } } == true
             return StepPlan(
                 title: step.step < 0
                     ? "Rolling back to 0 %"
                     : "Step \(step.step + 1): \(report.ramp.variation) \(Percent.format(step.share))",
+                when: isNow ? "applies now" : step.dueAt.map { _ in "due" },
+                dueTime: isNow ? nil : step.dueAt.map(ShownTime.init),
                 moves: plan.moves.map(PlanView.sentence),
                 summary:
                     "\(Percent.format(plan.movingShare)) of all users change group; \(plan.movingUsers.grouped) of \(plan.recordedUsers.grouped) recorded users move.",
