@@ -32,7 +32,7 @@ struct DocumentPlan {
     /// just read them in the same transaction, saves reading them again. A rollback names the
     /// revision whose configs it restores in `restoringConfigsOf`.
     init(
-        _ db: any SQLConnection, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument,
+        _ db: Transaction, path: EnvironmentPath, decoded: DecodedDocument, document: FeaturesDocument,
         rendering: Rendering,
         options: ImportOptions, storedFeatures preloaded: [StoredFeature]? = nil,
         restoringConfigsOf restored: RevisionRecord? = nil
@@ -131,7 +131,7 @@ struct DocumentPlan {
     /// Writes the revision; the users of every test whose ranges change are re-evaluated.
     /// Returns the outcome and the recorded users who moved, by feature, pair by pair.
     func apply(
-        _ db: any SQLConnection, kind: RevisionKind
+        _ db: Transaction, kind: RevisionKind
     ) throws -> (outcome: ImportOutcome, moves: [String: [RecordedMove]]) {
         guard !isUnchanged else { return (outcome, [:]) }
         let now = options.time ?? Date()
@@ -178,7 +178,7 @@ struct DocumentPlan {
     /// (`TargetingReevaluation`), so none moves twice.
     /// For each test whose ranges change, how many of the users who move (or would) a rule had
     /// placed: read before anything moves, so a dry run and the change count alike.
-    func movesPlacedByRules(_ db: any SQLConnection) throws -> [String: Int] {
+    func movesPlacedByRules(_ db: Transaction) throws -> [String: Int] {
         let ruled = ruledFeatures
         var placed: [String: Int] = [:]
         for (stored, next) in rangeChanges {
@@ -190,7 +190,7 @@ struct DocumentPlan {
     }
 
     func reevaluate(
-        _ db: any SQLConnection, writer: AssignmentWriter?, kind: RevisionKind
+        _ db: Transaction, writer: AssignmentWriter?, kind: RevisionKind
     ) throws -> (moves: [String: [RecordedMove]], reassigned: Int) {
         var reassigned = 0
         var moves: [String: [RecordedMove]] = [:]

@@ -128,7 +128,7 @@ extension FeatureStore {
     /// The group `assign` records for `user`: by rule, reading the user's last attributes as
     /// their next fetch would, else by their point. Not for an app: the group is not pinned.
     static func firstAssignment(
-        of user: UserID, in test: PinningPlan.Test, segments: SegmentLookup, revision: Int, db: any SQLConnection,
+        of user: UserID, in test: PinningPlan.Test, segments: SegmentLookup, revision: Int, db: Transaction,
         scope: EnvironmentScope
     ) throws -> RecordedAssignment {
         let attributes = test.rules.isEmpty ? nil : try db.userAttributes.attributes(of: user, in: scope)?.decoded

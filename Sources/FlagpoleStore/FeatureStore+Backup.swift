@@ -125,7 +125,7 @@ extension FeatureStore {
             try await writer.writeWithoutTransaction { db -> DatabaseSummary in
                 let before = try Self.summary(of: db)
                 if !replacingData {
-                    let tenants = try db.tenants.all()
+                    let tenants = try Transaction(db).tenants.all()
                     guard tenants.isEmpty else {
                         throw BackupError.restoreWouldReplaceData(
                             path: target, tenants: tenants.map { TenantSlug(rawValue: $0.slug) })
@@ -133,8 +133,10 @@ extension FeatureStore {
                 }
                 // A generation above both files' tells running servers that revision numbers they
                 // have served may now hold other documents (see `DeliveryState.generation`).
-                let generation = try db.environments.generation()
-                try staged.queue.write { source in try source.environments.raiseGeneration(above: generation) }
+                let generation = try Transaction(db).environments.generation()
+                try staged.queue.write { source in
+                    try Transaction(source).environments.raiseGeneration(above: generation)
+                }
                 // SQLite's backup writes every page as one transaction of this connection: into
                 // the WAL, so readers keep their snapshot and the next ones see the restored file.
                 try staged.queue.read { source in try source.backup(to: db) }
@@ -151,15 +153,16 @@ extension FeatureStore {
     static func summary(of db: Database) throws -> DatabaseSummary {
         let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+        let tables = Transaction(db)
         return DatabaseSummary(
             schemaVersion: try appliedMigrations(db).last,
-            tenantCount: try db.tenants.count(),
-            environments: try db.environments.latestRevisions().map {
+            tenantCount: try tables.tenants.count(),
+            environments: try tables.environments.latestRevisions().map {
                 DatabaseSummary.EnvironmentRevision(path: $0.path, latestRevision: $0.revision)
             },
-            revisionCount: try db.environments.revisionCount(),
-            assignmentCount: try db.assignments.count(),
-            unlockCount: try db.unlocks.count(),
+            revisionCount: try tables.environments.revisionCount(),
+            assignmentCount: try tables.assignments.count(),
+            unlockCount: try tables.unlocks.count(),
             byteCount: pageCount * pageSize)
     }
 
@@ -306,8 +309,9 @@ struct StagedBackup: Sendable {
             guard violations.isEmpty else { throw BackupError.damagedFile(path: path, problems: violations) }
             // Sign-ins are not restored: a session signed out since the backup must not come back.
             try queue.write { db in
-                try db.keys.closeAllSessions()
-                try db.members.closeAllSessions()
+                let transaction = Transaction(db)
+                try transaction.keys.closeAllSessions()
+                try transaction.members.closeAllSessions()
             }
             return applied.last
         } catch let error as DatabaseError {

@@ -61,7 +61,7 @@ extension FeatureStore {
 
     /// `setEnabled` inside a transaction the caller holds (a trigger's call).
     static func setEnabled(
-        _ db: any SQLConnection, _ isEnabled: Bool, feature name: String, in path: EnvironmentPath,
+        _ db: Transaction, _ isEnabled: Bool, feature name: String, in path: EnvironmentPath,
         options: EditOptions
     ) throws -> EditOutcome {
         try edit(
@@ -169,7 +169,7 @@ extension FeatureStore {
     /// `edit` inside a transaction the caller holds: a ramp writes its step's rows in the
     /// transaction of the step's revision.
     static func edit(
-        _ db: any SQLConnection, _ name: String, in path: EnvironmentPath, kind: RevisionKind, options: EditOptions,
+        _ db: Transaction, _ name: String, in path: EnvironmentPath, kind: RevisionKind, options: EditOptions,
         message: String, change: (inout Feature) throws -> Void, check: ([Diagnostic]) throws -> Void = { _ in }
     ) throws -> EditOutcome {
         let scope = try db.environments.scope(of: path)
@@ -185,7 +185,7 @@ extension FeatureStore {
     }
 
     func transaction<T: Sendable>(
-        isReadOnly: Bool, _ work: @escaping @Sendable (any SQLConnection) throws -> T
+        isReadOnly: Bool, _ work: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T {
         isReadOnly ? try await read(work) : try await write(work)
     }
@@ -194,7 +194,7 @@ extension FeatureStore {
     /// `kind` (unless a dry run): the path imports take, so edits are validated, audited and
     /// re-evaluate users exactly as imports do. Warnings are those of `focus` when named.
     private static func revise(
-        _ db: any SQLConnection, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions,
+        _ db: Transaction, path: EnvironmentPath, rendered: [UInt8], kind: RevisionKind, options: EditOptions,
         message: String,
         focus: String?, storedFeatures: [StoredFeature]? = nil, restoringConfigsOf restored: RevisionRecord? = nil,
         check: ([Diagnostic]) throws -> Void = { _ in }
@@ -235,7 +235,7 @@ extension FeatureStore {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// What moving a feature's users to `next`'s ranges does: the shares from the geometry, the
     /// `recorded` users who move (or would) from the records.
     func rolloutPlan(of stored: StoredFeature, to next: Feature, recorded: [RecordedMove]) throws -> RolloutPlan {

@@ -178,7 +178,7 @@ extension FeatureStore {
     /// The test an exposure of `name` counts for, by `dialect`'s rule: `.success(nil)` for a flag
     /// that is no test.
     private func exposureTarget(
-        in scope: EnvironmentScope, dialect: EventDialect, db: any SQLConnection
+        in scope: EnvironmentScope, dialect: EventDialect, db: Transaction
     ) throws -> (String) -> Result<Int64?, Refusal> {
         switch dialect {
         case .flagpole:
@@ -201,7 +201,7 @@ extension FeatureStore {
     }
 
     /// The environment's tests by name key, as flags are found (case and normalization aside).
-    private static func testIDs(in scope: EnvironmentScope, db: any SQLConnection) throws -> [String: Int64] {
+    private static func testIDs(in scope: EnvironmentScope, db: Transaction) throws -> [String: Int64] {
         Dictionary(
             try db.features.storedFeatures(in: scope).filter(\.kind.isTest).map {
                 (Feature.nameKey($0.feature.name), $0.id)

@@ -30,7 +30,7 @@ extension FeatureStore {
     /// Each count above zero with the id of its key's environment, looked up once per
     /// environment; the counts of an environment deleted since are left out.
     private static func forEachCount<Key>(
-        _ counts: [Key: Int], in db: any SQLConnection, path: (Key) -> EnvironmentPath,
+        _ counts: [Key: Int], in db: Transaction, path: (Key) -> EnvironmentPath,
         _ body: (Int64, Key, Int) throws -> Void
     ) throws {
         var environments: [EnvironmentPath: Int64?] = [:]

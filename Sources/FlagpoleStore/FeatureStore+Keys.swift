@@ -119,7 +119,7 @@ extension KeyIdentity {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// The one check of a presented key, for the API and the dashboard's sign-in alike: the row
     /// of a key that is not revoked, its digest compared in constant time.
     func identity(of presented: APIKeySecret) throws -> (key: ActiveKey, identity: KeyIdentity)? {

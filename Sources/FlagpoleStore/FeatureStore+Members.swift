@@ -165,7 +165,7 @@ extension FeatureStore {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// The member `email` of the tenant `scope` (the address as typed): their row id, address as
     /// stored, role there, and whether they have set a password.
     ///

@@ -109,7 +109,7 @@ public struct UnlockRecord: Hashable, Sendable {
     public var actor: String?
 }
 
-extension SQLConnection {
+extension Transaction {
     /// A test of the environment at `path` and a writer for its users under the current revision.
     fileprivate func testForUser(_ name: String, in path: EnvironmentPath) throws -> (StoredFeature, AssignmentWriter) {
         let scope = try environments.scope(of: path)

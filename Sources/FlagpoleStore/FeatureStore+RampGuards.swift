@@ -73,7 +73,7 @@ extension FeatureStore {
     /// evidence compare the users the split placed in the epoch: those a step moved in have been
     /// in the app longer than the source's new users, and would look worse for it. Records each look.
     static func judgeGuards(
-        _ db: any SQLConnection, _ ramp: inout RampRow, atHoldEnd: Bool, now: Date
+        _ db: Transaction, _ ramp: inout RampRow, atHoldEnd: Bool, now: Date
     ) throws -> GuardJudgement {
         let step = ramp.nextStep - 1
         let scope = try db.environments.scope(of: ramp.path)

@@ -257,7 +257,7 @@ extension FeatureStore {
     /// by another revision → paused; a guard failed → paused or rolled back; a guard waits → it
     /// holds; else its next step applied, and for a ramp without guards every overdue step
     /// folded into the latest one due (docs/RAMPS.md, "After downtime").
-    private static func runDue(_ db: any SQLConnection, id: Int64, now: Date, isDryRun: Bool) throws -> RampReport? {
+    private static func runDue(_ db: Transaction, id: Int64, now: Date, isDryRun: Bool) throws -> RampReport? {
         // Read again inside the transaction: another instance may have applied it meanwhile.
         guard var ramp = try db.ramps.ramp(id: id), ramp.state == .running, let due = ramp.dueAt else { return nil }
         // A guarded ramp's guards judge the hold of its last step applied (none before the first).
@@ -337,7 +337,7 @@ extension FeatureStore {
     /// to it, and records it: its row (whose key refuses a second one), the ramp's next step and
     /// due time, and `finished` after the last.
     private static func apply(
-        _ db: any SQLConnection, _ ramp: inout RampRow, through target: Int, appliedBy: String, actor: String, now: Date
+        _ db: Transaction, _ ramp: inout RampRow, through target: Int, appliedBy: String, actor: String, now: Date
     ) throws -> (RampStepRecord, RolloutPlan?) {
         let scope = try db.environments.scope(of: ramp.path)
         let course = try ramp.course(of: try db.features.stored(named: ramp.feature, in: scope).feature)
@@ -391,7 +391,7 @@ extension FeatureStore {
     /// back to its neighbour as one more revision by `actor`, whose plan it returns. `because`
     /// says why, after who.
     static func abort(
-        _ db: any SQLConnection, _ ramp: inout RampRow, rollingBack: Bool, actor: String, because: String? = nil,
+        _ db: Transaction, _ ramp: inout RampRow, rollingBack: Bool, actor: String, because: String? = nil,
         now: Date, isDryRun: Bool
     ) throws -> [RampStepPlan] {
         var plans: [RampStepPlan] = []
@@ -430,7 +430,7 @@ extension FeatureStore {
     }
 
     static func pause(
-        _ db: any SQLConnection, _ ramp: inout RampRow, actor: String, reason: String, now: Date, isDryRun: Bool
+        _ db: Transaction, _ ramp: inout RampRow, actor: String, reason: String, now: Date, isDryRun: Bool
     ) throws {
         ramp.state = .paused
         ramp.dueAt = nil
@@ -447,7 +447,7 @@ extension FeatureStore {
 
     /// Takes the test as it is now as the ramp's base: its biases, its last change, and the next
     /// step the first above the growing variation's share (never one applied already).
-    private static func rebase(_ db: any SQLConnection, _ ramp: inout RampRow) throws {
+    private static func rebase(_ db: Transaction, _ ramp: inout RampRow) throws {
         let scope = try db.environments.scope(of: ramp.path)
         let stored = try db.features.stored(named: ramp.feature, in: scope)
         let course = try RampCourse(feature: stored.feature, variation: ramp.variation)
@@ -459,7 +459,7 @@ extension FeatureStore {
     }
 
     private static func latestRamp(
-        _ db: any SQLConnection, of feature: String, in path: EnvironmentPath
+        _ db: Transaction, of feature: String, in path: EnvironmentPath
     ) throws -> RampRow {
         let scope = try db.environments.scope(of: path)
         let stored = try db.features.stored(named: feature, in: scope, includingArchived: true)
@@ -472,7 +472,7 @@ extension FeatureStore {
 
     // MARK: Reports
 
-    private static func ramp(_ db: any SQLConnection, _ row: RampRow) throws -> Ramp {
+    private static func ramp(_ db: Transaction, _ row: RampRow) throws -> Ramp {
         Ramp(
             id: row.id, path: row.path, feature: row.feature, variation: row.variation, steps: row.steps,
             hold: row.hold, guards: row.guards, onFailure: row.onFailure, state: row.state, reason: row.reason,
@@ -483,7 +483,7 @@ extension FeatureStore {
     }
 
     /// The ramp's steps applied, each with the fetches of its revisions: from its own up to the next step's.
-    private static func stepsWithFetches(_ db: any SQLConnection, _ row: RampRow) throws -> [RampStepRecord] {
+    private static func stepsWithFetches(_ db: Transaction, _ row: RampRow) throws -> [RampStepRecord] {
         var steps = try db.ramps.steps(of: row.id)
         for index in steps.indices {
             let end = index + 1 < steps.count ? steps[index + 1].revision : Int.max
@@ -496,7 +496,7 @@ extension FeatureStore {
     /// The report of `row`: with the plans of the steps it applied now, then (`withUpcoming`)
     /// of every step still to come.
     private static func report(
-        _ db: any SQLConnection, _ row: RampRow, isDryRun: Bool = false, applied: [(RampStepRecord, RolloutPlan?)] = [],
+        _ db: Transaction, _ row: RampRow, isDryRun: Bool = false, applied: [(RampStepRecord, RolloutPlan?)] = [],
         summary: String, withUpcoming: Bool = true
     ) throws -> RampReport {
         let done = applied.compactMap { step, plan in
@@ -509,7 +509,7 @@ extension FeatureStore {
 
     /// The plan of every step still to come, each from the one before: who would move if it
     /// were applied now (recorded users keep their groups until then).
-    private static func upcomingPlans(_ db: any SQLConnection, _ ramp: RampRow) throws -> [RampStepPlan] {
+    private static func upcomingPlans(_ db: Transaction, _ ramp: RampRow) throws -> [RampStepPlan] {
         guard ramp.state.isActive, ramp.nextStep < ramp.steps.count else { return [] }
         let scope = try db.environments.scope(of: ramp.path)
         // A test removed from the document, or changed so that the ramp can't grow it, has no plans.

@@ -188,7 +188,7 @@ extension FeatureStore {
     /// from the epoch's variations and shares. `nil` before the test has an epoch; the history of
     /// days is left out.
     static func latestEpochResults(
-        _ db: any SQLConnection, scope: EnvironmentScope, featureID: Int64, goals: [StoredGoal], now: Date,
+        _ db: Transaction, scope: EnvironmentScope, featureID: Int64, goals: [StoredGoal], now: Date,
         control: ([String], [Double]) -> String?
     ) throws -> EpochResults? {
         var ledger = try ExperimentLedger(db: db, scope: scope)

@@ -142,7 +142,7 @@ extension FeatureStore {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Counts a failed sign-in of `subject` (an account or an address): the count starts again
     /// once `failureWindow` has passed since its first failure, and reaching `limit` locks the
     /// subject for `lockout`. Returns until when it is now locked, if it is.

@@ -218,7 +218,7 @@ extension FeatureStore {
 
     /// A segment with the users its list holds.
     static func segment(
-        _ definition: SegmentDefinition, in scope: EnvironmentScope, db: any SQLConnection
+        _ definition: SegmentDefinition, in scope: EnvironmentScope, db: Transaction
     ) throws -> Segment {
         guard let users = definition.users else { return definition.segment(users: []) }
         guard let digest = Hex.decode(users.sha256),

@@ -89,7 +89,7 @@ extension FeatureStore {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     func environment(_ record: EnvironmentRecord, of tenant: TenantScope) throws -> Environment {
         let scope = EnvironmentScope(record, of: tenant)
         return Environment(

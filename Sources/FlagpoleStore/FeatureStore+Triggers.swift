@@ -102,7 +102,7 @@ extension FeatureStore {
 
     /// What the trigger does, in words, and the revision it wrote.
     private static func act(
-        _ trigger: TriggerRow, db: any SQLConnection, caller: String, now: Date
+        _ trigger: TriggerRow, db: Transaction, caller: String, now: Date
     ) throws -> (String, Int?) {
         let actor = "trigger:\(trigger.name)"
         let reason = "trigger \(trigger.name) called from \(caller)"

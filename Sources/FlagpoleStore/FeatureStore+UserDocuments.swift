@@ -101,7 +101,7 @@ extension FeatureStore {
     }
 
     /// The plan of the revision `head` names, built and kept unless it was already.
-    func currentPlan(in db: any SQLConnection, head: EnvironmentHead) throws -> PinningPlan {
+    func currentPlan(in db: Transaction, head: EnvironmentHead) throws -> PinningPlan {
         if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
         let features = try db.features.storedFeatures(in: head.scope).filter { !$0.isArchived }
         let configs = try head.revision.flatMap { try db.environments.configs(ofRevision: $0, in: head.scope) }
@@ -127,9 +127,9 @@ extension FeatureStore {
     ) throws -> UserDocumentRead? {
         guard case .sqlite(let writer) = backend else { return nil }
         return try Self.translatingErrors {
-            try writer.unsafeRead { db in
+            try writer.unsafeRead { db -> UserDocumentRead? in
                 guard let plan = pinningPlans.plan(for: path) else { return nil }
-                let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
+                let (isCurrent, state) = try Transaction(db).assignments.userSnapshot(of: user, under: plan)
                 return isCurrent ? UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) : nil
             }
         }

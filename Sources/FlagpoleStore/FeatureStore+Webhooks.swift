@@ -125,7 +125,7 @@ extension FeatureStore {
 
     /// Queues `announcement` for every webhook of its environment not revoked, in the caller's
     /// transaction.
-    static func announce(_ db: any SQLConnection, _ announcement: RampAnnouncement, now: Date) throws {
+    static func announce(_ db: Transaction, _ announcement: RampAnnouncement, now: Date) throws {
         let scope = try db.environments.scope(of: announcement.path)
         for webhook in try db.webhooks.webhooks(in: scope, activeOnly: true) {
             try db.webhooks.insertDelivery(

@@ -236,12 +236,14 @@ public struct FeatureStore: Sendable {
     /// single statement, which PostgreSQL then runs without a transaction around it (see
     /// `PostgresStore.read`).
     func read<T: Sendable>(
-        expectingOneStatement: Bool = false, _ work: @escaping @Sendable (any SQLConnection) throws -> T
+        expectingOneStatement: Bool = false, _ work: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T {
-        try await Self.translatingErrorsAsync {
+        let transacting: @Sendable (any SQLConnection) throws -> T = { try work(Transaction($0)) }
+        return try await Self.translatingErrorsAsync {
             switch backend {
-            case .sqlite(let writer): try await writer.read(work)
-            case .postgres(let postgres): try await postgres.read(expectingOneStatement: expectingOneStatement, work)
+            case .sqlite(let writer): try await writer.read(transacting)
+            case .postgres(let postgres):
+                try await postgres.read(expectingOneStatement: expectingOneStatement, transacting)
             }
         }
     }
@@ -249,14 +251,15 @@ public struct FeatureStore: Sendable {
     /// Runs `work` in one write transaction: all of it is written, or none. Once it has
     /// committed, the observers of the environments it changed are told (`observeChanges`)
     /// before it returns.
-    func write<T: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        let collecting: @Sendable (any SQLConnection) throws -> (T, changed: Set<EnvironmentPath>) = { db in
-            try ChangeAnnouncements.shared.collect(on: db) { try work(db) }
+    func write<T: Sendable>(_ work: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        let transacting: @Sendable (any SQLConnection) throws -> (T, changed: [EnvironmentPath]) = { connection in
+            let transaction = Transaction(connection)
+            return (try work(transaction), transaction.changedEnvironments)
         }
         let (result, changed) = try await Self.translatingErrorsAsync {
             switch backend {
-            case .sqlite(let writer): try await writer.write(collecting)
-            case .postgres(let postgres): try await postgres.write(collecting)
+            case .sqlite(let writer): try await writer.write(transacting)
+            case .postgres(let postgres): try await postgres.write(transacting)
             }
         }
         await changeObservers.tell(changed, of: self)
@@ -267,7 +270,7 @@ public struct FeatureStore: Sendable {
     /// is written, or none, and it returns once the transaction holding it has committed. For
     /// small writes that many callers make at once.
     func writeInGroup<T: Sendable>(
-        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (any SQLConnection) throws -> T
+        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T {
         try await Self.translatingErrorsAsync { try await groupCommit.write(prerecording: firsts, work) }
     }

@@ -27,7 +27,7 @@ final class GroupCommit: Sendable {
         /// The first assignments `run` will record, which PostgreSQL records for all the jobs
         /// of a transaction in one statement before they run (`AssignmentWriter.prerecord`).
         let firsts: [PendingFirst]
-        let run: @Sendable (any SQLConnection, _ inSavepoint: Bool) throws -> Void
+        let run: @Sendable (Transaction, _ inSavepoint: Bool) throws -> Void
         let finish: @Sendable ((any Error)?) -> Void
     }
 
@@ -45,7 +45,7 @@ final class GroupCommit: Sendable {
     /// thrown here; the other writes of the group are unaffected. On PostgreSQL `work` may run
     /// twice (see `commit`): it must touch nothing but the database.
     func write<T: Sendable>(
-        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (any SQLConnection) throws -> T
+        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (Transaction) throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             write(prerecording: firsts, work) { continuation.resume(with: $0) }
@@ -59,7 +59,7 @@ final class GroupCommit: Sendable {
     /// - parameter firsts: the first assignments `work` records (with `recordFirst`), when they
     ///   are known before it runs.
     func write<T: Sendable>(
-        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (any SQLConnection) throws -> T,
+        prerecording firsts: [PendingFirst] = [], _ work: @escaping @Sendable (Transaction) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let outcome = Outcome<T>()
@@ -116,7 +116,8 @@ final class GroupCommit: Sendable {
             writer.asyncWriteWithoutTransaction { db in
                 do {
                     try db.inTransaction(.immediate) {
-                        for job in jobs { try job.run(db, true) }
+                        let transaction = Transaction(db)
+                        for job in jobs { try job.run(transaction, true) }
                         return .commit
                     }
                     done(nil)
@@ -132,15 +133,19 @@ final class GroupCommit: Sendable {
             // back, and its outcome is replaced by the second's.
             Task {
                 do {
-                    try await postgres.write { db in
-                        try AssignmentWriter.prerecord(jobs.flatMap(\.firsts), in: db)
-                        for job in jobs { try job.run(db, false) }
-                        try AssignmentWriter.requireEveryPrerecordedTaken(in: db)
+                    try await postgres.write { connection in
+                        let transaction = Transaction(connection)
+                        try AssignmentWriter.prerecord(jobs.flatMap(\.firsts), in: transaction)
+                        for job in jobs { try job.run(transaction, false) }
+                        try AssignmentWriter.requireEveryPrerecordedTaken(in: transaction)
                     }
                     done(nil)
                 } catch {
                     do {
-                        try await postgres.write { db in for job in jobs { try job.run(db, true) } }
+                        try await postgres.write { connection in
+                            let transaction = Transaction(connection)
+                            for job in jobs { try job.run(transaction, true) }
+                        }
                         done(nil)
                     } catch {
                         done(error)

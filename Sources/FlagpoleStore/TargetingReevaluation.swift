@@ -39,7 +39,7 @@ public struct TargetingPlan: Hashable, Sendable {
 /// so nothing narrower than the test's users can be read. Moves are collected, then written, so
 /// the table is not written under its own cursor.
 struct TargetingReevaluation {
-    let db: any SQLConnection
+    let db: Transaction
     let test: PinningPlan.Test
     let segments: SegmentLookup
     /// The test's rules and the segments before the change, when the change is one of rules or

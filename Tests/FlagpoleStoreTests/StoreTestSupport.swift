@@ -247,7 +247,7 @@ extension String {
 extension MigrationFixtureTests {
     /// Every (feature, variation) whose assignment deltas do not sum to the users recorded in it,
     /// variation names compared by bytes, as `assignment_deltas` and `assignments` store them.
-    @Sendable static func deltasDisagreeingWithAssignments(_ db: any SQLConnection) throws -> [String] {
+    @Sendable static func deltasDisagreeingWithAssignments(_ db: Transaction) throws -> [String] {
         func tally(_ sql: String) throws -> [String: Int] {
             var tally: [String: Int] = [:]
             for row in try db.rows(sql) {
@@ -265,8 +265,8 @@ extension MigrationFixtureTests {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// The SQLite connection under this one, for the tests of what only SQLite has (its
     /// transaction observers, its catalog); `nil` on PostgreSQL.
-    var sqlite: Database? { self as? Database }
+    var sqlite: Database? { connection as? Database }
 }

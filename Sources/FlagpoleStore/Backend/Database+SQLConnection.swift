@@ -39,11 +39,8 @@ extension Database: SQLConnection {
 
     var statementsAreRoundTrips: Bool { false }
 
-    var memo: TransactionMemo? { nil }
-
-    func announceChange(of path: EnvironmentPath) throws {
-        ChangeAnnouncements.shared.note(path, on: self)
-    }
+    /// One server per file: it polls for the command line's writes.
+    func notifyChange(of path: EnvironmentPath) throws {}
 
     func run(_ insert: ChainedInsert) throws -> Bool {
         guard try bound(insert.sql, insert.arguments.values, cached: true).execute() == 1 else { return false }

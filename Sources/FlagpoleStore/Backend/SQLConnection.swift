@@ -7,8 +7,9 @@ import Foundation
 /// Statements are written once, in the SQL both backends accept, with `?` or `?NNN` placeholders
 /// (the PostgreSQL side numbers them), and bound by position (`statement(_:cached:)`). What
 /// differs between the backends is theirs to say: a text per dialect (`DialectSQL`, each listed
-/// in docs/POSTGRES.md), an index hint, whether statements are round trips, what a transaction
-/// remembers, how a change is announced, and how an insert and its followers are chained.
+/// in docs/POSTGRES.md), an index hint, whether statements are round trips, how other servers
+/// hear of a change, and how an insert and its followers are chained. What is the same on both
+/// (what a transaction remembers and what it changed) is `Transaction`'s.
 protocol SQLConnection: AnyObject {
     /// Runs one statement and returns its rows. `cached` keeps the prepared statement for the
     /// next call (SQLite): for statements with a fixed text, run often.
@@ -37,15 +38,10 @@ protocol SQLConnection: AnyObject {
     /// to a statement worth it; on SQLite a prepared statement run once per row is the fastest.
     var statementsAreRoundTrips: Bool { get }
 
-    /// What this transaction remembers between statements where they are round trips; `nil`
-    /// on SQLite (see `TransactionMemo`).
-    var memo: TransactionMemo? { get }
-
-    /// Notes that this transaction changes the environment at `path`: this process's observers
-    /// are told once it commits (`ChangeAnnouncements`), and on PostgreSQL so are the other
-    /// servers, by a `NOTIFY` that leaves with the commit (and is dropped with a rollback). A
-    /// SQLite file has one server, which polls for the command line's writes.
-    func announceChange(of path: EnvironmentPath) throws
+    /// Tells the other servers, with the commit, that the transaction changes the environment at
+    /// `path`: a `NOTIFY` on PostgreSQL (dropped with a rollback); nothing on SQLite, whose one
+    /// server polls for the command line's writes. Called by `Transaction.announceChange(of:)`.
+    func notifyChange(of path: EnvironmentPath) throws
 
     /// Runs `insert` and, only when it inserted its row, the inserts that follow from it:
     /// in one round trip on PostgreSQL (writable CTEs), statement by statement on SQLite.

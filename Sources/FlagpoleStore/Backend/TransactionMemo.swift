@@ -1,7 +1,7 @@
-/// What one transaction remembers between its statements, on a backend where each statement is a
-/// round trip (PostgreSQL): a table keeps there what it read or wrote ahead, under a type of its
-/// own, for the rest of the transaction. SQLite's connection has none (`SQLConnection.memo` is
-/// `nil`): a statement there costs about what remembering would.
+/// What one transaction remembers between its statements (`Transaction.memo`, on both backends):
+/// a table keeps there what it read or wrote ahead, under a type of its own, for the rest of the
+/// transaction. It matters most where each statement is a round trip (PostgreSQL); on SQLite it
+/// saves a cached statement's run.
 final class TransactionMemo {
     private var values: [ObjectIdentifier: Any] = [:]
 

@@ -15,8 +15,6 @@ final class PostgresTransaction: SQLConnection {
     private let connection: PostgresConnection
     private let logger: Logger
     private var savepoints = 0
-    /// What the tables remember between this transaction's statements.
-    let memo: TransactionMemo? = TransactionMemo()
 
     /// Outside a transaction: one statement, which is its own snapshot (see
     /// `PostgresStore.read(expectingOneStatement:_:)`).
@@ -60,8 +58,7 @@ final class PostgresTransaction: SQLConnection {
 
     var statementsAreRoundTrips: Bool { true }
 
-    func announceChange(of path: EnvironmentPath) throws {
-        ChangeAnnouncements.shared.note(path, on: self)
+    func notifyChange(of path: EnvironmentPath) throws {
         try execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, path.description], cached: true)
     }
 

@@ -11,7 +11,7 @@ import Foundation
 /// runs at once: true of SQLite's single writer, and of PostgreSQL because every write
 /// transaction takes the store's advisory lock before it reads.
 struct ExperimentLedger {
-    private let db: any SQLConnection
+    private let db: Transaction
     private let scope: EnvironmentScope
     /// Each test's epochs, oldest first, by feature id.
     private(set) var epochs: [Int64: [ExperimentEpoch]] = [:]
@@ -27,7 +27,7 @@ struct ExperimentLedger {
     /// million users is followed in slices.
     private static let slice = 20_000
 
-    init(db: any SQLConnection, scope: EnvironmentScope) throws {
+    init(db: Transaction, scope: EnvironmentScope) throws {
         self.db = db
         self.scope = scope
         for epoch in try db.experiments.epochs(in: scope) {

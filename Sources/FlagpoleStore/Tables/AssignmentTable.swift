@@ -13,7 +13,7 @@ import GRDB
 /// Each statement is written once, for both backends (`SQLStatement`); the few whose dialects
 /// need their own text are `DialectSQL`s, listed in docs/POSTGRES.md.
 struct AssignmentTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// The recorded assignment of `user` in a feature, found by the point their id gives.
     func assignment(of user: UserID, in feature: StoredFeature) throws -> Assignment? {
@@ -359,7 +359,7 @@ struct AssignmentTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Users' recorded groups and their history.
     var assignments: AssignmentTable { AssignmentTable(db: self) }
 }

@@ -8,14 +8,14 @@ import GRDB
 /// points at a time, each in one statement. The statements every new user's first fetch runs
 /// are bound through SQLite's C API on SQLite.
 struct AssignmentWriter {
-    let db: any SQLConnection
+    let db: Transaction
     let scope: EnvironmentScope
     /// The revision the groups are computed under.
     let revision: Int
     /// Unix milliseconds, as the per-user tables keep time.
     let time: Int64
 
-    init(db: any SQLConnection, scope: EnvironmentScope, revision: Int, now: Date) {
+    init(db: Transaction, scope: EnvironmentScope, revision: Int, now: Date) {
         self.db = db
         self.scope = scope
         self.revision = revision
@@ -57,7 +57,7 @@ struct AssignmentWriter {
         _ assignment: RecordedAssignment, of user: UserID, featureID: Int64
     ) throws -> (assignment: RecordedAssignment, isNew: Bool) {
         let key = PendingFirst.Key(featureID: featureID, point: assignment.point, user: user)
-        if let memo = db.memo, memo[PrerecordedFirsts.self]?.take(key, assignment) == true {
+        if db.memo[PrerecordedFirsts.self]?.take(key, assignment) == true {
             return (assignment, true)
         }
         // The assignment, and only when it is new its `first` event and its minute's count: the
@@ -97,10 +97,10 @@ struct AssignmentWriter {
     /// round trip. A user recorded already (another instance came first) is left to that
     /// `recordFirst`, which reads back the winner. PostgreSQL only: every round trip of a group
     /// commit holds the write lock, and a statement per new user was most of its time.
-    static func prerecord(_ firsts: [PendingFirst], in db: any SQLConnection) throws {
-        guard let memo = db.memo, !firsts.isEmpty else { return }
-        let prerecorded = memo[PrerecordedFirsts.self] ?? PrerecordedFirsts()
-        memo[PrerecordedFirsts.self] = prerecorded
+    static func prerecord(_ firsts: [PendingFirst], in db: Transaction) throws {
+        guard !firsts.isEmpty else { return }
+        let prerecorded = db.memo[PrerecordedFirsts.self] ?? PrerecordedFirsts()
+        db.memo[PrerecordedFirsts.self] = prerecorded
         var seen = Set<PendingFirst.Key>()
         var candidates: [PrerecordCandidate] = []
         for first in firsts {
@@ -126,8 +126,8 @@ struct AssignmentWriter {
     /// Throws when a row `prerecord` inserted was taken by no write: the writes must record
     /// exactly the first assignments they announced, or a row would be committed that no caller
     /// reports. The group then runs again without prerecording.
-    static func requireEveryPrerecordedTaken(in db: any SQLConnection) throws {
-        guard let left = db.memo?[PrerecordedFirsts.self]?.assignments, !left.isEmpty else { return }
+    static func requireEveryPrerecordedTaken(in db: Transaction) throws {
+        guard let left = db.memo[PrerecordedFirsts.self]?.assignments, !left.isEmpty else { return }
         throw StorageError.storage(
             reason: "\(left.count) first assignments recorded ahead were not taken by their writes")
     }

@@ -6,7 +6,7 @@ import GRDB
 /// settings and marking included), its numbered `revisions` with their `audit` rows, the document's other
 /// top-level keys (`document_extras`), and the store's `store_generation`, which a restore raises.
 struct EnvironmentTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     // MARK: Environments
 
@@ -62,10 +62,10 @@ struct EnvironmentTable {
     /// Whether the environment is still at `head`'s revision and generation: what a write
     /// computed from a read checks, inside its transaction, before writing.
     func isCurrent(_ head: EnvironmentHead) throws -> Bool {
-        // Where statements are round trips, a group commit's writes each asking would cost one
-        // each: the answer is kept for the transaction, which only its own writes can change (a
-        // write holds the store's write lock; a read is one snapshot).
-        if let known = db.memo?[KnownHeads.self]?[head.scope.id] {
+        // A group commit's writes each asking would cost a statement each (a round trip on
+        // PostgreSQL): the answer is kept for the transaction, which only its own writes can
+        // change (a write holds the store's write lock; a read is one snapshot).
+        if let known = db.memo[KnownHeads.self]?[head.scope.id] {
             return known.revision == head.revision && known.generation == head.generation
         }
         let row = try db.row(
@@ -75,7 +75,7 @@ struct EnvironmentTable {
             """, [head.scope.tenant.id, head.scope.id], cached: true)!
         let revision: Int? = row[0]
         let generation: Int64 = row[1]
-        if let memo = db.memo { memo[KnownHeads.self, default: [:]][head.scope.id] = (revision, generation) }
+        db.memo[KnownHeads.self, default: [:]][head.scope.id] = (revision, generation)
         return revision == head.revision && generation == head.generation
     }
 
@@ -333,7 +333,7 @@ struct EnvironmentTable {
                 targeting,
             ])
         try db.announceChange(of: scope.path)
-        db.memo?[KnownHeads.self] = nil
+        db.memo[KnownHeads.self] = nil
         try insertAudit(changes, ofRevision: revisionID, in: scope)
     }
 
@@ -420,11 +420,11 @@ struct EnvironmentTable {
         try db.execute(
             "UPDATE store_generation SET generation = CASE WHEN generation >= ? THEN generation ELSE ? END + 1",
             [other, other])
-        db.memo?[KnownHeads.self] = nil
+        db.memo[KnownHeads.self] = nil
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Environments, their revisions and audit.
     var environments: EnvironmentTable { EnvironmentTable(db: self) }
 }

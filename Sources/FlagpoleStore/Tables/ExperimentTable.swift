@@ -6,7 +6,7 @@ import GRDB
 /// `test_controls`: what tests are judged on, the events apps send, the figures kept up to date
 /// from them, and the control each test is read against (docs/RESULTS.md).
 struct ExperimentTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     // MARK: Goals
 
@@ -299,7 +299,7 @@ struct ExperimentTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Goals, events and the figures of tests.
     var experiments: ExperimentTable { ExperimentTable(db: self) }
 }

@@ -8,7 +8,7 @@ import GRDB
 /// Imports write tens of thousands of rows: the writes are prepared once per connection and
 /// reused, never rebuilt per row.
 struct FeatureTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     // MARK: Reads
 
@@ -211,7 +211,7 @@ struct FeatureTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Features and their variations.
     var features: FeatureTable { FeatureTable(db: self) }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The one home of every statement on `fetch_counts`.
 struct FetchCountTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// Adds `fetches` to the revision's count for `client`: several servers add up.
     func add(_ fetches: Int, environmentID: Int64, revision: Int, client: FetchClient, at time: Date) throws {
@@ -31,7 +31,7 @@ struct FetchCountTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// How many times clients fetched each revision.
     var fetchCounts: FetchCountTable { FetchCountTable(db: self) }
 }

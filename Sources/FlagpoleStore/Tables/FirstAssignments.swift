@@ -20,7 +20,7 @@ struct FirstAssignments {
     /// its 65 535.
     static let stagedPerStatement = 1024
 
-    private let db: any SQLConnection
+    private let db: Transaction
     private let scope: EnvironmentScope
     private let feature: StoredFeature
     private let points: UserPoints
@@ -54,7 +54,7 @@ struct FirstAssignments {
         var count: Int64 = 0
     }
 
-    init(_ db: any SQLConnection, scope: EnvironmentScope, feature: StoredFeature, revision: Int, now: Date) throws {
+    init(_ db: Transaction, scope: EnvironmentScope, feature: StoredFeature, revision: Int, now: Date) throws {
         self.db = db
         self.scope = scope
         self.feature = feature

@@ -4,7 +4,7 @@ import Foundation
 /// The one home of every statement on `api_keys`, `sessions` and `server_secrets`: the API's
 /// keys, the dashboard's sign-ins made with them, and what the server signs with.
 struct KeyTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// A key that is not revoked, found by the prefix of a presented secret. The caller
     /// compares the digests, in constant time.
@@ -174,7 +174,7 @@ struct ActiveKey {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Keys and sessions.
     var keys: KeyTable { KeyTable(db: self) }
 }

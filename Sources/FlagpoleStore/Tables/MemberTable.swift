@@ -4,7 +4,7 @@ import Foundation
 /// The one home of every statement on `members`, `memberships`, `member_links`,
 /// `member_sessions` and `sign_in_failures`: the people of tenants and how they sign in.
 struct MemberTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     // MARK: Members
 
@@ -222,7 +222,7 @@ struct MemberTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Members, their memberships, links, sessions and failed sign-ins.
     var members: MemberTable { MemberTable(db: self) }
 }

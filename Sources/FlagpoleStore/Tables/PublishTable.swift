@@ -4,7 +4,7 @@ import Foundation
 /// The one home of every statement on `publish_log`: each publish to object storage, per
 /// environment, and what the CDN purge hook answered.
 struct PublishTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// How many rows a target and environment keep.
     static let kept = 100
@@ -69,7 +69,7 @@ struct PublishTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// The publish log.
     var publishes: PublishTable { PublishTable(db: self) }
 }

@@ -42,7 +42,7 @@ struct RampRow: Sendable {
 
 /// The one home of every statement on `ramps`, `ramp_steps`, `ramp_events` and `ramp_looks`.
 struct RampTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     private static let select = """
         SELECT r.id, r.environment_id, r.feature_id, t.slug, e.name, f.name, r.variation, r.steps, r.base_biases,
@@ -254,7 +254,7 @@ struct RampTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Ramps, their steps, their events and their guards' looks.
     var ramps: RampTable { RampTable(db: self) }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The one home of every statement on `refused_event_batches`.
 struct RefusedEventBatchTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// How long rows are kept: the listings look back a day.
     static let kept: TimeInterval = 48 * 3600
@@ -52,7 +52,7 @@ struct RefusedEventBatchTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// The event batches servers refused whole.
     var refusedEventBatches: RefusedEventBatchTable { RefusedEventBatchTable(db: self) }
 }

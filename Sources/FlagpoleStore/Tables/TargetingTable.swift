@@ -4,7 +4,7 @@ import Foundation
 /// The one home of every statement on `segment_lists`: segments' lists of users, kept once per
 /// distinct content under their SHA-256.
 struct TargetingTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// Keeps `bytes` (a list `SegmentUsers.listBytes` wrote) under `sha256`, unless it is kept.
     func keepList(_ bytes: [UInt8], sha256: [UInt8], count: Int, tenant: TenantScope) throws {
@@ -22,7 +22,7 @@ struct TargetingTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Segments' lists of users.
     var targeting: TargetingTable { TargetingTable(db: self) }
 }

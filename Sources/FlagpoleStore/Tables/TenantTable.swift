@@ -28,7 +28,7 @@ extension TenantRecord {
 
 /// The one home of every statement on `tenants`.
 struct TenantTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// The tenant named `slug`.
     ///
@@ -64,7 +64,7 @@ struct TenantTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Tenants.
     var tenants: TenantTable { TenantTable(db: self) }
 }

@@ -23,7 +23,7 @@ struct TriggerRow: Sendable {
 
 /// The one home of every statement on `triggers` and `trigger_calls`.
 struct TriggerTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     private static let select = """
         SELECT g.id, g.feature_id, t.slug, e.name, f.name, g.action, g.name, g.prefix, g.created_by, g.created_at,
@@ -112,7 +112,7 @@ struct TriggerTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Trigger URLs and their calls.
     var triggers: TriggerTable { TriggerTable(db: self) }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// The one home of every statement on `unlocks` and `unlock_events`: users' recorded states of
 /// unlock flags, and the history of their changes.
 struct UnlockTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// The recorded state of `user` for a feature, `nil` when none is recorded.
     func state(of user: UserID, featureID: Int64) throws -> Bool? {
@@ -80,7 +80,7 @@ struct UnlockTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Users' unlock states.
     var unlocks: UnlockTable { UnlockTable(db: self) }
 }

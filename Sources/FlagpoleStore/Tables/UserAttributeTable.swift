@@ -6,7 +6,7 @@ import GRDB
 /// environment, which rule changes are planned against, and on `erasures`, the anonymous record
 /// of users forgotten.
 struct UserAttributeTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     /// Keeps `attributes` as `user`'s last, seen in the hour `hour` (Unix hours).
     func keep(_ attributes: UserAttributes, of user: UserID, in scope: EnvironmentScope, hour: Int64) throws {
@@ -62,7 +62,7 @@ extension UserAttributeTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Users' last attributes.
     var userAttributes: UserAttributeTable { UserAttributeTable(db: self) }
 }

@@ -15,7 +15,7 @@ struct WebhookRow: Sendable {
 
 /// The one home of every statement on `webhooks` and `webhook_deliveries`.
 struct WebhookTable {
-    let db: any SQLConnection
+    let db: Transaction
 
     private static let select = """
         SELECT w.id, t.slug, e.name, w.url, w.secret, w.format, w.created_by, w.created_at, w.revoked_at
@@ -148,7 +148,7 @@ struct WebhookTable {
     }
 }
 
-extension SQLConnection {
+extension Transaction {
     /// Webhooks and their deliveries.
     var webhooks: WebhookTable { WebhookTable(db: self) }
 }

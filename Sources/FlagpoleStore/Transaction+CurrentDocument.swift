@@ -1,6 +1,6 @@
 import FlagpoleCore
 
-extension SQLConnection {
+extension Transaction {
     /// The environment's current document, read from its tables.
     func currentDocument(in scope: EnvironmentScope) throws -> FeaturesDocument {
         try currentDocument(in: scope, features: features.storedFeatures(in: scope))
