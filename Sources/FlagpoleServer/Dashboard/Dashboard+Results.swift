@@ -60,7 +60,7 @@ extension Dashboard {
     @Sendable func nameControl(
         _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
     ) async throws -> Response {
-        let form = try await form(ControlForm.self, of: request, session: context.session)
+        let form = try await form(NameControlForm.self, of: request, session: context.session)
         let name = try context.feature()
         try await store.setControl(
             of: name, to: form.control.isEmpty ? nil : form.control, in: context.path,
@@ -70,7 +70,8 @@ extension Dashboard {
     }
 }
 
-struct ControlForm: DashboardForm {
+/// The form that names a test's control (`control` empty: back to the default).
+struct NameControlForm: DashboardForm {
     var csrf: String
     var control: String
 }

@@ -4,9 +4,10 @@ import FlagpoleCore
 /// and the domain code see it: the backend's connection, what the transaction remembers between
 /// its statements, and what it changed, which the store tells once it has committed.
 ///
-/// The store makes one for each transaction it runs (`FeatureStore.read`, `write`, the group
-/// commit, the event-loop read); nothing else does. `SQLConnection` stays the seam between the
-/// backends: a `Transaction` speaks SQL through it, and adds what is the same on both.
+/// The store makes one around each transaction it runs, however it opened it (`FeatureStore.read`,
+/// `write`, the group commit, the event-loop read, backup and restore). `SQLConnection` stays the
+/// seam between the backends: a `Transaction` speaks SQL through it, and adds what is the same on
+/// both.
 final class Transaction {
     /// The backend's connection, inside the transaction.
     let connection: any SQLConnection
