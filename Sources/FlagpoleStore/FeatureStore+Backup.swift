@@ -120,20 +120,20 @@ extension FeatureStore {
         let writer = try sqliteWriter()
         let pageSize = try await read { db in try db.value(Int.self, "PRAGMA page_size") ?? 4096 }
         try staged.matchPageSize(pageSize)
-        let target = writer.path
         let replaced = try await Self.translatingErrorsAsync {
             try await writer.writeWithoutTransaction { db -> DatabaseSummary in
                 let before = try Self.summary(of: db)
+                let target = Transaction(db)
                 if !replacingData {
-                    let tenants = try Transaction(db).tenants.all()
+                    let tenants = try target.tenants.all()
                     guard tenants.isEmpty else {
                         throw BackupError.restoreWouldReplaceData(
-                            path: target, tenants: tenants.map { TenantSlug(rawValue: $0.slug) })
+                            path: writer.path, tenants: tenants.map { TenantSlug(rawValue: $0.slug) })
                     }
                 }
                 // A generation above both files' tells running servers that revision numbers they
                 // have served may now hold other documents (see `DeliveryState.generation`).
-                let generation = try Transaction(db).environments.generation()
+                let generation = try target.environments.generation()
                 try staged.queue.write { source in
                     try Transaction(source).environments.raiseGeneration(above: generation)
                 }

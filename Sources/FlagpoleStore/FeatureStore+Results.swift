@@ -104,8 +104,9 @@ extension FeatureStore {
     }
 
     /// The readout of a test: every epoch (or `epoch`), every goal (or `goal`), each variation
-    /// against `control` (unless given, the test's named control, else `ExperimentEpoch.defaultControl`). Reads a few rows per variation,
-    /// after catching up with what changed since events last arrived.
+    /// against `control` (unless given, the test's named control, else
+    /// `ExperimentEpoch.defaultControl`). Reads a few rows per variation, after catching up with
+    /// what changed since events last arrived.
     ///
     /// - throws: `DocumentError.featureNotFound`, `ResultsError`, `TenancyError`.
     public func results(

@@ -66,8 +66,8 @@ extension FeatureStore {
     /// address in the database, so every instance of the server shares them; while either is
     /// locked nothing is hashed. An unknown address costs a hash at `cost`, as a known one does.
     ///
-    /// - throws: `MemberError.passwordTooLong`, before any hashing.
     /// - parameter browser: the browser's `User-Agent`, shown in the member's list of sessions.
+    /// - throws: `MemberError.passwordTooLong`, before any hashing.
     public func signIn(
         email: String, password: String, address: String, browser: String? = nil, now: Date = Date(),
         cost: PasswordCost = .owasp

@@ -52,9 +52,7 @@ extension Dashboard {
             error: error, now: Date())
         return .html(templates.render(page, as: "results"), status: error == nil ? .ok : .unprocessableContent)
     }
-}
 
-extension Dashboard {
     /// POST /tenants/{tenant}/{env}/features/{feature}/results/control: names the test's control
     /// (`control` empty: back to the default), then shows the results against it.
     @Sendable func nameControl(
@@ -63,7 +61,7 @@ extension Dashboard {
         let form = try await form(NameControlForm.self, of: request, session: context.session)
         let name = try context.feature()
         try await store.setControl(
-            of: name, to: form.control.isEmpty ? nil : form.control, in: context.path,
+            of: name, to: form.control.nilIfEmpty, in: context.path,
             actor: context.session.identity.actor)
         let notice = Notice(form.control.isEmpty ? .controlCleared : .controlNamed)
         return .seeOther(notice.appended(to: EnvironmentURLs(context.path).feature(name) + "/results"))

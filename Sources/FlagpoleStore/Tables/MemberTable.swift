@@ -162,13 +162,13 @@ struct MemberTable {
     func sessions(memberID: Int64, now: Date) throws -> [MemberSession] {
         try db.rows(
             """
-            SELECT id, address, created_at, expires_at, browser FROM member_sessions
+            SELECT id, address, browser, created_at, expires_at FROM member_sessions
             WHERE member_id = ? AND expires_at > ? ORDER BY created_at DESC, id DESC
             """, [memberID, now.unixMilliseconds]
         ).map {
             MemberSession(
-                id: $0[0], address: $0[1], browser: $0[4], createdAt: Date(unixMilliseconds: $0[2]),
-                expiresAt: Date(unixMilliseconds: $0[3]))
+                id: $0[0], address: $0[1], browser: $0[2], createdAt: Date(unixMilliseconds: $0[3]),
+                expiresAt: Date(unixMilliseconds: $0[4]))
         }
     }
 
