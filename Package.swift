@@ -92,6 +92,7 @@ let package = Package(
                 .embedInCode("0016_fetches_and_webhooks.sql"),
                 .embedInCode("0017_refused_event_batches.sql"),
                 .embedInCode("0018_test_controls_and_session_browsers.sql"),
+                .embedInCode("0019_webhook_events_and_change_sequence.sql"),
                 .embedInCode("PostgreSQL/0001_initial.postgres.sql"),
                 .embedInCode("PostgreSQL/0002_assignments.postgres.sql"),
                 .embedInCode("PostgreSQL/0003_server.postgres.sql"),
@@ -110,6 +111,7 @@ let package = Package(
                 .embedInCode("PostgreSQL/0016_fetches_and_webhooks.postgres.sql"),
                 .embedInCode("PostgreSQL/0017_refused_event_batches.postgres.sql"),
                 .embedInCode("PostgreSQL/0018_test_controls_and_session_browsers.postgres.sql"),
+                .embedInCode("PostgreSQL/0019_webhook_events_and_change_sequence.postgres.sql"),
             ]
         ),
 

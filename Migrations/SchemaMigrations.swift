@@ -36,6 +36,8 @@ public enum SchemaMigrations {
         Migration("0017_refused_event_batches", PackageResources._017_refused_event_batches_sql),
         Migration(
             "0018_test_controls_and_session_browsers", PackageResources._018_test_controls_and_session_browsers_sql),
+        Migration(
+            "0019_webhook_events_and_change_sequence", PackageResources._019_webhook_events_and_change_sequence_sql),
     ]
 
     /// PostgreSQL's migrations, `PostgreSQL/NNNN_name.postgres.sql`: the same versions as
@@ -62,5 +64,8 @@ public enum SchemaMigrations {
         Migration(
             "0018_test_controls_and_session_browsers",
             PackageResources._018_test_controls_and_session_browsers_postgres_sql),
+        Migration(
+            "0019_webhook_events_and_change_sequence",
+            PackageResources._019_webhook_events_and_change_sequence_postgres_sql),
     ]
 }

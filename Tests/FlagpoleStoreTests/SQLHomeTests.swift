@@ -12,7 +12,7 @@ struct SQLHomeTests {
         "tenants": "TenantTable.swift",
         "environments": "EnvironmentTable.swift", "revisions": "EnvironmentTable.swift",
         "audit": "EnvironmentTable.swift", "document_extras": "EnvironmentTable.swift",
-        "store_generation": "EnvironmentTable.swift",
+        "store_generation": "EnvironmentTable.swift", "environment_changes": "EnvironmentTable.swift",
         "features": "FeatureTable.swift", "variations": "FeatureTable.swift",
         "assignments": "AssignmentTable.swift", "assignment_events": "AssignmentTable.swift",
         "assignment_deltas": "AssignmentTable.swift",
