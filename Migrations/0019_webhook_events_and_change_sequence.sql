@@ -27,5 +27,10 @@ CREATE TABLE environment_changes (
 
 CREATE INDEX environment_changes_by_time ON environment_changes (changed_at);
 
+-- How many recorded users a revision moved between groups, where its change planned that (an
+-- import, an edit, a bias change, a ramp's step, a rule change); NULL for other revisions and those
+-- written before this column. The audit feed and `revision.created` report it.
+ALTER TABLE revisions ADD COLUMN moved_users INTEGER CHECK (moved_users >= 0);
+
 -- Delivered and given-up deliveries are deleted by age (`--keep-deliveries`, 30 days by default).
 CREATE INDEX webhook_deliveries_by_state_and_time ON webhook_deliveries (state, created_at);

@@ -2,6 +2,7 @@ import FlagpoleCore
 import FlagpolePublish
 import FlagpoleStore
 import FlagpoleWebhooks
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -48,6 +49,10 @@ public struct ServerConfiguration: Sendable {
     public var allowsPrivateWebhooks = false
     /// Where webhooks may be sent: checked alike when one is made (API, dashboard) and at every delivery.
     var webhookAddresses: WebhookAddresses { WebhookAddresses(allowsPrivate: allowsPrivateWebhooks) }
+    /// The address people reach the server at (`serve --public-url`): webhook events link under it.
+    public var publicURL: String?
+    /// How long delivered and given-up webhook deliveries are kept (`serve --keep-deliveries-days`).
+    public var deliveriesKept = FeatureStore.deliveriesKept
     /// How often the fetches answered and the event batches refused are added to the store's
     /// counts: `serve`'s tick interval, at most 5 s.
     public var countsInterval: Duration = .seconds(5)
@@ -97,7 +102,8 @@ public enum ServerApplication {
         // One delivery, with one cache and one limit on new users, for the router and the fast path.
         let delivery = delivery(store: store, configuration: configuration, registry: registry)
         let poller = DeliveryPoller(
-            store: store, cache: delivery.cache, interval: configuration.pollInterval, logger: logger)
+            store: store, cache: delivery.cache, interval: configuration.pollInterval, metrics: delivery.metrics,
+            logger: logger)
         return Application(
             router: router(delivery: delivery, configuration: configuration, registry: registry),
             server: .http1(configuration: .init(additionalChannelHandlers: [DeliveryFastPath(delivery: delivery)])),
@@ -118,11 +124,13 @@ public enum ServerApplication {
                 } ?? [])
                 + (configuration.tickInterval.map {
                     [
-                        TickService(store: store, interval: $0, clock: configuration.clock, logger: logger),
+                        TickService(
+                            store: store, interval: $0, deliveriesKept: configuration.deliveriesKept,
+                            clock: configuration.clock, logger: logger),
                         WebhookService(
                             store: store,
                             sender: WebhookSender(
-                                addresses: configuration.webhookAddresses),
+                                addresses: configuration.webhookAddresses, publicURL: configuration.publicURL),
                             interval: $0, clock: configuration.clock, logger: logger),
                     ]
                 } ?? []),

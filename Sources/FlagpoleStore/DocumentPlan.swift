@@ -166,6 +166,12 @@ struct DocumentPlan {
         var result = outcome
         let moves = try reevaluate(db, writer: db.assignments.writer(in: scope, revision: number, now: now), kind: kind)
         result.reassigned = moves.reassigned
+        // The change planned who moves where a test's groups or rules change.
+        if rangeChanges.contains(where: { $0.stored.feature.isBucketed || $0.next.isBucketed })
+            || !ruledFeatures.isEmpty
+        {
+            try db.environments.recordMovedUsers(moves.reassigned, ofRevision: number, in: scope)
+        }
         return (result, moves.moves)
     }
 

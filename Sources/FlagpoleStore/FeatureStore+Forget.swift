@@ -41,6 +41,10 @@ extension FeatureStore {
                 report.unlocks += try db.unlocks.forget(user, in: scope)
                 report.attributes += try db.userAttributes.forget(user, in: scope)
                 report.events += try db.experiments.forget(user, in: scope)
+                // The change sequence names no one forgotten: the environment reads as wholly
+                // changed, and the steps that named this user go.
+                try db.environments.forgetChanges(in: scope)
+                db.noteEveryUserChanged(in: scope)
                 let targeting = try TargetingDocument(stored: try db.environments.revision(nil, in: scope)?.targeting)
                 for definition in targeting.segments.values.sorted(by: { $0.name < $1.name })
                 where definition.users != nil {

@@ -357,29 +357,27 @@ extension FeatureStore {
             step: target, revision: outcome.revision, appliedBy: appliedBy, appliedAt: now, folded: folded,
             movedUsers: outcome.plans.reduce(0) { $0 + $1.movingUsers })
         try db.ramps.insertStep(record, of: ramp.id)
-        try announce(
-            db,
-            RampAnnouncement(
-                .stepApplied, of: ramp,
+        db.record(
+            StoreEvent(
+                .rampStepApplied, of: ramp, at: now,
                 ": step \(target + 1) of \(ramp.steps.count) applied by \(appliedBy), \(course.variation) \(Percent.format(share))\(foldedText), as revision \(outcome.revision); \(record.movedUsers) recorded users moved",
                 details: [
                     "step": .number(Double(target)), "share": .number(share),
                     "revision": .number(Double(outcome.revision)), "appliedBy": .string(appliedBy),
                     "folded": .array(folded.map { .number(Double($0)) }),
                     "movedUsers": .number(Double(record.movedUsers)),
-                ]), now: now)
+                ]))
         if outcome.isApplied { ramp.knownRevision = outcome.revision }
         ramp.nextStep = target + 1
         if ramp.nextStep == ramp.steps.count {
             ramp.state = .finished
             ramp.dueAt = nil
             try db.ramps.insertEvent(RampEvent(kind: .finished, actor: appliedBy, detail: nil, at: now), of: ramp.id)
-            try announce(
-                db,
-                RampAnnouncement(
-                    .finished, of: ramp,
+            db.record(
+                StoreEvent(
+                    .rampFinished, of: ramp, at: now,
                     " finished: \(course.variation) is at \(Percent.format(share))"
-                ), now: now)
+                ))
         } else {
             ramp.dueAt = ramp.hold.end(after: now)
         }
@@ -417,14 +415,13 @@ extension FeatureStore {
         if !isDryRun {
             try db.ramps.update(ramp)
             try db.ramps.insertEvent(RampEvent(kind: .aborted, actor: actor, detail: ramp.reason, at: now), of: ramp.id)
-            try announce(
-                db,
-                RampAnnouncement(
-                    rollingBack ? .rolledBack : .aborted, of: ramp, " \(ramp.reason ?? "aborted")",
+            db.record(
+                StoreEvent(
+                    rollingBack ? .rampRolledBack : .rampAborted, of: ramp, at: now, " \(ramp.reason ?? "aborted")",
                     details: [
                         "actor": .string(actor), "reason": because.map(JSONValue.string) ?? .null,
                         "movedUsers": .number(Double(plans.reduce(0) { $0 + $1.plan.movingUsers })),
-                    ]), now: now)
+                    ]))
         }
         return plans
     }
@@ -438,11 +435,10 @@ extension FeatureStore {
         guard !isDryRun else { return }
         try db.ramps.update(ramp)
         try db.ramps.insertEvent(RampEvent(kind: .paused, actor: actor, detail: reason, at: now), of: ramp.id)
-        try announce(
-            db,
-            RampAnnouncement(
-                .paused, of: ramp, " paused by \(actor): \(reason)",
-                details: ["actor": .string(actor), "reason": .string(reason)]), now: now)
+        db.record(
+            StoreEvent(
+                .rampPaused, of: ramp, at: now, " paused by \(actor): \(reason)",
+                details: ["actor": .string(actor), "reason": .string(reason)]))
     }
 
     /// Takes the test as it is now as the ramp's base: its biases, its last change, and the next

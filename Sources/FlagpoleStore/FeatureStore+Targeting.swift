@@ -168,6 +168,10 @@ extension FeatureStore {
                     db: db, test: test, segments: segments, previous: testBefore.map { ($0, segmentsBefore) }
                 ).run(writer: writer)
             }
+            if !options.isDryRun {
+                try db.environments.recordMovedUsers(
+                    plans.reduce(0) { $0 + $1.movingUsers }, ofRevision: number, in: scope)
+            }
             return ConfigsOutcome(
                 revision: number, isApplied: !options.isDryRun, isUnchanged: false, changes: changes,
                 warnings: warnings, plans: plans)

@@ -82,16 +82,16 @@ extension FeatureStore {
             } else {
                 call.acted = true
                 (call.outcome, revision) = try Self.act(row, db: db, caller: address, now: now)
-                try Self.announce(
-                    db,
-                    RampAnnouncement(
-                        event: .triggerFired, path: row.path, feature: row.feature, rampID: nil,
+                db.record(
+                    StoreEvent(
+                        kind: .triggerFired, path: row.path, at: now,
                         text:
                             "trigger \(row.name) (\(row.action.rawValue)) of \(row.feature) called from \(address): \(call.outcome)",
-                        details: [
-                            "trigger": .string(row.name), "action": .string(row.action.rawValue),
-                            "caller": .string(address), "outcome": .string(call.outcome),
-                        ]), now: now)
+                        fields: [
+                            "feature": .string(row.feature), "ramp": .null, "trigger": .string(row.name),
+                            "action": .string(row.action.rawValue), "caller": .string(address),
+                            "outcome": .string(call.outcome),
+                        ]))
             }
             try db.triggers.insertCall(call, of: row.id)
             return TriggerOutcome(

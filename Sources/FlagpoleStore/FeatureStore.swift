@@ -248,13 +248,15 @@ public struct FeatureStore: Sendable {
         }
     }
 
-    /// Runs `work` in one write transaction: all of it is written, or none. Once it has
-    /// committed, the observers of the environments it changed are told (`observeChanges`)
-    /// before it returns.
+    /// Runs `work` in one write transaction: all of it is written, or none. What it changed is
+    /// told as it commits (`Transaction.finish`), and, once it has committed, to the observers of
+    /// the environments whose delivery it changed (`observeChanges`), before it returns.
     func write<T: Sendable>(_ work: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         let transacting: @Sendable (any SQLConnection) throws -> (T, changed: [EnvironmentPath]) = { connection in
             let transaction = Transaction(connection)
-            return (try work(transaction), transaction.changedEnvironments)
+            let result = try work(transaction)
+            try transaction.finish()
+            return (result, transaction.changedEnvironments)
         }
         let (result, changed) = try await Self.translatingErrorsAsync {
             switch backend {

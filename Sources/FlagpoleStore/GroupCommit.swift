@@ -118,6 +118,7 @@ final class GroupCommit: Sendable {
                     try db.inTransaction(.immediate) {
                         let transaction = Transaction(db)
                         for job in jobs { try job.run(transaction, true) }
+                        try transaction.finish()
                         return .commit
                     }
                     done(nil)
@@ -138,6 +139,7 @@ final class GroupCommit: Sendable {
                         try AssignmentWriter.prerecord(jobs.flatMap(\.firsts), in: transaction)
                         for job in jobs { try job.run(transaction, false) }
                         try AssignmentWriter.requireEveryPrerecordedTaken(in: transaction)
+                        try transaction.finish()
                     }
                     done(nil)
                 } catch {
@@ -145,6 +147,7 @@ final class GroupCommit: Sendable {
                         try await postgres.write { connection in
                             let transaction = Transaction(connection)
                             for job in jobs { try job.run(transaction, true) }
+                            try transaction.finish()
                         }
                         done(nil)
                     } catch {

@@ -14,11 +14,52 @@ import NIOHTTP1
 /// webhook's secret over `t`, a dot and the body: a receiver checks it, and that `t` is recent.
 public struct WebhookSender: Sendable {
     public var addresses: WebhookAddresses
+    /// The server's address as people reach it (`--public-url`): events link under it.
+    public var publicURL: String?
     /// How long an attempt may take, connection included.
     public var timeout: TimeAmount = .seconds(10)
 
-    public init(addresses: WebhookAddresses) {
+    public init(addresses: WebhookAddresses, publicURL: String? = nil) {
         self.addresses = addresses
+        self.publicURL = publicURL
+    }
+
+    /// One attempt at a delivery, and whether it could be recorded.
+    public struct Sent: Sendable {
+        public var delivery: DueDelivery
+        public var attempt: DeliveryAttempt
+        /// Why the attempt could not be recorded: the delivery's claim runs out and it is sent
+        /// again (delivery is at least once).
+        public var recordingError: (any Error)?
+    }
+
+    /// Claims up to `limit` deliveries due now and attempts each, each webhook's in the order
+    /// they were written, several webhooks at once, recording every attempt: what `serve` does
+    /// every tick interval, and `flagpole tick` once. Claims are taken in the database, so
+    /// several senders never send one delivery at once.
+    public func sendDue(
+        from store: FeatureStore, limit: Int = 50, now: @escaping @Sendable () -> Date
+    ) async throws -> [Sent] {
+        let due = try await store.claimDueDeliveries(now: now(), limit: limit)
+        return await withTaskGroup(of: [Sent].self) { group in
+            for deliveries in Dictionary(grouping: due, by: \.webhookID).values {
+                group.addTask {
+                    var sent: [Sent] = []
+                    for delivery in deliveries {
+                        let attempt = await attempt(delivery, now: now())
+                        var recordingError: (any Error)?
+                        do {
+                            try await store.recordDeliveryAttempt(delivery, attempt, now: now())
+                        } catch {
+                            recordingError = error
+                        }
+                        sent.append(Sent(delivery: delivery, attempt: attempt, recordingError: recordingError))
+                    }
+                    return sent
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
     }
 
     /// The most bytes of an answer kept in the delivery log.
@@ -52,6 +93,7 @@ public struct WebhookSender: Sendable {
 
     private func post(_ delivery: DueDelivery, now: Date, with client: HTTPClient) async -> DeliveryAttempt {
         let url = delivery.url
+        let body = delivery.body(linkingFrom: publicURL)
         var request = HTTPClientRequest(url: url.description)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -59,8 +101,8 @@ public struct WebhookSender: Sendable {
         request.headers.add(name: "Flagpole-Delivery", value: delivery.id)
         request.headers.add(name: "Flagpole-Event", value: delivery.event)
         request.headers.add(
-            name: "Flagpole-Signature", value: Self.signature(of: delivery.body, secret: delivery.secret, at: now))
-        request.body = .bytes(ByteBuffer(bytes: delivery.body))
+            name: "Flagpole-Signature", value: Self.signature(of: body, secret: delivery.secret, at: now))
+        request.body = .bytes(ByteBuffer(bytes: body))
         do {
             let response = try await client.execute(request, timeout: timeout)
             // The answer's first bytes, for the log; the rest is not read, however long.

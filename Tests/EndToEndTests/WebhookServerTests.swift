@@ -39,24 +39,9 @@ struct WebhookServerTests {
     )
     func deliveredAndCounted() async throws {
         let rig = try await RampRig()
-        let directory = rig.cli.directory
-        let log = directory.appendingPathComponent("received.jsonl")
-        let secretFile = directory.appendingPathComponent("secret.txt")
-        try Data().write(to: secretFile)
-        let script = try rig.cli.write(Self.receiver, to: "receiver.py")
-        let receiver = try ChildProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, log.path, secretFile.path], in: directory)
-        defer { receiver.kill() }
-        var port = ""
-        let deadline = Date().addingTimeInterval(20)
-        while port.isEmpty && Date() < deadline {
-            port =
-                (try? String(contentsOf: receiverOutput(directory), encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            if port.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        try #require(!port.isEmpty, "the receiver did not start")
-        let url = "http://127.0.0.1:\(port)/hooks/flagpole"
+        let receiver = try await Receiver(rig)
+        defer { receiver.process.kill() }
+        let (url, port, log, secretFile) = (receiver.url, receiver.port, receiver.log, receiver.secretFile)
 
         // Without the operator's permission, nothing is saved.
         for address in [url, "http://localhost:\(port)/hooks"] {
@@ -65,7 +50,7 @@ struct WebhookServerTests {
         }
         #expect(await rig.run(["webhook", "list", "--tenant", "acme"]).stdout == "No webhooks.\n")
 
-        let added = await rig.run(["webhook", "add", url, "--allow-private", "--tenant", "acme"])
+        let added = await rig.run(["webhook", "add", url, "--events", "ramp.*", "--allow-private", "--tenant", "acme"])
         #expect(added.status == 0, "\(added.stderr)")
         let secret = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(secret.hasPrefix("whsec_"))
@@ -116,11 +101,91 @@ struct WebhookServerTests {
         #expect((steps.first?["fetches"] as? [String: Int])?["pinned"] == 1)
     }
 
-    /// The receiver's standard output file (ChildProcess writes it in `directory`).
-    private func receiverOutput(_ directory: URL) throws -> URL {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        let name = try #require(names.first { $0.hasPrefix(".stdout-") })
-        return directory.appendingPathComponent(name)
+    @Test(
+        "A bias change by hand reaches a Slack webhook, naming who and what with a link to the diff: from `flagpole tick` where no server runs, and from `serve` within a tick"
+    )
+    func revisionsReachSlack() async throws {
+        let rig = try await RampRig(users: 100)
+        let receiver = try await Receiver(rig)
+        defer { receiver.process.kill() }
+        let added = await rig.run([
+            "webhook", "add", receiver.url, "--format", "slack", "--events", "revision.created", "--allow-private",
+            "--tenant", "acme",
+        ])
+        #expect(added.status == 0, "\(added.stderr)")
+        try Data(added.stdout.trimmingCharacters(in: .whitespacesAndNewlines).utf8).write(to: receiver.secretFile)
+        // An event that names no event is refused with the list, and nothing is saved.
+        let refused = await rig.run(["webhook", "add", receiver.url, "--events", "ramp.typo", "--tenant", "acme"])
+        #expect(refused.status != 0 && refused.stderr.contains("revision.created, ramp.step_applied"))
+        #expect(await rig.run(["webhook", "list", "--tenant", "acme"]).stdout.split(separator: "\n").count == 1)
+
+        // Where no server runs, cron's `flagpole tick` sends what is due.
+        let publicURL = "https://flags.example.com/"
+        #expect(await rig.run(["bias", "set", "checkout", "20", "80", "--tenant", "acme"]).status == 0)
+        let ticked = await rig.run(["tick", "--allow-private-webhooks", "--public-url", publicURL])
+        #expect(ticked.status == 0 && ticked.stdout.contains("Sent 1 of 1 webhook deliveries due."), "\(ticked)")
+        let first = try await waitForLines(receiver.log, count: 1)
+        #expect(
+            first.count == 1 && first[0]["event"] as? String == "revision.created" && first[0]["valid"] as? Bool == true
+        )
+        let text = try #require((first[0]["body"] as? [String: Any])?["text"] as? String)
+        #expect(text.hasPrefix("Flagpole · acme/production: revision 2 (bias) by cli:"), "\(text)")
+        #expect(text.contains("— feature checkout; ") && text.contains("recorded users moved"), "\(text)")
+        #expect(
+            text.hasSuffix(" <https://flags.example.com/tenants/acme/production/revisions?from=1&to=2|what changed>"))
+
+        // A running server sends another process's change within one tick interval.
+        let server = try ServerProcess(
+            rig.cli, arguments: ["--tick-interval", "20", "--allow-private-webhooks", "--public-url", publicURL],
+            environment: rig.environment)
+        defer { _ = server.stop() }
+        #expect(await rig.run(["bias", "set", "checkout", "30", "70", "--tenant", "acme"]).status == 0)
+        let both = try await waitForLines(receiver.log, count: 2)
+        let second = try #require((both.last?["body"] as? [String: Any])?["text"] as? String)
+        #expect(both.count == 2 && second.contains("revision 3 (bias)") && second.contains("from=2&to=3"))
+        // A dry run, and a refused change, send nothing.
+        #expect(await rig.run(["bias", "set", "checkout", "40", "60", "--dry-run", "--tenant", "acme"]).status == 0)
+        #expect(await rig.run(["bias", "set", "checkout", "40", "70", "--tenant", "acme"]).status != 0)
+        #expect(await rig.run(["tick", "--allow-private-webhooks"]).stdout.contains("Nothing is due."))
+        #expect(((try? String(contentsOf: receiver.log, encoding: .utf8)) ?? "").split(separator: "\n").count == 2)
+    }
+
+    /// A receiver in another process, started and listening, its log and secret file in the rig's directory.
+    private struct Receiver {
+        let process: ChildProcess
+        let port: String
+        let url: String
+        let log: URL
+        let secretFile: URL
+
+        init(_ rig: RampRig) async throws {
+            let directory = rig.cli.directory
+            log = directory.appendingPathComponent("received.jsonl")
+            secretFile = directory.appendingPathComponent("secret.txt")
+            try Data().write(to: secretFile)
+            let script = try rig.cli.write(WebhookServerTests.receiver, to: "receiver.py")
+            process = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, log.path, secretFile.path], in: directory)
+            var port = ""
+            let deadline = Date().addingTimeInterval(20)
+            while port.isEmpty && Date() < deadline {
+                port =
+                    (try? String(contentsOf: Self.output(directory), encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                if port.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            if port.isEmpty { process.kill() }
+            try #require(!port.isEmpty, "the receiver did not start")
+            self.port = port
+            url = "http://127.0.0.1:\(port)/hooks/flagpole"
+        }
+
+        /// The receiver's standard output file (ChildProcess writes it in `directory`).
+        private static func output(_ directory: URL) throws -> URL {
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            let name = try #require(names.first { $0.hasPrefix(".stdout-") })
+            return directory.appendingPathComponent(name)
+        }
     }
 
     /// Waits (up to 30 s) for `count` lines in `log`, and reads them.

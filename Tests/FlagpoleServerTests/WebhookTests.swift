@@ -180,8 +180,9 @@ struct WebhookTests {
             var secrets: [String: String] = [:]
             for name in ["ok", "flaky", "redirect", "refused"] {
                 let created = try await store.createWebhook(
-                    at: "\(base)/\(name)", format: .json, in: TestServer.acme, actor: "t", now: now, addresses: allowing
-                )
+                    at: "\(base)/\(name)", format: .json, events: try StoreEventKind.parse("ramp.*"),
+                    in: TestServer.acme,
+                    actor: "t", now: now, addresses: allowing)
                 secrets[name] = created.secret
             }
             _ = try await store.createRamp(

@@ -172,9 +172,12 @@ struct MigrationFixtureTests {
         #expect(try await store.results(of: test.name, in: acme).namedControl == test.effectiveVariations.last)
         // 0014's file has an aborted ramp: it migrates without guards (0015), pausing when one would fail;
         // 0015's has a second, aborted after its guards looked: they migrate with their looks, no fetch counted (0016);
-        // 0016's a third, with a webhook that its two events wait for.
+        // 0016's a third, with a webhook that its two events wait for; 0018's a fourth, whose two
+        // events wait for that webhook and a Slack one.
         let ramps = try await store.ramps(in: acme)
-        let aborted = manifest.schema < "0014" ? 0 : manifest.schema < "0015" ? 1 : manifest.schema < "0016" ? 2 : 3
+        let aborted =
+            manifest.schema < "0014"
+            ? 0 : manifest.schema < "0015" ? 1 : manifest.schema < "0016" ? 2 : manifest.schema < "0018" ? 3 : 4
         #expect(ramps.dropLast().map(\.state) == Array(repeating: .aborted, count: aborted))
         #expect(ramps.first.map { $0.guards.isEmpty && $0.onFailure == .pause && $0.looks.isEmpty } ?? true)
         if aborted >= 2 {
@@ -183,9 +186,27 @@ struct MigrationFixtureTests {
             #expect(ramps[1].applied.allSatisfy { $0.fetches.total == 0 })
         }
         let webhooks = try await store.webhooks(in: acme)
-        #expect(webhooks.map(\.url.description) == (manifest.schema < "0016" ? [] : ["http://127.0.0.1:9/flagpole"]))
-        // The file's two events, and the first step of the ramp made above.
-        #expect(webhooks.map(\.deliveries.count) == (manifest.schema < "0016" ? [] : [3]))
+        let urls =
+            manifest.schema < "0016"
+            ? [] : ["http://127.0.0.1:9/flagpole"] + (manifest.schema < "0018" ? [] : ["http://127.0.0.1:9/slack"])
+        #expect(webhooks.map(\.url.description) == urls)
+        // Webhooks made before 0019 hear the six ramp and trigger events, not each revision: the
+        // file's events, and the first step of the ramp made above.
+        #expect(webhooks.allSatisfy { $0.events == StoreEventKind.beforeSubscriptions })
+        let expectedDeliveries = manifest.schema < "0016" ? [] : manifest.schema < "0018" ? [3] : [5, 3]
+        #expect(webhooks.map(\.deliveries.count) == expectedDeliveries)
+        // A body written before 0019 is sent as written (a Slack one was already `{"text": …}`);
+        // one written since is made in its webhook's format as it is sent.
+        if let slack = webhooks.dropFirst().first {
+            let due = try await store.claimDueDeliveries(now: .distantFuture, limit: 100)
+                .filter { $0.webhookID == slack.id }
+            #expect(due.count == 3 && due.count { $0.body(linkingFrom: nil) == $0.storedBody } == 2)
+            for delivery in due {
+                let body = try JSONValue(storedText: String(decoding: delivery.body(linkingFrom: nil), as: UTF8.self))
+                guard case .object(let object) = body else { throw WebhookError.invalidFormat("not an object") }
+                #expect(object.keys == ["text"])
+            }
+        }
         try await store.createTenant(TenantSlug(rawValue: "initech"))
         #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlagpoleCore
 import FlagpoleStore
+import FlagpoleWebhooks
 import Foundation
 
 /// `flagpole ramp create|show|list|pause|resume|advance|abort`: phased roll-outs that run themselves.
@@ -192,21 +193,33 @@ struct RampCommand: AsyncParsableCommand {
 struct TickCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tick",
-        abstract: "Do the scheduled work that is due (ramp steps), once: run it from cron where no server runs.",
+        abstract:
+            "Do the scheduled work that is due (ramp steps, webhook deliveries), once: run it from cron where no server runs.",
         discussion: """
             `flagpole serve` does the same every --tick-interval. Running both, or several ticks at once, is safe: \
-            each step is applied once, enforced by the database.
+            each step is applied once and each delivery claimed by one sender, enforced by the database. Then \
+            deletes what is kept only for a while (old deliveries, the change sequences' old steps).
             """)
 
-    @Flag(help: "Show what is due; write nothing.")
+    @Flag(help: "Show what is due; write and send nothing.")
     var dryRun = false
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup(title: "Webhooks") var webhooks: WebhookOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let store = try await database.openStore(dryRun ? .readOnly : .readWrite)
-        let reports = try await store.runDueRamps(now: Invocation.current.clock.now, isDryRun: dryRun)
+        let clock = Invocation.current.clock
+        let reports = try await store.runDueRamps(now: clock.now, isDryRun: dryRun)
+        // After the steps, so the news of those applied now goes out with this tick.
+        let sent = dryRun ? [] : try await webhooks.sender.sendDue(from: store, now: { clock.now })
+        if !dryRun { _ = try await store.prune(now: clock.now, keepingDeliveries: webhooks.deliveriesKept) }
+        for failed in sent where failed.attempt.error != nil {
+            Console.error(
+                "Webhook delivery \(failed.delivery.id) (\(failed.delivery.event)) to \(failed.delivery.url.shown) failed: \(failed.attempt.error!)"
+            )
+        }
         if output.json {
             Console.json(.array(reports.map(\.jsonValue)))
             return
@@ -218,6 +231,9 @@ struct TickCommand: AsyncParsableCommand {
                 Console.out(EditReport.lines(of: plan.plan).joined(separator: "\n"))
             }
         }
-        if reports.isEmpty { Console.out("Nothing is due.") }
+        if !sent.isEmpty {
+            Console.out("Sent \(sent.count { $0.attempt.isDelivered }) of \(sent.count) webhook deliveries due.")
+        }
+        if reports.isEmpty && sent.isEmpty { Console.out("Nothing is due.") }
     }
 }

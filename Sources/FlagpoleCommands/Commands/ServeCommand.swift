@@ -39,11 +39,7 @@ struct ServeCommand: AsyncParsableCommand {
             "How often to do the scheduled work that is due (ramp steps), in milliseconds.", valueName: "ms"))
     var tickInterval = 15_000
 
-    @Flag(
-        help:
-            "Let webhooks reach loopback, private and link-local addresses: only where everyone who may edit is trusted with the server's network."
-    )
-    var allowPrivateWebhooks = false
+    @OptionGroup(title: "Webhooks") var webhooks: WebhookOptions
 
     @Option(
         help: ArgumentHelp(
@@ -161,7 +157,9 @@ struct ServeCommand: AsyncParsableCommand {
             attributeLimits: UserAttributes.Limits(keys: attributeKeys, bytes: attributeBytes))
         configuration.eventPolicy = eventPolicy
         configuration.tickInterval = .milliseconds(tickInterval)
-        configuration.allowsPrivateWebhooks = allowPrivateWebhooks
+        configuration.allowsPrivateWebhooks = webhooks.allowPrivateWebhooks
+        configuration.publicURL = webhooks.publicURL
+        configuration.deliveriesKept = webhooks.deliveriesKept
         configuration.countsInterval = min(.milliseconds(tickInterval), configuration.countsInterval)
         configuration.clock = Invocation.current.clock
         let databasePath = try database.address.description

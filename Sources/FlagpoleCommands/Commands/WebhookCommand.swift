@@ -4,21 +4,22 @@ import FlagpoleStore
 import FlagpoleWebhooks
 import Foundation
 
-/// `flagpole webhook add|list|revoke`: where an environment's ramp events are sent.
+/// `flagpole webhook add|list|revoke`: where an environment's events are sent.
 struct WebhookCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhook",
-        abstract: "Tell a chat or another system what an environment's ramps do (docs/RAMPS.md, \"Webhooks\").",
+        abstract: "Tell a chat or another system of an environment's changes (docs/WEBHOOKS.md).",
         subcommands: [Add.self, List.self, Revoke.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
-            abstract: "Send the environment's ramp events to a URL, and print its signing secret, once.",
+            abstract: "Send the environment's events to a URL, and print its signing secret, once.",
             discussion: """
-                Events: ramp.step_applied, ramp.paused, ramp.rolled_back, ramp.aborted, ramp.finished, trigger.fired. \
-                `flagpole serve` sends each as a signed POST (Flagpole-Signature: t=UNIX,v1=HMAC-SHA-256 of "UNIX.BODY"), \
-                at least once (Flagpole-Delivery is the id to de-duplicate by), retrying for about 7 hours.
+                Events: revision.created (every revision, whoever made it), ramp.step_applied, ramp.paused, \
+                ramp.rolled_back, ramp.aborted, ramp.finished, trigger.fired. `flagpole serve` (and `flagpole tick`) \
+                sends each as a signed POST (Flagpole-Signature: t=UNIX,v1=HMAC-SHA-256 of "UNIX.BODY"), at least \
+                once (Flagpole-Delivery is the id to de-duplicate by), retrying for about 7 hours.
                 """)
 
         @Argument(help: "The https:// URL to POST to.")
@@ -26,6 +27,12 @@ struct WebhookCommand: AsyncParsableCommand {
 
         @Option(help: ArgumentHelp("json (Flagpole's body) or slack ({\"text\": …}).", valueName: "format"))
         var format = "json"
+
+        @Option(
+            help: ArgumentHelp(
+                "The events it hears, comma-separated: names, families (ramp.*) or * (default: every event there is now, kept as that list).",
+                valueName: "events"))
+        var events: String?
 
         @Flag(
             help: "Allow a loopback, private or link-local address: the server then needs --allow-private-webhooks too."
@@ -38,7 +45,9 @@ struct WebhookCommand: AsyncParsableCommand {
 
         func run() async throws {
             let created = try await database.openStore().createWebhook(
-                at: url, format: try WebhookFormat(validating: format), in: try environment.path(),
+                at: url, format: try WebhookFormat(validating: format),
+                events: try events.map { text throws(WebhookError) in try StoreEventKind.parse(text) },
+                in: try environment.path(),
                 actor: Invocation.current.actor, now: Invocation.current.clock.now,
                 addresses: WebhookAddresses(allowsPrivate: allowPrivate))
             if output.json {
@@ -47,7 +56,7 @@ struct WebhookCommand: AsyncParsableCommand {
             }
             Console.out(created.secret)
             Console.error(
-                "Webhook \(created.webhook.id) sends \(created.webhook.path)'s ramp events to \(created.webhook.url.shown). Its signing secret, above, is shown once."
+                "Webhook \(created.webhook.id) sends \(created.webhook.path)'s \(created.webhook.events.map(\.rawValue).joined(separator: ", ")) to \(created.webhook.url.shown). Its signing secret, above, is shown once."
             )
         }
     }
@@ -79,7 +88,8 @@ struct WebhookCommand: AsyncParsableCommand {
             for webhook in webhooks {
                 lines.append(
                     "\(webhook.id)  \(webhook.url.shown)  \(webhook.format.rawValue)  "
-                        + (webhook.revokedAt.map { "revoked \($0.iso8601)" } ?? "active"))
+                        + (webhook.revokedAt.map { "revoked \($0.iso8601)" } ?? "active") + "  "
+                        + webhook.events.map(\.rawValue).joined(separator: ","))
                 for delivery in webhook.deliveries {
                     lines.append("    \(delivery.createdAt.iso8601)  \(delivery.event)  \(delivery.summary)")
                 }

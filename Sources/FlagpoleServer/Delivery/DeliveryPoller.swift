@@ -1,6 +1,7 @@
 import FlagpoleStore
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Runs the change streams' broadcaster for the server's life.
 struct ChangeBroadcasterService: Service {
@@ -17,7 +18,8 @@ struct ChangeBroadcasterService: Service {
 
 /// Notices what other processes (the command line, other servers) write to the server's
 /// database: it reads every environment's current revision and delivery settings, one small
-/// query, so requests never query for freshness.
+/// query, so requests never query for freshness; and every environment's change sequence, which
+/// says which users any write changed (counted in `/metrics`, for what keeps users in memory).
 ///
 /// On a SQLite file it reads them each `interval`, so a CLI write is served within one interval.
 /// On PostgreSQL it reads them when another process's commit announces a change (`LISTEN`), and
@@ -26,7 +28,14 @@ struct DeliveryPoller: Service {
     let store: FeatureStore
     let cache: DeliveryCache
     let interval: Duration
+    let metrics: ServerMetrics
     let logger: Logger
+    /// Each environment's change sequence number as last read.
+    private let knownChanges = KnownChanges()
+
+    private final class KnownChanges: Sendable {
+        let sequences = Mutex<[EnvironmentPath: Int64]>([:])
+    }
 
     /// The safety net's interval when changes are announced.
     static let sharedInterval: Duration = .seconds(5)
@@ -58,6 +67,19 @@ struct DeliveryPoller: Service {
     func refresh() async {
         do {
             cache.setCurrent(try await store.deliveryStates())
+            let known = knownChanges.sequences.withLock { $0 }
+            let changes = try await store.changes(since: known)
+            knownChanges.sequences.withLock { known in
+                for change in changes { known[change.path] = change.sequence }
+            }
+            for change in changes where known[change.path] != nil {
+                metrics.changeSteps.increment(by: max(0, Int(change.sequence - known[change.path]!)))
+                if let users = change.users {
+                    metrics.changedUsers.increment(by: users.count)
+                } else {
+                    metrics.wholeEnvironmentChanges.increment()
+                }
+            }
         } catch {
             // Serving what is cached beats failing; the next poll tries again.
             logger.warning("Could not read the delivery state", metadata: ["error": "\(error)"])

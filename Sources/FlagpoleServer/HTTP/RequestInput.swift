@@ -42,6 +42,11 @@ struct JSONBody {
         }
     }
 
+    /// Whether the body gives `key` a value other than `null`.
+    func has(_ key: String) -> Bool {
+        object[key] != nil && object[key] != .null
+    }
+
     func string(_ key: String) throws -> String? {
         switch object[key] {
         case nil, .null: nil

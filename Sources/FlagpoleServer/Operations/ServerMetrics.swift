@@ -21,6 +21,10 @@ struct ServerMetrics: Sendable {
             label: "flagpole_delivery_user_documents_on_event_loop_total", factory: factory)
         evaluationsOnEventLoop = Metrics.Counter(
             label: "flagpole_delivery_evaluations_on_event_loop_total", factory: factory)
+        changeSteps = Metrics.Counter(label: "flagpole_change_sequence_steps_total", factory: factory)
+        changedUsers = Metrics.Counter(label: "flagpole_change_sequence_users_total", factory: factory)
+        wholeEnvironmentChanges = Metrics.Counter(
+            label: "flagpole_change_sequence_whole_environments_total", factory: factory)
         bucketeerUnrecordedNewUsers = Metrics.Counter(
             label: "flagpole_bucketeer_unrecorded_new_users_total", factory: factory)
         bucketeerAttributesOverLimit = Metrics.Counter(
@@ -73,6 +77,11 @@ struct ServerMetrics: Sendable {
     let userDocumentsOnEventLoop: Metrics.Counter
     /// OFREP evaluations and Bucketeer polls answered on the event loop rather than by the router.
     let evaluationsOnEventLoop: Metrics.Counter
+    /// What the poller read of the environments' change sequences (any process's writes, this
+    /// one's included): steps, the users they named, and readings where any user may have changed.
+    let changeSteps: Metrics.Counter
+    let changedUsers: Metrics.Counter
+    let wholeEnvironmentChanges: Metrics.Counter
     /// New Bucketeer users answered without being recorded: their client was over its limit.
     let bucketeerUnrecordedNewUsers: Metrics.Counter
     /// Bucketeer polls whose `user.data` was over the attribute limits: evaluated with what fits, kept nowhere.

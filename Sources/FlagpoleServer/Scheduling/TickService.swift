@@ -1,15 +1,18 @@
 import FlagpoleCore
 import FlagpoleStore
+import Foundation
 import Logging
 import ServiceLifecycle
 
 /// What `serve --tick-interval` runs: every interval, the scheduled work that is due (ramp
-/// steps), as `flagpole tick` does once. With several servers on one PostgreSQL database one
+/// steps, then pruning what is kept only for a while), as `flagpole tick` does once. With several servers on one PostgreSQL database one
 /// ticks at a time, under a lease; a step is applied once whoever ticks, because its row's key
 /// is written in the step's transaction.
 struct TickService: Service {
     let store: FeatureStore
     let interval: Duration
+    /// How long delivered and given-up webhook deliveries are kept.
+    let deliveriesKept: TimeInterval
     let clock: WallClock
     let logger: Logger
 
@@ -24,7 +27,11 @@ struct TickService: Service {
 
     private func tick() async {
         do {
-            let reports = try await store.withLease("tick") { try await store.runDueRamps(now: clock.now) }
+            let reports = try await store.withLease("tick") {
+                let reports = try await store.runDueRamps(now: clock.now)
+                _ = try await store.prune(now: clock.now, keepingDeliveries: deliveriesKept)
+                return reports
+            }
             for report in reports {
                 // Each step applied, with its plan: who moved between which variations.
                 let moves = report.appliedPlans.flatMap(\.plan.moves).map {

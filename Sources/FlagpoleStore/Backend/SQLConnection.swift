@@ -40,7 +40,7 @@ protocol SQLConnection: AnyObject {
 
     /// Tells the other servers, with the commit, that the transaction changes the environment at
     /// `path`: a `NOTIFY` on PostgreSQL (dropped with a rollback); nothing on SQLite, whose one
-    /// server polls for the command line's writes. Called by `Transaction.announceChange(of:)`.
+    /// server polls for the command line's writes. Called by `Transaction.finish()`.
     func notifyChange(of path: EnvironmentPath) throws
 
     /// Runs `insert` and, only when it inserted its row, the inserts that follow from it:

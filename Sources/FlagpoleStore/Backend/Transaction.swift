@@ -16,23 +16,83 @@ final class Transaction {
     /// (see `TransactionMemo`). Made on first use: most reads never need it.
     private(set) lazy var memo = TransactionMemo()
 
-    /// The environments this transaction changed (a new revision, other delivery settings), in
-    /// the order first noted: `FeatureStore.write` tells this process's observers once it has
-    /// committed. A group commit's writes change no environment's head, and are not told.
-    private(set) var changedEnvironments: [EnvironmentPath] = []
+    /// What the transaction changed, by environment, in the order first noted: each is one step
+    /// of the environment's change sequence when the write finishes (`finish()`).
+    private(set) var changes: [EnvironmentChange] = []
+
+    /// What the transaction did that the team hears of (a revision, a ramp's step, a trigger),
+    /// in order: queued for the webhooks that subscribe when the write finishes.
+    private(set) var events: [StoreEvent] = []
 
     init(_ connection: any SQLConnection) {
         self.connection = connection
     }
 
-    /// Notes that this transaction changes the environment at `path`: this process's observers
-    /// are told once it commits, and the other servers by what the backend sends with the
-    /// commit (`SQLConnection.notifyChange(of:)`).
-    func announceChange(of path: EnvironmentPath) throws {
-        guard !changedEnvironments.contains(path) else { return }
-        changedEnvironments.append(path)
-        try connection.notifyChange(of: path)
+    /// Notes that this transaction changes what the environment of `scope` delivers to everyone
+    /// (a new revision, other delivery settings): this process's observers are told once it
+    /// commits, and every server by the environment's change sequence.
+    func announceChange(of scope: EnvironmentScope) {
+        change(of: scope) { change in
+            change.isDelivery = true
+            change.users = nil
+        }
     }
+
+    /// Notes that this transaction changes what is on record for `user` in the environment of
+    /// `scope` (an override, an unlock, a forget, kept attributes, a first assignment, a pin).
+    func noteUserChange(_ user: UserID, in scope: EnvironmentScope) {
+        change(of: scope) { change in
+            guard change.users != nil else { return }
+            change.users!.insert(user)
+            // Past this many, a server drops the whole environment rather than read a long list.
+            if change.users!.count > EnvironmentChange.userLimit { change.users = nil }
+        }
+    }
+
+    /// Notes that this transaction may change what is on record for any user of the environment
+    /// of `scope` (a bulk assignment, a forget that reaches every environment).
+    func noteEveryUserChanged(in scope: EnvironmentScope) {
+        change(of: scope) { $0.users = nil }
+    }
+
+    private func change(of scope: EnvironmentScope, _ update: (inout EnvironmentChange) -> Void) {
+        if let index = changes.firstIndex(where: { $0.scope.id == scope.id }) {
+            update(&changes[index])
+        } else {
+            var change = EnvironmentChange(scope: scope)
+            update(&change)
+            changes.append(change)
+        }
+    }
+
+    /// Records `event`, to be queued for the environment's webhooks that hear it.
+    func record(_ event: StoreEvent) {
+        events.append(event)
+    }
+
+    /// The last event recorded of `kind` in the environment at `path`, to complete (a revision's
+    /// plan totals are known only once its users have moved).
+    func updateLastEvent(_ kind: StoreEventKind, in path: EnvironmentPath, _ update: (inout StoreEvent) -> Void) {
+        guard let index = events.lastIndex(where: { $0.kind == kind && $0.path == path }) else { return }
+        update(&events[index])
+    }
+
+    /// The environments whose delivery this transaction changed, for this process's observers.
+    var changedEnvironments: [EnvironmentPath] {
+        changes.filter(\.isDelivery).map(\.scope.path)
+    }
+}
+
+/// What one transaction changed in one environment.
+struct EnvironmentChange {
+    /// More users than this in one change are written as "any user" (see `Transaction.noteUserChange`).
+    static let userLimit = 1_000
+
+    let scope: EnvironmentScope
+    /// Whether what everyone is served changed (a revision, delivery settings).
+    var isDelivery = false
+    /// The users whose records changed; `nil`: any of them may have.
+    var users: Set<UserID>? = []
 }
 
 /// A transaction speaks SQL through its connection, so the statements of the table homes run

@@ -5,6 +5,8 @@ import Foundation
 public enum WebhookError: FlagpoleError, Equatable {
     case invalidURL(String, reason: String)
     case invalidFormat(String)
+    /// An event name, or a pattern, that names no event.
+    case unknownEvent(String)
     /// The host resolves to no address.
     case unresolvable(host: String)
     /// The host is, or resolves to, a loopback, private, link-local or otherwise internal address.
@@ -17,6 +19,8 @@ public enum WebhookError: FlagpoleError, Equatable {
             "The webhook URL \"\(text.prefix(200))\" \(reason). Give the https:// URL your chat or receiver gave you."
         case .invalidFormat(let text):
             "\"\(text.prefix(40))\" is not a webhook format: use json (Flagpole's body) or slack ({\"text\": …})."
+        case .unknownEvent(let text):
+            "\"\(text.prefix(60))\" names no event. Name events, or families with a star, comma-separated: \(StoreEventKind.allCases.map(\.rawValue).joined(separator: ", ")), ramp.*, or * for all."
         case .unresolvable(let host):
             "The webhook's host \(host) resolves to no address (within 5 seconds). Check its spelling, or the server's DNS."
         case .privateAddress(let host, let address):

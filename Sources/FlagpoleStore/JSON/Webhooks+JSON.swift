@@ -6,6 +6,7 @@ extension Webhook {
     public var jsonValue: JSONValue {
         [
             "id": .number(Double(id)), "url": .string(url.shown), "format": .string(format.rawValue),
+            "events": .array(events.map { .string($0.rawValue) }),
             "createdBy": .string(createdBy), "createdAt": .string(createdAt.iso8601),
             "revokedAt": revokedAt.map { .string($0.iso8601) } ?? .null,
             "deliveries": .array(deliveries.map(\.jsonValue)),

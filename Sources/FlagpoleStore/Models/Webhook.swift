@@ -1,12 +1,14 @@
 import FlagpoleCore
 import Foundation
 
-/// Where an environment's ramp events are sent (docs/RAMPS.md, "Webhooks").
+/// Where an environment's events are sent (docs/WEBHOOKS.md).
 public struct Webhook: Hashable, Sendable {
     public var id: Int64
     public var path: EnvironmentPath
     public var url: WebhookURL
     public var format: WebhookFormat
+    /// The events it hears, in `StoreEventKind`'s order.
+    public var events: [StoreEventKind]
     public var createdBy: String
     public var createdAt: Date
     public var revokedAt: Date?
@@ -16,7 +18,7 @@ public struct Webhook: Hashable, Sendable {
 
 /// The body a webhook receives.
 public enum WebhookFormat: String, Hashable, Sendable, CaseIterable {
-    /// Flagpole's JSON: the event, its environment, test and ramp, and a sentence.
+    /// Flagpole's JSON: the event, its time and environment, its own fields, and a sentence.
     case json
     /// `{"text": …}`: what Slack's incoming webhooks (and Mattermost's, Discord's `/slack`) take.
     case slack
@@ -110,11 +112,44 @@ public struct DueDelivery: Hashable, Sendable {
     public var id: String
     public var webhookID: Int64
     public var event: String
-    public var body: [UInt8]
+    /// The body kept in the outbox: Flagpole's JSON, whatever the format (`body(linkingFrom:)`).
+    public var storedBody: [UInt8]
     /// Attempts made before this one.
     public var attempts: Int
     public var url: WebhookURL
+    public var format: WebhookFormat
     public var secret: String
+
+    /// The body to send, in the webhook's format, its `link` made a `url` under `publicURL` (the
+    /// server's `--public-url`), or left out without one. Slack's line ends with the link.
+    ///
+    /// A body kept before schema 0019 was written in its format already, and is sent as kept.
+    public func body(linkingFrom publicURL: String?) -> [UInt8] {
+        guard case .object(let stored)? = try? JSONValue(storedText: String(decoding: storedBody, as: UTF8.self)),
+            stored["event"] != nil
+        else { return storedBody }
+        let url: String? =
+            if let publicURL, case .string(let link)? = stored["link"] {
+                String(publicURL.reversed().drop { $0 == "/" }.reversed()) + link
+            } else {
+                nil
+            }
+        switch format {
+        case .json:
+            var body = JSONObject(stored.members.filter { $0.key != "link" })
+            if let url { body.append("url", .string(url)) }
+            return Array(JSONValue.object(body).storedText.utf8)
+        case .slack:
+            guard case .string(let tenant)? = stored["tenant"], case .string(let environment)? = stored["environment"],
+                case .string(let text)? = stored["text"]
+            else { return storedBody }
+            // Slack reads `<…>` as a link or a mention (`<!channel>`): a message's own are escaped.
+            let escaped = "\(tenant)/\(environment): \(text)".replacing("&", with: "&amp;")
+                .replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+            let line = "Flagpole · \(escaped)" + (url.map { " <\($0)|what changed>" } ?? "")
+            return Array(JSONValue.object(["text": .string(line)]).storedText.utf8)
+        }
+    }
 }
 
 /// What one attempt at a delivery gave.

@@ -26,6 +26,7 @@ struct AssignmentWriter {
     func move(
         _ assignment: Assignment, featureID: Int64, to variation: String, isOverride: Bool, reason: AssignmentReason
     ) throws {
+        db.noteUserChange(assignment.user, in: scope)
         try db.execute(
             """
             UPDATE assignments SET variation = ?, is_override = ?, revision = ?, assigned_at = ?
@@ -40,6 +41,7 @@ struct AssignmentWriter {
 
     /// Records a user never assigned before directly under an override.
     func recordOverride(user: String, featureID: Int64, point: Double, variation: String) throws {
+        db.noteUserChange(UserID(rawValue: user), in: scope)
         try db.execute(
             """
             INSERT INTO assignments (tenant_id, environment_id, feature_id, user_id, point, variation, is_override, revision, assigned_at, pinned)
@@ -56,6 +58,7 @@ struct AssignmentWriter {
     func recordFirst(
         _ assignment: RecordedAssignment, of user: UserID, featureID: Int64
     ) throws -> (assignment: RecordedAssignment, isNew: Bool) {
+        db.noteUserChange(user, in: scope)
         let key = PendingFirst.Key(featureID: featureID, point: assignment.point, user: user)
         if db.memo[PrerecordedFirsts.self]?.take(key, assignment) == true {
             return (assignment, true)
@@ -182,6 +185,7 @@ struct AssignmentWriter {
     /// Marks `assignment` as given to a FeatureFlags app, which keeps `appPoint` (`nil`: the
     /// user's own point) from now on.
     func pin(_ assignment: RecordedAssignment, of user: UserID, featureID: Int64, appPoint: Double?) throws {
+        db.noteUserChange(user, in: scope)
         try db.execute(
             "UPDATE assignments SET pinned = TRUE, app_point = ? WHERE feature_id = ? AND point = ? AND user_id = ?",
             [appPoint, featureID, assignment.point, user.rawValue], cached: true)
@@ -193,6 +197,7 @@ struct AssignmentWriter {
         _ assignment: RecordedAssignment, of user: UserID, featureID: Int64, to decision: PinningPlan.Decision,
         reason: AssignmentReason
     ) throws {
+        db.noteUserChange(user, in: scope)
         let update = try db.statement(
             """
             UPDATE assignments SET variation = ?, rule = ?, revision = ?, assigned_at = ?

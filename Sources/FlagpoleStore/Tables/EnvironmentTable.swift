@@ -168,7 +168,7 @@ struct EnvironmentTable {
             WHERE id = ?
             """,
             [settings.isPrivate, settings.cacheControl, scope.id])
-        try db.announceChange(of: scope.path)
+        db.announceChange(of: scope)
     }
 
     // MARK: Marking
@@ -332,9 +332,22 @@ struct EnvironmentTable {
                 scope.tenant.id, scope.id, number, kind.rawValue, actor, message.text, time, document, configs,
                 targeting,
             ])
-        try db.announceChange(of: scope.path)
+        db.announceChange(of: scope)
         db.memo[KnownHeads.self] = nil
         try insertAudit(changes, ofRevision: revisionID, in: scope)
+        db.record(
+            .revisionCreated(
+                number: number, kind: kind, actor: actor, message: message.text, changes: changes, movedUsers: nil,
+                in: scope.path, at: time))
+    }
+
+    /// Records how many recorded users revision `number` moved, once they have: on the revision,
+    /// for the audit feed, and in its `revision.created` event.
+    func recordMovedUsers(_ count: Int, ofRevision number: Int, in scope: EnvironmentScope) throws {
+        try db.execute(
+            "UPDATE revisions SET moved_users = ? WHERE tenant_id = ? AND environment_id = ? AND number = ?",
+            [count, scope.tenant.id, scope.id, number])
+        db.updateLastEvent(.revisionCreated, in: scope.path) { $0.setMovedUsers(count) }
     }
 
     /// How many audit rows one statement of `insertAudit` writes: a statement per row would cost
@@ -404,6 +417,70 @@ struct EnvironmentTable {
         try db.execute(
             "UPDATE environments SET features_position = ? WHERE id = ? AND tenant_id = ?",
             [document.featuresPosition, scope.id, scope.tenant.id])
+    }
+
+    // MARK: The change sequence
+
+    /// Takes the environment's next change sequence number for what this transaction changed,
+    /// and records which users that was (`nil`: any). The statement's row lock orders the writes
+    /// of several servers: each number commits after the one before it.
+    func advanceChangeSequence(of scope: EnvironmentScope, users: Set<UserID>?, at time: Date) throws {
+        let sequence = try db.insertReturningID(
+            "UPDATE environments SET change_sequence = change_sequence + 1 WHERE id = ? RETURNING change_sequence",
+            [scope.id])
+        try db.execute(
+            "INSERT INTO environment_changes (environment_id, sequence, users, changed_at) VALUES (?, ?, ?, ?)",
+            [
+                scope.id, sequence,
+                users.map { JSONValue.array($0.sorted().map { .string($0.rawValue) }).storedText },
+                time.unixMilliseconds,
+            ], cached: true)
+    }
+
+    /// Every environment's change sequence number, by path.
+    func changeSequences() throws -> [EnvironmentPath: (id: Int64, sequence: Int64)] {
+        Dictionary(
+            uniqueKeysWithValues: try db.rows(
+                """
+                SELECT t.slug, e.name, e.id, e.change_sequence FROM environments e JOIN tenants t ON t.id = e.tenant_id
+                """
+            ).map { row in
+                (
+                    EnvironmentPath(
+                        tenant: TenantSlug(rawValue: row[0]), environment: EnvironmentName(rawValue: row[1])),
+                    (id: row[2], sequence: row[3])
+                )
+            })
+    }
+
+    /// The steps of the environment's change sequence after `sequence`, in order, each with the
+    /// users it changed (`nil`: any).
+    func changes(ofEnvironment id: Int64, after sequence: Int64) throws -> [(sequence: Int64, users: [UserID]?)] {
+        try db.rows(
+            "SELECT sequence, users FROM environment_changes WHERE environment_id = ? AND sequence > ? ORDER BY sequence",
+            [id, sequence]
+        ).map { row in
+            let users: [UserID]? = try (row[1] as String?).map { text in
+                guard case .array(let ids) = try JSONValue(storedText: text) else { return [] }
+                return ids.compactMap { id in
+                    guard case .string(let id) = id else { return nil }
+                    return UserID(rawValue: id)
+                }
+            }
+            return (row[0], users)
+        }
+    }
+
+    /// Deletes every step of the environment's change sequence kept so far (a forget: they may
+    /// name the user); a server behind them reads the environment as wholly changed.
+    func forgetChanges(in scope: EnvironmentScope) throws {
+        try db.execute("DELETE FROM environment_changes WHERE environment_id = ?", [scope.id])
+    }
+
+    /// Deletes the change sequence's steps older than `time`: a server that far behind reads
+    /// its environments as wholly changed.
+    func pruneChanges(before time: Date) throws -> Int {
+        try db.execute("DELETE FROM environment_changes WHERE changed_at < ?", [time.unixMilliseconds])
     }
 
     // MARK: The store's generation

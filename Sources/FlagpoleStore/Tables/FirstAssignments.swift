@@ -148,6 +148,7 @@ struct FirstAssignments {
     /// in the group of their point (`isNew`); the others keep their recorded group and nothing
     /// is written for them.
     func record(_ users: [UserID], report: (_ assignment: Assignment, _ isNew: Bool) throws -> Void) throws {
+        db.noteEveryUserChanged(in: scope)
         guard hadRecordedUsers else {
             try recordAllNew(users, report: report)
             return

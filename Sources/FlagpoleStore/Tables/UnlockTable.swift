@@ -18,6 +18,7 @@ struct UnlockTable {
         _ isUnlocked: Bool, of user: UserID, featureID: Int64, in scope: EnvironmentScope, source: String?,
         actor: String, at time: Date
     ) throws {
+        db.noteUserChange(user, in: scope)
         let milliseconds = time.unixMilliseconds
         try db.execute(
             """

@@ -10,6 +10,7 @@ struct UserAttributeTable {
 
     /// Keeps `attributes` as `user`'s last, seen in the hour `hour` (Unix hours).
     func keep(_ attributes: UserAttributes, of user: UserID, in scope: EnvironmentScope, hour: Int64) throws {
+        db.noteUserChange(user, in: scope)
         let json = String(decoding: attributes.canonicalBytes, as: UTF8.self)
         let upsert = try db.statement(
             """

@@ -8,6 +8,8 @@ struct WebhookRow: Sendable {
     let url: String
     let secret: String
     let format: WebhookFormat
+    /// What it hears: the list stored when it was made, or what webhooks heard before 0019.
+    let events: [StoreEventKind]
     let createdBy: String
     let createdAt: Date
     let revokedAt: Date?
@@ -18,7 +20,7 @@ struct WebhookTable {
     let db: Transaction
 
     private static let select = """
-        SELECT w.id, t.slug, e.name, w.url, w.secret, w.format, w.created_by, w.created_at, w.revoked_at
+        SELECT w.id, t.slug, e.name, w.url, w.secret, w.format, w.created_by, w.created_at, w.revoked_at, w.events
         FROM webhooks w JOIN environments e ON e.id = w.environment_id JOIN tenants t ON t.id = w.tenant_id
         """
 
@@ -28,9 +30,20 @@ struct WebhookTable {
                 id: row[0],
                 path: EnvironmentPath(
                     tenant: TenantSlug(rawValue: row[1]), environment: EnvironmentName(rawValue: row[2])),
-                url: row[3], secret: row[4], format: WebhookFormat(rawValue: row[5]) ?? .json, createdBy: row[6],
+                url: row[3], secret: row[4], format: WebhookFormat(rawValue: row[5]) ?? .json,
+                events: try Self.events(stored: row[9]), createdBy: row[6],
                 createdAt: Date(unixMilliseconds: row[7]),
                 revokedAt: (row[8] as Int64?).map(Date.init(unixMilliseconds:)))
+        }
+    }
+
+    /// The events stored as a JSON array of names; names this version does not know are left out.
+    private static func events(stored: String?) throws -> [StoreEventKind] {
+        guard let stored else { return StoreEventKind.beforeSubscriptions }
+        guard case .array(let names) = try JSONValue(storedText: stored) else { return [] }
+        return names.compactMap { name in
+            guard case .string(let name) = name else { return nil }
+            return StoreEventKind(rawValue: name)
         }
     }
 
@@ -42,16 +55,17 @@ struct WebhookTable {
     }
 
     func insert(
-        scope: EnvironmentScope, url: WebhookURL, secret: String, format: WebhookFormat, createdBy: String, now: Date
+        scope: EnvironmentScope, url: WebhookURL, secret: String, format: WebhookFormat, events: [StoreEventKind],
+        createdBy: String, now: Date
     ) throws -> Int64 {
         try db.insertReturningID(
             """
-            INSERT INTO webhooks (tenant_id, environment_id, url, secret, format, created_by, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
+            INSERT INTO webhooks (tenant_id, environment_id, url, secret, format, events, created_by, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """,
             [
-                scope.tenant.id, scope.id, url.description, secret, format.rawValue, createdBy,
-                now.unixMilliseconds,
+                scope.tenant.id, scope.id, url.description, secret, format.rawValue,
+                JSONValue.array(events.map { .string($0.rawValue) }).storedText, createdBy, now.unixMilliseconds,
             ])
     }
 
@@ -106,7 +120,7 @@ struct WebhookTable {
     func due(at now: Date, limit: Int) throws -> [(delivery: DueDelivery, dueAt: Int64)] {
         try db.rows(
             """
-            SELECT d.id, d.webhook_id, d.event, d.body, d.attempts, d.next_at, w.url, w.secret
+            SELECT d.id, d.webhook_id, d.event, d.body, d.attempts, d.next_at, w.url, w.secret, w.format
             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
             WHERE d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at, d.seq LIMIT ?
             """, [now.unixMilliseconds, limit]
@@ -116,8 +130,8 @@ struct WebhookTable {
             let body: String = row[3]
             return (
                 DueDelivery(
-                    id: row[0], webhookID: row[1], event: row[2], body: Array(body.utf8), attempts: row[4], url: url,
-                    secret: row[7]),
+                    id: row[0], webhookID: row[1], event: row[2], storedBody: Array(body.utf8), attempts: row[4],
+                    url: url, format: WebhookFormat(rawValue: row[8]) ?? .json, secret: row[7]),
                 row[5]
             )
         }
@@ -129,6 +143,13 @@ struct WebhookTable {
         try db.execute(
             "UPDATE webhook_deliveries SET next_at = ? WHERE id = ? AND state = 'pending' AND next_at = ?",
             [until.unixMilliseconds, id, dueAt]) == 1
+    }
+
+    /// Deletes the deliveries delivered or given up before `time`; returns how many.
+    func pruneDeliveries(before time: Date) throws -> Int {
+        try db.execute(
+            "DELETE FROM webhook_deliveries WHERE state IN ('delivered', 'failed') AND created_at < ?",
+            [time.unixMilliseconds])
     }
 
     /// Records an attempt: delivered, pending again at `nextAt`, or failed for good.
