@@ -66,6 +66,7 @@ let package = Package(
                 .embedInCode("RESULTS.md"),
                 .embedInCode("SERVER.md"),
                 .embedInCode("TARGETING.md"),
+                .embedInCode("WEBHOOKS.md"),
             ]
         ),
         // The SQL files of Migrations/ (SQLite's) and Migrations/PostgreSQL/, compiled into the
@@ -207,6 +208,7 @@ let package = Package(
                 .embedInCode("Dashboard/Templates/overview.mustache"),
                 .embedInCode("Dashboard/Templates/reason.mustache"),
                 .embedInCode("Dashboard/Templates/revisions.mustache"),
+                .embedInCode("Dashboard/Templates/webhooks.mustache"),
                 .embedInCode("Dashboard/Templates/segment.mustache"),
                 .embedInCode("Dashboard/Templates/results.mustache"),
                 .embedInCode("Dashboard/Templates/ramp.mustache"),

@@ -28,5 +28,6 @@ public enum Handbook {
         "RESULTS.md": PackageResources.RESULTS_md,
         "SERVER.md": PackageResources.SERVER_md,
         "TARGETING.md": PackageResources.TARGETING_md,
+        "WEBHOOKS.md": PackageResources.WEBHOOKS_md,
     ]
 }

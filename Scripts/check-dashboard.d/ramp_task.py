@@ -67,14 +67,24 @@ def run(check, environment):
     check.wait_for("the revoked trigger", lambda: "The trigger is revoked" in driver.page_source)
     check.checked("ramp-trigger-revoked", ["p.notice", "table.triggers tbody tr"])
 
-    # A webhook into the server's own network: refused, saying how its operator allows it, the
-    # URL kept in its field to be corrected; nothing is added.
+    # The environment's webhooks, which the ramp page links to (Settings › Environments ›
+    # Webhooks). A webhook into the server's own network: refused, saying how its operator allows
+    # it, the URL and the events ticked kept in the form to be corrected; nothing is added.
+    check.click("#webhooks-link")
+    if not check.wait_for("the webhooks page", lambda: driver.find_elements(By.ID, "webhook-form")):
+        return
+    check.checked("webhooks", ["#webhook-form", "#webhook-events input[type=checkbox]"], phone=True)
+    for box in driver.find_elements(By.CSS_SELECTOR, "#webhook-events input[type=checkbox]"):
+        if box.get_attribute("value") != "revision.created" and box.is_selected():
+            box.click()
     driver.find_element(By.ID, "webhook-url").send_keys("http://127.0.0.1:9/hook")
     Select(driver.find_element(By.ID, "webhook-format")).select_by_value("slack")
     check.click("form#webhook-form button[type=submit]")
     if not check.wait_for("the webhook's refusal", lambda: driver.find_elements(By.ID, "webhook-error")):
         return
-    check.checked("ramp-webhook-refused", ["#webhooks #webhook-error", "select#webhook-format option[value=slack][selected]"], phone=True, expected_status=403)
+    check.checked("ramp-webhook-refused", ["#webhooks #webhook-error", "select#webhook-format option[value=slack][selected]", "#webhook-events input[value='revision.created'][checked]"], phone=True, expected_status=403)
+    if driver.find_elements(By.CSS_SELECTOR, "#webhook-events input[value='ramp.paused'][checked]"):
+        check.fail("ramp-webhook-refused: an event left unticked came back ticked")
     refusal = driver.find_element(By.ID, "webhook-error").text
     if "--allow-private-webhooks" not in refusal:
         check.fail(f"ramp-webhook-refused: the refusal does not say how to allow it: {refusal!r}")

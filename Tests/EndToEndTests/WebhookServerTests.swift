@@ -148,6 +148,10 @@ struct WebhookServerTests {
         #expect(await rig.run(["bias", "set", "checkout", "40", "70", "--tenant", "acme"]).status != 0)
         #expect(await rig.run(["tick", "--allow-private-webhooks"]).stdout.contains("Nothing is due."))
         #expect(((try? String(contentsOf: receiver.log, encoding: .utf8)) ?? "").split(separator: "\n").count == 2)
+        // The audit feed tells the same revisions, one object per line.
+        let feed = await rig.run(["revisions", "--since", "2000-01-01T00:00:00Z", "--json", "--tenant", "acme"])
+        let lines = feed.stdout.split(separator: "\n")
+        #expect(lines.count == 3 && lines.allSatisfy { $0.contains(#""event":"revision.created""#) }, "\(feed)")
     }
 
     /// A receiver in another process, started and listening, its log and secret file in the rig's directory.

@@ -21,8 +21,10 @@ struct DashboardTests {
         "/", base, "\(base)?tag=ios", abTest, "\(base)/users", "\(base)/users?user=qa-1", "\(base)/revisions",
         "\(base)/revisions?from=1&to=1",
         "\(base)/import", "\(base)/export", "\(base)/export/features.json", configs, "\(configs)?tag=ios", titlePage,
-        "\(base)/segments", "\(base)/new-segment", "\(abTest)/ramp",
+        "\(base)/segments", "\(base)/new-segment", "\(abTest)/ramp", webhooks,
     ]
+
+    static let webhooks = "/tenants/acme/settings/environments/production/webhooks"
 
     /// Every form, with fields that would change the store if the form were accepted.
     static let forms: [(uri: String, fields: KeyValuePairs<String, String>)] = [
@@ -31,8 +33,8 @@ struct DashboardTests {
         ("\(abTest)/rollout", ["variation": "Group A", "action": "apply"]),
         ("\(abTest)/ramp", ["do": "create", "variation": "Group B", "steps": "60", "hold": "1h", "action": "apply"]),
         ("\(abTest)/ramp/triggers", ["name": "Crashlytics", "triggerAction": "pause"]),
-        ("\(abTest)/ramp/webhooks", ["url": "https://hooks.example.com/T0K3N", "format": "json"]),
-        ("\(abTest)/ramp/webhooks/revoke", ["id": "1", "action": "apply"]),
+        (webhooks, ["url": "https://hooks.example.com/T0K3N", "format": "json", "events[]": "revision.created"]),
+        ("\(webhooks)/revoke", ["id": "1", "action": "apply"]),
         ("\(base)/users/qa-1/overrides", ["feature": TestServer.abTest, "variation": "Group B"]),
         ("\(base)/revisions/rollback", ["to": "1"]),
         ("\(base)/import", ["source": #"{"features": []}"#, "action": "apply"]),

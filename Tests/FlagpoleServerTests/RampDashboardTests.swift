@@ -212,24 +212,32 @@ struct RampDashboardTests {
     }
 
     @Test(
-        "A webhook added on the ramp page shows its secret once; an inside address is refused unless allowed; revoking is confirmed first"
+        "Settings › Environments › Webhooks: one added shows its secret once and hears the events ticked; an inside address is refused unless allowed; revoking is confirmed first; the ramp page links there"
     )
     func webhooks() async throws {
+        let page = "/tenants/acme/settings/environments/production/webhooks"
         let refusing = try await RampAPITests.server()
         try await refusing.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: refusing.key("acme", .editor))
-            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.page))
+            #expect(try await browser.get(Self.page).text.contains(#"<a href="\#(page)" id="webhooks-link">"#))
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(page))
             let loopback = try await browser.post(
-                "\(Self.page)/webhooks", ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json"])
+                page,
+                ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json", "events[]": "ramp.paused"])
             #expect(loopback.status == .forbidden)
             #expect(
                 loopback.text.contains(#"id="webhook-error">"#) && loopback.text.contains("--allow-private-webhooks"))
             #expect(loopback.text.contains(#"value="http://127.0.0.1:9/hook""#))
             #expect(loopback.text.contains(#"<option value="json" selected>"#))
+            // What was ticked stays ticked, and only that.
+            #expect(loopback.text.contains(#"value="ramp.paused" checked>"#))
+            #expect(!loopback.text.contains(#"value="revision.created" checked>"#))
             let badFormat = try await browser.post(
-                "\(Self.page)/webhooks", ["csrf": csrf, "url": "https://example.com/", "format": "xml"])
+                page, ["csrf": csrf, "url": "https://example.com/", "format": "xml", "events[]": "ramp.paused"])
             #expect(badFormat.status == .unprocessableContent && badFormat.text.contains("is not a webhook format"))
+            let noEvent = try await browser.post(page, ["csrf": csrf, "url": "https://example.com/", "format": "json"])
+            #expect(noEvent.status == .unprocessableContent && noEvent.text.contains("Choose at least one event"))
         }
         #expect(try await refusing.store.webhooks(in: TestServer.acme).isEmpty)
 
@@ -237,31 +245,38 @@ struct RampDashboardTests {
         try await server.test { client in
             var reader = DashboardBrowser(client)
             try await reader.signIn(with: server.key("acme", .reader))
-            let read = try await reader.get(Self.page).text
+            let read = try await reader.get(page).text
             #expect(read.contains("No webhook.") && !read.contains(#"id="webhook-form""#))
+            #expect(try await reader.get("/tenants/acme/settings").text.contains(#"<a href="\#(page)">Webhooks</a>"#))
 
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
-            let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.page))
-            // Under a feature the environment lacks: refused before anything is added.
-            let nowhere = "/tenants/acme/production/features/nope/ramp/webhooks"
+            let csrf = DashboardBrowser.csrf(in: try await browser.get(page))
+            // Under an environment the tenant lacks: refused before anything is added.
+            let nowhere = "/tenants/acme/settings/environments/nope/webhooks"
             let misplaced = try await browser.post(
-                nowhere, ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json"])
+                nowhere, ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json", "events[]": "ramp.paused"])
             #expect(misplaced.status == .notFound)
             #expect(try await server.store.webhooks(in: TestServer.acme).isEmpty)
             let made = try await browser.post(
-                "\(Self.page)/webhooks", ["csrf": csrf, "url": "http://127.0.0.1:9/hook/T0K3N", "format": "slack"])
+                page,
+                [
+                    "csrf": csrf, "url": "http://127.0.0.1:9/hook/T0K3N", "format": "slack",
+                    "events[]": "revision.created", "events[]": "ramp.finished",
+                ])
             #expect(made.status == .created, "\(made.text)")
             let secret = try #require(
                 made.text.firstMatch(of: /id="new-webhook-secret">(whsec_[^<]+)</).map { String($0.1) })
             let stored = try #require(try await server.store.webhooks(in: TestServer.acme).first)
             #expect(stored.format == .slack && stored.url.shown == "http://127.0.0.1:9/…")
-            let reloaded = try await browser.get(Self.page)
+            #expect(stored.events == [.revisionCreated, .rampFinished])
+            let reloaded = try await browser.get(page)
             #expect(!reloaded.text.contains(secret) && !reloaded.text.contains("T0K3N"))
             #expect(reloaded.text.contains("Webhook \(stored.id): <code>http://127.0.0.1:9/…</code> · slack · active"))
+            #expect(reloaded.text.contains("Hears revision.created, ramp.finished."))
 
             let confirm = try await browser.post(
-                "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
+                "\(page)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
             #expect(confirm.text.contains("Revoke webhook \(stored.id) (<code>http://127.0.0.1:9/…</code>)?"))
             #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
             let misplacedRevoke = try await browser.post(
@@ -269,11 +284,11 @@ struct RampDashboardTests {
             #expect(misplacedRevoke.status == .notFound)
             #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
             let revoked = try await browser.post(
-                "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])
+                "\(page)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])
             #expect(revoked.status == .seeOther && revoked.headers[.location]?.contains("webhook-revoked") == true)
             #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt != nil)
             let again = try await browser.post(
-                "\(Self.page)/webhooks/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
+                "\(page)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
             #expect(again.status == .notFound)
         }
     }

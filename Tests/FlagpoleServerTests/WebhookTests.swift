@@ -71,6 +71,44 @@ struct WebhookTests {
     }
 
     @Test(
+        "A bias change through the API is queued as revision.created for a webhook that hears it, and the audit feed (?since=) tells it with the same fields"
+    )
+    func revisionsToldAndFed() async throws {
+        var configuration = ServerConfiguration(accessLogLevel: .debug)
+        configuration.allowsPrivateWebhooks = true
+        let server = try await TestServer(configuration: configuration)
+        let editor = server.key("acme", .editor)
+        try await server.test { client in
+            let made = try await client.send(
+                .post, Self.webhooks, key: editor,
+                body: #"{"url": "http://127.0.0.1:9/hook", "events": ["revision.created"]}"#)
+            #expect(made.status == .created, "\(made.text)")
+            guard case .object(let webhook) = try made.json else { throw WebhookError.invalidFormat("no webhook") }
+            #expect(webhook["events"] == .array([.string("revision.created")]))
+            let biases = "/api/v1/tenants/acme/environments/production/features/Example%20A%2FB%20Test/biases"
+            let changed = try await client.send(
+                .post, biases, key: editor, body: #"{"biases": [60, 40], "message": "phase 2"}"#)
+            #expect(changed.status == .ok, "\(changed.text)")
+            let deliveries = try await server.store.webhooks(in: TestServer.acme).first?.deliveries ?? []
+            #expect(deliveries.map(\.event) == ["revision.created"])
+
+            let revisions = "/api/v1/tenants/acme/environments/production/revisions"
+            let feed = try await client.send(.get, revisions + "?since=2000-01-01T00:00:00Z", key: editor)
+            guard case .array(let events) = try feed.json, case .object(let last)? = events.last else {
+                throw WebhookError.invalidFormat("no feed: \(feed.text)")
+            }
+            #expect(events.count == 2 && last["event"] == .string("revision.created"))
+            #expect(last["message"] == .string("phase 2") && last["features"] == .array([.string(TestServer.abTest)]))
+            #expect(last["actor"].map { "\($0)".contains("key:") } == true && last["movedUsers"] != nil)
+            // Nothing since now; a time that is none is refused.
+            let later = try await client.send(.get, revisions + "?since=2100-01-01T00:00:00Z", key: editor)
+            #expect(try later.json == .array([]))
+            let bad = try await client.send(.get, revisions + "?since=yesterday", key: editor)
+            #expect(bad.status == .unprocessableContent && bad.errorCode == "invalid")
+        }
+    }
+
+    @Test(
         "The API refuses loopback and bad webhooks with a clear error, saving nothing; an editor makes one and sees its secret once"
     )
     func overTheAPI() async throws {

@@ -75,6 +75,24 @@ struct ChangeEventTests {
         #expect(bodies[3]["actor"] == .string("ramp:\(ramp.ramp.id) by cli:bob"))
     }
 
+    @Test("The audit feed tells each revision with the fields its revision.created event had")
+    func auditFeed() async throws {
+        let (store, webhook) = try await store()
+        _ = try await store.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.setEnabled(false, feature: "other", in: path, options: EditOptions(actor: "t"))
+        let told = try await queued(store, webhook)
+        let fed = try await store.revisionEvents(in: path, since: .distantPast).map { event -> JSONObject in
+            guard case .object(let object) = event.jsonValue else { return [:] }
+            return object
+        }
+        #expect(fed.count == 3 && fed[0]["revision"] == .number(1) && fed[0]["kind"] == .string("import"))
+        // The same fields as the events, `at` aside (the feed reads it back at a millisecond).
+        func withoutTime(_ object: JSONObject) -> JSONObject { JSONObject(object.members.filter { $0.key != "at" }) }
+        #expect(fed.dropFirst().map(withoutTime) == told.map(withoutTime))
+        #expect(try await store.revisionEvents(in: path, since: .distantPast, limit: 1).count == 1)
+        #expect(try await store.revisionEvents(in: path, since: Date().addingTimeInterval(60)).isEmpty)
+    }
+
     @Test("A dry run and a refused change tell nothing; a webhook hears only the events it chose")
     func nothingUnwritten() async throws {
         let (store, webhook) = try await store(hearing: "ramp.*")

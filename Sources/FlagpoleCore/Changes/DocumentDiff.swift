@@ -23,6 +23,19 @@ public struct DocumentDiff: Hashable, Sendable {
         public var config: String? = nil
         /// The segment concerned, for a change of an environment's segments (`TargetingDiff`).
         public var segment: String? = nil
+
+        public init(
+            feature: String?, field: String?, kind: Kind, before: JSONValue?, after: JSONValue?,
+            config: String? = nil, segment: String? = nil
+        ) {
+            self.feature = feature
+            self.field = field
+            self.kind = kind
+            self.before = before
+            self.after = after
+            self.config = config
+            self.segment = segment
+        }
     }
 
     /// Every change found.

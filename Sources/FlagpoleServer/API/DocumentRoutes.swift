@@ -53,6 +53,15 @@ extension AdminAPI {
     @Sendable func listRevisions(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response
     {
         let path = context.path
+        let query = Query(request)
+        // `?since=`: the audit feed, with the fields of each revision's `revision.created` event.
+        if let since = query.string("since") {
+            guard let time = TimeText.date(from: since) else {
+                throw APIError.invalid(
+                    "\"since\" must be a time: ISO 8601, e.g. \(TimeText.examples).", pointer: "/since")
+            }
+            return .json(.array(try await store.revisionEvents(in: path, since: time).map(\.jsonValue)))
+        }
         return .json(.array(try await store.revisions(of: path).map(\.jsonValue)))
     }
 

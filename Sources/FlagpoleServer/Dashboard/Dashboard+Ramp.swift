@@ -1,6 +1,5 @@
 import FlagpoleCore
 import FlagpoleStore
-import FlagpoleWebhooks
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -19,8 +18,6 @@ extension Dashboard {
         editor.post(RouterPath(ramp), use: changeRamp)
         editor.post(RouterPath(ramp + "/triggers"), use: createTrigger)
         editor.post(RouterPath(ramp + "/triggers/revoke"), use: revokeTrigger)
-        editor.post(RouterPath(ramp + "/webhooks"), use: createWebhook)
-        editor.post(RouterPath(ramp + "/webhooks/revoke"), use: revokeWebhook)
     }
 
     // MARK: Handlers
@@ -111,53 +108,6 @@ extension Dashboard {
         return .html(templates.render(page, as: "ramp"))
     }
 
-    /// POST …/ramp/webhooks: adds a webhook to the environment, its address checked as the API
-    /// checks it, and shows its signing secret, this once.
-    @Sendable func createWebhook(
-        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
-    ) async throws
-        -> Response
-    {
-        let form = try await form(WebhookForm.self, of: request, session: context.session)
-        let name = try await existingFeature(context)
-        var created: CreatedWebhook?
-        var refusal: APIError?
-        do {
-            created = try await store.createWebhook(
-                at: form.url, format: try WebhookFormat(validating: form.format), in: context.path,
-                actor: context.session.identity.actor, now: clock.now, addresses: webhookAddresses)
-        } catch let error as WebhookError {
-            refusal = APIError(error)
-        }
-        var page = try await rampPage(name, in: context, draft: RampForm.empty)
-        page.createdWebhook = created.map {
-            RampPage.CreatedWebhookView(id: $0.webhook.id, url: $0.webhook.url.shown, secret: $0.secret)
-        }
-        if let refusal { page.keepRefusedWebhook(url: form.url, format: form.format, because: refusal.message) }
-        return .html(templates.render(page, as: "ramp"), status: refusal?.status ?? .created)
-    }
-
-    /// POST …/ramp/webhooks/revoke: `action=preview` asks to confirm, `apply` revokes.
-    @Sendable func revokeWebhook(
-        _ request: Request, context: DashboardEnvironmentContext<Needs.Editor>
-    ) async throws
-        -> Response
-    {
-        let form = try await form(RevokeWebhookForm.self, of: request, session: context.session)
-        let name = try await existingFeature(context)
-        if form.action == "apply" {
-            try await store.revokeWebhook(form.id, in: context.path, now: clock.now)
-            return .seeOther(
-                Notice(.webhookRevoked).appended(to: EnvironmentURLs(context.path).feature(name) + "/ramp"))
-        }
-        var page = try await rampPage(name, in: context, draft: RampForm.empty)
-        guard let webhook = page.webhooks.first(where: { $0.id == form.id && $0.isActive }) else {
-            throw WebhookError.webhookNotFound(context.path, id: form.id)
-        }
-        page.revokingWebhook = webhook
-        return .html(templates.render(page, as: "ramp"))
-    }
-
     /// The route's feature, looked up before anything is written: a form posted under a
     /// feature the environment lacks is refused (404) and changes nothing.
     private func existingFeature(_ context: DashboardEnvironmentContext<Needs.Editor>) async throws -> String {
@@ -201,9 +151,10 @@ extension Dashboard {
         }
         return RampPage(
             chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/ramp" }), feature: feature,
-            featureURL: EnvironmentURLs(path).feature(name), report: report,
+            featureURL: EnvironmentURLs(path).feature(name),
+            webhooksURL: TenantURLs(path.tenant).webhooks(of: path.environment), report: report,
             triggers: try await store.triggers(in: path, feature: name),
-            webhooks: try await store.webhooks(in: path, deliveries: 5), canEdit: context.canEdit,
+            canEdit: context.canEdit,
             csrf: context.session.csrfToken, draft: draft, publishes: try await store.hasPublished(path))
     }
 }
@@ -253,20 +204,6 @@ struct TriggerForm: DashboardForm {
     var csrf: String
     var name: String
     var triggerAction: String
-}
-
-/// The form that adds a webhook: its URL and body format.
-struct WebhookForm: DashboardForm {
-    var csrf: String
-    var url: String
-    var format: String
-}
-
-/// The form that revokes a webhook, by its id.
-struct RevokeWebhookForm: DashboardForm {
-    var csrf: String
-    var id: Int64
-    var action: String?
 }
 
 /// The form that revokes a trigger, by its prefix.

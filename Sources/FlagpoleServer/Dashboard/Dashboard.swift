@@ -48,6 +48,7 @@ struct Dashboard: Sendable {
         registerImport(on: signedIn)
         registerExport(on: signedIn)
         registerSettings(on: signedIn)
+        registerWebhooks(on: signedIn)
         registerMembers(on: pages, signedIn: signedIn)
     }
 

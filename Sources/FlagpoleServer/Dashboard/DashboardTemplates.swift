@@ -26,6 +26,7 @@ struct DashboardTemplates: Sendable {
             "targeting-plan": PackageResources.targeting_plan_mustache,
             "user": PackageResources.user_mustache,
             "revisions": PackageResources.revisions_mustache,
+            "webhooks": PackageResources.webhooks_mustache,
             "import": PackageResources.import_mustache,
             "export": PackageResources.export_mustache,
             "bar": PackageResources.bar_mustache,

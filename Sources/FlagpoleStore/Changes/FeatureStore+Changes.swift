@@ -67,3 +67,37 @@ extension FeatureStore {
         }
     }
 }
+
+/// One revision as the audit feed tells it: the fields of its `revision.created` event.
+public struct RevisionEvent: Sendable {
+    public var revision: Int
+    public var createdAt: Date
+    /// `{"event": "revision.created", "at", "tenant", "environment", "revision", "kind", "actor",
+    /// "message", "changes", "features", …, "movedUsers", "text", "link"}` (docs/WEBHOOKS.md).
+    public var jsonValue: JSONValue
+}
+
+extension FeatureStore {
+    /// The most revisions one reading of the audit feed returns.
+    public static let revisionEventLimit = 1_000
+
+    /// The environment's revisions created at or after `time`, oldest first, at most `limit`, each
+    /// with the fields its `revision.created` event had: for teams that ship the audit trail to
+    /// their log system. A reader asks again from the last one's time, skipping the numbers it has.
+    ///
+    /// - throws: `TenancyError.environmentNotFound`.
+    public func revisionEvents(
+        in path: EnvironmentPath, since time: Date, limit: Int = revisionEventLimit
+    ) async throws -> [RevisionEvent] {
+        try await read { db in
+            try db.environments.revisionsCreated(since: time, in: try db.environments.scope(of: path), limit: limit)
+                .map { summary, movedUsers, changes in
+                    let event = StoreEvent.revisionCreated(
+                        number: summary.number, kind: summary.kind, actor: summary.actor, message: summary.message,
+                        changes: changes, movedUsers: movedUsers, in: path, at: summary.createdAt)
+                    return RevisionEvent(
+                        revision: summary.number, createdAt: summary.createdAt, jsonValue: .object(event.body))
+                }
+        }
+    }
+}

@@ -30,7 +30,7 @@ public enum StoreEventKind: String, Hashable, Sendable, CaseIterable, Comparable
     public static func parse(_ text: String) throws(WebhookError) -> [StoreEventKind] {
         var kinds: Set<StoreEventKind> = []
         let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !names.isEmpty else { throw WebhookError.unknownEvent(text) }
+        guard !names.isEmpty else { throw WebhookError.noEvents }
         for name in names {
             let matching: [StoreEventKind]
             if name == "*" {
@@ -65,8 +65,9 @@ struct StoreEvent: Sendable {
     /// sender makes it the body's `url`.
     var link: String? = nil
 
-    /// The body kept in the outbox: Flagpole's JSON, with `link` for the sender to complete.
-    var storedBody: String {
+    /// The body kept in the outbox (`storedBody`), and the audit feed's object: Flagpole's JSON,
+    /// with `link` for the sender to complete.
+    var body: JSONObject {
         var body: JSONObject = [
             "event": .string(kind.rawValue), "at": .string(at.iso8601), "tenant": .string(path.tenant.rawValue),
             "environment": .string(path.environment.rawValue),
@@ -74,8 +75,10 @@ struct StoreEvent: Sendable {
         for member in fields.members { body.append(member.key, member.value) }
         body.append("text", .string(text))
         if let link { body.append("link", .string(link)) }
-        return JSONValue.object(body).storedText
+        return body
     }
+
+    var storedBody: String { JSONValue.object(body).storedText }
 }
 
 extension StoreEvent {

@@ -7,6 +7,8 @@ public enum WebhookError: FlagpoleError, Equatable {
     case invalidFormat(String)
     /// An event name, or a pattern, that names no event.
     case unknownEvent(String)
+    /// No event at all: a webhook must hear one.
+    case noEvents
     /// The host resolves to no address.
     case unresolvable(host: String)
     /// The host is, or resolves to, a loopback, private, link-local or otherwise internal address.
@@ -21,6 +23,8 @@ public enum WebhookError: FlagpoleError, Equatable {
             "\"\(text.prefix(40))\" is not a webhook format: use json (Flagpole's body) or slack ({\"text\": …})."
         case .unknownEvent(let text):
             "\"\(text.prefix(60))\" names no event. Name events, or families with a star, comma-separated: \(StoreEventKind.allCases.map(\.rawValue).joined(separator: ", ")), ramp.*, or * for all."
+        case .noEvents:
+            "Choose at least one event for the webhook to hear: \(StoreEventKind.allCases.map(\.rawValue).joined(separator: ", "))."
         case .unresolvable(let host):
             "The webhook's host \(host) resolves to no address (within 5 seconds). Check its spelling, or the server's DNS."
         case .privateAddress(let host, let address):

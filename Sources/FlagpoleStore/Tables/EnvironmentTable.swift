@@ -243,6 +243,34 @@ struct EnvironmentTable {
         }
     }
 
+    /// The revisions created at or after `time`, oldest first, at most `limit`, each with what its
+    /// audit rows touched (their values left out): what the audit feed tells of each.
+    func revisionsCreated(
+        since time: Date, in scope: EnvironmentScope, limit: Int
+    ) throws -> [(summary: RevisionSummary, movedUsers: Int?, changes: [DocumentDiff.Change])] {
+        try db.rows(
+            """
+            SELECT id, number, kind, actor, message, created_at, moved_users FROM revisions
+            WHERE tenant_id = ? AND environment_id = ? AND created_at >= ? ORDER BY number LIMIT ?
+            """, [scope.tenant.id, scope.id, time, limit]
+        ).map { row in
+            let changes = try db.rows(
+                """
+                SELECT feature_name, field, change, config_name, segment_name FROM audit
+                WHERE tenant_id = ? AND revision_id = ? ORDER BY id
+                """, [scope.tenant.id, row[0] as Int64]
+            ).map { audit in
+                DocumentDiff.Change(
+                    feature: audit[0], field: audit[1], kind: DocumentDiff.Change.Kind(rawValue: audit[2]) ?? .changed,
+                    before: nil, after: nil, config: audit[3], segment: audit[4])
+            }
+            let summary = RevisionSummary(
+                number: row[1], kind: RevisionKind(rawValue: row[2]) ?? .edit, actor: row[3], message: row[4],
+                createdAt: row[5], size: 0, changeCount: changes.count)
+            return (summary, row[6], changes)
+        }
+    }
+
     /// The audit rows of `revision`, in the order they were written.
     func audit(of revision: RevisionRecord, in scope: EnvironmentScope) throws -> [AuditRecord] {
         try db.rows(

@@ -97,24 +97,6 @@ struct RampPage: Sendable {
         var lastCall: String?
     }
 
-    /// One of the environment's webhooks, and its latest deliveries.
-    struct WebhookRow: Sendable {
-        var id: Int64
-        var url: String
-        var format: String
-        var isActive: Bool
-        var state: String
-        var deliveries: [String]
-        var hasDeliveries: Bool
-    }
-
-    /// A webhook just added: its signing secret, shown this once.
-    struct CreatedWebhookView: Sendable {
-        var id: Int64
-        var url: String
-        var secret: String
-    }
-
     /// A trigger just made: its URL, shown this once.
     struct CreatedTriggerView: Sendable {
         var name: String
@@ -170,24 +152,16 @@ struct RampPage: Sendable {
         Choice(name: RampPage.describe($0), value: $0.rawValue, isSelected: false)
     }
     var createdTrigger: CreatedTriggerView?
-    var webhooks: [WebhookRow] = []
-    var hasWebhooks = false
-    var webhookFormats = WebhookFormat.allCases.map {
-        Choice(name: RampPage.describe($0), value: $0.rawValue, isSelected: false)
-    }
-    /// The URL in the add form: empty, or one just refused, with why.
-    var webhookDraft = ""
-    var webhookError: String?
-    var createdWebhook: CreatedWebhookView?
+    /// The environment's webhooks, where they are added (Settings › Environments › Webhooks).
+    var webhooksURL: String
     var revoking: TriggerRow?
-    var revokingWebhook: WebhookRow?
 
     init(
-        chrome: Chrome, feature: Feature, featureURL: String, report: RampReport?, triggers: [Trigger],
-        webhooks: [Webhook], canEdit: Bool,
-        csrf: String, draft: RampForm, publishes: Bool
+        chrome: Chrome, feature: Feature, featureURL: String, webhooksURL: String, report: RampReport?,
+        triggers: [Trigger], canEdit: Bool, csrf: String, draft: RampForm, publishes: Bool
     ) {
         self.chrome = chrome
+        self.webhooksURL = webhooksURL
         self.triggers = triggers.map { trigger in
             TriggerRow(
                 name: trigger.name, action: Self.describe(trigger.action), prefix: trigger.prefix,
@@ -196,15 +170,6 @@ struct RampPage: Sendable {
                 lastCall: trigger.calls.first.map { "\($0.at.iso8601) from \($0.address): \($0.outcome)" })
         }
         hasTriggers = !triggers.isEmpty
-        self.webhooks = webhooks.map { webhook in
-            WebhookRow(
-                id: webhook.id, url: webhook.url.shown, format: webhook.format.rawValue,
-                isActive: webhook.revokedAt == nil,
-                state: webhook.revokedAt.map { "revoked \($0.iso8601)" } ?? "active",
-                deliveries: webhook.deliveries.map { "\($0.createdAt.iso8601) \($0.event): \($0.summary)" },
-                hasDeliveries: !webhook.deliveries.isEmpty)
-        }
-        hasWebhooks = !webhooks.isEmpty
         name = feature.name
         self.featureURL = featureURL
         self.canEdit = canEdit
@@ -340,20 +305,6 @@ struct RampPage: Sendable {
         case .pause: "pause the running ramp"
         case .rollback: "abort the ramp, back to 0 %"
         case .disable: "disable the feature"
-        }
-    }
-
-    /// Keeps a refused webhook in its form, to be corrected, with why beside it.
-    mutating func keepRefusedWebhook(url: String, format: String, because reason: String) {
-        webhookError = reason
-        webhookDraft = url
-        webhookFormats = webhookFormats.map { Choice(name: $0.name, value: $0.value, isSelected: $0.value == format) }
-    }
-
-    static func describe(_ format: WebhookFormat) -> String {
-        switch format {
-        case .json: "Flagpole's JSON"
-        case .slack: "Slack's {\"text\": …} (Mattermost, Discord's /slack too)"
         }
     }
 

@@ -116,6 +116,7 @@ struct EnvironmentRow: Sendable {
     var name: String
     var overviewURL: String
     var updateURL: String
+    var webhooksURL: String
     var isPrivate: Bool
     var access: String
     var cacheControl: String
@@ -130,6 +131,7 @@ struct EnvironmentRow: Sendable {
         name = environment.path.environment.rawValue
         overviewURL = EnvironmentURLs(environment.path).overview
         updateURL = urls.environment(environment.path.environment)
+        webhooksURL = urls.webhooks(of: environment.path.environment)
         isPrivate = environment.delivery.isPrivate
         access = isPrivate ? "private" : "public"
         cacheControl = environment.delivery.cacheControl ?? "the server's default"

@@ -15,6 +15,7 @@ struct TenantURLs: Sendable {
     func revokeKey(_ prefix: String) -> String { keys + "/" + EnvironmentURLs.segment(prefix) + "/revoke" }
     var environments: String { settings + "/environments" }
     func environment(_ name: EnvironmentName) -> String { environments + "/" + name.rawValue }
+    func webhooks(of name: EnvironmentName) -> String { environment(name) + "/webhooks" }
     var goals: String { settings + "/goals" }
     var members: String { settings + "/members" }
     func member(_ email: String) -> String { members + "/" + EnvironmentURLs.segment(email) }
