@@ -37,8 +37,6 @@ extension Database: SQLConnection {
         try cached ? RawStatement(cachedIn: self, sql: sql) : RawStatement(self, sql: sql)
     }
 
-    var statementsAreRoundTrips: Bool { false }
-
     /// One server per file: it polls for the command line's writes.
     func notifyChange(of path: EnvironmentPath) throws {}
 

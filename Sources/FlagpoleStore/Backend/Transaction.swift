@@ -119,8 +119,6 @@ extension Transaction: SQLConnection {
 
     func indexedBy(_ index: String) -> String { connection.indexedBy(index) }
 
-    var statementsAreRoundTrips: Bool { connection.statementsAreRoundTrips }
-
     func notifyChange(of path: EnvironmentPath) throws { try connection.notifyChange(of: path) }
 
     func run(_ insert: ChainedInsert) throws -> Bool { try connection.run(insert) }

@@ -56,8 +56,6 @@ final class PostgresTransaction: SQLConnection {
         PostgresStatement(self, sql: sql)
     }
 
-    var statementsAreRoundTrips: Bool { true }
-
     func notifyChange(of path: EnvironmentPath) throws {
         try execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, path.description], cached: true)
     }

@@ -39,16 +39,14 @@ struct FirstAssignments {
     /// The statements of a call.
     private struct Prepared {
         let clear: any SQLStatement
-        /// One user (where statements are not round trips: many to a statement otherwise).
-        let stage: any SQLStatement
         let known: any SQLStatement
         let unstage: any SQLStatement
         let insert: any SQLStatement
         let event: any SQLStatement
     }
 
-    /// Users staged and not sent yet (where statements are round trips), and how many were
-    /// staged since the table was cleared (each user's ordinal, which orders the events).
+    /// Users staged and not sent yet, and how many were staged since the table was cleared (each
+    /// user's ordinal, which orders the events).
     private struct Staging {
         var pending: [Assignment] = []
         var count: Int64 = 0
@@ -69,8 +67,6 @@ struct FirstAssignments {
         try db.execute(db.text(of: Self.creatingStagingTable))
         prepared = Prepared(
             clear: try db.statement(Self.clearing, cached: false),
-            stage: try db.statement(
-                "INSERT INTO staged_points (user_id, point, variation, ordinal) VALUES (?, ?, ?, ?)", cached: false),
             known: try db.statement(Self.selectingKnown, cached: false),
             unstage: try db.statement(Self.unstagingKnown, cached: false),
             insert: try db.statement(Self.inserting, cached: false),
@@ -231,25 +227,16 @@ struct FirstAssignments {
         return Staging()
     }
 
-    /// Stages one user: now, where a statement costs no round trip; else with the next users,
-    /// by `send`.
+    /// Stages one user, with the next ones, by `send`.
     private func stage(_ assignment: Assignment, _ staging: inout Staging) throws {
-        let ordinal = staging.count
         staging.count += 1
-        guard !db.statementsAreRoundTrips else {
-            staging.pending.append(assignment)
-            if staging.pending.count == Self.stagedPerStatement { try send(&staging) }
-            return
-        }
-        prepared.stage.bind(assignment.user.rawValue, at: 1)
-        prepared.stage.bind(assignment.point, at: 2)
-        prepared.stage.bind(assignment.variation, at: 3)
-        prepared.stage.bind(ordinal, at: 4)
-        try prepared.stage.execute()
+        staging.pending.append(assignment)
+        if staging.pending.count == Self.stagedPerStatement { try send(&staging) }
     }
 
-    /// Stages the users `stage` kept, by statements of a few lengths (powers of two), so that
-    /// their texts are few.
+    /// Stages the users `stage` kept, many to a statement (one round trip on PostgreSQL, one run
+    /// of the statement on SQLite), by statements of a few lengths (powers of two), so that their
+    /// texts are few and each is prepared once.
     private func send(_ staging: inout Staging) throws {
         var sent = 0
         var ordinal = staging.count - Int64(staging.pending.count)
