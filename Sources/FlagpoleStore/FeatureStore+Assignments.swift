@@ -86,7 +86,7 @@ extension FeatureStore {
             // Without rules a user's group needs no read: on PostgreSQL the group commit records
             // them ahead, with the other writes' (see `AssignmentWriter.prerecord`).
             let firsts: [PendingFirst] =
-                if case .postgres = backend, test.rules.isEmpty {
+                if backend.prerecordsFirstAssignments, test.rules.isEmpty {
                     users.map { user in
                         PendingFirst(
                             head: plan.head, featureID: test.featureID, user: user,

@@ -32,9 +32,9 @@ extension FeatureStore {
         progress: @escaping @Sendable (_ table: String, _ rows: Int) -> Void = { _, _ in }
     ) async throws -> CopyReport {
         let tables = try CopyTable.all()
-        let from = try await CopySource.open(source)
+        let from = try await source.openCopySource()
         do {
-            let to = try await CopyDestination.open(destination, tables: tables)
+            let to = try await destination.openCopyDestination(tables: tables)
             // One page is written while the next is read: the source's reading and the
             // destination's writing overlap, in order, never more than one page apart.
             let writing = Mutex<Task<Void, any Error>?>(nil)
@@ -89,127 +89,49 @@ extension FeatureStore {
     }
 }
 
-/// Where a copy reads: a SQLite file opened read-only, or a PostgreSQL session inside one
-/// `REPEATABLE READ` transaction.
-private enum CopySource {
-    case sqlite(SQLiteCopyReader)
-    case postgres(PostgresCopyEnd)
-
-    static func open(_ address: DatabaseAddress) async throws -> CopySource {
-        switch address {
-        case .sqlite(let path):
-            // Read-only: refuses a missing file, and one that needs migrating, as every reader does.
-            let store = try FeatureStore.open(atPath: path, access: .readOnly)
-            return .sqlite(SQLiteCopyReader(reader: try store.sqliteWriter()))
-        case .postgres(let postgres):
-            let session = try await PostgresSession.open(postgres)
-            do {
-                let status = try await PostgresSchema.status(session)
-                guard status.unknown.isEmpty else {
-                    throw StorageError.databaseTooNew(unknownMigrations: status.unknown)
-                }
-                guard status.pending.isEmpty else {
-                    throw StorageError.databaseNeedsMigration(path: postgres.description, pending: status.pending)
-                }
-                try await session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                return .postgres(try await PostgresCopyEnd.open(session))
-            } catch {
-                await session.close()
-                throw error
-            }
-        }
-    }
-
+/// Where a copy reads, in one read transaction: a SQLite file opened read-only
+/// (`SQLiteCopyReader`), or a PostgreSQL session in `REPEATABLE READ` (`PostgresCopyEnd`).
+protocol CopySource: Sendable {
+    /// Hands every row of `tables` to `consume`, a page at a time, table by table in order.
     func read(
         _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
-    )
-        async throws
-    {
-        switch self {
-        case .sqlite(let reader): try await reader.read(tables, consume)
-        case .postgres(let end): try await end.read(tables, consume)
-        }
-    }
+    ) async throws
 
-    func close() async {
-        if case .postgres(let end) = self { await end.session.close() }
-    }
+    func close() async
 }
 
-/// Where a copy writes: a new SQLite file under a hidden name, or an empty PostgreSQL database
-/// inside one transaction.
-private enum CopyDestination {
-    case sqlite(SQLiteCopyWriter)
-    case postgres(PostgresCopyEnd, PostgresCopyEnd.SetAside)
-
-    static func open(_ address: DatabaseAddress, tables: [CopyTable]) async throws -> CopyDestination {
-        switch address {
-        case .sqlite(let path):
-            return .sqlite(try SQLiteCopyWriter.create(atPath: path, tables: tables))
-        case .postgres(let postgres):
-            let session = try await PostgresSession.open(postgres)
-            do {
-                // The schema, when the database lacks it, is written in the copy's transaction:
-                // a copy that fails leaves the database as it found it.
-                try await session.execute("BEGIN")
-                try await PostgresCopyEnd.refuseOtherTables(session, tables: tables)
-                _ = try await PostgresSchema.applyPending(session)
-                let end = try await PostgresCopyEnd.open(session)
-                try await end.checkEmpty(tables)
-                return .postgres(end, try await end.setAsideKeysAndIndexes())
-            } catch {
-                try? await session.execute("ROLLBACK")
-                await session.close()
-                throw error
-            }
-        }
-    }
-
-    func insert(_ rows: [[CopyValue]], into table: CopyTable) async throws {
-        switch self {
-        case .sqlite(let writer): try await writer.insert(rows, into: table)
-        case .postgres(let end, _): try await end.insert(rows, into: table)
-        }
-    }
-
-    func finishLoading() async throws {
-        switch self {
-        case .sqlite(let writer):
-            try await writer.finishLoading()
-        case .postgres(let end, let setAside):
-            try await end.putBack(setAside)
-            try await end.advanceSequences()
-        }
-    }
-
+/// Where a copy writes, in one transaction that `keep` commits and `abandon` rolls back: a new
+/// SQLite file under a hidden name (`SQLiteCopyWriter`), or an empty PostgreSQL database
+/// (`PostgresCopyDestination`).
+protocol CopyDestination: Sendable {
+    func insert(_ rows: [[CopyValue]], into table: CopyTable) async throws
+    /// Puts back what loading went faster without (keys, indexes, sequences).
+    func finishLoading() async throws
+    /// Reads back what was written, as `CopySource.read` reads.
     func readBack(
         _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
-    )
-        async throws
-    {
+    ) async throws
+    func keep() async throws
+    func abandon() async
+}
+
+extension DatabaseAddress {
+    /// The database here as a copy's source; one that needs migrating is refused, as every
+    /// reader refuses it.
+    func openCopySource() async throws -> any CopySource {
         switch self {
-        case .sqlite(let writer): try await writer.reader.read(tables, consume)
-        case .postgres(let end, _): try await end.read(tables, consume)
+        case .sqlite(let path):
+            return SQLiteCopyReader(reader: try FeatureStore.open(atPath: path, access: .readOnly).sqliteWriter())
+        case .postgres(let postgres): return try await PostgresCopyEnd.openSource(postgres)
         }
     }
 
-    func keep() async throws {
+    /// The database here as a copy's destination: a path where no file exists yet, or an empty
+    /// PostgreSQL database (its schema written in the copy's transaction).
+    func openCopyDestination(tables: [CopyTable]) async throws -> any CopyDestination {
         switch self {
-        case .sqlite(let writer):
-            try writer.finish()
-        case .postgres(let end, _):
-            try await end.session.execute("COMMIT")
-            await end.session.close()
-        }
-    }
-
-    func abandon() async {
-        switch self {
-        case .sqlite(let writer):
-            writer.abandon()
-        case .postgres(let end, _):
-            try? await end.session.execute("ROLLBACK")
-            await end.session.close()
+        case .sqlite(let path): try SQLiteCopyWriter.create(atPath: path, tables: tables)
+        case .postgres(let postgres): try await PostgresCopyDestination.open(postgres, tables: tables)
         }
     }
 }

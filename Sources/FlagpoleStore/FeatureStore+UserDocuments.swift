@@ -125,13 +125,12 @@ extension FeatureStore {
     public func readUserDocumentNow(
         for user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
     ) throws -> UserDocumentRead? {
-        guard case .sqlite(let writer) = backend else { return nil }
+        guard let plan = pinningPlans.plan(for: path) else { return nil }
         return try Self.translatingErrors {
-            try writer.unsafeRead { db -> UserDocumentRead? in
-                guard let plan = pinningPlans.plan(for: path) else { return nil }
-                let (isCurrent, state) = try Transaction(db).assignments.userSnapshot(of: user, under: plan)
+            try backend.readNow { connection -> UserDocumentRead? in
+                let (isCurrent, state) = try Transaction(connection).assignments.userSnapshot(of: user, under: plan)
                 return isCurrent ? UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) : nil
-            }
+            } ?? nil
         }
     }
 

@@ -9,19 +9,14 @@ import GRDB
 /// nothing and readers never see half of a change. SQL stays inside this module: callers
 /// speak of imports, exports and revisions, never of rows, nor of which backend holds them.
 public struct FeatureStore: Sendable {
-    let backend: Backend
+    /// What differs between SQLite and PostgreSQL: everything above it is the same on both.
+    let backend: any StoreBackend
     /// Gathers small concurrent writes (first assignments) into shared transactions.
     let groupCommit: GroupCommit
     /// Each environment's current revision, ready to pin for a user.
     let pinningPlans = PinningPlans()
     /// Told of the environments each committed write changed (`observeChanges`).
     let changeObservers = ChangeObservers()
-
-    /// Where the store's rows are.
-    enum Backend: Sendable {
-        case sqlite(any DatabaseWriter)
-        case postgres(PostgresStore)
-    }
 
     /// How a command means to use the file.
     public enum Access: Sendable {
@@ -45,7 +40,7 @@ public struct FeatureStore: Sendable {
     }
 
     /// Wraps a database whose schema is known to be current.
-    private init(current backend: Backend) {
+    private init(current backend: any StoreBackend) {
         self.backend = backend
         self.groupCommit = GroupCommit(backend)
     }
@@ -54,10 +49,7 @@ public struct FeatureStore: Sendable {
     ///
     /// - throws: `StorageError.operationsNeedSQLite` on PostgreSQL.
     func sqliteWriter() throws -> any DatabaseWriter {
-        switch backend {
-        case .sqlite(let writer): return writer
-        case .postgres(let postgres): throw StorageError.operationsNeedSQLite(address: postgres.address.description)
-        }
+        try backend.sqliteWriter()
     }
 
     /// Opens a store on `writer`, refusing a database migrated by a newer version and
@@ -65,7 +57,7 @@ public struct FeatureStore: Sendable {
     ///
     /// - throws: `StorageError.databaseTooNew`, `StorageError.storage`.
     init(_ writer: any DatabaseWriter) throws {
-        self.init(current: .sqlite(writer))
+        self.init(current: SQLiteBackend(writer: writer))
         try Self.translatingErrors {
             let unknown = try writer.read { try Self.status(of: $0).unknown }
             guard unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: unknown) }
@@ -90,7 +82,7 @@ public struct FeatureStore: Sendable {
             guard status.pending.isEmpty else {
                 throw StorageError.databaseNeedsMigration(path: path, pending: status.pending)
             }
-            return FeatureStore(current: .sqlite(queue))
+            return FeatureStore(current: SQLiteBackend(writer: queue))
         }
         let pool: DatabasePool
         do {
@@ -116,31 +108,28 @@ public struct FeatureStore: Sendable {
         switch address {
         case .sqlite(let path): return try open(atPath: path, access: access, durability: durability)
         case .postgres(let postgres):
-            return FeatureStore(
-                current: .postgres(try await PostgresStore.open(postgres, migrating: access == .readWrite)))
+            return FeatureStore(current: try await PostgresStore.open(postgres, migrating: access == .readWrite))
         }
     }
 
     /// Lets go of the database: PostgreSQL's connections close (SQLite's file closes with the
     /// last copy of the store).
     public func close() async {
-        if case .postgres(let postgres) = backend { await postgres.close() }
+        await backend.close()
     }
 
     /// What other processes' commits change, as they commit: the paths of environments whose
     /// delivery state changed, or `nil` for "anything may have": on PostgreSQL, where servers
     /// learn of each other's writes by `LISTEN`/`NOTIFY`. `nil` on SQLite, whose one server polls.
     public func changeNotifications() -> AsyncStream<String?>? {
-        guard case .postgres(let postgres) = backend else { return nil }
-        return postgres.changes()
+        backend.changeNotifications()
     }
 
     /// Runs `work` holding the lease `name`: on PostgreSQL, one instance at a time across every
     /// server on the database (background work such as publishing, which two instances must not
     /// do at once); on SQLite, whose file has one server, it runs at once.
     public func withLease<T: Sendable>(_ name: String, _ work: () async throws -> T) async throws -> T {
-        guard case .postgres(let postgres) = backend else { return try await work() }
-        return try await postgres.withLease(name, work)
+        try await backend.withLease(name, work)
     }
 
     /// A store in memory, for tests and dry runs of whole workflows.
@@ -240,11 +229,7 @@ public struct FeatureStore: Sendable {
     ) async throws -> T {
         let transacting: @Sendable (any SQLConnection) throws -> T = { try work(Transaction($0)) }
         return try await Self.translatingErrorsAsync {
-            switch backend {
-            case .sqlite(let writer): try await writer.read(transacting)
-            case .postgres(let postgres):
-                try await postgres.read(expectingOneStatement: expectingOneStatement, transacting)
-            }
+            try await backend.read(expectingOneStatement: expectingOneStatement, transacting)
         }
     }
 
@@ -258,12 +243,7 @@ public struct FeatureStore: Sendable {
             try transaction.finish()
             return (result, transaction.changedEnvironments)
         }
-        let (result, changed) = try await Self.translatingErrorsAsync {
-            switch backend {
-            case .sqlite(let writer): try await writer.write(transacting)
-            case .postgres(let postgres): try await postgres.write(transacting)
-            }
-        }
+        let (result, changed) = try await Self.translatingErrorsAsync { try await backend.write(transacting) }
         await changeObservers.tell(changed, of: self)
         return result
     }

@@ -1,4 +1,3 @@
-import GRDB
 import Synchronization
 
 /// One writer for many small writes: whatever is pending when a commit ends goes into the next
@@ -12,7 +11,7 @@ import Synchronization
 /// gets its error. Nothing waits for a batch to fill: a write that finds the writer idle is
 /// committed at once, alone.
 final class GroupCommit: Sendable {
-    private let backend: FeatureStore.Backend
+    private let backend: any StoreBackend
     private let queue = Mutex(Queue())
 
     private struct Queue {
@@ -23,7 +22,7 @@ final class GroupCommit: Sendable {
     /// One caller's write, type-erased: `run` inside the transaction, then `finish` with the
     /// commit's failure, if any. `run(db, true)` runs it in a savepoint, keeping its failure to
     /// itself; `run(db, false)` runs it bare, and its failure fails the whole transaction.
-    private struct Job: Sendable {
+    struct Job: Sendable {
         /// The first assignments `run` will record, which PostgreSQL records for all the jobs
         /// of a transaction in one statement before they run (`AssignmentWriter.prerecord`).
         let firsts: [PendingFirst]
@@ -36,7 +35,7 @@ final class GroupCommit: Sendable {
         let result = Mutex<Result<T, any Error>?>(nil)
     }
 
-    init(_ backend: FeatureStore.Backend) {
+    init(_ backend: any StoreBackend) {
         self.backend = backend
     }
 
@@ -103,58 +102,9 @@ final class GroupCommit: Sendable {
             return queue.pending
         }
         guard !jobs.isEmpty else { return }
-        commit(jobs) { failure in
+        backend.commit(jobs) { failure in
             for job in jobs { job.finish(failure) }
             self.commitPending()
-        }
-    }
-
-    /// Runs `jobs` in one write transaction, then `done` with the commit's failure, if any.
-    private func commit(_ jobs: [Job], done: @escaping @Sendable ((any Error)?) -> Void) {
-        switch backend {
-        case .sqlite(let writer):
-            writer.asyncWriteWithoutTransaction { db in
-                do {
-                    try db.inTransaction(.immediate) {
-                        let transaction = Transaction(db)
-                        for job in jobs { try job.run(transaction, true) }
-                        try transaction.finish()
-                        return .commit
-                    }
-                    done(nil)
-                } catch {
-                    done(error)
-                }
-            }
-        case .postgres(let postgres):
-            // A round trip on PostgreSQL holds the write lock: the jobs' first assignments are
-            // recorded together first, and the jobs run bare. Only when one fails does the
-            // transaction roll back and run them again, one by one, each in a savepoint (itself
-            // a round trip). Running a job twice is safe: the first run's writes were rolled
-            // back, and its outcome is replaced by the second's.
-            Task {
-                do {
-                    try await postgres.write { connection in
-                        let transaction = Transaction(connection)
-                        try AssignmentWriter.prerecord(jobs.flatMap(\.firsts), in: transaction)
-                        for job in jobs { try job.run(transaction, false) }
-                        try AssignmentWriter.requireEveryPrerecordedTaken(in: transaction)
-                        try transaction.finish()
-                    }
-                    done(nil)
-                } catch {
-                    do {
-                        try await postgres.write { connection in
-                            let transaction = Transaction(connection)
-                            for job in jobs { try job.run(transaction, true) }
-                            try transaction.finish()
-                        }
-                        done(nil)
-                    } catch {
-                        done(error)
-                    }
-                }
-            }
         }
     }
 }

@@ -31,7 +31,7 @@ struct PostgresCopyEnd: Sendable {
     /// Every table's rows in key order, page by page. Text keys are ordered in the "C"
     /// collation, whatever the database's default: SQLite's order, byte by byte.
     func read(
-        _ tables: [CopyTable], _ consume: @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
+        _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
     )
         async throws
     {
@@ -236,5 +236,82 @@ struct PostgresCopyEnd: Sendable {
                         FROM "\(table)"
                         """))
         }
+    }
+}
+
+/// A PostgreSQL database as a copy's source: one session in one `REPEATABLE READ, READ ONLY`
+/// transaction, so the copy is the store at one moment while servers keep writing.
+extension PostgresCopyEnd: CopySource {
+    /// - throws: `StorageError.databaseTooNew`, `StorageError.databaseNeedsMigration`.
+    static func openSource(_ address: PostgresAddress) async throws -> PostgresCopyEnd {
+        let session = try await PostgresSession.open(address)
+        do {
+            let status = try await PostgresSchema.status(session)
+            guard status.unknown.isEmpty else { throw StorageError.databaseTooNew(unknownMigrations: status.unknown) }
+            guard status.pending.isEmpty else {
+                throw StorageError.databaseNeedsMigration(path: address.description, pending: status.pending)
+            }
+            try await session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return try await PostgresCopyEnd.open(session)
+        } catch {
+            await session.close()
+            throw error
+        }
+    }
+
+    func close() async {
+        await session.close()
+    }
+}
+
+/// An empty PostgreSQL database as a copy's destination: one session in one transaction, its
+/// keys and indexes set aside while the rows load.
+struct PostgresCopyDestination: CopyDestination {
+    let end: PostgresCopyEnd
+    let setAside: PostgresCopyEnd.SetAside
+
+    /// The schema, when the database lacks it, is written in the copy's transaction: a copy that
+    /// fails leaves the database as it found it.
+    ///
+    /// - throws: `CopyError` (a database that is not empty, or holds other tables).
+    static func open(_ address: PostgresAddress, tables: [CopyTable]) async throws -> PostgresCopyDestination {
+        let session = try await PostgresSession.open(address)
+        do {
+            try await session.execute("BEGIN")
+            try await PostgresCopyEnd.refuseOtherTables(session, tables: tables)
+            _ = try await PostgresSchema.applyPending(session)
+            let end = try await PostgresCopyEnd.open(session)
+            try await end.checkEmpty(tables)
+            return PostgresCopyDestination(end: end, setAside: try await end.setAsideKeysAndIndexes())
+        } catch {
+            try? await session.execute("ROLLBACK")
+            await session.close()
+            throw error
+        }
+    }
+
+    func insert(_ rows: [[CopyValue]], into table: CopyTable) async throws {
+        try await end.insert(rows, into: table)
+    }
+
+    func finishLoading() async throws {
+        try await end.putBack(setAside)
+        try await end.advanceSequences()
+    }
+
+    func readBack(
+        _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
+    ) async throws {
+        try await end.read(tables, consume)
+    }
+
+    func keep() async throws {
+        try await end.session.execute("COMMIT")
+        await end.session.close()
+    }
+
+    func abandon() async {
+        try? await end.session.execute("ROLLBACK")
+        await end.session.close()
     }
 }

@@ -5,8 +5,11 @@ import Synchronization
 
 /// Reads a SQLite database's tables for a copy, in key order, inside one read transaction:
 /// every table as it was at one moment, however much other connections write meanwhile.
-struct SQLiteCopyReader: Sendable {
+struct SQLiteCopyReader: CopySource {
     let reader: any DatabaseReader
+
+    /// The file closes with the reader.
+    func close() async {}
 
     func read(
         _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
@@ -91,7 +94,7 @@ struct SQLiteCopyReader: Sendable {
 /// takes the short way, as SQLite's own `.import` would: no journal, no flush per commit, foreign
 /// keys checked once at the end (`PRAGMA foreign_key_check`), and the indexes of their own built
 /// once over the loaded rows. The file is flushed to the disk before it is linked into place.
-struct SQLiteCopyWriter {
+struct SQLiteCopyWriter: CopyDestination {
     let path: String
     let partial: URL
     let queue: DatabaseQueue
@@ -176,10 +179,14 @@ struct SQLiteCopyWriter {
     }
 
     /// Reads the copy back, to check it.
-    var reader: SQLiteCopyReader { SQLiteCopyReader(reader: queue) }
+    func readBack(
+        _ tables: [CopyTable], _ consume: @escaping @Sendable (CopyTable, [[CopyValue]]) async throws -> Void
+    ) async throws {
+        try await SQLiteCopyReader(reader: queue).read(tables, consume)
+    }
 
     /// Moves the checked copy to its path; refuses a file that appeared there meanwhile.
-    func finish() throws {
+    func keep() throws {
         try queue.close()
         // Written without flushes: flushed once, whole, before it takes the destination's name.
         do {
