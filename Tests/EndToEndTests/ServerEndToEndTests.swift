@@ -35,6 +35,32 @@ struct ServerEndToEndTests {
         #expect(gzipped.headers["content-encoding"] == "gzip")
         #expect(gzipped.body == exported)
 
+        // A per-user write by the command line reaches the server's change sequence within a
+        // second, naming its one user (once the import's step, which names everyone, is read:
+        // steps read together are one change, of everyone if any names everyone).
+        func metric(_ name: String) throws -> Int {
+            let metrics = String(decoding: try Curl.run(["\(server.baseURL)/metrics"]).body, as: UTF8.self)
+            return metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        let importSeen = Date()
+        while try metric("flagpole_change_sequence_steps_total") < 1 && Date().timeIntervalSince(importSeen) < 5 {}
+        let usersBefore = try metric("flagpole_change_sequence_users_total")
+        try #require(
+            await cli.run([
+                "override", "set", "Example A/B Test", "--user", "qa-7", "--variation", "Group B", "--tenant", "acme",
+            ]).status == 0)
+        let overridden = Date()
+        var usersSeen: TimeInterval?
+        while Date().timeIntervalSince(overridden) < 5 {
+            if try metric("flagpole_change_sequence_users_total") == usersBefore + 1 {
+                usersSeen = Date().timeIntervalSince(overridden)
+                break
+            }
+        }
+        let userLatency = try #require(usersSeen, "the server never read the override's step")
+        #expect(userLatency < 1, "a per-user CLI write reached the server's change sequence after \(userLatency) s")
+
         // A write by the command line, another process on the same file, is served within a second.
         try #require(await cli.run(["feature", "disable", "Example A/B Test", "--tenant", "acme"]).status == 0)
         let written = Date()

@@ -270,6 +270,15 @@ struct RampDashboardTests {
             let stored = try #require(try await server.store.webhooks(in: TestServer.acme).first)
             #expect(stored.format == .slack && stored.url.shown == "http://127.0.0.1:9/…")
             #expect(stored.events == [.revisionCreated, .rampFinished])
+            // A bias change made by hand on the dashboard is queued for it, naming who and what.
+            let biased = try await browser.post(
+                "\(Self.feature)/biases",
+                ["csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "action": "apply"])
+            #expect(biased.status == .seeOther, "\(biased.text)")
+            let due = try await server.store.claimDueDeliveries(now: .distantFuture)
+            let line = String(
+                decoding: try #require(due.first { $0.webhookID == stored.id }).body(linkingFrom: nil), as: UTF8.self)
+            #expect(line.contains(" (bias) by key:") && line.contains("— feature checkout"), "\(line)")
             let reloaded = try await browser.get(page)
             #expect(!reloaded.text.contains(secret) && !reloaded.text.contains("T0K3N"))
             #expect(reloaded.text.contains("Webhook \(stored.id): <code>http://127.0.0.1:9/…</code> · slack · active"))

@@ -122,7 +122,7 @@ extension StoreEvent {
         let touched = [
             Self.phrase(features, "feature"), Self.phrase(configs, "config"), Self.phrase(segments, "segment"),
         ].compactMap { $0 }
-        let moved = movedUsers.map { "; \($0) recorded user\($0 == 1 ? "" : "s") moved" } ?? ""
+        let moved = movedUsers.map(movedPhrase) ?? ""
         let previous = number > 1 ? "?from=\(number - 1)&to=\(number)" : ""
         return StoreEvent(
             kind: .revisionCreated, path: path, at: time,
@@ -157,6 +157,10 @@ extension StoreEvent {
     mutating func setMovedUsers(_ count: Int) {
         guard let index = fields.members.firstIndex(where: { $0.key == "movedUsers" }) else { return }
         fields.members[index].value = .number(Double(count))
-        text += "; \(count) recorded user\(count == 1 ? "" : "s") moved"
+        text += Self.movedPhrase(count)
+    }
+
+    private static func movedPhrase(_ count: Int) -> String {
+        "; \(count) recorded user\(count == 1 ? "" : "s") moved"
     }
 }

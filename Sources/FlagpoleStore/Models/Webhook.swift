@@ -128,12 +128,11 @@ public struct DueDelivery: Hashable, Sendable {
         guard case .object(let stored)? = try? JSONValue(storedText: String(decoding: storedBody, as: UTF8.self)),
             stored["event"] != nil
         else { return storedBody }
-        let url: String? =
-            if let publicURL, case .string(let link)? = stored["link"] {
-                String(publicURL.reversed().drop { $0 == "/" }.reversed()) + link
-            } else {
-                nil
-            }
+        var url: String?
+        if var base = publicURL, case .string(let link)? = stored["link"] {
+            while base.hasSuffix("/") { base.removeLast() }
+            url = base + link
+        }
         switch format {
         case .json:
             var body = JSONObject(stored.members.filter { $0.key != "link" })
