@@ -9,7 +9,7 @@ ALTER TABLE webhooks ADD COLUMN events TEXT CHECK (events IS NULL OR length(even
 
 -- Raised by one for every committed write that changed the environment: a revision, other
 -- delivery settings, or a per-user write (an override, an unlock, a forget, kept attributes, a
--- first assignment, a pin). Its row lock orders the writes of several servers.
+-- first assignment, a pin), by the trigger below as the write inserts its step.
 ALTER TABLE environments ADD COLUMN change_sequence INTEGER NOT NULL DEFAULT 0;
 
 -- What each step of an environment's change sequence changed: the users a per-user write changed,
@@ -26,6 +26,12 @@ CREATE TABLE environment_changes (
 );
 
 CREATE INDEX environment_changes_by_time ON environment_changes (changed_at);
+
+-- A step is one statement: its row carries the next number, which the environment takes here.
+CREATE TRIGGER environment_changes_advance AFTER INSERT ON environment_changes
+BEGIN
+    UPDATE environments SET change_sequence = NEW.sequence WHERE id = NEW.environment_id;
+END;
 
 -- How many recorded users a revision moved between groups, where its change planned that (an
 -- import, an edit, a bias change, a ramp's step, a rule change); NULL for other revisions and those

@@ -10,7 +10,7 @@ ALTER TABLE webhooks ADD COLUMN events text COLLATE "C"
 
 -- Raised by one for every committed write that changed the environment: a revision, other
 -- delivery settings, or a per-user write (an override, an unlock, a forget, kept attributes, a
--- first assignment, a pin). Its row lock orders the writes of several servers.
+-- first assignment, a pin), by the trigger below as the write inserts its step.
 ALTER TABLE environments ADD COLUMN change_sequence bigint NOT NULL DEFAULT 0;
 
 -- What each step of an environment's change sequence changed: the users a per-user write changed,
@@ -27,6 +27,21 @@ CREATE TABLE environment_changes (
 );
 
 CREATE INDEX environment_changes_by_time ON environment_changes (changed_at);
+
+-- A step is one statement, one round trip: its row carries the next number (writes hold the
+-- store's write lock, so no two read the same one), which the environment takes here, and the
+-- other instances hear of it with the commit (`LISTEN flagpole_changes`; the payload is the
+-- environment's id, and a listener reads the sequences whatever it says).
+CREATE FUNCTION environment_changes_advance() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE environments SET change_sequence = NEW.sequence WHERE id = NEW.environment_id;
+    PERFORM pg_notify('flagpole_changes', NEW.environment_id::text);
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER environment_changes_advance AFTER INSERT ON environment_changes
+    FOR EACH ROW EXECUTE FUNCTION environment_changes_advance();
 
 -- How many recorded users a revision moved between groups, where its change planned that (an
 -- import, an edit, a bias change, a ramp's step, a rule change); NULL for other revisions and those

@@ -118,10 +118,11 @@ public struct FeatureStore: Sendable {
         await backend.close()
     }
 
-    /// What other processes' commits change, as they commit: the paths of environments whose
-    /// delivery state changed, or `nil` for "anything may have": on PostgreSQL, where servers
-    /// learn of each other's writes by `LISTEN`/`NOTIFY`. `nil` on SQLite, whose one server polls.
-    public func changeNotifications() -> AsyncStream<String?>? {
+    /// A signal each time other processes may have committed a change (their change sequences
+    /// say what): on PostgreSQL, where servers learn of each other's writes by `LISTEN`/`NOTIFY`,
+    /// signals that come while the reader is busy being one. `nil` on SQLite, whose one server
+    /// polls.
+    public func changeNotifications() -> AsyncStream<Void>? {
         backend.changeNotifications()
     }
 

@@ -61,6 +61,31 @@ struct SharedDatabaseTests {
                 == "\(users.count * perUser)|\(users.count * perUser)")
         #expect(firsts.trimmingCharacters(in: .whitespacesAndNewlines) == "\(users.count * perUser)")
 
+        // A per-user write through one instance reaches the other's change sequence within a
+        // second (the step's NOTIFY): the second has read up to the override's step.
+        let overridden = try Curl.run([
+            "-X", "PUT", "-H", "Authorization: Bearer \(key)", "--data", #"{"variation": "Group B"}"#,
+            "\(first.baseURL)\(api)/features/Example%20A%2FB%20Test/overrides/qa-7",
+        ])
+        #expect(overridden.status == 200, "\(String(decoding: overridden.body, as: UTF8.self))")
+        let sequence = try TestPostgres.psql(
+            url,
+            "SELECT e.change_sequence FROM environments e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = 'acme' AND e.name = 'production'"
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        let gauge = #"flagpole_change_sequence{environment="acme/production"} "#
+        let start = Date()
+        var sequenceSeen: TimeInterval?
+        while Date().timeIntervalSince(start) < 5 {
+            let metrics = String(decoding: try Curl.run(["\(second.baseURL)/metrics"]).body, as: UTF8.self)
+            let read = metrics.split(separator: "\n").first { $0.hasPrefix(gauge) }?.dropFirst(gauge.count)
+            if let read, Double(read) == Double(sequence) {
+                sequenceSeen = Date().timeIntervalSince(start)
+                break
+            }
+        }
+        let stepLatency = try #require(sequenceSeen, "the second instance never read step \(sequence)")
+        #expect(stepLatency < 1, "the second instance read the override's step after \(stepLatency) s")
+
         // If-Match holds across instances: a write planned on revision 1 lands once.
         let disable = try Curl.run([
             "-X", "POST", "-H", "Authorization: Bearer \(key)", "-H", "If-Match: 1", "--data", "{}",

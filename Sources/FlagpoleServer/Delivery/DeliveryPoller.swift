@@ -1,5 +1,6 @@
 import FlagpoleStore
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -71,6 +72,12 @@ struct DeliveryPoller: Service {
             let changes = try await store.changes(since: known)
             knownChanges.sequences.withLock { known in
                 for change in changes { known[change.path] = change.sequence }
+            }
+            for change in changes {
+                Gauge(
+                    label: "flagpole_change_sequence", dimensions: [("environment", change.path.description)],
+                    factory: metrics.factory
+                ).record(change.sequence)
             }
             for change in changes where known[change.path] != nil {
                 metrics.changeSteps.increment(by: max(0, Int(change.sequence - known[change.path]!)))

@@ -37,9 +37,6 @@ extension Database: SQLConnection {
         try cached ? RawStatement(cachedIn: self, sql: sql) : RawStatement(self, sql: sql)
     }
 
-    /// One server per file: it polls for the command line's writes.
-    func notifyChange(of path: EnvironmentPath) throws {}
-
     func run(_ insert: ChainedInsert) throws -> Bool {
         guard try bound(insert.sql, insert.arguments.values, cached: true).execute() == 1 else { return false }
         for follower in insert.followers {

@@ -7,9 +7,8 @@ import Foundation
 /// Statements are written once, in the SQL both backends accept, with `?` or `?NNN` placeholders
 /// (the PostgreSQL side numbers them), and bound by position (`statement(_:cached:)`). What
 /// differs between the backends is theirs to say: a text per dialect (`DialectSQL`, each listed
-/// in docs/POSTGRES.md), an index hint, how other servers hear of a change, and how an insert and
-/// its followers are chained. What is the same on both (what a transaction remembers and what it
-/// changed) is `Transaction`'s.
+/// in docs/POSTGRES.md), an index hint, and how an insert and its followers are chained. What is
+/// the same on both (what a transaction remembers and what it changed) is `Transaction`'s.
 protocol SQLConnection: AnyObject {
     /// Runs one statement and returns its rows. `cached` keeps the prepared statement for the
     /// next call (SQLite): for statements with a fixed text, run often.
@@ -33,11 +32,6 @@ protocol SQLConnection: AnyObject {
     /// ` INDEXED BY index` where the planner takes such a hint (SQLite, which keeps no
     /// statistics), else nothing: to follow a table's name in a statement.
     func indexedBy(_ index: String) -> String
-
-    /// Tells the other servers, with the commit, that the transaction changes the environment at
-    /// `path`: a `NOTIFY` on PostgreSQL (dropped with a rollback); nothing on SQLite, whose one
-    /// server polls for the command line's writes. Called by `Transaction.finish()`.
-    func notifyChange(of path: EnvironmentPath) throws
 
     /// Runs `insert` and, only when it inserted its row, the inserts that follow from it:
     /// in one round trip on PostgreSQL (writable CTEs), statement by statement on SQLite.

@@ -38,7 +38,7 @@ struct SQLiteBackend: StoreBackend {
 
     var prerecordsFirstAssignments: Bool { false }
 
-    func changeNotifications() -> AsyncStream<String?>? { nil }
+    func changeNotifications() -> AsyncStream<Void>? { nil }
 
     /// One server per file: the work runs at once.
     func withLease<T: Sendable>(_ name: String, _ work: () async throws -> T) async throws -> T {

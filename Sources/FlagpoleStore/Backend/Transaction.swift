@@ -119,7 +119,5 @@ extension Transaction: SQLConnection {
 
     func indexedBy(_ index: String) -> String { connection.indexedBy(index) }
 
-    func notifyChange(of path: EnvironmentPath) throws { try connection.notifyChange(of: path) }
-
     func run(_ insert: ChainedInsert) throws -> Bool { try connection.run(insert) }
 }

@@ -7,7 +7,7 @@ extension Transaction {
     ///
     /// - Each environment it changed takes the next number of its change sequence, with the users
     ///   it changed (every server reads it: the poll on SQLite, after a `NOTIFY` on PostgreSQL,
-    ///   which is sent here and goes out with the commit).
+    ///   which the step's trigger sends and which goes out with the commit).
     /// - Each event it recorded is queued once for each of its environment's webhooks that hears
     ///   it (sent after the commit by `serve` or `flagpole tick`).
     ///
@@ -18,7 +18,6 @@ extension Transaction {
         let time = Date()
         for change in changes {
             try environments.advanceChangeSequence(of: change.scope, users: change.users, at: time)
-            try connection.notifyChange(of: change.scope.path)
         }
         var webhooksByPath: [EnvironmentPath: [WebhookRow]] = [:]
         for event in events {

@@ -97,22 +97,23 @@ final class PostgresStore: Sendable {
         }
     }
 
-    /// The channel of the `NOTIFY` a write sends when an environment's delivery state changes
-    /// (its payload: the environment's path).
+    /// The channel of the `NOTIFY` that each step of an environment's change sequence sends
+    /// (migration 0019's trigger; its payload, the environment's id, is not read).
     static let changeChannel = "flagpole_changes"
 
-    /// The paths of environments whose delivery state a commit changed, from any instance, as
-    /// they commit. `nil` when anything may have changed unheard: on each (re)connection of the
-    /// listening connection, which is its own, outside the pool, and comes back by itself.
-    func changes() -> AsyncStream<String?> {
-        let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingNewest(1_024))
+    /// One element each time other instances may have committed a change: after their commits,
+    /// and on each (re)connection of the listening connection (its own, outside the pool, which
+    /// comes back by itself), when anything may have changed unheard. Elements that arrive while
+    /// the reader is busy are one: it reads every environment's sequence anyway.
+    func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let address = address
         let listening = Task {
             while !Task.isCancelled {
                 try? await PostgresSession.with(address) { session in
                     let notifications = try await session.connection.listen(Self.changeChannel)
-                    continuation.yield(nil)
-                    for try await notification in notifications { continuation.yield(notification.payload) }
+                    continuation.yield()
+                    for try await _ in notifications { continuation.yield() }
                 }
                 try? await Task.sleep(for: .seconds(1))
             }

@@ -56,10 +56,6 @@ final class PostgresTransaction: SQLConnection {
         PostgresStatement(self, sql: sql)
     }
 
-    func notifyChange(of path: EnvironmentPath) throws {
-        try execute("SELECT pg_notify(?, ?)", [PostgresStore.changeChannel, path.description], cached: true)
-    }
-
     func run(_ insert: ChainedInsert) throws -> Bool {
         var sql = "WITH inserted AS (\(insert.sql) RETURNING 1)"
         var arguments = insert.arguments

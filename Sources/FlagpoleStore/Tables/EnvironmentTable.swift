@@ -449,19 +449,20 @@ struct EnvironmentTable {
 
     // MARK: The change sequence
 
-    /// Takes the environment's next change sequence number for what this transaction changed,
-    /// and records which users that was (`nil`: any). The statement's row lock orders the writes
-    /// of several servers: each number commits after the one before it.
+    /// Records the environment's next step of its change sequence for what this transaction
+    /// changed, with which users that was (`nil`: any), in one statement: the migration's trigger
+    /// gives the environment the step's number (and on PostgreSQL sends the `NOTIFY` that leaves
+    /// with the commit). Writes hold the store's write lock on both backends, so each number is
+    /// read by one write, and commits after the one before it.
     func advanceChangeSequence(of scope: EnvironmentScope, users: Set<UserID>?, at time: Date) throws {
-        let sequence = try db.insertReturningID(
-            "UPDATE environments SET change_sequence = change_sequence + 1 WHERE id = ? RETURNING change_sequence",
-            [scope.id])
         try db.execute(
-            "INSERT INTO environment_changes (environment_id, sequence, users, changed_at) VALUES (?, ?, ?, ?)",
+            """
+            INSERT INTO environment_changes (environment_id, sequence, users, changed_at)
+            SELECT id, change_sequence + 1, ?, ? FROM environments WHERE id = ?
+            """,
             [
-                scope.id, sequence,
                 users.map { JSONValue.array($0.sorted().map { .string($0.rawValue) }).storedText },
-                time.unixMilliseconds,
+                time.unixMilliseconds, scope.id,
             ], cached: true)
     }
 

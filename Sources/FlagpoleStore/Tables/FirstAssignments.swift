@@ -235,26 +235,26 @@ struct FirstAssignments {
     }
 
     /// Stages the users `stage` kept, many to a statement (one round trip on PostgreSQL, one run
-    /// of the statement on SQLite), by statements of a few lengths (powers of two), so that their
-    /// texts are few and each is prepared once.
+    /// of the statement on SQLite), by statements of a few lengths (powers of two), each prepared
+    /// once and bound by position.
     private func send(_ staging: inout Staging) throws {
         var sent = 0
         var ordinal = staging.count - Int64(staging.pending.count)
         while sent < staging.pending.count {
             var length = 1
             while length * 2 <= staging.pending.count - sent { length *= 2 }
-            var arguments: SQLArguments = []
-            arguments.values.reserveCapacity(length * 4)
-            for assignment in staging.pending[sent..<sent + length] {
-                arguments.append(assignment.user.rawValue)
-                arguments.append(assignment.point)
-                arguments.append(assignment.variation)
-                arguments.append(ordinal)
+            let insert = try db.statement(
+                "INSERT INTO staged_points (user_id, point, variation, ordinal) VALUES "
+                    + repeatElement("(?, ?, ?, ?)", count: length).joined(separator: ", "), cached: true)
+            for (row, assignment) in staging.pending[sent..<sent + length].enumerated() {
+                let first = Int32(row * 4)
+                insert.bind(assignment.user.rawValue, at: first + 1)
+                insert.bind(assignment.point, at: first + 2)
+                insert.bind(assignment.variation, at: first + 3)
+                insert.bind(ordinal, at: first + 4)
                 ordinal += 1
             }
-            try db.execute(
-                "INSERT INTO staged_points (user_id, point, variation, ordinal) VALUES "
-                    + repeatElement("(?, ?, ?, ?)", count: length).joined(separator: ", "), arguments)
+            try insert.execute()
             sent += length
         }
         staging.pending.removeAll(keepingCapacity: true)
