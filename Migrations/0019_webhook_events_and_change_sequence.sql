@@ -20,6 +20,9 @@ CREATE TABLE environment_changes (
     environment_id INTEGER NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
     sequence INTEGER NOT NULL CHECK (sequence > 0),
     users TEXT,
+    -- 1 when what everyone is served changed (a revision, delivery settings): servers read such a
+    -- step at once; a step of per-user writes alone within their poll interval.
+    delivery INTEGER NOT NULL DEFAULT 0 CHECK (delivery IN (0, 1)),
     -- Milliseconds since 1970.
     changed_at INTEGER NOT NULL,
     PRIMARY KEY (environment_id, sequence)

@@ -21,6 +21,9 @@ CREATE TABLE environment_changes (
     environment_id bigint NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
     sequence bigint NOT NULL CHECK (sequence > 0),
     users text COLLATE "C",
+    -- 1 when what everyone is served changed (a revision, delivery settings): servers read such a
+    -- step at once; a step of per-user writes alone within their poll interval.
+    delivery boolean NOT NULL DEFAULT false,
     -- Milliseconds since 1970.
     changed_at bigint NOT NULL,
     PRIMARY KEY (environment_id, sequence)
@@ -30,12 +33,13 @@ CREATE INDEX environment_changes_by_time ON environment_changes (changed_at);
 
 -- A step is one statement, one round trip: its row carries the next number (writes hold the
 -- store's write lock, so no two read the same one), which the environment takes here, and the
--- other instances hear of it with the commit (`LISTEN flagpole_changes`; the payload is the
--- environment's id, and a listener reads the sequences whatever it says).
+-- other instances hear of it with the commit (`LISTEN flagpole_changes`): `delivery` for a step
+-- that changed what everyone is served, which they read at once, `users` for one of per-user
+-- writes alone, which they read within their poll interval, however many come.
 CREATE FUNCTION environment_changes_advance() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE environments SET change_sequence = NEW.sequence WHERE id = NEW.environment_id;
-    PERFORM pg_notify('flagpole_changes', NEW.environment_id::text);
+    PERFORM pg_notify('flagpole_changes', CASE WHEN NEW.delivery THEN 'delivery' ELSE 'users' END);
     RETURN NULL;
 END
 $$;

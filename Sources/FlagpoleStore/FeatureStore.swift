@@ -118,11 +118,10 @@ public struct FeatureStore: Sendable {
         await backend.close()
     }
 
-    /// A signal each time other processes may have committed a change (their change sequences
-    /// say what): on PostgreSQL, where servers learn of each other's writes by `LISTEN`/`NOTIFY`,
-    /// signals that come while the reader is busy being one. `nil` on SQLite, whose one server
-    /// polls.
-    public func changeNotifications() -> AsyncStream<Void>? {
+    /// What other processes' commits changed, as they commit (their change sequences say which
+    /// environments and users): on PostgreSQL, where servers learn of each other's writes by
+    /// `LISTEN`/`NOTIFY`. `nil` on SQLite, whose one server polls.
+    public func changeNotifications() -> AsyncStream<ChangeNotice>? {
         backend.changeNotifications()
     }
 

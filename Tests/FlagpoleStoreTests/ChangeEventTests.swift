@@ -173,6 +173,9 @@ struct ChangeEventTests {
         // A first assignment through the group commit names its user.
         _ = try await store.assign([UserID(rawValue: "newcomer")], to: "checkout", in: path)
         #expect(try await next()?.users == [UserID(rawValue: "newcomer")])
+        // More users than a step names (100): any user.
+        _ = try await store.assign(UserID.numbered(150), to: "checkout", in: path)
+        #expect(try await next().map { $0.users == nil } == true)
         // A revision changes what everyone is served.
         _ = try await store.setBiases([10, 90], of: "checkout", in: path, options: EditOptions(actor: "t"))
         #expect(try await next().map { $0.users == nil } == true)

@@ -23,8 +23,9 @@ struct ChangeBroadcasterService: Service {
 /// says which users any write changed (counted in `/metrics`, for what keeps users in memory).
 ///
 /// On a SQLite file it reads them each `interval`, so a CLI write is served within one interval.
-/// On PostgreSQL it reads them when another process's commit announces a change (`LISTEN`), and
-/// every `sharedInterval` besides, in case an announcement was lost with a connection.
+/// On PostgreSQL it reads them when another process's commit announces a change of what everyone
+/// is served (`LISTEN`), within `interval` of one that announces per-user writes alone, and every
+/// `sharedInterval` besides, in case an announcement was lost with a connection.
 struct DeliveryPoller: Service {
     let store: FeatureStore
     let cache: DeliveryCache
@@ -38,6 +39,11 @@ struct DeliveryPoller: Service {
         let sequences = Mutex<[EnvironmentPath: Int64]>([:])
     }
 
+    /// Whether a per-user write was heard of since the last reading.
+    private final class UsersChanged: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
     /// The safety net's interval when changes are announced.
     static let sharedInterval: Duration = .seconds(5)
 
@@ -46,16 +52,34 @@ struct DeliveryPoller: Service {
             await withDiscardingTaskGroup { group in
                 let changes = store.changeNotifications()
                 if let changes {
+                    // What everyone is served is read at once; per-user writes, which come by the
+                    // thousand at a launch, at most once each interval.
+                    let usersChanged = UsersChanged()
                     group.addTask {
-                        for await _ in changes { await refresh() }
+                        for await notice in changes {
+                            switch notice {
+                            case .delivery: await refresh()
+                            case .users: usersChanged.flag.store(true, ordering: .relaxed)
+                            }
+                        }
+                    }
+                    group.addTask {
+                        while !Task.isCancelled {
+                            if usersChanged.flag.exchange(false, ordering: .relaxed) { await refresh() }
+                            do {
+                                try await Task.sleep(for: interval)
+                            } catch {
+                                return
+                            }
+                        }
                     }
                 }
-                let interval = changes == nil ? interval : max(interval, Self.sharedInterval)
+                let everyInterval = changes == nil ? interval : max(interval, Self.sharedInterval)
                 group.addTask {
                     while !Task.isCancelled {
                         await refresh()
                         do {
-                            try await Task.sleep(for: interval)
+                            try await Task.sleep(for: everyInterval)
                         } catch {
                             return
                         }

@@ -38,7 +38,7 @@ struct SQLiteBackend: StoreBackend {
 
     var prerecordsFirstAssignments: Bool { false }
 
-    func changeNotifications() -> AsyncStream<Void>? { nil }
+    func changeNotifications() -> AsyncStream<ChangeNotice>? { nil }
 
     /// One server per file: the work runs at once.
     func withLease<T: Sendable>(_ name: String, _ work: () async throws -> T) async throws -> T {

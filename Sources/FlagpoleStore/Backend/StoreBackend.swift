@@ -28,9 +28,9 @@ protocol StoreBackend: Sendable {
     /// (`AssignmentWriter.prerecord`): where each statement is a round trip.
     var prerecordsFirstAssignments: Bool { get }
 
-    /// A signal each time other instances may have committed a change (`PostgresStore.changes`);
-    /// `nil` where one server polls instead.
-    func changeNotifications() -> AsyncStream<Void>?
+    /// What other instances' commits changed, as they commit (`PostgresStore.changes`); `nil`
+    /// where one server polls instead.
+    func changeNotifications() -> AsyncStream<ChangeNotice>?
 
     /// Runs `work` holding the lease `name` across every instance on the database.
     func withLease<T: Sendable>(_ name: String, _ work: () async throws -> T) async throws -> T

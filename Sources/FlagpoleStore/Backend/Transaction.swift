@@ -85,8 +85,10 @@ final class Transaction {
 
 /// What one transaction changed in one environment.
 struct EnvironmentChange {
-    /// More users than this in one change are written as "any user" (see `Transaction.noteUserChange`).
-    static let userLimit = 1_000
+    /// More users than this in one change are written as "any user" (see `Transaction.noteUserChange`):
+    /// a group commit of apps' first fetches names a few dozen; a list much longer costs every
+    /// server more to read than reading the environment again.
+    static let userLimit = 100
 
     let scope: EnvironmentScope
     /// Whether what everyone is served changed (a revision, delivery settings).

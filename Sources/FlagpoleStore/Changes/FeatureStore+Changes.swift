@@ -13,6 +13,16 @@ public struct EnvironmentChanges: Hashable, Sendable {
     public var users: Set<UserID>?
 }
 
+/// What another instance's commit changed, as `LISTEN` hears it.
+public enum ChangeNotice: Sendable {
+    /// What everyone is served (a revision, delivery settings), or anything (the listening
+    /// connection came back, and may have missed some): read the change sequences now.
+    case delivery
+    /// Per-user records alone: read the change sequences within the poll interval, however many
+    /// such commits come.
+    case users
+}
+
 /// What the tick deleted as too old to keep.
 public struct PruneReport: Hashable, Sendable {
     public var deliveries = 0

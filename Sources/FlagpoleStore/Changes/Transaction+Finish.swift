@@ -17,7 +17,7 @@ extension Transaction {
     func finish() throws {
         let time = Date()
         for change in changes {
-            try environments.advanceChangeSequence(of: change.scope, users: change.users, at: time)
+            try environments.advanceChangeSequence(change, at: time)
         }
         var webhooksByPath: [EnvironmentPath: [WebhookRow]] = [:]
         for event in events {

@@ -37,7 +37,7 @@ extension PostgresStore: StoreBackend {
 
     var prerecordsFirstAssignments: Bool { true }
 
-    func changeNotifications() -> AsyncStream<Void>? { changes() }
+    func changeNotifications() -> AsyncStream<ChangeNotice>? { changes() }
 
     func sqliteWriter() throws -> any DatabaseWriter {
         throw StorageError.operationsNeedSQLite(address: address.description)

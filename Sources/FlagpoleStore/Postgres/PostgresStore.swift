@@ -98,22 +98,24 @@ final class PostgresStore: Sendable {
     }
 
     /// The channel of the `NOTIFY` that each step of an environment's change sequence sends
-    /// (migration 0019's trigger; its payload, the environment's id, is not read).
+    /// (migration 0019's trigger), its payload `delivery` or `users`.
     static let changeChannel = "flagpole_changes"
 
-    /// One element each time other instances may have committed a change: after their commits,
-    /// and on each (re)connection of the listening connection (its own, outside the pool, which
-    /// comes back by itself), when anything may have changed unheard. Elements that arrive while
-    /// the reader is busy are one: it reads every environment's sequence anyway.
-    func changes() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// What each instance's commits changed, as they commit: `.delivery` after a step that changed
+    /// what everyone is served, and on each (re)connection of the listening connection (its own,
+    /// outside the pool, which comes back by itself), when anything may have changed unheard;
+    /// `.users` after a step of per-user writes alone.
+    func changes() -> AsyncStream<ChangeNotice> {
+        let (stream, continuation) = AsyncStream<ChangeNotice>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let address = address
         let listening = Task {
             while !Task.isCancelled {
                 try? await PostgresSession.with(address) { session in
                     let notifications = try await session.connection.listen(Self.changeChannel)
-                    continuation.yield()
-                    for try await _ in notifications { continuation.yield() }
+                    continuation.yield(.delivery)
+                    for try await notification in notifications {
+                        continuation.yield(notification.payload == "users" ? .users : .delivery)
+                    }
                 }
                 try? await Task.sleep(for: .seconds(1))
             }

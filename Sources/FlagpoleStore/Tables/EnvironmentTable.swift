@@ -454,15 +454,15 @@ struct EnvironmentTable {
     /// gives the environment the step's number (and on PostgreSQL sends the `NOTIFY` that leaves
     /// with the commit). Writes hold the store's write lock on both backends, so each number is
     /// read by one write, and commits after the one before it.
-    func advanceChangeSequence(of scope: EnvironmentScope, users: Set<UserID>?, at time: Date) throws {
+    func advanceChangeSequence(_ change: EnvironmentChange, at time: Date) throws {
         try db.execute(
             """
-            INSERT INTO environment_changes (environment_id, sequence, users, changed_at)
-            SELECT id, change_sequence + 1, ?, ? FROM environments WHERE id = ?
+            INSERT INTO environment_changes (environment_id, sequence, users, delivery, changed_at)
+            SELECT id, change_sequence + 1, ?, ?, ? FROM environments WHERE id = ?
             """,
             [
-                users.map { JSONValue.array($0.sorted().map { .string($0.rawValue) }).storedText },
-                time.unixMilliseconds, scope.id,
+                change.users.map { JSONValue.array($0.sorted().map { .string($0.rawValue) }).storedText },
+                change.isDelivery, time.unixMilliseconds, change.scope.id,
             ], cached: true)
     }
 
