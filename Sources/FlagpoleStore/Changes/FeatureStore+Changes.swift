@@ -49,11 +49,9 @@ extension FeatureStore {
                     return EnvironmentChanges(path: path, sequence: current.sequence, users: nil)
                 }
                 let steps = try db.environments.changes(ofEnvironment: current.id, after: seen)
-                var users: Set<UserID>? = []
-                // A step missing (pruned, or forgotten) may have named anyone.
-                if steps.count != current.sequence - seen || steps.last?.sequence != current.sequence {
-                    users = nil
-                }
+                // Steps are numbered one by one up to `current`: fewer means one is missing (pruned,
+                // or forgotten), which may have named anyone.
+                var users: Set<UserID>? = steps.count == current.sequence - seen ? [] : nil
                 for step in steps where users != nil {
                     guard let named = step.users else {
                         users = nil
