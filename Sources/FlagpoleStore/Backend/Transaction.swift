@@ -20,6 +20,11 @@ final class Transaction {
     /// of the environment's change sequence when the write finishes (`finish()`).
     private(set) var changes: [EnvironmentChange] = []
 
+    /// Steps of change sequences the transaction took before it finished: a group commit's
+    /// statement that records its first assignments ahead takes theirs (`AssignmentWriter.prerecord`),
+    /// so that the finish, finding nothing else changed, takes none.
+    private(set) var stepsTaken: [EnvironmentChange] = []
+
     /// What the transaction did that the team hears of (a revision, a ramp's step, a trigger),
     /// in order: queued for the webhooks that subscribe when the write finishes.
     private(set) var events: [StoreEvent] = []
@@ -65,6 +70,11 @@ final class Transaction {
         }
     }
 
+    /// Notes that the transaction took `step` of its environment's change sequence already.
+    func noteStepTaken(_ step: EnvironmentChange) {
+        stepsTaken.append(step)
+    }
+
     /// Records `event`, to be queued for the environment's webhooks that hear it.
     func record(_ event: StoreEvent) {
         events.append(event)
@@ -95,6 +105,15 @@ struct EnvironmentChange {
     var isDelivery = false
     /// The users whose records changed; `nil`: any of them may have.
     var users: Set<UserID>? = []
+
+    /// Whether a step naming this change tells everything one naming `other` would: the same
+    /// environment, a delivery change if `other` is one, and every user `other` names.
+    func covers(_ other: EnvironmentChange) -> Bool {
+        guard scope.id == other.scope.id, isDelivery || !other.isDelivery else { return false }
+        guard let users else { return true }
+        guard let otherUsers = other.users else { return false }
+        return otherUsers.isSubset(of: users)
+    }
 }
 
 /// A transaction speaks SQL through its connection, so the statements of the table homes run

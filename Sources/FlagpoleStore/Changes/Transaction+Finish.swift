@@ -6,7 +6,7 @@ extension Transaction {
     /// answer to "what does a write tell, and whom?".
     ///
     /// - Each environment it changed takes the next number of its change sequence, with the users
-    ///   it changed (every server reads it: the poll on SQLite, after a `NOTIFY` on PostgreSQL,
+    ///   it changed (unless a step it took already names them: `stepsTaken`) (every server reads it: the poll on SQLite, after a `NOTIFY` on PostgreSQL,
     ///   which the step's trigger sends and which goes out with the commit).
     /// - Each event it recorded is queued once for each of its environment's webhooks that hears
     ///   it (sent after the commit by `serve` or `flagpole tick`).
@@ -16,7 +16,7 @@ extension Transaction {
     /// writes nothing, tells nobody anything: its transaction rolls back with all of this.
     func finish() throws {
         let time = Date()
-        for change in changes {
+        for change in changes where !stepsTaken.contains(where: { $0.covers(change) }) {
             try environments.advanceChangeSequence(change, at: time)
         }
         var webhooksByPath: [EnvironmentPath: [WebhookRow]] = [:]

@@ -117,12 +117,27 @@ struct AssignmentWriter {
                 Int.self, prerecording,
                 [
                     String(decoding: try JSONEncoder().encode(Array(chunk)), as: UTF8.self), time,
-                    AssignmentReason.first.rawValue, time, time / 60_000,
+                    AssignmentReason.first.rawValue, time, time / 60_000, time,
                 ], cached: true)
             for ordinal in inserted {
                 let first = candidates[ordinal].first
                 prerecorded.assignments[first.key] = first.assignment
             }
+            noteStepsTaken(by: chunk, in: db)
+        }
+    }
+
+    /// Notes the steps `prerecording` took for `chunk`, as its statement chose them: one per
+    /// environment, naming every candidate user, or any user past `EnvironmentChange.userLimit`.
+    private static func noteStepsTaken(by chunk: ArraySlice<PrerecordCandidate>, in db: Transaction) {
+        var steps: [Int64: EnvironmentChange] = [:]
+        for candidate in chunk {
+            let scope = candidate.first.head.scope
+            steps[scope.id, default: EnvironmentChange(scope: scope)].users?.insert(candidate.first.user)
+        }
+        for var step in steps.values {
+            if step.users!.count > EnvironmentChange.userLimit { step.users = nil }
+            db.noteStepTaken(step)
         }
     }
 
@@ -140,8 +155,10 @@ struct AssignmentWriter {
 
     /// `prerecord`'s statement. Its candidates come as one JSON array (a statement of one text,
     /// prepared once, whatever their number); doubles written by Swift are read back by
-    /// PostgreSQL as the same doubles. Arguments: the candidates, the time, the reason `first`,
-    /// the time, the minute.
+    /// PostgreSQL as the same doubles. It also takes the step of each environment's change
+    /// sequence that names the candidates, which the writes would otherwise take in one more
+    /// round trip as they finish (`noteStepsTaken`). Arguments: the candidates, the time, the
+    /// reason `first`, the time, the minute, the time.
     private static let prerecording = """
         WITH candidates AS (
             SELECT * FROM json_to_recordset(CAST(? AS json)) AS c (ordinal bigint, tenant_id bigint,
@@ -164,6 +181,12 @@ struct AssignmentWriter {
         delta AS (\(addingUsers("""
             SELECT tenant_id, environment_id, feature_id, ?, variation, count(*) FROM new
             GROUP BY tenant_id, environment_id, feature_id, variation
+            """))),
+        step AS (\(EnvironmentTable.steppingChangeSequences("""
+            SELECT environment_id, CASE WHEN count(DISTINCT user_id) > \(EnvironmentChange.userLimit) THEN NULL
+                ELSE CAST(json_agg(DISTINCT user_id ORDER BY user_id) AS text) END AS users,
+                FALSE AS delivery, CAST(? AS bigint) AS changed_at
+            FROM candidates GROUP BY environment_id
             """)))
         SELECT ordinal FROM new
         """

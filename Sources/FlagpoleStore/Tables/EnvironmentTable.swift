@@ -456,14 +456,26 @@ struct EnvironmentTable {
     /// read by one write, and commits after the one before it.
     func advanceChangeSequence(_ change: EnvironmentChange, at time: Date) throws {
         try db.execute(
-            """
-            INSERT INTO environment_changes (environment_id, sequence, users, delivery, changed_at)
-            SELECT id, change_sequence + 1, ?, ?, ? FROM environments WHERE id = ?
-            """,
+            Self.steppingOneChangeSequence,
             [
+                change.scope.id,
                 change.users.map { JSONValue.array($0.sorted().map { .string($0.rawValue) }).storedText },
-                change.isDelivery, time.unixMilliseconds, change.scope.id,
+                change.isDelivery, time.unixMilliseconds,
             ], cached: true)
+    }
+
+    private static let steppingOneChangeSequence = steppingChangeSequences(
+        "SELECT ? AS environment_id, ? AS users, ? AS delivery, ? AS changed_at")
+
+    /// The statement that takes one step of the change sequence of each environment `source`
+    /// selects (columns `environment_id`, `users`, `delivery`, `changed_at`): alone, or inside a
+    /// group commit's statement that records the users it names (`AssignmentWriter.prerecord`).
+    static func steppingChangeSequences(_ source: String) -> String {
+        """
+        INSERT INTO environment_changes (environment_id, sequence, users, delivery, changed_at)
+        SELECT e.id, e.change_sequence + 1, step.users, step.delivery, step.changed_at
+        FROM (\(source)) AS step JOIN environments e ON e.id = step.environment_id
+        """
     }
 
     /// Every environment's change sequence number, by path.
