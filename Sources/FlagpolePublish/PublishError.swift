@@ -1,5 +1,7 @@
+import FlagpoleCore
+
 /// Why publishing failed, worded for the person who can fix it. No case ever carries a secret.
-public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
+public enum PublishError: FlagpoleError, Equatable {
     /// A file or directory of the CDN tree could not be written.
     case cannotWrite(path: String, reason: String)
     /// The export directory exists but is not a directory.
@@ -18,6 +20,21 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     case unsettled(key: String, target: String)
     /// The database could not be read.
     case database(String)
+
+    /// A stable name of the failure: the case's, in snake case.
+    public var code: String {
+        switch self {
+        case .cannotWrite: "cannot_write"
+        case .notADirectory: "not_a_directory"
+        case .badTarget: "bad_target"
+        case .noCredentials: "no_credentials"
+        case .foreignManifest: "foreign_manifest"
+        case .storage: "storage"
+        case .immutableConflict: "immutable_conflict"
+        case .unsettled: "unsettled"
+        case .database: "database"
+        }
+    }
 
     /// Whether running the same publish again can complete it: the failure was S3's or the
     /// network's, not a setting or a conflict that stays until someone changes it.

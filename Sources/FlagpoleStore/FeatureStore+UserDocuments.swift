@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// One user's features.json.
 public struct PinnedDocument: Hashable, Sendable {
@@ -166,7 +165,7 @@ extension FeatureStore {
             completion(
                 Result {
                     try result.get().map { read.adding($0, keeping: write.keepsAttributes ? read.attributes : nil) }
-                }.mapError { ($0 as? DatabaseError).map(StorageError.init) ?? $0 })
+                }.mapError { StorageError(translating: $0) ?? $0 })
         }
     }
 

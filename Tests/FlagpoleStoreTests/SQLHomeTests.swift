@@ -49,7 +49,9 @@ struct SQLHomeTests {
     /// The migrators run the numbered SQL files (SQLite's, with migration 0005's data step, the
     /// names' NFC keys; PostgreSQL's, with its ledger of migrations): the schema's own homes,
     /// which write whatever table a migration changes.
-    static let migrators: Set<String> = ["FeatureStore.swift", "Postgres/PostgresSchema.swift"]
+    static let migrators: Set<String> = [
+        "Database/SQLite/FeatureStore+SQLite.swift", "Database/PostgreSQL/PostgresSchema.swift",
+    ]
 
     static let storeSources: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -12,37 +12,15 @@ extension AdminAPI {
 
         reader.get("features", use: listFeatures)
         reader.get("features/:feature", use: showFeature)
-        for (action, isEnabled) in [("enable", true), ("disable", false)] {
-            editor.post("features/:feature/\(action)") { request, context -> Response in
-                let path = context.path
-                let options = try editOptions(
-                    try await body(request, allowed: ["dryRun", "message"]), request, actor: context.actor)
-                let outcome = try await store.setEnabled(
-                    isEnabled, feature: try context.feature(), in: path, options: options)
-                return .json(outcome.jsonValue(isDryRun: options.isDryRun))
-            }
-        }
+        editor.post("features/:feature/enable", use: enable)
+        editor.post("features/:feature/disable", use: disable)
         editor.post("features/:feature/biases", use: setBiases)
         editor.post("features/:feature/rollout", use: rollOut)
         editor.put("features/:feature/overrides/:user", use: setOverride)
         editor.delete("features/:feature/overrides/:user", use: clearOverride)
 
-        // `{"source": "purchase"}` is optional; answers whether the state changed.
-        for (method, isUnlocked) in [(HTTPRequest.Method.put, true), (.delete, false)] {
-            editor.on("features/:feature/unlocks/:user", method: method) { request, context -> Response in
-                let path = context.path
-                let body = try await body(request, allowed: ["source"])
-                let feature = try context.feature()
-                let user = try context.user()
-                let changed = try await store.setUnlocked(
-                    isUnlocked, feature: feature, user: user, source: try body.string("source"), actor: context.actor,
-                    in: path)
-                return .json([
-                    "feature": .string(feature), "user": .string(user.rawValue), "unlocked": .bool(isUnlocked),
-                    "changed": .bool(changed),
-                ])
-            }
-        }
+        editor.put("features/:feature/unlocks/:user", use: unlock)
+        editor.delete("features/:feature/unlocks/:user", use: lock)
     }
 
     // MARK: Handlers
@@ -56,6 +34,51 @@ extension AdminAPI {
     @Sendable func showFeature(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let path = context.path
         return .json(try await store.feature(try context.feature(), in: path).jsonValue)
+    }
+
+    /// `flagpole feature enable`: the plan (with "dryRun": true) and the change.
+    @Sendable func enable(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await setEnabled(true, request, context: context)
+    }
+
+    /// `flagpole feature disable`: the plan (with "dryRun": true) and the change.
+    @Sendable func disable(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await setEnabled(false, request, context: context)
+    }
+
+    private func setEnabled(
+        _ isEnabled: Bool, _ request: Request, context: EnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let options = try editOptions(
+            try await body(request, allowed: ["dryRun", "message"]), request, actor: context.actor)
+        let outcome = try await store.setEnabled(
+            isEnabled, feature: try context.feature(), in: context.path, options: options)
+        return .json(outcome.jsonValue(isDryRun: options.isDryRun))
+    }
+
+    /// `PUT …/unlocks/{user}`, `{"source": "purchase"}` optional: answers whether the state changed.
+    @Sendable func unlock(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await setUnlocked(true, request, context: context)
+    }
+
+    /// `DELETE …/unlocks/{user}`: answers whether the state changed.
+    @Sendable func lock(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await setUnlocked(false, request, context: context)
+    }
+
+    private func setUnlocked(
+        _ isUnlocked: Bool, _ request: Request, context: EnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let body = try await body(request, allowed: ["source"])
+        let feature = try context.feature()
+        let user = try context.user()
+        let changed = try await store.setUnlocked(
+            isUnlocked, feature: feature, user: user, source: try body.string("source"), actor: context.actor,
+            in: context.path)
+        return .json([
+            "feature": .string(feature), "user": .string(user.rawValue), "unlocked": .bool(isUnlocked),
+            "changed": .bool(changed),
+        ])
     }
 
     /// The plan (with "dryRun": true) and the change: `flagpole bias set`.

@@ -10,22 +10,48 @@ extension AdminAPI {
         let reader = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Reader>.self)
         let editor = api.group(RouterPath(environmentRoute), context: EnvironmentContext<Needs.Editor>.self)
 
-        reader.get("ramps") { _, context -> Response in
-            .json(.array(try await store.ramps(in: context.path).map(\.jsonValue)))
-        }
-        reader.get("features/:feature/ramp") { _, context -> Response in
-            .json(try await store.ramp(of: try context.feature(), in: context.path).jsonValue)
-        }
+        reader.get("ramps", use: listRamps)
+        reader.get("features/:feature/ramp", use: showRamp)
         editor.post("features/:feature/ramp", use: createRamp)
-        for action in RampAction.allCases {
-            editor.post("features/:feature/ramp/\(action.rawValue)") { request, context -> Response in
-                let body = try await body(request, allowed: action == .abort ? ["dryRun", "rollBack"] : ["dryRun"])
-                let report = try await store.changeRamp(
-                    action, of: try context.feature(), in: context.path, rollingBack: try body.bool("rollBack"),
-                    actor: context.actor, now: clock.now, isDryRun: try body.bool("dryRun"))
-                return .json(report.jsonValue)
-            }
-        }
+        editor.post("features/:feature/ramp/pause", use: pauseRamp)
+        editor.post("features/:feature/ramp/resume", use: resumeRamp)
+        editor.post("features/:feature/ramp/advance", use: advanceRamp)
+        editor.post("features/:feature/ramp/abort", use: abortRamp)
+    }
+
+    @Sendable func listRamps(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        .json(.array(try await store.ramps(in: context.path).map(\.jsonValue)))
+    }
+
+    @Sendable func showRamp(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
+        .json(try await store.ramp(of: try context.feature(), in: context.path).jsonValue)
+    }
+
+    @Sendable func pauseRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await changeRamp(.pause, request, context: context)
+    }
+
+    @Sendable func resumeRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await changeRamp(.resume, request, context: context)
+    }
+
+    @Sendable func advanceRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await changeRamp(.advance, request, context: context)
+    }
+
+    /// `{"rollBack": true}` also moves the ramp's users back to where it started.
+    @Sendable func abortRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
+        try await changeRamp(.abort, request, context: context)
+    }
+
+    private func changeRamp(
+        _ action: RampAction, _ request: Request, context: EnvironmentContext<Needs.Editor>
+    ) async throws -> Response {
+        let body = try await body(request, allowed: action == .abort ? ["dryRun", "rollBack"] : ["dryRun"])
+        let report = try await store.changeRamp(
+            action, of: try context.feature(), in: context.path, rollingBack: try body.bool("rollBack"),
+            actor: context.actor, now: clock.now, isDryRun: try body.bool("dryRun"))
+        return .json(report.jsonValue)
     }
 
     /// `{"steps": [1, 5, 20, 50, 100], "hold": "24h", "variation"?, "start"?, "guards"?, "onFailure"?, "dryRun"?}`.

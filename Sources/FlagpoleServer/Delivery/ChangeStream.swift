@@ -186,12 +186,12 @@ struct ChangeStreamRoutes {
 
     func register(on router: Router<FlagpoleRequestContext>) {
         router.group().delivery(DeliveryNeeds.Stream.self, of: delivery, tokens: tokens)
-            .get("/t/:tenant/:env/changes") { request, context in
-                try await stream(request, context: context)
-            }
+            .get("/t/:tenant/:env/changes", use: stream)
     }
 
-    private func stream(_ request: Request, context: DeliveryContext<DeliveryNeeds.Stream>) async throws -> Response {
+    @Sendable private func stream(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.Stream>
+    ) async throws -> Response {
         let (path, state) = (context.path, context.state)
         let resumeAfter = request.headers[.lastEventID].flatMap(Self.revision(ofEventID:))
         // Subscribe before reading what was missed, so nothing falls between the two.

@@ -35,12 +35,8 @@ struct DeliveryRoutes {
     /// (`DeliveryNeeds.Document`), which receives the environment and its current state.
     func register(on router: Router<FlagpoleRequestContext>) {
         router.group().delivery(DeliveryNeeds.Document.self, of: self)
-            .get("/t/:tenant/:env/features.json") { request, context in
-                try await deliver(request, context: context)
-            }
-            .get("/t/:tenant/:env/configs.json") { request, context in
-                try await deliverConfigs(request, context: context)
-            }
+            .get("/t/:tenant/:env/features.json", use: deliver)
+            .get("/t/:tenant/:env/configs.json", use: deliverConfigs)
     }
 
     /// `GET /t/{tenant}/{env}/configs.json`: the configs dictionary of the current revision, by
@@ -48,7 +44,9 @@ struct DeliveryRoutes {
     /// key); `?user=ID` for the user's own, recorded in the same read as a pinned features.json; `?tag=T` for
     /// the configs tagged `T` only; `?release=R` for those release `R` of a SwiftFeatureConfigs app
     /// declares only (`flagpole config import --release`), the keys its `persist()` can take.
-    func deliverConfigs(_ request: Request, context: DeliveryContext<DeliveryNeeds.Document>) async throws -> Response {
+    @Sendable func deliverConfigs(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.Document>
+    ) async throws -> Response {
         let path = context.path
         let query = Query(request)
         let tag = try query.tag()
@@ -99,7 +97,9 @@ struct DeliveryRoutes {
         return Self.response(document, to: request, cacheControl: cacheControl)
     }
 
-    func deliver(_ request: Request, context: DeliveryContext<DeliveryNeeds.Document>) async throws -> Response {
+    @Sendable func deliver(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.Document>
+    ) async throws -> Response {
         let path = context.path
         let state = context.state
         let query = Query(request)

@@ -26,25 +26,30 @@ final class EventRoutes: Sendable {
     }
 
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.group().delivery(DeliveryNeeds.Events.self, of: delivery).post("/t/:tenant/:env/events") {
-            [self] request, context -> Response in
-            let path = context.path
-            let bytes: [UInt8]
-            do {
-                bytes = Array(try await request.body.collect(upTo: Self.maxBodySize).readableBytesView)
-            } catch {
-                throw APIError(
-                    .contentTooLarge, code: "too_large",
-                    "A batch is at most 1 MB and \(FeatureStore.eventsPerBatch) events: send it in parts.")
-            }
-            // The server's clock: a rehearsed ramp's events are judged in its time.
-            let now = clock.now
-            let batch = EventParser.batch(try JSONBody.parse(bytes), receivedAt: now)
-            let report = try await store.record(
-                batch.events, refused: batch.refused, in: path, policy: policy, now: now)
-            expireIfDue()
-            return .json(report.jsonValue)
+        router.group().delivery(DeliveryNeeds.Events.self, of: delivery).post(
+            "/t/:tenant/:env/events", use: recordEvents)
+    }
+
+    /// `POST /t/{tenant}/{env}/events`: a batch of goal events, each recorded or refused with its reason.
+    @Sendable func recordEvents(
+        _ request: Request, context: DeliveryContext<DeliveryNeeds.Events>
+    ) async throws -> Response {
+        let path = context.path
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try await request.body.collect(upTo: Self.maxBodySize).readableBytesView)
+        } catch {
+            throw APIError(
+                .contentTooLarge, code: "too_large",
+                "A batch is at most 1 MB and \(FeatureStore.eventsPerBatch) events: send it in parts.")
         }
+        // The server's clock: a rehearsed ramp's events are judged in its time.
+        let now = clock.now
+        let batch = EventParser.batch(try JSONBody.parse(bytes), receivedAt: now)
+        let report = try await store.record(
+            batch.events, refused: batch.refused, in: path, policy: policy, now: now)
+        expireIfDue()
+        return .json(report.jsonValue)
     }
 
     private func expireIfDue() {

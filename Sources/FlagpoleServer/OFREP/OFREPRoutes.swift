@@ -29,18 +29,14 @@ struct OFREPRoutes {
         let evaluations = router.group().add(middleware: OFREPAnswering(delivery: delivery))
             .delivery(DeliveryNeeds.Evaluation.self, of: delivery)
         for prefix in ["/t/:tenant/:env/ofrep/v1", "/ofrep/v1"] {
-            evaluations.post("\(prefix)/evaluate/flags/:key") { request, context in
-                try await evaluateOne(request, context: context)
-            }
-            evaluations.post("\(prefix)/evaluate/flags") { request, context in
-                try await evaluateAll(request, context: context)
-            }
+            evaluations.post("\(prefix)/evaluate/flags/:key", use: evaluateOne)
+            evaluations.post("\(prefix)/evaluate/flags", use: evaluateAll)
         }
     }
 
     // MARK: Operations
 
-    private func evaluateOne(
+    @Sendable private func evaluateOne(
         _ request: Request, context: DeliveryContext<DeliveryNeeds.Evaluation>
     ) async throws -> Response {
         let key = try context.decodedParameter("key")
@@ -64,7 +60,7 @@ struct OFREPRoutes {
         return Self.response(Self.answer(flag))
     }
 
-    private func evaluateAll(
+    @Sendable private func evaluateAll(
         _ request: Request, context: DeliveryContext<DeliveryNeeds.Evaluation>
     ) async throws -> Response {
         let path = context.path

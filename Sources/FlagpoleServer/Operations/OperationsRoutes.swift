@@ -10,37 +10,43 @@ struct OperationsRoutes {
     let registry: PrometheusCollectorRegistry
 
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.get("healthz") { _, context -> Response in
-            do {
-                try await store.checkHealth()
-            } catch {
-                // Anyone may ask: the details go to the log, not to the caller.
-                context.logger.error("Health check failed", metadata: ["error": "\(error)"])
-                if let error = error as? StorageError, error.isUnavailable {
-                    var answer = APIError(
-                        .serviceUnavailable, code: error.code,
-                        "The database can't be reached: delivery serves the documents it has cached, writes are refused, and the server reconnects by itself."
-                    )
-                    answer.headers[.retryAfter] = "5"
-                    throw answer
-                }
-                throw APIError(
-                    .serviceUnavailable, code: "unavailable", "The database cannot be read. The server's log says why.")
+        router.get("healthz", use: health)
+        router.get("metrics", use: metrics)
+    }
+
+    /// `GET /healthz`: `200` while the database answers, `503` with `Retry-After` while it can't.
+    @Sendable func health(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
+        do {
+            try await store.checkHealth()
+        } catch {
+            // Anyone may ask: the details go to the log, not to the caller.
+            context.logger.error("Health check failed", metadata: ["error": "\(error)"])
+            if let error = error as? StorageError, error.isUnavailable {
+                var answer = APIError(
+                    .serviceUnavailable, code: error.code,
+                    "The database can't be reached: delivery serves the documents it has cached, writes are refused, and the server reconnects by itself."
+                )
+                answer.headers[.retryAfter] = "5"
+                throw answer
             }
-            return .json(["status": .string("ok")])
+            throw APIError(
+                .serviceUnavailable, code: "unavailable", "The database cannot be read. The server's log says why.")
         }
-        router.get("metrics") { _, context -> Response in
-            do {
-                try await exportPublishStatus()
-            } catch {
-                context.logger.warning("Could not read the publish log for /metrics", metadata: ["error": "\(error)"])
-            }
-            var bytes: [UInt8] = []
-            registry.emit(into: &bytes)
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        return .json(["status": .string("ok")])
+    }
+
+    /// `GET /metrics`: the registry in Prometheus' text format, the publish log's gauges read first.
+    @Sendable func metrics(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
+        do {
+            try await exportPublishStatus()
+        } catch {
+            context.logger.warning("Could not read the publish log for /metrics", metadata: ["error": "\(error)"])
         }
+        var bytes: [UInt8] = []
+        registry.emit(into: &bytes)
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// The publish log as gauges, read at each scrape, the same as the dashboard shows: for each

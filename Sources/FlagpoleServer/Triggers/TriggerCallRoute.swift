@@ -18,18 +18,20 @@ struct TriggerCallRoute: Sendable {
     static let maxBodySize = 64 * 1024
 
     func register(on router: Router<FlagpoleRequestContext>) {
-        router.post("/triggers") { request, context -> Response in
-            _ = try? await request.body.collect(upTo: Self.maxBodySize)
-            guard let token = request.uri.queryParameters["token"].map(String.init) else {
-                throw APIError.invalid("Call the URL `flagpole trigger create` printed: it ends with ?token=fpt_….")
-            }
-            let outcome = try await store.callTrigger(
-                token, address: request.clientAddress(context, trustsProxy: trustsProxy),
-                userAgent: request.headers[.userAgent], now: clock.now)
-            var headers: HTTPFields = [:]
-            if let retryAfter = outcome.retryAfter { headers[.retryAfter] = String(retryAfter) }
-            return .json(
-                outcome.jsonValue, status: outcome.retryAfter == nil ? .ok : .tooManyRequests, headers: headers)
+        router.post("/triggers", use: call)
+    }
+
+    @Sendable func call(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
+        _ = try? await request.body.collect(upTo: Self.maxBodySize)
+        guard let token = request.uri.queryParameters["token"].map(String.init) else {
+            throw APIError.invalid("Call the URL `flagpole trigger create` printed: it ends with ?token=fpt_….")
         }
+        let outcome = try await store.callTrigger(
+            token, address: request.clientAddress(context, trustsProxy: trustsProxy),
+            userAgent: request.headers[.userAgent], now: clock.now)
+        var headers: HTTPFields = [:]
+        if let retryAfter = outcome.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return .json(
+            outcome.jsonValue, status: outcome.retryAfter == nil ? .ok : .tooManyRequests, headers: headers)
     }
 }

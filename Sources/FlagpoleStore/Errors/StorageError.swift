@@ -1,5 +1,4 @@
 import FlagpoleCore
-import GRDB
 
 /// Why an operation on the database file itself failed, worded for the person who can fix it.
 public enum StorageError: FlagpoleError {
@@ -63,13 +62,5 @@ public enum StorageError: FlagpoleError {
     public var isUnavailable: Bool {
         if case .unavailable = self { return true }
         return false
-    }
-
-    /// The error to show for a database failure the store did not foresee.
-    init(_ error: DatabaseError) {
-        switch error.resultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED: self = .busy
-        default: self = .storage(reason: error.message ?? "SQLite error \(error.resultCode.rawValue)")
-        }
     }
 }

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on `assignments`, `assignment_events` and
 /// `assignment_deltas` (which every write of events keeps): users' recorded groups, every

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// Writes changes of recorded users' groups (moves under overrides, re-evaluations after a
 /// revision) with their events, inside one transaction; first assignments are

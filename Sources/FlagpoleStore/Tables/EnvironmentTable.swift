@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on an environment's aggregate: `environments` (delivery
 /// settings and marking included), its numbered `revisions` with their `audit` rows, the document's other

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on `goals`, `events`, the `experiment_*` tables and
 /// `test_controls`: what tests are judged on, the events apps send, the figures kept up to date

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on `features` and `variations`: each feature of an
 /// environment's document as written, its salt and place, and its test's variations.

@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// Records users' first assignments to one test, with a `first` event each: the hot path of
 /// bulk assignment.

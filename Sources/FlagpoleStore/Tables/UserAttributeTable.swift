@@ -1,6 +1,5 @@
 import FlagpoleCore
 import Foundation
-import GRDB
 
 /// The one home of every statement on `user_attributes`, each user's last attributes per
 /// environment, which rule changes are planned against, and on `erasures`, the anonymous record

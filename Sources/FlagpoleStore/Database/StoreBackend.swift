@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What truly differs between the store's two backends, and nothing else: how a transaction is
 /// run, how a group commit's writes share one, whether a read can run now on the caller's
@@ -38,7 +37,7 @@ protocol StoreBackend: Sendable {
     /// The SQLite database, for what only SQLite does (backups, restores, copies of its file).
     ///
     /// - throws: `StorageError.operationsNeedSQLite` on PostgreSQL.
-    func sqliteWriter() throws -> any DatabaseWriter
+    func sqlite() throws -> SQLiteBackend
 
     /// Lets go of the database.
     func close() async

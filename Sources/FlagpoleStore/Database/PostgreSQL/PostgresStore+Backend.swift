@@ -1,5 +1,3 @@
-import GRDB
-
 /// PostgreSQL's side of `StoreBackend`: a pool of connections that several servers share.
 extension PostgresStore: StoreBackend {
     /// A round trip holds the write lock: the jobs' first assignments are recorded together
@@ -39,7 +37,7 @@ extension PostgresStore: StoreBackend {
 
     func changeNotifications() -> AsyncStream<ChangeNotice>? { changes() }
 
-    func sqliteWriter() throws -> any DatabaseWriter {
+    func sqlite() throws -> SQLiteBackend {
         throw StorageError.operationsNeedSQLite(address: address.description)
     }
 }

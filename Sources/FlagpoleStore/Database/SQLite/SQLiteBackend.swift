@@ -45,7 +45,7 @@ struct SQLiteBackend: StoreBackend {
         try await work()
     }
 
-    func sqliteWriter() throws -> any DatabaseWriter { writer }
+    func sqlite() throws -> SQLiteBackend { self }
 
     /// The file closes with the last copy of the store.
     func close() async {}
