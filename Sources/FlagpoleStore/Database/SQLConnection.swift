@@ -2,7 +2,7 @@ import FlagpoleCore
 import Foundation
 
 /// One connection inside a transaction the store opened, whichever backend it runs on: what the
-/// tables (`Tables/`) speak. SQLite's is GRDB's `Database`; PostgreSQL's is `PostgresTransaction`.
+/// tables' homes speak. SQLite's is GRDB's `Database`; PostgreSQL's is `PostgresTransaction`.
 ///
 /// Statements are written once, in the SQL both backends accept, with `?` or `?NNN` placeholders
 /// (the PostgreSQL side numbers them), and bound by position (`statement(_:cached:)`). What

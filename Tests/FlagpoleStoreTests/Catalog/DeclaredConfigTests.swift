@@ -20,6 +20,7 @@ struct DeclaredConfigTests {
 
     static func fixture() throws -> [UInt8] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Fixtures/swiftfeatureconfigs/featureConfigs.json")
         return Array(try Data(contentsOf: url))
     }

@@ -11,7 +11,7 @@ import Testing
 /// script recorded about it.
 struct MigrationFixture: CustomTestStringConvertible, Sendable {
     static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/migrations")
 
     /// `schema-0001`, …
