@@ -108,6 +108,14 @@ public struct FeatureStore: Sendable {
         return result
     }
 
+    /// Runs `work` in a read transaction when `isReadOnly` (a dry run: what it would write is
+    /// planned, and nothing is), else in a write transaction.
+    func transaction<T: Sendable>(
+        isReadOnly: Bool, _ work: @escaping @Sendable (Transaction) throws -> T
+    ) async throws -> T {
+        isReadOnly ? try await read(work) : try await write(work)
+    }
+
     /// Runs `work` in a savepoint of the next group transaction (see `GroupCommit`): all of it
     /// is written, or none, and it returns once the transaction holding it has committed. For
     /// small writes that many callers make at once.
@@ -132,6 +140,38 @@ public struct FeatureStore: Sendable {
         } catch {
             throw StorageError(translating: error) ?? error
         }
+    }
+}
+
+// MARK: Services
+
+extension FeatureStore {
+    /// Ramps, their guards, and triggers.
+    public var rollouts: Rollouts { Rollouts(store: self) }
+}
+
+/// A domain's operations (`store.rollouts`…): each public method is one read or one write
+/// transaction of the store it was taken from, which holds the backend and what the domains
+/// share (the group commit, the pinning plans, the observers of changes).
+protocol StoreService: Sendable {
+    var store: FeatureStore { get }
+}
+
+extension StoreService {
+    func read<T: Sendable>(
+        expectingOneStatement: Bool = false, _ work: @escaping @Sendable (Transaction) throws -> T
+    ) async throws -> T {
+        try await store.read(expectingOneStatement: expectingOneStatement, work)
+    }
+
+    func write<T: Sendable>(_ work: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        try await store.write(work)
+    }
+
+    func transaction<T: Sendable>(
+        isReadOnly: Bool, _ work: @escaping @Sendable (Transaction) throws -> T
+    ) async throws -> T {
+        try await store.transaction(isReadOnly: isReadOnly, work)
     }
 }
 

@@ -647,7 +647,7 @@ struct DashboardTests {
                 "csrf": csrf, "biases[]": "40", "biases[]": "60", "revision": "1", "action": "preview",
             ]
             #expect(try await !browser.post("\(Self.abTest)/biases", preview).text.contains("pauses ramp"))
-            _ = try await server.store.createRamp(
+            _ = try await server.store.rollouts.createRamp(
                 RampRequest(
                     feature: TestServer.abTest, variation: "Group B", steps: [60, 100], hold: .duration(seconds: 3600)),
                 in: TestServer.acme, actor: "test", now: Date())

@@ -126,6 +126,6 @@ struct RampAPITests {
             #expect(revoked.status == .ok)
             #expect(try await client.send(.post, "/triggers?token=\(token)", body: "").status == .gone)
         }
-        #expect(try await server.store.ramp(of: "checkout", in: TestServer.acme).ramp.state == .paused)
+        #expect(try await server.store.rollouts.ramp(of: "checkout", in: TestServer.acme).ramp.state == .paused)
     }
 }

@@ -36,7 +36,7 @@ struct RampDashboardTests {
             for step in ["Step 1: Enabled 1 %", "Step 3: Enabled 20 %", "Step 5: Enabled 100 %", "Start the ramp"] {
                 #expect(plan.text.contains(step), "\(step)")
             }
-            #expect(try await server.store.ramps(in: TestServer.acme).isEmpty)
+            #expect(try await server.store.rollouts.ramps(in: TestServer.acme).isEmpty)
 
             let started = try await browser.post(
                 Self.page,
@@ -61,9 +61,9 @@ struct RampDashboardTests {
                 #expect(planned.status == .ok && planned.text.contains(label), "\(action)")
                 let done = try await browser.post(Self.page, ["csrf": csrf, "do": action, "action": "apply"])
                 #expect(done.status == .seeOther, "\(action)")
-                #expect(try await server.store.ramp(of: "checkout", in: TestServer.acme).ramp.state == state)
+                #expect(try await server.store.rollouts.ramp(of: "checkout", in: TestServer.acme).ramp.state == state)
             }
-            #expect(try await server.store.ramp(of: "checkout", in: TestServer.acme).ramp.applied.count == 2)
+            #expect(try await server.store.rollouts.ramp(of: "checkout", in: TestServer.acme).ramp.applied.count == 2)
 
             let abort = try await browser.post(
                 Self.page, ["csrf": csrf, "do": "abort", "rollBack": "true", "action": "preview"])
@@ -89,7 +89,7 @@ struct RampDashboardTests {
             let word = try await editor.post(
                 Self.page, ["csrf": csrf, "do": "create", "steps": "1, five", "hold": "24h", "action": "preview"])
             #expect(word.status == .unprocessableContent && word.text.contains("“five” is not a share"))
-            #expect(try await server.store.ramps(in: TestServer.acme).isEmpty)
+            #expect(try await server.store.rollouts.ramps(in: TestServer.acme).isEmpty)
 
             _ = try await editor.post(
                 Self.page, ["csrf": csrf, "do": "create", "steps": "10, 100", "hold": "1h", "action": "apply"])
@@ -143,7 +143,7 @@ struct RampDashboardTests {
                     && started.text.contains(
                         "A failed goal guard rolls Enabled back to 0 %; any other failed guard pauses the ramp.")
             )
-            let ramp = try #require(try await server.store.ramps(in: TestServer.acme).first)
+            let ramp = try #require(try await server.store.rollouts.ramps(in: TestServer.acme).first)
             #expect(ramp.onFailure == .rollback && ramp.guards.count == 4)
         }
     }
@@ -168,7 +168,7 @@ struct RampDashboardTests {
             #expect(plan.status == .ok && plan.text.contains("would be applied at 2027-01-16 09:00 UTC"))
             #expect(plan.text.contains(#"<input type="hidden" name="start" value="2027-01-16T09:00:00Z">"#))
             _ = try await editor.post(Self.page, form("2027-01-16T09:00:00Z", "apply"))
-            let ramp = try #require(try await server.store.ramps(in: TestServer.acme).first)
+            let ramp = try #require(try await server.store.rollouts.ramps(in: TestServer.acme).first)
             #expect(ramp.applied.isEmpty && ramp.dueAt == Date(timeIntervalSince1970: 1_800_090_000))
         }
     }
@@ -202,11 +202,11 @@ struct RampDashboardTests {
             let confirm = try await browser.post(
                 "\(Self.page)/triggers/revoke", ["csrf": csrf, "prefix": prefix, "action": "preview"])
             #expect(confirm.text.contains("Revoke Crashlytics velocity (<code>\(prefix)…</code>)?"))
-            #expect(try await server.store.triggers(in: TestServer.acme).first?.revokedAt == nil)
+            #expect(try await server.store.rollouts.triggers(in: TestServer.acme).first?.revokedAt == nil)
             let revoked = try await browser.post(
                 "\(Self.page)/triggers/revoke", ["csrf": csrf, "prefix": prefix, "action": "apply"])
             #expect(revoked.status == .seeOther)
-            #expect(try await server.store.triggers(in: TestServer.acme).first?.revokedAt != nil)
+            #expect(try await server.store.rollouts.triggers(in: TestServer.acme).first?.revokedAt != nil)
             #expect(try await client.send(.post, "/triggers?token=\(token)", body: "{}").status == .gone)
         }
     }

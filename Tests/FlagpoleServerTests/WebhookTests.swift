@@ -223,7 +223,7 @@ struct WebhookTests {
                     actor: "t", now: now, addresses: allowing)
                 secrets[name] = created.secret
             }
-            _ = try await store.createRamp(
+            _ = try await store.rollouts.createRamp(
                 RampRequest(feature: "checkout", variation: nil, steps: [10, 100], hold: .duration(seconds: 3600)),
                 in: TestServer.acme, actor: "cli:ada", now: now)
             let clock = Mutex(now)
@@ -272,7 +272,7 @@ struct WebhookTests {
             // reaches the receiver, and the log says why. The flaky one's retry is not due yet.
             now = now.addingTimeInterval(10)
             clock.withLock { $0 = now }
-            _ = try await store.pauseRamp(of: "checkout", in: TestServer.acme, actor: "cli:bob", now: now)
+            _ = try await store.rollouts.pauseRamp(of: "checkout", in: TestServer.acme, actor: "cli:bob", now: now)
             await service(allowing: false).sendDue()
             #expect(receiver.heard.withLock { $0.count } == first.count)
             webhooks = try await store.webhooks(in: TestServer.acme)

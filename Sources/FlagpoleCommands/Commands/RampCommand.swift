@@ -41,7 +41,7 @@ struct RampCommand: AsyncParsableCommand {
         /// Does `action` to the test's ramp and prints its report.
         func change(_ action: RampAction, rollingBack: Bool = false) async throws {
             try await run { store, path, actor, now in
-                try await store.changeRamp(
+                try await store.rollouts.changeRamp(
                     action, of: name, in: path, rollingBack: rollingBack, actor: actor, now: now, isDryRun: dryRun)
             }
         }
@@ -97,7 +97,7 @@ struct RampCommand: AsyncParsableCommand {
                 guards: try guards.map { text throws(RampError) in try RampText.guardrail(text) },
                 onFailure: try RampText.failureAction(onFailure))
             try await target.run { store, path, actor, now in
-                try await store.createRamp(request, in: path, actor: actor, now: now, isDryRun: target.dryRun)
+                try await store.rollouts.createRamp(request, in: path, actor: actor, now: now, isDryRun: target.dryRun)
             }
         }
     }
@@ -109,7 +109,7 @@ struct RampCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
 
         func run() async throws {
-            try await target.run { store, path, _, _ in try await store.ramp(of: target.name, in: path) }
+            try await target.run { store, path, _, _ in try await store.rollouts.ramp(of: target.name, in: path) }
         }
     }
 
@@ -121,7 +121,7 @@ struct RampCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let ramps = try await database.openStore(.readOnly).ramps(in: try environment.path())
+            let ramps = try await database.openStore(.readOnly).rollouts.ramps(in: try environment.path())
             if output.json {
                 Console.json(.array(ramps.map(\.jsonValue)))
                 return
@@ -211,7 +211,7 @@ struct TickCommand: AsyncParsableCommand {
     func run() async throws {
         let store = try await database.openStore(dryRun ? .readOnly : .readWrite)
         let clock = Invocation.current.clock
-        let reports = try await store.runDueRamps(now: clock.now, isDryRun: dryRun)
+        let reports = try await store.rollouts.runDueRamps(now: clock.now, isDryRun: dryRun)
         // After the steps, so the news of those applied now goes out with this tick.
         let sent = dryRun ? [] : try await webhooks.sender.sendDue(from: store, now: { clock.now })
         if !dryRun { _ = try await store.prune(now: clock.now, keepingDeliveries: webhooks.deliveriesKept) }

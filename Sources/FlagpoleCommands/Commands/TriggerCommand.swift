@@ -40,7 +40,7 @@ struct TriggerCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let created = try await database.openStore().createTrigger(
+            let created = try await database.openStore().rollouts.createTrigger(
                 for: feature, action: try Trigger.Action(validating: action), name: name, in: try environment.path(),
                 actor: Invocation.current.actor,
                 now: Invocation.current.clock.now)
@@ -68,7 +68,7 @@ struct TriggerCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let triggers = try await database.openStore(.readOnly).triggers(
+            let triggers = try await database.openStore(.readOnly).rollouts.triggers(
                 in: try environment.path(), feature: feature)
             if output.json {
                 Console.json(.array(triggers.map(\.jsonValue)))
@@ -98,7 +98,7 @@ struct TriggerCommand: AsyncParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            try await database.openStore().revokeTrigger(prefix, in: path, now: Invocation.current.clock.now)
+            try await database.openStore().rollouts.revokeTrigger(prefix, in: path, now: Invocation.current.clock.now)
             Console.out("Revoked the trigger \(prefix) in \(path).")
         }
     }

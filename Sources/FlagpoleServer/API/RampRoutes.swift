@@ -20,11 +20,11 @@ extension AdminAPI {
     }
 
     @Sendable func listRamps(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
-        .json(.array(try await store.ramps(in: context.path).map(\.jsonValue)))
+        .json(.array(try await store.rollouts.ramps(in: context.path).map(\.jsonValue)))
     }
 
     @Sendable func showRamp(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
-        .json(try await store.ramp(of: try context.feature(), in: context.path).jsonValue)
+        .json(try await store.rollouts.ramp(of: try context.feature(), in: context.path).jsonValue)
     }
 
     @Sendable func pauseRamp(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
@@ -48,7 +48,7 @@ extension AdminAPI {
         _ action: RampAction, _ request: Request, context: EnvironmentContext<Needs.Editor>
     ) async throws -> Response {
         let body = try await body(request, allowed: action == .abort ? ["dryRun", "rollBack"] : ["dryRun"])
-        let report = try await store.changeRamp(
+        let report = try await store.rollouts.changeRamp(
             action, of: try context.feature(), in: context.path, rollingBack: try body.bool("rollBack"),
             actor: context.actor, now: clock.now, isDryRun: try body.bool("dryRun"))
         return .json(report.jsonValue)
@@ -87,7 +87,7 @@ extension AdminAPI {
             }
         }
         let isDryRun = try body.bool("dryRun")
-        let report = try await store.createRamp(
+        let report = try await store.rollouts.createRamp(
             RampRequest(
                 feature: try context.feature(), variation: try body.string("variation"),
                 steps: try body.numbers("steps"),

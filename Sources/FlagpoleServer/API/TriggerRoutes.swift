@@ -16,7 +16,7 @@ extension AdminAPI {
 
     @Sendable func listTriggers(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response
     {
-        .json(.array(try await store.triggers(in: context.path).map(\.jsonValue)))
+        .json(.array(try await store.rollouts.triggers(in: context.path).map(\.jsonValue)))
     }
 
     /// `{"action": "pause" | "abort" | "disable", "name": …}`: the trigger with its URL, shown once.
@@ -30,7 +30,7 @@ extension AdminAPI {
         } catch let error as TriggerError {
             throw APIError.invalid(error.description, pointer: "/action")
         }
-        let created = try await store.createTrigger(
+        let created = try await store.rollouts.createTrigger(
             for: try context.feature(), action: action, name: try body.requiredString("name"), in: context.path,
             actor: context.actor, now: clock.now)
         return .json(created.jsonValue(serverURL: request.serverURL), status: .created)
@@ -40,7 +40,7 @@ extension AdminAPI {
         _ request: Request, context: EnvironmentContext<Needs.Editor>
     ) async throws -> Response {
         let prefix = try context.decodedParameter("prefix")
-        try await store.revokeTrigger(prefix, in: context.path, now: clock.now)
+        try await store.rollouts.revokeTrigger(prefix, in: context.path, now: clock.now)
         return .json(["revoked": .string(prefix)])
     }
 }

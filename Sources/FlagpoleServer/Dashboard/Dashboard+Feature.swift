@@ -316,7 +316,7 @@ extension Dashboard {
         if !feature.isBucketed, try await store.hasResults(of: name, in: path) {
             page.finalResultsURL = urls.feature(name) + "/results"
         }
-        let ramp = try await store.activeRamp(of: name, in: path)
+        let ramp = try await store.rollouts.activeRamp(of: name, in: path)
         if let ramp, ramp.state == .running {
             page.rampNote =
                 "Applying this pauses ramp \(ramp.id) at its next step: a ramp stops when someone else changes its test. Resume it from its page once the change is what you want."

@@ -72,7 +72,7 @@ extension Dashboard {
         var created: CreatedTrigger?
         var pageError: PageError?
         do {
-            created = try await store.createTrigger(
+            created = try await store.rollouts.createTrigger(
                 for: name, action: try Trigger.Action(validating: form.triggerAction), name: form.name,
                 in: context.path, actor: context.session.identity.actor,
                 now: clock.now)
@@ -97,7 +97,7 @@ extension Dashboard {
         let name = try await existingFeature(context)
         let url = EnvironmentURLs(context.path).feature(name) + "/ramp"
         if form.action == "apply" {
-            try await store.revokeTrigger(form.prefix, in: context.path, now: clock.now)
+            try await store.rollouts.revokeTrigger(form.prefix, in: context.path, now: clock.now)
             return .seeOther(Notice(.triggerRevoked).appended(to: url))
         }
         var page = try await rampPage(name, in: context, draft: RampForm.empty)
@@ -121,7 +121,7 @@ extension Dashboard {
     ) async throws -> RampReport {
         let (path, actor, now) = (context.path, context.session.identity.actor, clock.now)
         if form.do == "create" {
-            return try await store.createRamp(
+            return try await store.rollouts.createRamp(
                 RampRequest(
                     feature: feature, variation: form.variation, steps: try RampText.steps(form.steps ?? ""),
                     hold: try RampHold(parsing: form.hold ?? ""), start: try form.startTime(),
@@ -133,7 +133,7 @@ extension Dashboard {
             throw APIError.invalid(
                 "“\(form.do)” is not something a ramp does: start, pause, resume, advance or abort it.")
         }
-        return try await store.changeRamp(
+        return try await store.rollouts.changeRamp(
             action, of: feature, in: path, rollingBack: form.rollBack == "true", actor: actor, now: now,
             isDryRun: isDryRun)
     }
@@ -145,7 +145,7 @@ extension Dashboard {
         let feature = try await store.feature(name, in: path).feature
         let report: RampReport?
         do {
-            report = try await store.ramp(of: name, in: path)
+            report = try await store.rollouts.ramp(of: name, in: path)
         } catch RampError.rampNotFound {
             report = nil
         }
@@ -153,7 +153,7 @@ extension Dashboard {
             chrome: try await chrome(context, at: .overview, same: { $0.feature(name) + "/ramp" }), feature: feature,
             featureURL: EnvironmentURLs(path).feature(name),
             webhooksURL: TenantURLs(path.tenant).webhooks(of: path.environment), report: report,
-            triggers: try await store.triggers(in: path, feature: name),
+            triggers: try await store.rollouts.triggers(in: path, feature: name),
             canEdit: context.canEdit,
             csrf: context.session.csrfToken, draft: draft, publishes: try await store.hasPublished(path))
     }

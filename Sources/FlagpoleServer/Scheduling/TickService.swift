@@ -28,7 +28,7 @@ struct TickService: Service {
     private func tick() async {
         do {
             let reports = try await store.withLease("tick") {
-                let reports = try await store.runDueRamps(now: clock.now)
+                let reports = try await store.rollouts.runDueRamps(now: clock.now)
                 _ = try await store.prune(now: clock.now, keepingDeliveries: deliveriesKept)
                 return reports
             }

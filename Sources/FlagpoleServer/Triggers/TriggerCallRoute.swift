@@ -26,7 +26,7 @@ struct TriggerCallRoute: Sendable {
         guard let token = request.uri.queryParameters["token"].map(String.init) else {
             throw APIError.invalid("Call the URL `flagpole trigger create` printed: it ends with ?token=fpt_….")
         }
-        let outcome = try await store.callTrigger(
+        let outcome = try await store.rollouts.callTrigger(
             token, address: request.clientAddress(context, trustsProxy: trustsProxy),
             userAgent: request.headers[.userAgent], now: clock.now)
         var headers: HTTPFields = [:]

@@ -184,12 +184,6 @@ extension FeatureStore {
             focus: name, storedFeatures: features, check: check)
     }
 
-    func transaction<T: Sendable>(
-        isReadOnly: Bool, _ work: @escaping @Sendable (Transaction) throws -> T
-    ) async throws -> T {
-        isReadOnly ? try await read(work) : try await write(work)
-    }
-
     /// Reviews a rendered document against the current one and writes it as a revision of
     /// `kind` (unless a dry run): the path imports take, so edits are validated, audited and
     /// re-evaluate users exactly as imports do. Warnings are those of `focus` when named.

@@ -170,13 +170,13 @@ struct EnvironmentMarkingTests {
         try await store.importText(RampTests.onOff)
         try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        let ramp = try await store.createRamp(
+        let ramp = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: "Enabled", steps: [10, 100], hold: .duration(seconds: 3600)),
             in: .acmeProduction, actor: "cli:ada", now: start)
         #expect(ramp.applied.map(\.step) == [0])
-        let trigger = try await store.createTrigger(
+        let trigger = try await store.rollouts.createTrigger(
             for: "checkout", action: .disable, name: "crash alert", in: .acmeProduction, actor: "cli:ada", now: start)
-        let called = try await store.callTrigger(
+        let called = try await store.rollouts.callTrigger(
             trigger.token, address: "203.0.113.9", userAgent: nil, now: start.addingTimeInterval(60))
         #expect(called.acted)
         let messages = try await store.revisions(of: .acmeProduction).sorted { $0.number < $1.number }.map(\.message)

@@ -44,7 +44,7 @@ struct ChangeEventTests {
         _ = try await store.importText(
             #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [20, 80]}, {"name": "other", "test-variations": ["A", "B"]}, {"name": "new", "enabled": true}]}"#
         )
-        let ramp = try await store.createRamp(
+        let ramp = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [30, 100], hold: .duration(seconds: 3_600)),
             in: path, actor: "cli:bob", now: start)
         _ = try await store.setEnabled(false, feature: "new", in: path, options: EditOptions(actor: "key:abc"))
@@ -103,7 +103,7 @@ struct ChangeEventTests {
         }
         _ = try await store.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
         #expect(try await queued(store, webhook).isEmpty)
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [30, 100], hold: .duration(seconds: 3_600)),
             in: path, actor: "cli:bob", now: start)
         #expect(try await queued(store, webhook).map { $0["event"] } == [.string("ramp.step_applied")])

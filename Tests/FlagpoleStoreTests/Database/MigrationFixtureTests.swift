@@ -161,7 +161,7 @@ struct MigrationFixtureTests {
             try await store.addMember("ada@example.com", name: "Ada", role: .admin, to: acme.tenant, by: "test") != nil)
         // The file takes a ramp (0014): its first step applied at once.
         let test = try await store.feature("Example A/B Test", in: acme).feature
-        let ramp = try await store.createRamp(
+        let ramp = try await store.rollouts.createRamp(
             RampRequest(
                 feature: test.name, variation: test.effectiveVariations.last, steps: [80, 100],
                 hold: .duration(seconds: 3600)),
@@ -174,7 +174,7 @@ struct MigrationFixtureTests {
         // 0015's has a second, aborted after its guards looked: they migrate with their looks, no fetch counted (0016);
         // 0016's a third, with a webhook that its two events wait for; 0018's a fourth, whose two
         // events wait for that webhook and a Slack one.
-        let ramps = try await store.ramps(in: acme)
+        let ramps = try await store.rollouts.ramps(in: acme)
         let aborted =
             manifest.schema < "0014"
             ? 0 : manifest.schema < "0015" ? 1 : manifest.schema < "0016" ? 2 : manifest.schema < "0018" ? 3 : 4

@@ -56,14 +56,18 @@ struct WebhookStoreTests {
         let request = RampRequest(
             feature: "checkout", variation: nil, steps: [10, 50, 100], hold: .duration(seconds: 3600))
         // A dry run queues nothing.
-        _ = try await store.createRamp(request, in: path, actor: "cli:ada", now: start, isDryRun: true)
+        _ = try await store.rollouts.createRamp(request, in: path, actor: "cli:ada", now: start, isDryRun: true)
         #expect(try await bodies(store, json).isEmpty)
 
-        _ = try await store.createRamp(request, in: path, actor: "cli:ada", now: start)
-        _ = try await store.pauseRamp(of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(60))
-        _ = try await store.resumeRamp(of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(120))
-        _ = try await store.advanceRamp(of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(180))
-        _ = try await store.advanceRamp(of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(240))
+        _ = try await store.rollouts.createRamp(request, in: path, actor: "cli:ada", now: start)
+        _ = try await store.rollouts.pauseRamp(
+            of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(60))
+        _ = try await store.rollouts.resumeRamp(
+            of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(120))
+        _ = try await store.rollouts.advanceRamp(
+            of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(180))
+        _ = try await store.rollouts.advanceRamp(
+            of: "checkout", in: path, actor: "cli:bob", now: start.addingTimeInterval(240))
         let bodies = try await bodies(store, json)
         #expect(
             bodies.map { $0["event"] }
@@ -75,7 +79,7 @@ struct WebhookStoreTests {
         #expect(first["feature"] == .string("checkout") && first["ramp"] == .number(1))
         #expect(
             first["share"] == .number(10) && first["step"] == .number(0) && first["appliedBy"] == .string("schedule"))
-        let applied = try await store.ramp(of: "checkout", in: path).ramp.applied
+        let applied = try await store.rollouts.ramp(of: "checkout", in: path).ramp.applied
         #expect(first["revision"] == .number(Double(applied[0].revision)))
         #expect(
             bodies[2]["appliedBy"] == .string("cli:bob")
@@ -102,12 +106,12 @@ struct WebhookStoreTests {
     @Test("A trigger that acts is told, with what it did; a roll-back is told as one")
     func triggerAndRollback() async throws {
         let (store, json, _) = try await storeWithWebhooks()
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [10, 100], hold: .duration(seconds: 3600)),
             in: path, actor: "cli:ada", now: start)
-        let trigger = try await store.createTrigger(
+        let trigger = try await store.rollouts.createTrigger(
             for: "checkout", action: .rollback, name: "Sentry", in: path, actor: "t", now: start)
-        _ = try await store.callTrigger(trigger.token, address: "198.51.100.1", userAgent: nil, now: start)
+        _ = try await store.rollouts.callTrigger(trigger.token, address: "198.51.100.1", userAgent: nil, now: start)
         let events = try await bodies(store, json).map { $0["event"] }
         #expect(events == ["ramp.step_applied", "ramp.rolled_back", "trigger.fired"].map(JSONValue.string))
         let fired = try #require(try await bodies(store, json).last)
@@ -118,7 +122,7 @@ struct WebhookStoreTests {
     func claimRetryGiveUp() async throws {
         let (store, json, slack) = try await storeWithWebhooks()
         try await store.revokeWebhook(slack.webhook.id, in: path, now: start)
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [10, 100], hold: .duration(seconds: 3600)),
             in: path, actor: "cli:ada", now: start)
         let first = try await store.claimDueDeliveries(now: start)
@@ -151,7 +155,7 @@ struct WebhookStoreTests {
     @Test("A refused address or a redirect is given up at once; a 2xx is delivered; revoking gives up what is pending")
     func notWorthRetrying() async throws {
         let (store, json, slack) = try await storeWithWebhooks()
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [10, 100], hold: .duration(seconds: 3600)),
             in: path, actor: "cli:ada", now: start)
         let due = try await store.claimDueDeliveries(now: start)
@@ -162,7 +166,7 @@ struct WebhookStoreTests {
                 status: 302, error: "answered 302 to http://10.0.0.1/: redirects are not followed",
                 isWorthRetrying: false),
             now: start)
-        _ = try await store.pauseRamp(of: "checkout", in: path, actor: "cli:bob", now: start)
+        _ = try await store.rollouts.pauseRamp(of: "checkout", in: path, actor: "cli:bob", now: start)
         let paused = try #require(
             try await store.claimDueDeliveries(now: start.addingTimeInterval(61)).first { $0.url == json.webhook.url })
         try await store.recordDeliveryAttempt(

@@ -68,12 +68,13 @@ struct RampGuardTests {
     @Test("Guards are read, completed with the defaults, and refused with a clear error, nothing saved")
     func guardsReadAndRefused() async throws {
         let store = try await store()
-        let ramp = try await store.createRamp(
+        let ramp = try await store.rollouts.createRamp(
             try request(steps: [10, 50, 100], guards: ["crashes:+0.2pt"]), in: path, actor: "cli:ada", now: start
         ).ramp
         #expect(ramp.guards.map(\.description) == ["crashes:+0.2pt", "sample-ratio", "min-users:100", "traffic"])
         #expect(ramp.guards.first == .goal("crashes", threshold: 0.002, inPoints: true))
-        _ = try await store.abortRamp(of: "checkout", in: path, rollingBack: true, actor: "cli:ada", now: start)
+        _ = try await store.rollouts.abortRamp(
+            of: "checkout", in: path, rollingBack: true, actor: "cli:ada", now: start)
         let revisions = try await store.revisions(of: path).count
 
         for (guards, steps, error) in [
@@ -88,7 +89,7 @@ struct RampGuardTests {
             ),
         ] {
             await #expect(throws: error) {
-                try await store.createRamp(
+                try await store.rollouts.createRamp(
                     try request(steps: steps, guards: guards), in: path, actor: "cli:ada", now: start)
             }
         }
@@ -96,21 +97,21 @@ struct RampGuardTests {
             #expect(throws: RampError.self) { try RampText.guardrail(text) }
         }
         #expect(throws: RampError.invalidFailureAction("undo")) { try RampText.failureAction("undo") }
-        #expect(try await store.ramps(in: path).count == 1)
+        #expect(try await store.rollouts.ramps(in: path).count == 1)
         #expect(try await store.revisions(of: path).count == revisions)
     }
 
     @Test("A guardrail goal beyond its threshold rolls the ramp back while the step holds, with the figures recorded")
     func goalGuardRollsBack() async throws {
         let store = try await store()
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             try request(steps: [10, 50, 100], guards: ["crashes:+2pt"], onFailure: .rollback), in: path,
             actor: "cli:ada", now: start)
         // Half the users in Enabled crash, one in a hundred in Disabled.
         let seen = try await newUsers(3_000, prefix: "new", crashing: 2, 100, in: store)
 
         // Looked at before the hold's end, by the sweep.
-        let reports = try await store.runDueRamps(now: time(days: 0.1))
+        let reports = try await store.rollouts.runDueRamps(now: time(days: 0.1))
         let ramp = try #require(reports.first?.ramp)
         #expect(ramp.state == .aborted)
         let reason = try #require(ramp.reason)
@@ -131,25 +132,25 @@ struct RampGuardTests {
     @Test("A healthy guarded ramp waits for evidence, then applies only its next step after downtime")
     func waitsThenAppliesNextOnly() async throws {
         let store = try await store()
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             try request(steps: [10, 20, 50, 100], guards: ["crashes:+2pt", "min-users:100"]), in: path,
             actor: "cli:ada", now: start)
         // Fifty users, crashing alike: too few in Enabled for the step to advance.
         try await newUsers(50, prefix: "few", crashing: 10, 10, in: store)
-        let waiting = try #require(try await store.runDueRamps(now: time(days: 1)).first)
+        let waiting = try #require(try await store.rollouts.runDueRamps(now: time(days: 1)).first)
         #expect(waiting.ramp.state == .running && waiting.applied.isEmpty && waiting.ramp.nextStep == 1)
         #expect(waiting.summary.contains("fewer than 100: the step waits"))
         // Looked at again only after the look interval.
-        #expect(try await store.runDueRamps(now: time(days: 1).addingTimeInterval(60)).isEmpty)
+        #expect(try await store.rollouts.runDueRamps(now: time(days: 1).addingTimeInterval(60)).isEmpty)
 
         try await newUsers(3_000, prefix: "more", crashing: 10, 10, in: store)
         // Down until day 3.5: three steps' holds are over, and only the next is applied.
         let back = time(days: 3.5)
-        let applied = try #require(try await store.runDueRamps(now: back).first)
+        let applied = try #require(try await store.rollouts.runDueRamps(now: back).first)
         #expect(applied.applied.map(\.step) == [1] && applied.applied[0].folded.isEmpty)
         #expect(applied.ramp.dueAt == back.addingTimeInterval(day))
         #expect(try await store.feature("checkout", in: path).feature.testBiases == [20, 80])
-        let looks = try await store.ramp(of: "checkout", in: path).ramp.looks.filter { $0.step == 0 }
+        let looks = try await store.rollouts.ramp(of: "checkout", in: path).ramp.looks.filter { $0.step == 0 }
         #expect(looks.map(\.verdict) == [.pass, .pass, .pass, .pass])
         #expect(looks.first { $0.guardIndex == 1 }?.looks == 2)
     }
@@ -159,10 +160,10 @@ struct RampGuardTests {
         let store = try await store()
         var request = try request(steps: [10, 20, 50, 100], guards: ["sample-ratio"])
         request.start = time(days: 1)
-        _ = try await store.createRamp(request, in: path, actor: "cli:ada", now: start)
-        let dryRun = try #require(try await store.runDueRamps(now: time(days: 4.5), isDryRun: true).first)
+        _ = try await store.rollouts.createRamp(request, in: path, actor: "cli:ada", now: start)
+        let dryRun = try #require(try await store.rollouts.runDueRamps(now: time(days: 4.5), isDryRun: true).first)
         #expect(dryRun.summary == "Dry run: step 1 of 4 would be applied. Nothing was written.")
-        let applied = try #require(try await store.runDueRamps(now: time(days: 4.5)).first)
+        let applied = try #require(try await store.rollouts.runDueRamps(now: time(days: 4.5)).first)
         #expect(applied.applied.map(\.step) == [0] && applied.applied[0].folded.isEmpty)
         #expect(applied.ramp.dueAt == time(days: 5.5))
     }
@@ -172,7 +173,7 @@ struct RampGuardTests {
         let store = try await store()
         let recorded = UserID.numbered(2_000, prefix: "old")
         _ = try await store.assign(recorded, to: "checkout", in: path)
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             try request(steps: [10, 100], guards: ["crashes:+2pt"]), in: path, actor: "cli:ada", now: start)
         // Every user the step moved crashes (long-time users, say); new users crash alike everywhere.
         let assigned = try await store.recordedAssignments(of: "checkout")
@@ -195,8 +196,8 @@ struct RampGuardTests {
         let crashes = try #require(readout.epochs.last?.goals.first?.variations.first { $0.variation == "Enabled" })
         #expect(try #require(crashes.comparison).difference > 0.2)
         // …and the guard, comparing like with like, passes.
-        #expect(try await store.runDueRamps(now: time(days: 0.1)).isEmpty)
-        let ramp = try await store.ramp(of: "checkout", in: path).ramp
+        #expect(try await store.rollouts.runDueRamps(now: time(days: 0.1)).isEmpty)
+        let ramp = try await store.rollouts.ramp(of: "checkout", in: path).ramp
         let look = try #require(ramp.looks.first { $0.guardIndex == 0 })
         #expect(ramp.state == .running && look.verdict == .pass)
         #expect(look.figures.users == [seen["Enabled"]!, seen["Disabled"]!])
@@ -205,9 +206,9 @@ struct RampGuardTests {
     @Test("No traffic during a hold pauses a guarded ramp, and a ramp without guards ignores it")
     func noTrafficPauses() async throws {
         let store = try await store()
-        _ = try await store.createRamp(
+        _ = try await store.rollouts.createRamp(
             try request(steps: [10, 100], guards: ["sample-ratio"]), in: path, actor: "cli:ada", now: start)
-        let paused = try #require(try await store.runDueRamps(now: time(days: 1)).first).ramp
+        let paused = try #require(try await store.rollouts.runDueRamps(now: time(days: 1)).first).ramp
         #expect(paused.state == .paused)
         #expect(
             paused.reason
@@ -220,7 +221,7 @@ struct RampGuardTests {
         "Fetches of the step's revision are traffic: a hold its apps fetched, though they sent nothing, is not paused")
     func fetchesAreTraffic() async throws {
         let store = try await store()
-        let created = try await store.createRamp(
+        let created = try await store.rollouts.createRamp(
             try request(steps: [10, 100], guards: ["sample-ratio"]), in: path, actor: "cli:ada", now: start)
         let revision = try #require(created.ramp.applied.first).revision
         // Fetches of the revision before the step's are no news of it; three of the step's are.
@@ -230,7 +231,7 @@ struct RampGuardTests {
                 FetchKey(path: path, revision: revision, client: .pinned): 2,
                 FetchKey(path: path, revision: revision, client: .ofrep): 1,
             ], now: start)
-        let ramp = try #require(try await store.runDueRamps(now: time(days: 1)).first).ramp
+        let ramp = try #require(try await store.rollouts.runDueRamps(now: time(days: 1)).first).ramp
         #expect(ramp.state == .running)
         let traffic = try #require(ramp.looks.first { ramp.guards[$0.guardIndex] == .traffic })
         #expect(traffic.verdict == .pass && traffic.figures.fetches == 3)

@@ -3,7 +3,7 @@ import Foundation
 
 /// Trigger URLs: an alert in another system calls one (`POST /triggers?token=…`) to pause a
 /// feature's ramp, abort it rolling back, or switch the feature off (docs/RAMPS.md).
-extension FeatureStore {
+extension Rollouts {
     /// How many calls a trigger listing shows, newest first.
     static let listedTriggerCalls = 5
 
@@ -129,7 +129,7 @@ extension FeatureStore {
                 ramp = running
                 paused = ", and paused ramp \(running.id)"
             }
-            let outcome = try setEnabled(
+            let outcome = try FeatureStore.setEnabled(
                 db, false, feature: trigger.feature, in: trigger.path,
                 options: EditOptions(message: "disable \(trigger.feature): \(reason)", actor: actor, time: now))
             guard outcome.isApplied else { return ("nothing: \(trigger.feature) is disabled already" + paused, nil) }

@@ -3,7 +3,7 @@ import Foundation
 
 /// A ramp's guards: what it watches while a step holds, judged from the readout of the step's
 /// epoch, and what it does when one fails (docs/RAMPS.md, "Guards").
-extension FeatureStore {
+extension Rollouts {
     /// How often the guards look at a holding step: the sweep of `runDueRamps`, and the looks of
     /// a step that waits at the end of its hold.
     public static let guardLookInterval: TimeInterval = 300
@@ -79,7 +79,7 @@ extension FeatureStore {
         let scope = try db.environments.scope(of: ramp.path)
         let goals = try db.experiments.goals(in: scope)
         let growing = ramp.variation
-        let epoch = try latestEpochResults(
+        let epoch = try FeatureStore.latestEpochResults(
             db, scope: scope, featureID: ramp.featureID, goals: goals, now: now
         ) { variations, shares in
             source(of: growing, variations: variations, shares: shares)
