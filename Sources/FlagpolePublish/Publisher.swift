@@ -105,7 +105,7 @@ public final class Publisher: Sendable {
         let started = Date()
         let revisions: [PublishedRevision]
         do {
-            revisions = try await store.publishedRevisions(of: scope.only).filter { scope.covers($0.path) }
+            revisions = try await store.catalog.publishedRevisions(of: scope.only).filter { scope.covers($0.path) }
         } catch {
             var report = PublishReport(target: settings.target, dryRun: dryRun, startedAt: started)
             report.error = .database("\(error)")

@@ -148,6 +148,9 @@ public struct FeatureStore: Sendable {
 extension FeatureStore {
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
+
+    /// The catalogue.
+    public var catalog: Catalog { Catalog(store: self) }
 }
 
 /// A domain's operations (`store.rollouts`…): each public method is one read or one write

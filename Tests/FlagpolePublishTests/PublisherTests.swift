@@ -43,7 +43,7 @@ struct PublishBench {
     /// Imports a document with one feature, `name`: a new revision whenever the name is new.
     func change(_ path: EnvironmentPath, to name: String) async throws {
         let text = #"{"features": [{"name": "\#(name)", "enabled": true}]}"#
-        _ = try await store.importDocument(Array(text.utf8), into: path, options: ImportOptions(actor: "test"))
+        _ = try await store.catalog.importDocument(Array(text.utf8), into: path, options: ImportOptions(actor: "test"))
     }
 
     func publish(_ scope: PublishScope = PublishScope(), dryRun: Bool = false) async -> PublishReport {
@@ -131,7 +131,7 @@ struct PublisherTests {
     func objectHeaders() async throws {
         let bench = try await Bench()
         _ = await bench.publish(PublishScope(tenant: Bench.acme.tenant, environment: .production))
-        let revision = try #require(try await bench.store.publishedRevisions(of: [Bench.acme]).first)
+        let revision = try #require(try await bench.store.catalog.publishedRevisions(of: [Bench.acme]).first)
         for put in bench.s3.requests where put.method == "PUT" {
             let key = try #require(put.key)
             let body = try #require(put.body)
@@ -197,7 +197,7 @@ struct PublisherTests {
         _ = await bench.publish()
         let before = try #require(try bench.s3.manifest())
         try await bench.change(Bench.acme, to: "second")
-        let revision = try #require(try await bench.store.publishedRevisions(of: [Bench.acme]).first)
+        let revision = try #require(try await bench.store.catalog.publishedRevisions(of: [Bench.acme]).first)
         let new = try PublishedObject.objects(of: revision, defaultCacheControl: CacheControl.standard)
         // A current document whose bytes did not change (configs.json, maybe) is not sent again.
         let changed = Set(

@@ -110,7 +110,7 @@ struct AdminAPITests {
     func reasonRequired() async throws {
         let server = try await TestServer()
         try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
-        let before = try await server.store.revision(of: TestServer.acme).number
+        let before = try await server.store.catalog.revision(of: TestServer.acme).number
         try await server.test { client in
             let editor = server.key("acme", .editor)
             for body in [#"{"biases": [69, 31]}"#, #"{"biases": [69, 31], "message": " "}"#] {
@@ -125,12 +125,12 @@ struct AdminAPITests {
             let planned = try await client.send(
                 .post, "\(Self.abTest)/biases", key: editor, body: #"{"biases": [69, 31], "dryRun": true}"#)
             #expect(planned.status == .ok)
-            #expect(try await server.store.revision(of: TestServer.acme).number == before)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == before)
             let applied = try await client.send(
                 .post, "\(Self.abTest)/biases", key: editor, body: #"{"biases": [69, 31], "message": "phase 2"}"#)
             #expect(applied.status == .ok, "\(applied.text)")
         }
-        let latest = try await server.store.revisions(of: TestServer.acme).max { $0.number < $1.number }
+        let latest = try await server.store.catalog.revisions(of: TestServer.acme).max { $0.number < $1.number }
         #expect(latest?.number == before + 1 && latest?.message == "phase 2")
     }
 
@@ -174,7 +174,7 @@ struct AdminAPITests {
         try await server.test { client in
             let dryRun = try await client.send(.post, "\(Self.environment)/import?dryRun=true", key: editor, body: next)
             #expect(try dryRun.json["status"] == .string("planned"))
-            #expect(try await server.store.revisions(of: TestServer.acme).count == 1)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == 1)
 
             let commented = String(
                 decoding: try TestServer.fixture("vantientu1703-f305791-Features-with-comment.json"), as: UTF8.self)
@@ -190,13 +190,13 @@ struct AdminAPITests {
                 .post, "\(Self.environment)/import", key: editor, headers: [.ifMatch: "7"], body: next)
             #expect(stale.status == .conflict)
             #expect(try stale.json["error"]?["details"]?["current"]?.number == 1)
-            #expect(try await server.store.revisions(of: TestServer.acme).count == 1)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == 1)
 
             let applied = try await client.send(
                 .post, "\(Self.environment)/import?message=next", key: editor, headers: [.ifMatch: "\"1\""], body: next)
             #expect(applied.status == .ok)
             #expect(try applied.json["status"] == .string("applied"))
-            let revisions = try await server.store.revisions(of: TestServer.acme)
+            let revisions = try await server.store.catalog.revisions(of: TestServer.acme)
             #expect(revisions.map(\.number) == [2, 1], "newest first")
             #expect(revisions.first?.message == "next")
             #expect(revisions.first?.actor.hasPrefix("key:fp_") == true)
@@ -209,7 +209,7 @@ struct AdminAPITests {
         let editor = server.key("acme", .editor)
         try await server.test { client in
             let export = try await client.send(.get, "\(Self.environment)/export", key: server.key("acme", .reader))
-            #expect(export.bytes == (try await server.store.revision(of: TestServer.acme).document))
+            #expect(export.bytes == (try await server.store.catalog.revision(of: TestServer.acme).document))
             let compact = try await client.send(.get, "\(Self.environment)/export?compact=true", key: editor)
             #expect(!compact.text.contains("\n    "))
 
@@ -227,8 +227,8 @@ struct AdminAPITests {
             #expect(try rollback.json["applied"] == .bool(true))
             #expect(try rollback.json["revision"]?.number == 3)
             #expect(
-                try await server.store.revision(of: TestServer.acme).document
-                    == (try await server.store.revision(1, of: TestServer.acme).document))
+                try await server.store.catalog.revision(of: TestServer.acme).document
+                    == (try await server.store.catalog.revision(1, of: TestServer.acme).document))
             #expect(
                 try await client.send(.post, "\(Self.environment)/rollback", key: editor, body: #"{"to": 99}"#).status
                     == .notFound)
@@ -255,12 +255,14 @@ struct AdminAPITests {
             #expect(plan.status == .ok)
             #expect(try plan.json["applied"] == .bool(false))
             #expect(try plan.json["plans"]?[0]?["moves"]?[0]?["share"]?.number == 30)
-            #expect(try await server.store.revisions(of: TestServer.acme).count == 1)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == 1)
             let applied = try await client.send(
                 .post, "\(Self.abTest)/biases", key: editor, body: #"{"biases": [20, 80]}"#)
             #expect(try applied.json["applied"] == .bool(true))
             #expect(
-                try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.testBiases == [20, 80])
+                try await server.store.catalog.feature(TestServer.abTest, in: TestServer.acme).feature.testBiases == [
+                    20, 80,
+                ])
             let ignored = try await client.send(.post, "\(Self.abTest)/biases", key: editor, body: #"{"biases": [20]}"#)
             #expect(ignored.status == .unprocessableContent)
             let notNumbers = try await client.send(

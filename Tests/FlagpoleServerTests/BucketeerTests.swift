@@ -166,7 +166,7 @@ struct BucketeerTests {
     func reasons() async throws {
         let server = try await OFREPTests.server()
         let options = EditOptions(actor: "test")
-        _ = try await server.store.setRules(
+        _ = try await server.store.catalog.setRules(
             [
                 TargetingRule(
                     id: "pro-users", clauses: [Clause(attribute: "plan", op: .equals, values: [.string("pro")])],
@@ -177,7 +177,7 @@ struct BucketeerTests {
         _ = try await server.store.setUnlocked(
             true, feature: "Example Unlock Flag", user: UserID(rawValue: "u-1"), source: nil, actor: "test",
             in: TestServer.acme)
-        _ = try await server.store.setEnabled(
+        _ = try await server.store.catalog.setEnabled(
             false, feature: "Example Feature On/Off A/B Test", in: TestServer.acme, options: options)
         let byKey = try await server.test { client in
             Dictionary(
@@ -246,7 +246,7 @@ struct BucketeerTests {
         #expect(
             afterOverride.evaluations.evaluations.first { $0.featureId == TestServer.abTest }?.reason.type == .TARGET)
         // A revision too.
-        _ = try await server.store.setBiases(
+        _ = try await server.store.catalog.setBiases(
             [30, 70], of: "Example Feature On/Off A/B Test", in: TestServer.acme, options: EditOptions(actor: "test"))
         let afterRevision = try await server.test { client in
             try await Self.poll(

@@ -23,7 +23,7 @@ struct CatalogPageTests {
         let rules = try TargetingDecoder.decodeRules(
             Array(#"{"rules": [{"id": "everyone-b", "serve": {"variation": "Group B"}}]}"#.utf8)
         ).rules
-        _ = try await server.store.setRules(
+        _ = try await server.store.catalog.setRules(
             rules, ofFeature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)

@@ -32,7 +32,7 @@ struct ConfigAPITests {
                 body: #"{"configs": [{"name": "t", "type": "json", "default": {"x": null}}]}"#)
             #expect(file.status == .unprocessableContent && file.text.contains(#""pointer":"/configs/0/default/x""#))
         }
-        #expect(try await server.store.configs(in: TestServer.acme).revision == 1)
+        #expect(try await server.store.catalog.configs(in: TestServer.acme).revision == 1)
     }
 
     @Test("GET writes a double's 2.0 as 2.0, in the list and alone")
@@ -59,13 +59,13 @@ struct ConfigAPITests {
             Array(
                 #"{"configCollectionName": "App", "features": [{"type": "Int", "name": "cells", "default": "12"}, {"type": "Bool", "name": "shown", "key": "shownKey", "default": "true"}]}"#
                     .utf8))
-        let snapshot = try await server.store.configs(in: TestServer.acme)
-        _ = try await server.store.importDeclarations(
+        let snapshot = try await server.store.catalog.configs(in: TestServer.acme)
+        _ = try await server.store.catalog.importDeclarations(
             DeclarationsMerge(
                 declarations.configs, into: snapshot.document, release: "5.2",
                 leavingOut: declarations.keysWithoutGetters),
             in: TestServer.acme, options: EditOptions(actor: "test"))
-        _ = try await server.store.setConfig(
+        _ = try await server.store.catalog.setConfig(
             Config(name: "later", type: .int, defaultValue: .int(1)), in: TestServer.acme,
             options: EditOptions(actor: "test"))
         try await server.test { client in
@@ -90,8 +90,8 @@ struct ConfigAPITests {
             Array(
                 #"{"configCollectionName": "App", "features": [{"type": "Int", "name": "cells", "default": "12"}]}"#
                     .utf8))
-        let snapshot = try await server.store.configs(in: TestServer.acme)
-        _ = try await server.store.importDeclarations(
+        let snapshot = try await server.store.catalog.configs(in: TestServer.acme)
+        _ = try await server.store.catalog.importDeclarations(
             DeclarationsMerge(declarations.configs, into: snapshot.document), in: TestServer.acme,
             options: EditOptions(actor: "test"))
         try await server.test { client in
@@ -115,7 +115,7 @@ struct ConfigAPITests {
     @Test("Configs an earlier version stored with a null: GET lists warnings, configs.json serves them without it")
     func storedNullWarnings() async throws {
         let server = try await TestServer()
-        _ = try await server.store.setConfig(
+        _ = try await server.store.catalog.setConfig(
             Config(name: "theme", type: .json, defaultValue: .json(["a": .number(1)])), in: TestServer.acme,
             options: EditOptions(actor: "test"))
         try await server.store.write { db in

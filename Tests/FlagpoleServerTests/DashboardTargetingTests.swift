@@ -32,7 +32,7 @@ struct DashboardTargetingTests {
     }
 
     static func rules(of server: TestServer) async throws -> [TargetingRule] {
-        try await server.store.targeting(in: TestServer.acme).featureRules[TestServer.abTest] ?? []
+        try await server.store.catalog.targeting(in: TestServer.acme).featureRules[TestServer.abTest] ?? []
     }
 
     static func events(in server: TestServer) async throws -> Int {
@@ -65,7 +65,7 @@ struct DashboardTargetingTests {
     func readersSeeRules() async throws {
         let server = try await TestServer()
         let options = EditOptions(actor: "test")
-        _ = try await server.store.setSegment(
+        _ = try await server.store.catalog.setSegment(
             Segment(name: "beta", description: "Testers", users: [UserID(rawValue: "qa-1"), UserID(rawValue: "qa-2")]),
             in: TestServer.acme,
             options: options)
@@ -80,7 +80,8 @@ struct DashboardTargetingTests {
                 ]}
                 """#.utf8)
         ).rules
-        _ = try await server.store.setRules(rules, ofFeature: TestServer.abTest, in: TestServer.acme, options: options)
+        _ = try await server.store.catalog.setRules(
+            rules, ofFeature: TestServer.abTest, in: TestServer.acme, options: options)
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .reader))
@@ -115,7 +116,7 @@ struct DashboardTargetingTests {
         let events = try await Self.events(in: server)
         // What the store plans, which the page must show.
         let expected = try #require(
-            try await server.store.setRules(
+            try await server.store.catalog.setRules(
                 try TargetingDecoder.decodeRules(Array(Self.everyoneInB.utf8)).rules, ofFeature: TestServer.abTest,
                 in: TestServer.acme, options: EditOptions(isDryRun: true, actor: "test")
             ).plans.first)
@@ -148,7 +149,7 @@ struct DashboardTargetingTests {
             #expect(Self.codes(in: plan.text, prefix: "user-") == Set(moving.examples.map(\.rawValue)))
             #expect(Self.codes(in: plan.text, prefix: "app-") == Set(kept.examples.map(\.rawValue)))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(try await Self.rules(of: server).isEmpty)
         #expect(try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme) == counts)
         #expect(try await Self.events(in: server) == events)
@@ -175,7 +176,7 @@ struct DashboardTargetingTests {
             #expect(page.text.contains("<td>1</td><td><code>everyone-b</code></td><td>everyone</td><td>Group B</td>"))
             #expect(try await client.send(.get, "/t/acme/production/features.json").headers[.revision] == "2")
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
         #expect(try await Self.rules(of: server).map(\.id) == ["everyone-b"])
         // Everyone who follows rules is in Group B now; those left in Group A are apps keeping their point.
         let after = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
@@ -210,7 +211,7 @@ struct DashboardTargetingTests {
             ).value
             let expected: JSONValue = ["rules": .array([try JSONParser.parse(Array(rule.utf8)).value])]
             #expect(planned == expected)
-            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
 
             let applied = try await browser.post(
                 Self.rules,
@@ -255,8 +256,8 @@ struct DashboardTargetingTests {
             }
         }
         let user = try #require(app)
-        let placedAt = try await server.store.revision(of: TestServer.acme).number
-        _ = try await server.store.setRules(
+        let placedAt = try await server.store.catalog.revision(of: TestServer.acme).number
+        _ = try await server.store.catalog.setRules(
             [
                 TargetingRule(
                     id: "nz-gets-b", clauses: [Clause(attribute: "country", op: .equals, values: [.string("NZ")])],
@@ -283,7 +284,7 @@ struct DashboardTargetingTests {
             try await browser.signIn(with: server.key("acme", .editor))
             let csrf = DashboardBrowser.csrf(in: try await browser.get(Self.abTest))
             // Someone else changes the environment after the page was read.
-            _ = try await server.store.setEnabled(
+            _ = try await server.store.catalog.setEnabled(
                 false, feature: "Example MVT Test", in: TestServer.acme, options: EditOptions(actor: "someone"))
             for action in ["plan", "apply"] {
                 let stale = try await browser.post(
@@ -296,7 +297,7 @@ struct DashboardTargetingTests {
                 #expect(!stale.text.contains("Apply these rules"))
             }
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
         #expect(try await Self.rules(of: server).isEmpty)
     }
 
@@ -336,7 +337,7 @@ struct DashboardTargetingTests {
             #expect(page.text.contains(">\(kept)</textarea>"))
             #expect(!page.text.contains("Apply these rules"))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(try await Self.rules(of: server).isEmpty)
     }
 
@@ -369,7 +370,7 @@ struct DashboardTargetingTests {
             #expect(planned.status == .ok)
             #expect(planned.text.contains("Applying makes revision 2. No test&#39;s rules depend on this change"))
             #expect(planned.text.contains("Apply as revision 2"))
-            #expect(try await server.store.targeting(in: TestServer.acme).segments.isEmpty)
+            #expect(try await server.store.catalog.targeting(in: TestServer.acme).segments.isEmpty)
             let created = try await browser.post(Self.newSegment, pairs: Self.pairs(fields, ("action", "apply")))
             #expect(created.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=2#notice")
             let again = try await browser.post(Self.newSegment, pairs: Self.pairs(fields, ("action", "plan")))
@@ -393,7 +394,7 @@ struct DashboardTargetingTests {
             let plan = try await browser.post("\(Self.segments)/beta", pairs: Self.pairs(replace, ("action", "plan")))
             #expect(plan.status == .ok)
             #expect(plan.text.contains("1 recorded user moves from Group A to Group B: <code>\(inA[1])</code>"))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 3)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 3)
             let replaced = try await browser.post(
                 "\(Self.segments)/beta", pairs: Self.pairs(replace, ("action", "apply")))
             #expect(replaced.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=4#notice")
@@ -412,13 +413,13 @@ struct DashboardTargetingTests {
             let asked = try await browser.post(
                 "\(Self.segments)/beta/delete", ["csrf": csrf, "action": "preview", "revision": "5"])
             #expect(asked.status == .ok && asked.text.contains("Deleting makes revision 6"))
-            #expect(try await server.store.targeting(in: TestServer.acme).segments.count == 1)
+            #expect(try await server.store.catalog.targeting(in: TestServer.acme).segments.count == 1)
             let deleted = try await browser.post(
                 "\(Self.segments)/beta/delete", ["csrf": csrf, "action": "apply", "revision": "5"])
             #expect(deleted.headers[.location] == "\(Self.segments)?notice=applied&revision=6#notice")
             #expect(try await browser.get("\(Self.segments)/beta").status == .notFound)
         }
-        #expect(try await server.store.targeting(in: TestServer.acme).segments.isEmpty)
+        #expect(try await server.store.catalog.targeting(in: TestServer.acme).segments.isEmpty)
     }
 
     @Test("A refused segment comes back as typed, each problem placed in its field, and nothing is written")
@@ -462,8 +463,8 @@ struct DashboardTargetingTests {
             #expect(kept.text.contains(#"name="clauses" rows="6" spellcheck="false""#))
             #expect(kept.text.contains(">[</textarea>"))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
-        #expect(try await server.store.targeting(in: TestServer.acme).segments.isEmpty)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.targeting(in: TestServer.acme).segments.isEmpty)
     }
 }
 

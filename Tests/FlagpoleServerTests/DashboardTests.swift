@@ -65,12 +65,12 @@ struct DashboardTests {
             ],
             "feature-tags": {"Example A/B Test": ["ios"]}}
             """#
-        _ = try await server.store.importConfigs(
+        _ = try await server.store.catalog.importConfigs(
             try ConfigsDecoder.decode(Array(file.utf8)).0, in: TestServer.acme, options: EditOptions(actor: "test"))
     }
 
     static func config(_ name: String, in server: TestServer) async throws -> Config? {
-        try await server.store.configs(in: TestServer.acme).document.config(named: name)
+        try await server.store.catalog.configs(in: TestServer.acme).document.config(named: name)
     }
 
     @Test("Signed out, every page sends the browser to sign in and back, and every form changes nothing")
@@ -89,7 +89,7 @@ struct DashboardTests {
                     "\(form.uri)")
             }
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(
             try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
                 $0.reason != .override
@@ -211,7 +211,7 @@ struct DashboardTests {
                 #expect(title.ranges(of: "acme/production").count <= 1, "\(page): \(title)")
             }
             let download = try await browser.get("\(Self.base)/export/features.json")
-            #expect(download.bytes == (try await server.store.revision(of: TestServer.acme)).document)
+            #expect(download.bytes == (try await server.store.catalog.revision(of: TestServer.acme)).document)
             #expect(download.headers[.contentDisposition] == #"attachment; filename="features.json""#)
         }
     }
@@ -245,7 +245,7 @@ struct DashboardTests {
         let config = try ConfigsDecoder.decodeConfig(
             Array(#"{"name": "limit", "type": "int", "default": 3}"#.utf8), name: "limit"
         ).0
-        _ = try await server.store.setConfig(config, in: TestServer.acme, options: EditOptions(actor: "test"))
+        _ = try await server.store.catalog.setConfig(config, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .reader))
@@ -260,7 +260,7 @@ struct DashboardTests {
     @Test("Every time reads one way: <time datetime> with a UTC text the page's script writes in the viewer's zone")
     func timesReadOneWay() async throws {
         let server = try await TestServer()
-        let created = try await server.store.revisions(of: TestServer.acme)[0].createdAt
+        let created = try await server.store.catalog.revisions(of: TestServer.acme)[0].createdAt
         let time = ShownTime(created)
         #expect(time.text.hasSuffix(" UTC") && time.text.count == "2026-11-27 17:11 UTC".count)
         try await server.test { client in
@@ -333,7 +333,7 @@ struct DashboardTests {
     @Test("The export page and /metrics show where the environment is published, from the publish log")
     func publishStatus() async throws {
         let server = try await TestServer()
-        let revision = try await server.store.revision(of: TestServer.acme).number
+        let revision = try await server.store.catalog.revision(of: TestServer.acme).number
         let started = Date(timeIntervalSince1970: 1_795_000_000)
         try await server.store.recordPublishes([
             PublishLogEntry(
@@ -390,7 +390,7 @@ struct DashboardTests {
             #expect(try await browser.post("/logout", ["csrf": "forged"]).status == .forbidden)
             #expect(try await browser.get(Self.base).status == .ok)
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(
             try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
                 $0.reason != .override
@@ -420,7 +420,7 @@ struct DashboardTests {
                 #expect(response.status == .notFound, "\(form.uri)")
             }
         }
-        #expect(try await server.store.revision(of: TestServer.globex).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.globex).number == 1)
     }
 
     @Test("A reader sees every page without its forms, and each form answers 403")
@@ -444,7 +444,7 @@ struct DashboardTests {
             }
             #expect(try await browser.get("\(Self.base)/import").status == .forbidden)
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
     }
 
     @Test(
@@ -468,7 +468,7 @@ struct DashboardTests {
             #expect(preview.text.contains("30 % of users move from Group B to Group A"))
             #expect(preview.text.contains("Apply these biases"))
             #expect(preview.text.contains(#"name="planned" value="80 20""#))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
 
             // Numbers other than the planned ones are not applied, whatever the button says.
             let unplanned = try await browser.post(
@@ -479,7 +479,7 @@ struct DashboardTests {
                 ])
             #expect(unplanned.status == .unprocessableContent)
             #expect(unplanned.text.contains("not the ones the plan shown was made for"))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
 
             let applied = try await browser.post(
                 "\(Self.abTest)/biases",
@@ -490,7 +490,7 @@ struct DashboardTests {
             #expect(applied.status == .seeOther)
             #expect(applied.headers[.location] == "\(Self.abTest)?notice=applied&revision=2#notice")
             #expect(try await browser.get(applied.headers[.location]!).text.contains("Applied as revision 2."))
-            #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "phase 2")
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).first?.message == "phase 2")
             // The feature's history says who, why and what; its latest bias change can go back, plan first.
             let page = try await browser.get(Self.abTest)
             for text in [
@@ -525,7 +525,7 @@ struct DashboardTests {
             #expect(notANumber.status == .unprocessableContent)
             #expect(notANumber.text.contains("is not a number"))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
     }
 
     @Test(
@@ -557,7 +557,7 @@ struct DashboardTests {
             #expect(forced.text.contains("What the app will do with them") && forced.text.contains("W202"))
             #expect(forced.text.contains(#"name="planned" value="20 90 forced""#))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
     }
 
     @Test(
@@ -592,14 +592,14 @@ struct DashboardTests {
             #expect(biases.text.contains(#"aria-invalid="true" aria-describedby="bias-reason-missing" autofocus"#))
             #expect(biases.text.contains(#"<p class="error" id="bias-reason-missing" role="alert">"#))
             #expect(biases.text.contains("Apply these biases"))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
 
             let done = try await browser.post(
                 "\(Self.abTest)/enabled",
                 ["csrf": csrf, "enabled": "false", "action": "apply", "reason": "incident 42", "back": "overview"])
             #expect(done.headers[.location] == "\(Self.base)?notice=applied&revision=2#notice")
         }
-        #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "incident 42")
+        #expect(try await server.store.catalog.revisions(of: TestServer.acme).first?.message == "incident 42")
     }
 
     @Test(
@@ -607,7 +607,7 @@ struct DashboardTests {
     )
     func reasonsOnEveryForm() async throws {
         let server = try await TestServer()
-        _ = try await server.store.setBiases(
+        _ = try await server.store.catalog.setBiases(
             [20, 80], of: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
         try await server.test { client in
@@ -626,14 +626,14 @@ struct DashboardTests {
             let tags = try await browser.post(
                 "\(Self.abTest)/tags", ["csrf": csrf, "tags": "ios", "revision": "2", "reason": ""])
             #expect(tags.status == .unprocessableContent && tags.text.contains(#"id="tags-reason""#))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
 
             let rolledBack = try await browser.post(
                 "\(Self.base)/revisions/rollback",
                 ["csrf": csrf, "to": "1", "revision": "2", "reason": "the 80 % arm crashes"])
             #expect(rolledBack.status == .seeOther)
         }
-        #expect(try await server.store.revisions(of: TestServer.acme).first?.message == "the 80 % arm crashes")
+        #expect(try await server.store.catalog.revisions(of: TestServer.acme).first?.message == "the 80 % arm crashes")
     }
 
     @Test("Every plan of a test whose ramp is running says applying pauses the ramp; without one, none does")
@@ -672,7 +672,7 @@ struct DashboardTests {
     func finalResults() async throws {
         let server = try await TestServer()
         let checkout = "\(Self.base)/features/checkout"
-        _ = try await server.store.importDocument(
+        _ = try await server.store.catalog.importDocument(
             Array(
                 #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [10, 90], "labels": ["co-new", "co-old"]}]}"#
                     .utf8),
@@ -705,7 +705,7 @@ struct DashboardTests {
         let server = try await TestServer()
         let name = "Three Way MVT"
         let document = #"{"features": [{"name": "Three Way MVT", "test-variations": ["A", "B", "C"]}]}"#
-        _ = try await server.store.importDocument(
+        _ = try await server.store.catalog.importDocument(
             Array(document.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
         let page = "\(Self.base)/features/\(segment(name))"
         try await server.test { client in
@@ -729,7 +729,7 @@ struct DashboardTests {
             #expect(applied.status == .seeOther, "\(values)")
             #expect(applied.headers[.location] == "\(page)?notice=applied&revision=3#notice")
         }
-        let feature = try await server.store.feature(name, in: TestServer.acme).feature
+        let feature = try await server.store.catalog.feature(name, in: TestServer.acme).feature
         #expect(feature.biasReading == .accepted)
         #expect(feature.effectiveShares.allSatisfy { abs($0 - 100.0 / 3) < 0.0001 })
     }
@@ -748,11 +748,13 @@ struct DashboardTests {
                 "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview"])
             #expect(asked.status == .ok && asked.text.contains(#"id="confirm-toggle""#))
             #expect(asked.text.contains("Disabling \(TestServer.abTest) makes revision 2"))
-            #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
+            #expect(try await server.store.catalog.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
             let off = try await browser.post(
                 "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "false", "back": "overview", "action": "apply"])
             #expect(off.headers[.location] == "\(Self.base)?notice=applied&revision=2#notice")
-            #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled == false)
+            #expect(
+                try await server.store.catalog.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled
+                    == false)
             let on = try await browser.post(
                 "\(Self.abTest)/enabled", ["csrf": csrf, "enabled": "true", "action": "apply"])
             #expect(on.headers[.location] == "\(Self.abTest)?notice=applied&revision=3#notice")
@@ -763,9 +765,10 @@ struct DashboardTests {
                 "\(Self.abTest)/rollout", ["csrf": csrf, "variation": "Group B", "revision": "3", "action": "apply"])
             #expect(rolled.status == .seeOther)
             #expect(
-                try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.effectiveBiases == [
-                    0, 100,
-                ])
+                try await server.store.catalog.feature(TestServer.abTest, in: TestServer.acme).feature.effectiveBiases
+                    == [
+                        0, 100,
+                    ])
         }
     }
 
@@ -794,14 +797,14 @@ struct DashboardTests {
             #expect(DiagnosticList([warning]).diagnostics.first?.location?.lineLink == nil)
             #expect(DiagnosticList([warning], listsLines: true).diagnostics.first?.location?.lineLink == "#L55")
             #expect(!refused.text.contains("Apply as revision"))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
 
             let checked = try await browser.postMultipart(
                 "\(Self.base)/import", ["csrf": csrf, "action": "check", "message": "from the test"],
                 file: ("file", good))
             #expect(checked.status == .ok)
             #expect(checked.text.contains("applying it makes revision 2"))
-            #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+            #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
 
             let applied = try await browser.postMultipart(
                 "\(Self.base)/import", ["csrf": csrf, "action": "apply", "revision": "1", "message": "from the test"],
@@ -813,7 +816,7 @@ struct DashboardTests {
             let empty = try await browser.post("\(Self.base)/import", ["csrf": csrf, "source": "", "action": "check"])
             #expect(empty.text.contains("There is no file"))
         }
-        let revisions = try await server.store.revisions(of: TestServer.acme)
+        let revisions = try await server.store.catalog.revisions(of: TestServer.acme)
         #expect(revisions.map(\.number).sorted() == [1, 2])
         #expect(revisions.first { $0.number == 2 }?.message == "from the test")
     }
@@ -821,7 +824,7 @@ struct DashboardTests {
     @Test("Revisions: the difference between two, and a roll-back that a stale page can't make")
     func revisionsDiffAndRollBack() async throws {
         let server = try await TestServer()
-        _ = try await server.store.setEnabled(
+        _ = try await server.store.catalog.setEnabled(
             false, feature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
@@ -841,7 +844,7 @@ struct DashboardTests {
                 "\(Self.base)/revisions/rollback", ["csrf": csrf, "to": "1", "revision": "2"])
             #expect(rolled.headers[.location] == "\(Self.base)/revisions?notice=applied&revision=3#notice")
         }
-        #expect(try await server.store.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
+        #expect(try await server.store.catalog.feature(TestServer.abTest, in: TestServer.acme).feature.isEnabled)
     }
 
     @Test("User page: what the app shows and why, without recording; a QA override is set and cleared")
@@ -903,7 +906,7 @@ struct DashboardTests {
     func namesAreEscaped() async throws {
         let server = try await TestServer()
         let hostile = #"{"features": [{"name": "<img src=x onerror=alert(1)>", "section": "<b>s</b>"}]}"#
-        _ = try await server.store.importDocument(
+        _ = try await server.store.catalog.importDocument(
             Array(hostile.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
@@ -950,7 +953,7 @@ struct DashboardTests {
                 watch.contains(#"<a class="label" href="\#(Self.configs)?tag=watch" aria-current="page">watch</a>"#))
             #expect(try await browser.get("\(Self.configs)?tag=none").text.contains("No config is tagged none."))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
     }
 
     @Test(
@@ -1014,7 +1017,8 @@ struct DashboardTests {
         #expect(config.defaultValue == expected)
         #expect(config.type.rawValue == type)
         #expect(config.tags == ["ios", "beta"] && config.description == "made in a test")
-        let revision = try #require(try await server.store.revisions(of: TestServer.acme).first { $0.number == 2 })
+        let revision = try #require(
+            try await server.store.catalog.revisions(of: TestServer.acme).first { $0.number == 2 })
         #expect(revision.changeCount > 0 && revision.actor.contains("key"))
     }
 
@@ -1027,7 +1031,7 @@ struct DashboardTests {
             Array(
                 #"{"configCollectionName": "App", "features": [{"type": "Float", "name": "zoom", "default": "0.5"}]}"#
                     .utf8))
-        _ = try await server.store.importDeclarations(
+        _ = try await server.store.catalog.importDeclarations(
             DeclarationsMerge(declarations.configs, into: ConfigsDocument()), in: TestServer.acme,
             options: EditOptions(actor: "test"))
         var zoom = try #require(try await Self.config("zoom", in: server))
@@ -1036,7 +1040,7 @@ struct DashboardTests {
                 id: "nz", clauses: [Clause(attribute: "country", op: .equals, values: [.string("NZ")])],
                 serve: .value(.double(2)))
         ]
-        _ = try await server.store.setConfig(zoom, in: TestServer.acme, options: EditOptions(actor: "test"))
+        _ = try await server.store.catalog.setConfig(zoom, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -1124,7 +1128,7 @@ struct DashboardTests {
             #expect(refused.text.contains(#"name="tags" value="kept""#))
             #expect(refused.text.contains(#"<input type="hidden" name="new" value="true">"#))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(try await Self.config("value", in: server) == nil)
     }
 
@@ -1160,7 +1164,7 @@ struct DashboardTests {
             #expect(variation.text.contains(#"value="Hey""#))
             #expect(variation.text.contains("not a variation of Example A/B Test"))
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 2)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
     }
 
     @Test("What the store could not keep (U+0000 in a name or a description) is refused before it reaches it")
@@ -1180,15 +1184,15 @@ struct DashboardTests {
             #expect(name.status == .unprocessableContent)
             #expect(name.text.contains("<code>/name</code>"))
         }
-        #expect(try await server.store.configs(in: TestServer.acme).document.configs.isEmpty)
-        #expect(try await server.store.revision(of: TestServer.acme).number == 1)
+        #expect(try await server.store.catalog.configs(in: TestServer.acme).document.configs.isEmpty)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
     }
 
     @Test("A stale config form is a conflict: the input is kept, the saved config shown, nothing written")
     func staleConfigFormConflicts() async throws {
         let server = try await TestServer()
         try await Self.addConfigs(to: server)
-        _ = try await server.store.setEnabled(
+        _ = try await server.store.catalog.setEnabled(
             false, feature: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
         try await server.test { client in
             var browser = DashboardBrowser(client)
@@ -1211,7 +1215,7 @@ struct DashboardTests {
                 "\(Self.configs)/items/delete", ["csrf": csrf, "action": "apply", "revision": "2"])
             #expect(deleteStale.status == .conflict)
         }
-        #expect(try await server.store.revision(of: TestServer.acme).number == 3)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 3)
         #expect(try await Self.config("items", in: server)?.defaultValue == .int(15))
     }
 
@@ -1238,7 +1242,7 @@ struct DashboardTests {
             #expect(try await browser.get(Self.titlePage).status == .notFound)
         }
         #expect(try await Self.config(Self.title, in: server) == nil)
-        #expect(try await server.store.revision(of: TestServer.acme).number == 3)
+        #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 3)
     }
 
     @Test("Creating a config whose name exists opens it; a name is required")
@@ -1295,7 +1299,7 @@ struct DashboardTests {
             let stale = try await browser.post("\(Self.abTest)/tags", ["csrf": csrf, "tags": "", "revision": "2"])
             #expect(stale.status == .conflict)
         }
-        let document = try await server.store.configs(in: TestServer.acme).document
+        let document = try await server.store.catalog.configs(in: TestServer.acme).document
         #expect(document.featureTags[TestServer.abTest] == ["beta", "ios"])
     }
 }

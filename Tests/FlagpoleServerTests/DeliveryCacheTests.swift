@@ -75,14 +75,14 @@ struct DeliveryFollowsWritesTests {
             let before = try await client.send(.get, "/t/acme/production/configs.json")
             #expect(before.status == .ok && !before.text.contains("announced"))
             // The store itself, as a handler, the command line's twin, or a future protocol writes.
-            _ = try await server.store.setConfig(
+            _ = try await server.store.catalog.setConfig(
                 Config(name: "announced", type: .int, defaultValue: .int(1)), in: TestServer.acme,
                 options: EditOptions(actor: "test"))
             let after = try await client.send(.get, "/t/acme/production/configs.json")
             #expect(after.text.contains(#""announced": 1"#), "\(after.text)")
             #expect(after.headers[.revision] != before.headers[.revision])
 
-            _ = try await server.store.setBiases(
+            _ = try await server.store.catalog.setBiases(
                 [10, 90], of: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
             let features = try await client.send(.get, "/t/acme/production/features.json")
             #expect(features.text.contains("[10, 90]") && features.headers[.revision] == "3", "\(features.headers)")

@@ -19,7 +19,7 @@ struct DeliveryFastPathTests {
     @Test("Once rendered, the document is answered with the router's headers and bytes, 304 and gzip included")
     func sameAnswerAsTheRouter() async throws {
         let server = try await TestServer()
-        let exported = try await server.store.revision(of: TestServer.acme).document
+        let exported = try await server.store.catalog.revision(of: TestServer.acme).document
         let routed = try await server.test { client in
             (
                 try await client.send(.get, Self.url),

@@ -17,7 +17,7 @@ struct DeliveryTests {
     @Test("The document is export's bytes, with a strong ETag, the default Cache-Control and Vary")
     func servesExportBytes() async throws {
         let server = try await TestServer()
-        let exported = try await server.store.revision(of: TestServer.acme).document
+        let exported = try await server.store.catalog.revision(of: TestServer.acme).document
         try await server.test { client in
             let response = try await client.send(.get, Self.url)
             #expect(response.status == .ok)
@@ -59,7 +59,7 @@ struct DeliveryTests {
         ])
     func gzip(acceptEncoding: String, isGzipped: Bool) async throws {
         let server = try await TestServer()
-        let exported = try await server.store.revision(of: TestServer.acme).document
+        let exported = try await server.store.catalog.revision(of: TestServer.acme).document
         try await server.test { client in
             let plain = try await client.send(.get, Self.url)
             let response = try await client.send(.get, Self.url, headers: [.acceptEncoding: acceptEncoding])
@@ -85,7 +85,7 @@ struct DeliveryTests {
     )
     func pastRevisionsAndInvalidation() async throws {
         let server = try await TestServer()
-        let first = try await server.store.revision(of: TestServer.acme).document
+        let first = try await server.store.catalog.revision(of: TestServer.acme).document
         try await server.test { client in
             _ = try await client.send(.get, Self.url)  // cached now
             let next = String(decoding: try TestServer.fixture("rwbutler-99b0686-Features.json"), as: UTF8.self)
@@ -97,7 +97,7 @@ struct DeliveryTests {
 
             let current = try await client.send(.get, Self.url)
             #expect(current.headers[.revision] == "2")
-            #expect(current.bytes == (try await server.store.revision(of: TestServer.acme).document))
+            #expect(current.bytes == (try await server.store.catalog.revision(of: TestServer.acme).document))
             let past = try await client.send(.get, Self.url + "?revision=1")
             #expect(past.bytes == first)
             // A restore could put other bytes under the number: only a URL with the hash is immutable.
@@ -182,7 +182,7 @@ struct DeliveryTests {
             _ = try await client.send(
                 .post, "/api/v1/tenants/acme/environments/production/features/\(segment(TestServer.abTest))/disable",
                 key: server.key("acme", .editor))
-            let first = try await server.store.revision(1, of: TestServer.acme).document
+            let first = try await server.store.catalog.revision(1, of: TestServer.acme).document
             let past = try await client.send(
                 .get, Self.url + "?revision=1&sha256=" + DeliveryArtifact(bytes: first).sha256,
                 key: server.key("acme", .delivery))

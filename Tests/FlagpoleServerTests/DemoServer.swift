@@ -50,9 +50,9 @@ struct DemoServer {
         let (configs, _) = try ConfigsDecoder.decode(try Self.resource("example-configs.json"))
         for path in [Self.production, Self.staging] {
             if path != Self.production { _ = try await store.createEnvironment(path) }
-            _ = try await store.importDocument(
+            _ = try await store.catalog.importDocument(
                 try Self.resource("example-features.json"), into: path, options: ImportOptions(actor: "test"))
-            _ = try await store.importConfigs(configs, in: path, options: EditOptions(actor: "test"))
+            _ = try await store.catalog.importConfigs(configs, in: path, options: EditOptions(actor: "test"))
         }
         try await store.updateDelivery(of: Self.staging) { $0.isPrivate = true }
         try await store.createGoal(Goal(name: Self.goal, kind: .conversion), in: Self.production)

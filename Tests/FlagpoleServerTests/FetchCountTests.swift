@@ -37,7 +37,7 @@ struct FetchCountTests {
     @Test("Through the router, each fetch counts once, by kind, against the current revision")
     func throughTheRouter() async throws {
         let server = try await TestServer()
-        let revision = try await server.store.revision(of: TestServer.acme).number
+        let revision = try await server.store.catalog.revision(of: TestServer.acme).number
         let delivery = ServerApplication.delivery(
             store: server.store, configuration: server.configuration, registry: testRegistry)
         let application = Application(
@@ -53,7 +53,7 @@ struct FetchCountTests {
     @Test("On the event loop's fast path, each fetch counts the same, and the server writes them to the store")
     func onTheFastPath() async throws {
         let server = try await TestServer()
-        let revision = try await server.store.revision(of: TestServer.acme).number
+        let revision = try await server.store.catalog.revision(of: TestServer.acme).number
         var configuration = ServerConfiguration(port: 0, accessLogLevel: .debug)
         configuration.countsInterval = .milliseconds(20)
         let application = ServerApplication.make(

@@ -18,7 +18,7 @@ struct IdentityOverHTTPTests {
 
     func makeServer() async throws -> TestServer {
         let server = try await TestServer()
-        _ = try await server.store.importDocument(
+        _ = try await server.store.catalog.importDocument(
             Array(Self.document.utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))
         return server
     }

@@ -132,7 +132,7 @@ struct IsolationMatrixTests {
         let acmeKeyPrefix = try await server.store.createKey(
             for: .tenant(TenantSlug(rawValue: "acme")), role: .reader
         ).info.prefix
-        let before = try await server.store.revisions(of: TestServer.acme)
+        let before = try await server.store.catalog.revisions(of: TestServer.acme)
         let routes = try Self.tenantRoutes
         try await server.test { client in
             for route in routes {
@@ -215,7 +215,7 @@ struct IsolationMatrixTests {
         let routes = try Self.allRoutes
         let names = Set(routes.map { "\($0.method) \($0.template)" })
         #expect(Self.publicRoutes.isSubset(of: names), "public routes listed here but gone from the router")
-        let before = try await server.store.revisions(of: TestServer.acme)
+        let before = try await server.store.catalog.revisions(of: TestServer.acme)
         try await server.test { client in
             for route in routes where !Self.publicRoutes.contains("\(route.method) \(route.template)") {
                 let name = "\(route.method) \(route.template)"
@@ -251,7 +251,7 @@ struct IsolationMatrixTests {
                 }
             }
         }
-        #expect(try await server.store.revisions(of: TestServer.acme).count == before.count)
+        #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == before.count)
     }
 
     /// What each delivery route admits (`DeliveryNeeds`), as the refusals its protocol answers.

@@ -82,7 +82,8 @@ struct MemberDashboardTests {
                 ["csrf": DashboardBrowser.csrf(in: feature), "enabled": "false", "action": "apply"])
             #expect(done.status == .seeOther)
             #expect(
-                try await server.store.revisions(of: TestServer.acme).first?.actor == "Ada Lovelace <ada@example.com>")
+                try await server.store.catalog.revisions(of: TestServer.acme).first?.actor
+                    == "Ada Lovelace <ada@example.com>")
             #expect(try await ada.get("\(Self.base)/revisions").text.contains("Ada Lovelace &lt;ada@example.com&gt;"))
 
             // Her own key, made by the admin, capped by her role.

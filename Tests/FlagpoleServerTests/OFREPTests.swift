@@ -32,7 +32,8 @@ struct OFREPTests {
                     {"name": "Größentabelle", "type": "string", "default": "EU"}
                 ]}
                 """#.utf8))
-        _ = try await server.store.importConfigs(configs, in: TestServer.acme, options: EditOptions(actor: "test"))
+        _ = try await server.store.catalog.importConfigs(
+            configs, in: TestServer.acme, options: EditOptions(actor: "test"))
         return server
     }
 
@@ -331,7 +332,7 @@ extension TestServer {
 extension FeatureStore {
     /// How many users have a group on record in `feature` of acme/production.
     func allRecordedUsers(of name: String) async throws -> Int {
-        try await feature(name, in: TestServer.acme).recordedUsers
+        try await catalog.feature(name, in: TestServer.acme).recordedUsers
     }
 }
 

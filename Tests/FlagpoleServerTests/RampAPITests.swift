@@ -20,7 +20,7 @@ struct RampAPITests {
         configuration.clock = WallClock { now }
         configuration.allowsPrivateWebhooks = allowsPrivateWebhooks
         let server = try await TestServer(configuration: configuration)
-        _ = try await server.store.importDocument(
+        _ = try await server.store.catalog.importDocument(
             Array(
                 #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#
                     .utf8),
@@ -62,9 +62,9 @@ struct RampAPITests {
             let listed = try await client.send(.get, "\(Self.environment)/ramps", key: server.key("acme", .reader))
             #expect(try listed.json.arrayCount == 1)
         }
-        let revisions = try await server.store.revisions(of: TestServer.acme)
+        let revisions = try await server.store.catalog.revisions(of: TestServer.acme)
         #expect(revisions.prefix(3).map(\.kind) == [.bias, .bias, .bias])
-        #expect(try await server.store.feature("checkout", in: TestServer.acme).feature.testBiases == [0, 100])
+        #expect(try await server.store.catalog.feature("checkout", in: TestServer.acme).feature.testBiases == [0, 100])
     }
 
     @Test("Bad ramps get 422 saying what to fix, and nothing is saved")

@@ -71,7 +71,8 @@ struct RampDashboardTests {
             _ = try await browser.post(Self.page, ["csrf": csrf, "do": "abort", "rollBack": "true", "action": "apply"])
             let over = try await browser.get(Self.page)
             #expect(over.text.contains("Aborted") && over.text.contains("Start a ramp"))
-            #expect(try await server.store.feature("checkout", in: TestServer.acme).feature.testBiases == [0, 100])
+            #expect(
+                try await server.store.catalog.feature("checkout", in: TestServer.acme).feature.testBiases == [0, 100])
         }
     }
 

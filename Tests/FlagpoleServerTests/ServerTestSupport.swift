@@ -44,7 +44,7 @@ struct TestServer {
         var keys: [String: [KeyRole: String]] = [:]
         for path in [Self.acme, Self.globex] {
             try await store.createTenant(path.tenant)
-            _ = try await store.importDocument(
+            _ = try await store.catalog.importDocument(
                 try Self.fixture(path == Self.acme ? Self.mainFixture : "vantientu1703-master-Features.json"),
                 into: path,
                 options: ImportOptions(actor: "test"))

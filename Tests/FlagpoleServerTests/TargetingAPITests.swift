@@ -58,7 +58,7 @@ struct TargetingAPITests {
                 let bytes = try await client.send(.get, "\(Self.features)?user=app-\(index)&attr.country=DE").bytes
                 if try OFREPTests.pinnedVariation(of: TestServer.abTest, in: bytes) == "Group A" { appsInGroupA += 1 }
             }
-            let revisionsBefore = try await server.store.revisions(of: TestServer.acme).count
+            let revisionsBefore = try await server.store.catalog.revisions(of: TestServer.acme).count
 
             // A second rule whose clauses contradict each other: written, with a warning.
             let body =
@@ -80,7 +80,7 @@ struct TargetingAPITests {
             #expect(planned["warnings"]?[0]?["config"] == .string("never"))
             #expect(planned["warnings"]?[0]?["severity"] == .string("warning"))
             // Nothing written: no revision, no rules, nobody moved.
-            #expect(try await server.store.revisions(of: TestServer.acme).count == revisionsBefore)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == revisionsBefore)
             #expect(try await client.send(.get, Self.rules, key: editor).json["rules"] == .array([]))
             let mover = try #require(germansInGroupA.first)
             #expect(try await Self.naturalGroup(of: mover, in: server) == "Group A")
@@ -93,7 +93,7 @@ struct TargetingAPITests {
             #expect(outcome["revision"]?.number == Double(revisionsBefore + 1))
             #expect(outcome["changes"]?[0]?["field"] == .string("rules"))
             #expect(outcome["plans"]?[0]?["movingUsers"]?.number == Double(germansInGroupA.count))
-            #expect(try await server.store.revisions(of: TestServer.acme).count == revisionsBefore + 1)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == revisionsBefore + 1)
             let read = try await client.send(.get, Self.rules, key: server.key("acme", .reader)).json
             #expect(read["revision"]?.number == Double(revisionsBefore + 1))
             #expect(read["rules"]?.array?.compactMap { $0["id"]?.string } == ["de-gets-b", "never"])
@@ -109,7 +109,7 @@ struct TargetingAPITests {
             #expect(stale.status == .conflict)
             #expect(stale.errorCode == "stale_revision")
             #expect(try stale.json["error"]?["details"]?["current"]?.number == Double(revisionsBefore + 1))
-            #expect(try await server.store.revisions(of: TestServer.acme).count == revisionsBefore + 1)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == revisionsBefore + 1)
             // A reader can't write; an unknown feature is 404.
             #expect(
                 try await client.send(.put, Self.rules, key: server.key("acme", .reader), body: #"{"rules": []}"#)
@@ -125,7 +125,7 @@ struct TargetingAPITests {
         let server = try await TestServer()
         let editor = server.key("acme", .editor)
         try await server.test { client in
-            let revisionsBefore = try await server.store.revisions(of: TestServer.acme).count
+            let revisionsBefore = try await server.store.catalog.revisions(of: TestServer.acme).count
             // The environment's features decide: the variation doesn't exist.
             let variation = try await client.send(
                 .put, Self.rules, key: editor,
@@ -157,7 +157,7 @@ struct TargetingAPITests {
             #expect(try await client.send(.put, Self.rules, key: editor, body: "").status == .badRequest)
             let dryRun = try await client.send(.put, Self.rules, key: editor, body: #"{"rules": [], "dryRun": 1}"#)
             #expect(dryRun.status == .unprocessableContent && dryRun.errorCode == "invalid")
-            #expect(try await server.store.revisions(of: TestServer.acme).count == revisionsBefore)
+            #expect(try await server.store.catalog.revisions(of: TestServer.acme).count == revisionsBefore)
         }
     }
 
@@ -325,7 +325,7 @@ struct TargetingAPITests {
         let names = Self.awkwardAttributeNames(seed: seed)
         try #require(inGroupA.count >= 4 * names.count)
         for (index, name) in names.enumerated() {
-            _ = try await server.store.setRules(
+            _ = try await server.store.catalog.setRules(
                 [
                     TargetingRule(
                         id: "r-\(index)",
@@ -359,7 +359,8 @@ struct TargetingAPITests {
             }
             let groups = try await onEventLoop ? server.live(ask) : server.test(ask)
             #expect(groups == Array(repeating: "Group B", count: 5), "attribute \"\(name)\" (seed \(seed))")
-            let kept = try await server.store.keptAttributes(of: UserID(rawValue: users[0]), in: TestServer.acme)
+            let kept = try await server.store.catalog.keptAttributes(
+                of: UserID(rawValue: users[0]), in: TestServer.acme)
             #expect(kept?.values.keys.sorted() == [name], "attribute \"\(name)\" (seed \(seed))")
         }
     }

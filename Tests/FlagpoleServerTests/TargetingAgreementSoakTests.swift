@@ -66,12 +66,12 @@ struct TargetingAgreementSoakTests {
             configuration: ServerConfiguration(
                 port: 0, accessLogLevel: .warning, newUsersPerSecond: 1e6, newUserBurst: 1_000_000))
         let store = server.store
-        _ = try await store.importDocument(
+        _ = try await store.catalog.importDocument(
             Array(Self.features.utf8), into: Self.path, options: ImportOptions(actor: "test"))
-        _ = try await store.importConfigs(
+        _ = try await store.catalog.importConfigs(
             try ConfigsDecoder.decode(Array(Self.configs.utf8)).0, in: Self.path, options: Self.options)
         var salts: [String: String] = [:]
-        for test in Self.tests { salts[test.name] = try await store.feature(test.name, in: Self.path).salt }
+        for test in Self.tests { salts[test.name] = try await store.catalog.feature(test.name, in: Self.path).salt }
         let reader = server.key("acme", .reader)
         let testSalts = salts
         let application = ServerApplication.make(
@@ -152,9 +152,9 @@ struct TargetingAgreementSoakTests {
         _ found: Case, store: FeatureStore, client: any TestClientProtocol, reader: String, salts: [String: String],
         isFresh: Bool = false
     ) async throws -> String? {
-        for segment in found.segments { _ = try await store.setSegment(segment, in: path, options: options) }
+        for segment in found.segments { _ = try await store.catalog.setSegment(segment, in: path, options: options) }
         for (name, rules) in found.rules {
-            _ = try await store.setRules(rules, ofFeature: name, in: path, options: options)
+            _ = try await store.catalog.setRules(rules, ofFeature: name, in: path, options: options)
         }
         if !isFresh { _ = try await store.forget(found.user, in: path.tenant, actor: "test") }
         let context = EvaluationContext(

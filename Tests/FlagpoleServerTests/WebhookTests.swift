@@ -209,7 +209,7 @@ struct WebhookTests {
             port.withLock { $0 = client.port! }
             let base = "http://127.0.0.1:\(client.port!)"
             let store = try await TestServer().store
-            _ = try await store.importDocument(
+            _ = try await store.catalog.importDocument(
                 Array(
                     #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}]}"#
                         .utf8), into: TestServer.acme, options: ImportOptions(actor: "test"))

@@ -73,7 +73,7 @@ extension FeatureStore {
     func importText(
         _ text: String, into path: EnvironmentPath = .acmeProduction, strict: Bool = false, dryRun: Bool = false
     ) async throws -> ImportOutcome {
-        try await importDocument(
+        try await catalog.importDocument(
             Array(text.utf8), into: path, options: ImportOptions(isDryRun: dryRun, isStrict: strict, actor: "test"))
     }
 

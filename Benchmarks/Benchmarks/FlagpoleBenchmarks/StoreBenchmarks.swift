@@ -15,7 +15,8 @@ func storeBenchmarks() {
             let store = try FeatureStore.open(atPath: directory.appendingPathComponent("import.sqlite").path)
             try await store.createTenant(Inputs.tenant)
             benchmark.startMeasurement()
-            let outcome = try await store.importDocument(bytes, into: Inputs.path, options: .init(actor: "bench"))
+            let outcome = try await store.catalog.importDocument(
+                bytes, into: Inputs.path, options: .init(actor: "bench"))
             benchmark.stopMeasurement()
             blackHole(outcome)
         } catch {
@@ -29,7 +30,7 @@ func storeBenchmarks() {
     // users: what `bias set --dry-run` prints, the movers counted, nothing written.
     Benchmark("bias-plan") { _, planner in
         do {
-            let outcome = try await planner.store.setBiases(
+            let outcome = try await planner.store.catalog.setBiases(
                 [20, 80], of: Inputs.test.name, in: Inputs.path, options: .init(isDryRun: true, actor: "bench"))
             precondition(outcome.plans.count == 1, "the plan has \(outcome.plans.count) tests")
             blackHole(outcome)
@@ -44,7 +45,7 @@ func storeBenchmarks() {
     // with the store's, the test's movers counted, nothing written (`import --dry-run`).
     Benchmark("import-plan") { _, planner in
         do {
-            let outcome = try await planner.store.importDocument(
+            let outcome = try await planner.store.catalog.importDocument(
                 planner.changedFile, into: Inputs.path, options: .init(isDryRun: true, actor: "bench"))
             precondition(outcome.changed == [Inputs.test.name], "the plan changes \(outcome.changed)")
             blackHole(outcome)
@@ -84,7 +85,8 @@ final class Planner: Sendable {
         directory = try Inputs.scratchDirectory()
         store = try FeatureStore.open(atPath: directory.appendingPathComponent("planner.sqlite").path)
         try await store.createTenant(Inputs.tenant)
-        _ = try await store.importDocument(document.rendered(), into: Inputs.path, options: .init(actor: "bench"))
+        _ = try await store.catalog.importDocument(
+            document.rendered(), into: Inputs.path, options: .init(actor: "bench"))
         let users = (0..<Inputs.users).map { UserID(rawValue: "user-\($0)") }
         _ = try await store.assign(users, to: Inputs.test.name, in: Inputs.path)
         document.features[document.features.count - 1].testBiases = [20, 80]
@@ -112,7 +114,7 @@ final class History: @unchecked Sendable {
         } else {
             let planner = try await Planner()
             for biases in [[20.0, 80.0], [30, 70], [40, 60], [50, 50], [60, 40]] {
-                _ = try await planner.store.setBiases(
+                _ = try await planner.store.catalog.setBiases(
                     biases, of: Inputs.test.name, in: Inputs.path, options: .init(actor: "bench"))
             }
             store = planner.store

@@ -47,7 +47,7 @@ struct BiasCommand: ParsableCommand {
         func run() async throws {
             let path = try environment.path()
             try await revision.apply(database, output: output, isForced: force) { store, options in
-                try await store.setBiases(biases, of: name, in: path, options: options)
+                try await store.catalog.setBiases(biases, of: name, in: path, options: options)
             }
         }
     }

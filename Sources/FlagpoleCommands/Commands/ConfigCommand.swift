@@ -22,7 +22,7 @@ struct ConfigCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let snapshot = try await database.openStore(.readOnly).configs(in: try environment.path())
+            let snapshot = try await database.openStore(.readOnly).catalog.configs(in: try environment.path())
             let configs = snapshot.document.configs.filter { config in tag.map(config.tags.contains) ?? true }
             ConfigCommand.print(snapshot.warnings, file: "revision \(snapshot.revision ?? 0)")
             if output.json {
@@ -56,7 +56,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            let snapshot = try await database.openStore(.readOnly).configs(in: path)
+            let snapshot = try await database.openStore(.readOnly).catalog.configs(in: path)
             guard let config = snapshot.document.config(named: name) else {
                 throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
             }
@@ -152,9 +152,9 @@ struct ConfigCommand: ParsableCommand {
         func run() async throws {
             let path = try environment.path()
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            let snapshot = try await store.configs(in: path)
+            let snapshot = try await store.catalog.configs(in: path)
             let config = try updated(snapshot.document.config(named: name))
-            let outcome = try await store.setConfig(
+            let outcome = try await store.catalog.setConfig(
                 config, in: path, options: revision.options(expected: snapshot.revision ?? 0, isForced: force))
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
         }
@@ -213,7 +213,7 @@ struct ConfigCommand: ParsableCommand {
 
         func run() async throws {
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            let outcome = try await store.deleteConfig(
+            let outcome = try await store.catalog.deleteConfig(
                 named: name, in: try environment.path(), options: revision.options())
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
         }
@@ -276,7 +276,7 @@ struct ConfigCommand: ParsableCommand {
                             "note: Float and Double declarations become double configs. An app's `as? Float` takes a JSON number only when a Float holds it exactly (12.5, not 12.4): declare Double in the app."
                         )
                     }
-                    let snapshot = try await store.configs(in: path)
+                    let snapshot = try await store.catalog.configs(in: path)
                     let plan = DeclarationsMerge(
                         declarations.configs, into: snapshot.document, release: release,
                         leavingOut: declarations.keysWithoutGetters)
@@ -285,7 +285,7 @@ struct ConfigCommand: ParsableCommand {
                         Console.out("Plan for \(path) from \(input.displayName):")
                         for line in plan.lines { Console.out(line) }
                     }
-                    outcome = try await store.importDeclarations(
+                    outcome = try await store.catalog.importDeclarations(
                         plan, in: path,
                         options: revision.options(expected: snapshot.revision ?? 0, isForced: force),
                         defaultMessage: "import \(input.displayName)")
@@ -297,7 +297,7 @@ struct ConfigCommand: ParsableCommand {
                     }
                     let (document, warnings) = try ConfigsDecoder.decode(bytes)
                     ConfigCommand.print(warnings, file: input.displayName)
-                    outcome = try await store.importConfigs(
+                    outcome = try await store.catalog.importConfigs(
                         document, in: path,
                         options: revision.options(isForced: force), defaultMessage: "import \(input.displayName)")
                 }
@@ -376,14 +376,14 @@ struct ConfigCommand: ParsableCommand {
             let store = try await database.openStore(user == nil ? .readOnly : .readWrite)
             let bytes: [UInt8]
             if format == "json" {
-                bytes = try await store.configs(in: path).document.rendered()
+                bytes = try await store.catalog.configs(in: path).document.rendered()
             } else {
                 let values =
                     if let user {
                         try await store.userConfigs(
                             for: try UserOptions.id(user), in: path, tag: tag, release: release)
                     } else {
-                        try await store.sharedConfigs(in: path, tag: tag, release: release)
+                        try await store.catalog.sharedConfigs(in: path, tag: tag, release: release)
                     }
                 bytes = format == "plist" ? ConfigPlist.render(values.entries) : values.bytes
             }

@@ -40,20 +40,20 @@ struct DemoCommand: AsyncParsableCommand {
         Console.out(ImportSummary(outcome: outcome, file: file).text)
 
         section("3. The features, with the biases the app actually uses")
-        Console.out(FeatureListing(document: try await store.snapshot(of: path).document).text)
+        Console.out(FeatureListing(document: try await store.catalog.snapshot(of: path).document).text)
 
         section("4. The export, ready for CDN upload")
-        Console.out(bytes: try await store.revision(of: path).document)
+        Console.out(bytes: try await store.catalog.revision(of: path).document)
 
         section("5. Typed configs, as SwiftFeatureConfigs apps load them: configs.json for everyone")
-        Console.out(bytes: try await store.sharedConfigs(in: path).bytes)
+        Console.out(bytes: try await store.catalog.sharedConfigs(in: path).bytes)
 
         section(
             "6. A phased roll-out of \"\(Self.rollout)\": \(Self.demoUsers.count) users recorded, then 10 % → 20 % planned"
         )
         let (assigned, variations) = try await Self.recordUsers(in: store, path: path)
         Console.out("\(assigned.recorded) users recorded now, \(assigned.known) already recorded.")
-        let plan = try await store.setBiases(
+        let plan = try await store.catalog.setBiases(
             [20, 80], of: Self.rollout, in: path, options: EditOptions(isDryRun: true, actor: Invocation.current.actor))
         Console.out(EditReport(outcome: plan, isDryRun: true).lines.joined(separator: "\n"))
 
@@ -87,11 +87,11 @@ struct DemoCommand: AsyncParsableCommand {
         if try await !store.environments(of: path.tenant).contains(where: { $0.path == path }) {
             try await store.createEnvironment(path)
         }
-        let outcome = try await store.importDocument(
+        let outcome = try await store.catalog.importDocument(
             PackageResources.example_features_json, into: path,
             options: ImportOptions(message: "demo import", actor: Invocation.current.actor))
         let (configs, _) = try ConfigsDecoder.decode(PackageResources.example_configs_json)
-        _ = try await store.importConfigs(
+        _ = try await store.catalog.importConfigs(
             configs, in: path, options: EditOptions(message: "demo configs", actor: Invocation.current.actor))
         return outcome
     }

@@ -107,7 +107,7 @@ struct ExportCommand: AsyncParsableCommand {
             let pinned = try await store.pinnedDocument(for: try UserOptions.id(user), in: path, style: style)
             return (pinned.revision, pinned.bytes)
         }
-        let stored = try await store.revision(revision, of: path)
+        let stored = try await store.catalog.revision(revision, of: path)
         return (stored.number, try stored.document(style))
     }
 
@@ -116,7 +116,7 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     private func exportTree(_ store: FeatureStore) async throws {
-        let revisions = try await store.publishedRevisions()
+        let revisions = try await store.catalog.publishedRevisions()
         let directory = URL(fileURLWithPath: Invocation.current.resolve(dir!))
         let entries = try CDNTree(directory: directory).publish(revisions)
         let published = Set(revisions.map(\.path))

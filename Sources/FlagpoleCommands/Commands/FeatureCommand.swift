@@ -30,7 +30,7 @@ struct FeatureCommand: ParsableCommand {
 
         func run() async throws {
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            let outcome = try await store.setTags(
+            let outcome = try await store.catalog.setTags(
                 tags, ofFeature: name, in: try environment.path(), options: revision.options())
             ConfigCommand.report(outcome, isDryRun: revision.dryRun, json: output.json)
         }
@@ -54,7 +54,7 @@ struct FeatureCommand: ParsableCommand {
 
         func run() async throws {
             try await revision.apply(database, output: output) { store, options in
-                try await store.setDescription(text, of: name, in: try environment.path(), options: options)
+                try await store.catalog.setDescription(text, of: name, in: try environment.path(), options: options)
             }
         }
     }
@@ -68,7 +68,7 @@ struct FeatureCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let snapshot = try await database.openStore(.readOnly).snapshot(of: try environment.path())
+            let snapshot = try await database.openStore(.readOnly).catalog.snapshot(of: try environment.path())
             let listing = FeatureListing(document: snapshot.document)
             if output.json {
                 Console.json(listing.document.listingJSON)
@@ -92,7 +92,7 @@ struct FeatureCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let detail = try await database.openStore(.readOnly).feature(name, in: try environment.path())
+            let detail = try await database.openStore(.readOnly).catalog.feature(name, in: try environment.path())
             let feature = detail.feature
             let variations = feature.effectiveVariations
             if output.json {
@@ -165,7 +165,7 @@ struct FeatureCommand: ParsableCommand {
     ) async throws {
         let path = try environment.path()
         try await revision.apply(database, output: output) { store, options in
-            try await store.setEnabled(isEnabled, feature: name, in: path, options: options)
+            try await store.catalog.setEnabled(isEnabled, feature: name, in: path, options: options)
         }
     }
 }

@@ -42,7 +42,7 @@ struct ImportCommand: AsyncParsableCommand {
             // The file is decoded on another thread while the store opens (and migrates).
             async let decoded = DocumentDecoder.decode(bytes)
             let store = try await database.openStore(dryRun ? .readOnly : .readWrite)
-            outcome = try await store.importDocument(await decoded, into: path, options: options)
+            outcome = try await store.catalog.importDocument(await decoded, into: path, options: options)
         } catch let error as DocumentError {
             guard case .importRefused(_, let diagnostics, _) = error else { throw error }
             DiagnosticReport(file: input.displayName, diagnostics: diagnostics).printToStandardError()

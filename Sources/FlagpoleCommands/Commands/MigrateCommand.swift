@@ -37,7 +37,7 @@ struct MigrateCommand: AsyncParsableCommand {
         // What earlier versions stored that no app can take, now that the schema is current.
         let configWarnings =
             status || !after.pending.isEmpty || !after.unknown.isEmpty
-            ? [] : try await database.openStore(.readOnly).configWarnings()
+            ? [] : try await database.openStore(.readOnly).catalog.configWarnings()
         if output.json {
             let names = { (ids: [String]) in JSONValue.array(ids.map(JSONValue.string)) }
             var object: JSONObject = [

@@ -27,7 +27,7 @@ struct RevisionsCommand: AsyncParsableCommand {
             try await printFeed(of: path, since: try TimeArgument.parse(since, option: "--since"))
             return
         }
-        let revisions = try await database.openStore(.readOnly).revisions(of: path)
+        let revisions = try await database.openStore(.readOnly).catalog.revisions(of: path)
         if output.json {
             Console.json(.array(revisions.map(\.jsonValue)))
             return

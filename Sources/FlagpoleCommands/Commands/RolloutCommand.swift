@@ -27,7 +27,7 @@ struct RolloutCommand: AsyncParsableCommand {
     func run() async throws {
         let path = try environment.path()
         try await revision.apply(database, output: output) { store, options in
-            try await store.rollOut(name, to: variation, in: path, options: options)
+            try await store.catalog.rollOut(name, to: variation, in: path, options: options)
         }
     }
 }
@@ -54,7 +54,7 @@ struct RollbackCommand: AsyncParsableCommand {
     func run() async throws {
         let path = try environment.path()
         try await revision.apply(database, output: output) { store, options in
-            try await store.rollBack(path, to: to, options: options)
+            try await store.catalog.rollBack(path, to: to, options: options)
         }
     }
 }
@@ -76,7 +76,7 @@ struct DiffCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let diff = try await database.openStore(.readOnly).diff(try environment.path(), from: from, to: to)
+        let diff = try await database.openStore(.readOnly).catalog.diff(try environment.path(), from: from, to: to)
         if output.json {
             Console.json(diff.jsonValue)
             return

@@ -53,7 +53,7 @@ struct RuleCommand: ParsableCommand {
                 }
             }
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            let outcome = try await store.setRules(
+            let outcome = try await store.catalog.setRules(
                 rules, ofFeature: feature, in: try environment.path(), options: revision.options())
             TargetingOutput.report(outcome, isDryRun: revision.dryRun, json: output.json, file: file)
         }
@@ -69,7 +69,7 @@ struct RuleCommand: ParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let snapshot = try await database.openStore(.readOnly).targeting(in: try environment.path())
+            let snapshot = try await database.openStore(.readOnly).catalog.targeting(in: try environment.path())
             let rules = snapshot.featureRules.filter { feature == nil || $0.key == feature }
             Console.json(
                 .object(

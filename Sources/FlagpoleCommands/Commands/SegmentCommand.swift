@@ -54,7 +54,8 @@ struct SegmentCommand: ParsableCommand {
         func run() async throws {
             let (segment, source) = try decoded()
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            let outcome = try await store.setSegment(segment, in: try environment.path(), options: revision.options())
+            let outcome = try await store.catalog.setSegment(
+                segment, in: try environment.path(), options: revision.options())
             TargetingOutput.report(outcome, isDryRun: revision.dryRun, json: output.json, file: source)
         }
 
@@ -117,7 +118,7 @@ struct SegmentCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let snapshot = try await database.openStore(.readOnly).targeting(in: try environment.path())
+            let snapshot = try await database.openStore(.readOnly).catalog.targeting(in: try environment.path())
             if output.json {
                 Console.json(.array(snapshot.segments.map(\.jsonValue)))
                 return
@@ -146,7 +147,7 @@ struct SegmentCommand: ParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            let snapshot = try await database.openStore(.readOnly).targeting(in: path)
+            let snapshot = try await database.openStore(.readOnly).catalog.targeting(in: path)
             guard let segment = snapshot.segments.first(where: { $0.name == name }) else {
                 throw TargetingError.segmentNotFound(path, name: name, existing: snapshot.segments.map(\.name))
             }
@@ -167,7 +168,7 @@ struct SegmentCommand: ParsableCommand {
 
         func run() async throws {
             let store = try await database.openStore(revision.dryRun ? .readOnly : .readWrite)
-            let outcome = try await store.deleteSegment(
+            let outcome = try await store.catalog.deleteSegment(
                 named: name, in: try environment.path(), options: revision.options())
             TargetingOutput.report(outcome, isDryRun: revision.dryRun, json: output.json, file: nil)
         }

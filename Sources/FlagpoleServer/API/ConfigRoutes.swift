@@ -24,7 +24,7 @@ extension AdminAPI {
     // MARK: Handlers
 
     @Sendable func listConfigs(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
-        let snapshot = try await store.configs(in: context.path)
+        let snapshot = try await store.catalog.configs(in: context.path)
         let warnings: JSONObject =
             snapshot.warnings.isEmpty ? [:] : ["warnings": .array(snapshot.warnings.map(\.jsonValue))]
         return .json(bytes: snapshot.document.rendered(revision: .some(snapshot.revision), extra: warnings))
@@ -38,13 +38,13 @@ extension AdminAPI {
         let (document, _, options) = try ConfigsDecoder.decode(
             try await bytes(of: request), optionKeys: Self.optionKeys)
         let editOptions = try editOptions(beside: options, request, actor: context.actor)
-        let outcome = try await store.importConfigs(document, in: path, options: editOptions)
+        let outcome = try await store.catalog.importConfigs(document, in: path, options: editOptions)
         return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
     }
 
     @Sendable func showConfig(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let name = try context.decodedParameter("config")
-        let snapshot = try await store.configs(in: context.path)
+        let snapshot = try await store.catalog.configs(in: context.path)
         guard let config = snapshot.document.config(named: name) else {
             throw ConfigError.configNotFound(
                 context.path, name: name, existing: snapshot.document.configs.map(\.name))
@@ -58,7 +58,7 @@ extension AdminAPI {
         let (config, options) = try ConfigsDecoder.decodeConfig(
             try await bytes(of: request), name: try context.decodedParameter("config"), optionKeys: Self.optionKeys)
         let editOptions = try editOptions(beside: options, request, actor: context.actor)
-        let outcome = try await store.setConfig(config, in: path, options: editOptions)
+        let outcome = try await store.catalog.setConfig(config, in: path, options: editOptions)
         return .json(outcome.jsonValue(isDryRun: editOptions.isDryRun))
     }
 
@@ -67,7 +67,7 @@ extension AdminAPI {
         let path = context.path
         let options = try editOptions(
             try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
-        let outcome = try await store.deleteConfig(
+        let outcome = try await store.catalog.deleteConfig(
             named: try context.decodedParameter("config"), in: path, options: options)
         return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }
@@ -76,7 +76,7 @@ extension AdminAPI {
         let path = context.path
         let body = try await body(request, allowed: Self.optionKeys.union(["tags"]))
         let options = try editOptions(body, request, actor: context.actor)
-        let outcome = try await store.setTags(
+        let outcome = try await store.catalog.setTags(
             try body.strings("tags"), ofFeature: try context.feature(), in: path, options: options)
         return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }

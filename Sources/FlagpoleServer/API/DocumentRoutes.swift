@@ -31,7 +31,7 @@ extension AdminAPI {
             isDryRun: try query.bool("dryRun"), isStrict: try query.bool("strict"),
             message: query.string("message"),
             actor: context.actor, expectedRevision: try request.expectedRevision())
-        let outcome = try await store.importDocument(bytes, into: path, options: options)
+        let outcome = try await store.catalog.importDocument(bytes, into: path, options: options)
         if case .applied = outcome.status {
             metrics.imports.increment()
         }
@@ -43,7 +43,7 @@ extension AdminAPI {
     ) async throws -> Response {
         let path = context.path
         let query = Query(request)
-        let revision = try await store.revision(try query.int("revision"), of: path)
+        let revision = try await store.catalog.revision(try query.int("revision"), of: path)
         let bytes = try revision.document(try query.bool("compact") ? .compact : .pretty)
         return Response(
             status: .ok, headers: [.contentType: "application/json", .revision: String(revision.number)],
@@ -62,7 +62,7 @@ extension AdminAPI {
             }
             return .json(.array(try await store.revisionEvents(in: path, since: time).map(\.jsonValue)))
         }
-        return .json(.array(try await store.revisions(of: path).map(\.jsonValue)))
+        return .json(.array(try await store.catalog.revisions(of: path).map(\.jsonValue)))
     }
 
     @Sendable func diffRevisions(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response
@@ -72,14 +72,14 @@ extension AdminAPI {
         guard let from = try query.int("from"), let to = try query.int("to") else {
             throw APIError.invalid("Name both revisions: ?from=A&to=B.")
         }
-        return .json(try await store.diff(path, from: from, to: to).jsonValue)
+        return .json(try await store.catalog.diff(path, from: from, to: to).jsonValue)
     }
 
     @Sendable func rollBack(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
         let path = context.path
         let body = try await body(request, allowed: ["to", "dryRun", "message"])
         let options = try editOptions(body, request, actor: context.actor)
-        let outcome = try await store.rollBack(path, to: try body.requiredInt("to"), options: options)
+        let outcome = try await store.catalog.rollBack(path, to: try body.requiredInt("to"), options: options)
         return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }
 }

@@ -28,12 +28,12 @@ extension AdminAPI {
     @Sendable func listFeatures(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response
     {
         let path = context.path
-        return .json(try await store.snapshot(of: path).document.listingJSON)
+        return .json(try await store.catalog.snapshot(of: path).document.listingJSON)
     }
 
     @Sendable func showFeature(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let path = context.path
-        return .json(try await store.feature(try context.feature(), in: path).jsonValue)
+        return .json(try await store.catalog.feature(try context.feature(), in: path).jsonValue)
     }
 
     /// `flagpole feature enable`: the plan (with "dryRun": true) and the change.
@@ -51,7 +51,7 @@ extension AdminAPI {
     ) async throws -> Response {
         let options = try editOptions(
             try await body(request, allowed: ["dryRun", "message"]), request, actor: context.actor)
-        let outcome = try await store.setEnabled(
+        let outcome = try await store.catalog.setEnabled(
             isEnabled, feature: try context.feature(), in: context.path, options: options)
         return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }
@@ -86,7 +86,7 @@ extension AdminAPI {
         let path = context.path
         let body = try await body(request, allowed: ["biases", "dryRun", "force", "message"])
         let options = try editOptions(body, request, actor: context.actor)
-        let outcome = try await store.setBiases(
+        let outcome = try await store.catalog.setBiases(
             try body.numbers("biases"), of: try context.feature(), in: path, options: options)
         return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }
@@ -95,7 +95,7 @@ extension AdminAPI {
         let path = context.path
         let body = try await body(request, allowed: ["variation", "dryRun", "message"])
         let options = try editOptions(body, request, actor: context.actor)
-        let outcome = try await store.rollOut(
+        let outcome = try await store.catalog.rollOut(
             try context.feature(), to: try body.string("variation"), in: path, options: options)
         return .json(outcome.jsonValue(isDryRun: options.isDryRun))
     }

@@ -25,9 +25,9 @@ extension AdminAPI {
     // MARK: Handlers
 
     @Sendable func showRules(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
-        let snapshot = try await store.targeting(in: context.path)
+        let snapshot = try await store.catalog.targeting(in: context.path)
         let feature = try context.feature()
-        _ = try await store.feature(feature, in: context.path)
+        _ = try await store.catalog.feature(feature, in: context.path)
         let rules = snapshot.featureRules.first { Feature.nameKey($0.key) == Feature.nameKey(feature) }?.value ?? []
         return .json([
             "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
@@ -43,13 +43,13 @@ extension AdminAPI {
             try TargetingDecoder.decodeRules(bytes, optionKeys: Self.optionKeys)
         }
         let editOptions = try editOptions(beside: options, request, actor: context.actor)
-        let outcome = try await store.setRules(
+        let outcome = try await store.catalog.setRules(
             rules, ofFeature: try context.feature(), in: path, options: editOptions)
         return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
     }
 
     @Sendable func listSegments(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
-        let snapshot = try await store.targeting(in: context.path)
+        let snapshot = try await store.catalog.targeting(in: context.path)
         return .json([
             "revision": snapshot.revision.map { .number(Double($0)) } ?? .null,
             "segments": .array(snapshot.segments.map(\.jsonValue)),
@@ -58,7 +58,7 @@ extension AdminAPI {
 
     @Sendable func showSegment(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let name = try context.decodedParameter("segment")
-        let snapshot = try await store.targeting(in: context.path)
+        let snapshot = try await store.catalog.targeting(in: context.path)
         guard let segment = snapshot.segments.first(where: { $0.name == name }) else {
             throw TargetingError.segmentNotFound(context.path, name: name, existing: snapshot.segments.map(\.name))
         }
@@ -74,7 +74,7 @@ extension AdminAPI {
             try TargetingDecoder.decodeSegment(bytes, name: name, optionKeys: Self.optionKeys)
         }
         let editOptions = try editOptions(beside: options, request, actor: context.actor)
-        let outcome = try await store.setSegment(segment, in: path, options: editOptions)
+        let outcome = try await store.catalog.setSegment(segment, in: path, options: editOptions)
         return Self.answer(with: outcome, isDryRun: editOptions.isDryRun)
     }
 
@@ -83,7 +83,7 @@ extension AdminAPI {
         let path = context.path
         let options = try editOptions(
             try await body(request, allowed: Self.optionKeys), request, actor: context.actor)
-        let outcome = try await store.deleteSegment(
+        let outcome = try await store.catalog.deleteSegment(
             named: try context.decodedParameter("segment"), in: path, options: options)
         return Self.answer(with: outcome, isDryRun: options.isDryRun)
     }

@@ -60,7 +60,7 @@ extension Dashboard {
                 : "A config needs a name (without the character U+0000): the key apps look the value up by."
             return .html(templates.render(page, as: "configs"), status: .unprocessableContent)
         }
-        if let existing = try await store.configs(in: path).document.config(named: name) {
+        if let existing = try await store.catalog.configs(in: path).document.config(named: name) {
             return .seeOther(Notice(.configExists).appended(to: urls.config(existing.name)))
         }
         return .seeOther(urls.newConfig(name, type: type))
@@ -73,7 +73,7 @@ extension Dashboard {
     ) async throws -> Response {
         let path = context.path
         let name = try context.decodedParameter("config")
-        let snapshot = try await store.configs(in: path)
+        let snapshot = try await store.catalog.configs(in: path)
         let draft: ConfigDraft
         if let existing = snapshot.document.config(named: name) {
             draft = ConfigDraft(existing)
@@ -102,7 +102,7 @@ extension Dashboard {
             throw DashboardError.badForm("The form has no config type. Reload the page and send it again.")
         }
         let name = try context.decodedParameter("config")
-        let snapshot = try await store.configs(in: path)
+        let snapshot = try await store.catalog.configs(in: path)
         let existing = snapshot.document.config(named: name)
         // The stored spelling: a name typed in another normalisation must not rename it.
         var draft = ConfigDraft(form, name: existing?.name ?? name, type: type)
@@ -128,7 +128,7 @@ extension Dashboard {
                         "The config is not the one the plan shown was made for: nothing was written. Preview it, read the plan, then save."
                     )
                 }
-                let outcome = try await store.setConfig(
+                let outcome = try await store.catalog.setConfig(
                     config, in: path,
                     options: EditOptions(
                         isDryRun: isPreview, isForced: form.force ?? false, message: ReasonField.message(form.reason),
@@ -147,7 +147,7 @@ extension Dashboard {
         }
         // After a conflict the page shows what is saved now and keeps the user's input; its
         // revision is the current one, so saving again is a choice made knowing that.
-        let current = try await store.configs(in: path)
+        let current = try await store.catalog.configs(in: path)
         var page = try await configPage(
             draft, snapshot: current, in: context, failure: failure)
         page.plan = plan
@@ -169,7 +169,7 @@ extension Dashboard {
         // The revision a deletion would make: the confirmation stays up when applying it is refused.
         var nextRevision: Int?
         do {
-            let outcome = try await store.deleteConfig(
+            let outcome = try await store.catalog.deleteConfig(
                 named: name, in: path,
                 options: EditOptions(
                     isDryRun: !isApplying, message: ReasonField.message(form.reason), actor: session.identity.actor,
@@ -182,7 +182,7 @@ extension Dashboard {
             failure.error = try Self.userError(error)
             if isApplying, let revision = form.revision { nextRevision = revision + 1 }
         }
-        let snapshot = try await store.configs(in: path)
+        let snapshot = try await store.catalog.configs(in: path)
         guard let config = snapshot.document.config(named: name) else {
             throw ConfigError.configNotFound(path, name: name, existing: snapshot.document.configs.map(\.name))
         }
@@ -196,7 +196,7 @@ extension Dashboard {
         _ context: DashboardEnvironmentContext<some RequiredRole>, filter: ConfigFilter, notice: String?
     ) async throws -> ConfigsPage {
         let path = context.path
-        let snapshot = try await store.configs(in: path)
+        let snapshot = try await store.catalog.configs(in: path)
         let urls = EnvironmentURLs(path)
         let tag = filter.tag
         let features = Set(snapshot.features.map { Feature.nameKey($0.name) })

@@ -46,7 +46,7 @@ extension Dashboard {
         _ request: Request, context: DashboardEnvironmentContext<Needs.Reader>
     ) async throws -> Response {
         let path = context.path
-        let revision = try await store.revision(of: path)
+        let revision = try await store.catalog.revision(of: path)
         return Response(
             status: .ok,
             headers: [

@@ -63,7 +63,7 @@ extension Dashboard {
                 return value
             }
             let write = { (isApplying: Bool) in
-                try await self.store.setBiases(
+                try await self.store.catalog.setBiases(
                     biases, of: name, in: path,
                     options: self.editOptions(form.revision, isApplying, form.isForced, reason: form.reason, session))
             }
@@ -103,7 +103,7 @@ extension Dashboard {
         let draft = form.draft
         let text: String
         if let draft {
-            text = draft.text(after: try await store.targeting(in: path).featureRules[name] ?? [])
+            text = draft.text(after: try await store.catalog.targeting(in: path).featureRules[name] ?? [])
         } else {
             // A textarea sends its line breaks as CRLF: kept as LF, the text plans and applies alike.
             text = (form.rules ?? "").replacingOccurrences(of: "\r\n", with: "\n")
@@ -112,13 +112,13 @@ extension Dashboard {
             reason: form.reason, rules: RulesEdit(text: text, revision: form.revision, draft: draft))
         do {
             if let draft {
-                let feature = try await store.feature(name, in: path).feature
+                let feature = try await store.catalog.feature(name, in: path).feature
                 let issues = draft.issues(variations: feature.effectiveVariations)
                 if !issues.isEmpty { throw ConfigsRefused(issues) }
             }
             let rules = try TargetingDecoder.decodeRules(Array(text.utf8)).rules
             let write = { (isApplying: Bool) in
-                try await self.store.setRules(
+                try await self.store.catalog.setRules(
                     rules, ofFeature: name, in: path,
                     options: EditOptions(
                         isDryRun: !isApplying, message: ReasonField.message(form.reason),
@@ -163,7 +163,7 @@ extension Dashboard {
         let name = try context.feature()
         var edit = PendingEdit(reason: form.reason, winner: form.variation)
         let write = { (isApplying: Bool) in
-            try await self.store.rollOut(
+            try await self.store.catalog.rollOut(
                 name, to: form.variation, in: path,
                 options: self.editOptions(form.revision, isApplying, false, reason: form.reason, session))
         }
@@ -194,7 +194,7 @@ extension Dashboard {
         let name = try context.feature()
         var edit = PendingEdit(reason: form.reason, description: form.description)
         do {
-            let outcome = try await store.setDescription(
+            let outcome = try await store.catalog.setDescription(
                 form.description, of: name, in: path,
                 options: editOptions(form.revision, true, false, reason: form.reason, session))
             return try await applied(outcome, of: path, back: EnvironmentURLs(path).feature(name))
@@ -215,7 +215,7 @@ extension Dashboard {
         let name = try context.feature()
         var edit = PendingEdit(reason: form.reason, tags: form.tags)
         do {
-            let outcome = try await store.setTags(
+            let outcome = try await store.catalog.setTags(
                 ConfigDraft.tags(form.tags), ofFeature: name, in: path,
                 options: editOptions(form.revision, true, false, reason: form.reason, session))
             return .seeOther(Notice(outcome).appended(to: EnvironmentURLs(path).feature(name)))
@@ -267,13 +267,13 @@ extension Dashboard {
         _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, edit: PendingEdit = PendingEdit()
     ) async throws -> FeaturePage {
         let (path, session) = (context.path, context.session)
-        let detail = try await store.feature(name, in: path)
+        let detail = try await store.catalog.feature(name, in: path)
         let feature = detail.feature
         let urls = EnvironmentURLs(path)
         let current = try await currentRevision(of: path)
         let warnings =
             current.map { DocumentDecoder.decode($0.document).diagnostics.filter { $0.feature == name } } ?? []
-        let configs = try await store.configs(in: path).document
+        let configs = try await store.catalog.configs(in: path).document
         var card = FeatureCard(feature, url: urls.feature(name), warnings: warnings)
         card.tags = TagLink.links(configs.tags(of: feature), to: urls.overview, current: nil)
         // Only the tags the store gives can be edited here; those of features.json stay as written.
@@ -339,7 +339,7 @@ extension Dashboard {
                     missingReason: edit.rules?.plan == nil ? nil : edit.missingReason))
         }
         page.toggle = edit.toggle
-        page.history = FeatureHistoryView(try await store.history(of: name, in: path), of: feature, urls: urls)
+        page.history = FeatureHistoryView(try await store.catalog.history(of: name, in: path), of: feature, urls: urls)
         page.timeline = AssignmentChart(
             try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
         page.events = try await store.assignmentEvents(
@@ -355,7 +355,7 @@ extension Dashboard {
     private func targetingSection(
         of feature: Feature, in path: EnvironmentPath, revision: Int, edit: RulesEdit?, reason: ReasonField
     ) async throws -> FeaturePage.Targeting {
-        let rules = try await store.targeting(in: path).featureRules[feature.name] ?? []
+        let rules = try await store.catalog.targeting(in: path).featureRules[feature.name] ?? []
         let writer = JSONWriter(style: .pretty(indent: 2))
         let text = edit?.text ?? writer.string(of: ["rules": .array(rules.map(\.jsonValue))])
         let rows = rules.enumerated().map { index, rule in
@@ -373,7 +373,7 @@ extension Dashboard {
             rulesPlan: edit?.plan, rulesReason: reason,
             builder: RuleBuilder(
                 draft: draft, variations: feature.effectiveVariations,
-                attributeNames: try await store.attributeNames(in: path)),
+                attributeNames: try await store.catalog.attributeNames(in: path)),
             isJSONOpen: edit != nil && draft == nil)
     }
 }

@@ -44,7 +44,7 @@ extension Dashboard {
         }
         let isApplying = form.action == "apply"
         do {
-            let outcome = try await store.importDocument(
+            let outcome = try await store.catalog.importDocument(
                 bytes, into: path,
                 options: ImportOptions(
                     isDryRun: !isApplying, message: ReasonField.message(form.message),

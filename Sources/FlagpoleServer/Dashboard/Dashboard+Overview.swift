@@ -26,12 +26,13 @@ extension Dashboard {
         let decoded = current.map { DocumentDecoder.decode($0.document) }
         let warnings = Dictionary(grouping: decoded?.diagnostics ?? [], by: \.feature)
         let urls = EnvironmentURLs(path)
-        let configs = try await store.configs(in: path).document
-        let ruleCounts = try await store.targeting(in: path).featureRules.reduce(into: [String: Int]()) {
+        let configs = try await store.catalog.configs(in: path).document
+        let ruleCounts = try await store.catalog.targeting(in: path).featureRules.reduce(into: [String: Int]()) {
             $0[Feature.nameKey($1.key), default: 0] += $1.value.count
         }
         // The audit wrote each name as it was then: look the changes up as features compare.
-        let changes = try await store.lastChanges(in: path).reduce(into: [String: FeatureChange]()) { last, entry in
+        let changes = try await store.catalog.lastChanges(in: path).reduce(into: [String: FeatureChange]()) {
+            last, entry in
             let key = Feature.nameKey(entry.key)
             if (last[key]?.revision ?? .min) < entry.value.revision { last[key] = entry.value }
         }
@@ -85,12 +86,12 @@ extension Dashboard {
         let isReasonRequired = try await requiresReason(context)
         // What the confirmation says, from a dry run of the change.
         func confirming(_ edit: PendingEdit) async throws -> Response {
-            let outcome = try await store.setEnabled(
+            let outcome = try await store.catalog.setEnabled(
                 form.enabled, feature: name, in: path,
                 options: EditOptions(isDryRun: true, actor: session.identity.actor))
             var edit = edit
             edit.toggle = ToggleConfirmation(
-                try await store.feature(name, in: path).feature, enabling: form.enabled, outcome: outcome,
+                try await store.catalog.feature(name, in: path).feature, enabling: form.enabled, outcome: outcome,
                 back: form.back,
                 reason: ReasonField(
                     id: "toggle-reason", text: form.reason, isRequired: isReasonRequired,
@@ -101,7 +102,7 @@ extension Dashboard {
             return try await confirming(PendingEdit(reason: form.reason))
         }
         do {
-            let outcome = try await store.setEnabled(
+            let outcome = try await store.catalog.setEnabled(
                 form.enabled, feature: name, in: path,
                 options: EditOptions(message: ReasonField.message(form.reason), actor: session.identity.actor))
             let urls = EnvironmentURLs(path)
@@ -119,7 +120,7 @@ extension Dashboard {
     /// - throws: `TenancyError.environmentNotFound`.
     func currentRevision(of path: EnvironmentPath) async throws -> Revision? {
         do {
-            return try await store.revision(of: path)
+            return try await store.catalog.revision(of: path)
         } catch DocumentError.noRevision {
             return nil
         }

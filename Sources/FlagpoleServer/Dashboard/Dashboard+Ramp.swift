@@ -112,7 +112,7 @@ extension Dashboard {
     /// feature the environment lacks is refused (404) and changes nothing.
     private func existingFeature(_ context: DashboardEnvironmentContext<Needs.Editor>) async throws -> String {
         let name = try context.feature()
-        _ = try await store.feature(name, in: context.path)
+        _ = try await store.catalog.feature(name, in: context.path)
         return name
     }
 
@@ -142,7 +142,7 @@ extension Dashboard {
         _ name: String, in context: DashboardEnvironmentContext<some RequiredRole>, draft: RampForm
     ) async throws -> RampPage {
         let path = context.path
-        let feature = try await store.feature(name, in: path).feature
+        let feature = try await store.catalog.feature(name, in: path).feature
         let report: RampReport?
         do {
             report = try await store.rollouts.ramp(of: name, in: path)

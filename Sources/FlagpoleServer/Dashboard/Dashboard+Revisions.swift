@@ -33,7 +33,7 @@ extension Dashboard {
         let session = context.session
         let form = try await form(RollbackForm.self, of: request, session: session)
         do {
-            let outcome = try await store.rollBack(
+            let outcome = try await store.catalog.rollBack(
                 path, to: form.to,
                 options: EditOptions(
                     message: ReasonField.message(form.reason), actor: session.identity.actor,
@@ -54,7 +54,7 @@ extension Dashboard {
         let session = context.session
         let urls = EnvironmentURLs(path)
         let canEdit = context.canEdit
-        let revisions = try await store.revisions(of: path).sorted { $0.number > $1.number }
+        let revisions = try await store.catalog.revisions(of: path).sorted { $0.number > $1.number }
         let current = revisions.first?.number ?? 0
         let from = from ?? current
         let chrome = try await chrome(context, at: .revisions, notice: notice)
@@ -80,7 +80,7 @@ extension Dashboard {
             })
         if let to {
             do {
-                let diff = try await store.diff(path, from: from, to: to)
+                let diff = try await store.catalog.diff(path, from: from, to: to)
                 let rollback =
                     canEdit && from == current && to != current
                     ? RevisionsPage.Rollback(

@@ -62,7 +62,7 @@ extension Dashboard {
     ) async throws -> Response {
         let path = context.path
         let name = try context.decodedParameter("segment")
-        let snapshot = try await store.targeting(in: path)
+        let snapshot = try await store.catalog.targeting(in: path)
         guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
             throw Self.noSegment(name, in: path, snapshot: snapshot)
         }
@@ -95,7 +95,7 @@ extension Dashboard {
         let isApplying = form.action == "apply"
         var state = SegmentState(reason: form.reason)
         do {
-            let outcome = try await store.deleteSegment(
+            let outcome = try await store.catalog.deleteSegment(
                 named: name, in: path,
                 options: EditOptions(
                     isDryRun: !isApplying, message: ReasonField.message(form.reason), actor: session.identity.actor,
@@ -109,7 +109,7 @@ extension Dashboard {
             // The confirmation stays up when applying it is refused (no reason given, say).
             if isApplying, let revision = form.revision { state.deletion = revision + 1 }
         }
-        let snapshot = try await store.targeting(in: path)
+        let snapshot = try await store.catalog.targeting(in: path)
         guard let existing = snapshot.segments.first(where: { $0.name == name }) else {
             throw Self.noSegment(name, in: path, snapshot: snapshot)
         }
@@ -129,14 +129,15 @@ extension Dashboard {
         var state = SegmentState(revision: form.revision, reason: form.reason)
         do {
             let segment = try draft.segment()
-            if isNew, try await store.targeting(in: path).segments.contains(where: { $0.name == segment.name }) {
+            if isNew, try await store.catalog.targeting(in: path).segments.contains(where: { $0.name == segment.name })
+            {
                 state.error = PageError(
                     status: .conflict,
                     message:
                         "A segment named \"\(segment.name)\" exists already: nothing was written. Open it from the segments page to change it, or choose another name."
                 )
             } else {
-                let outcome = try await store.setSegment(
+                let outcome = try await store.catalog.setSegment(
                     segment, in: path,
                     options: EditOptions(
                         isDryRun: !isApplying, message: ReasonField.message(form.reason),
@@ -167,7 +168,7 @@ extension Dashboard {
         _ context: DashboardEnvironmentContext<some RequiredRole>, notice: String?
     ) async throws -> SegmentsPage {
         let path = context.path
-        let snapshot = try await store.targeting(in: path)
+        let snapshot = try await store.catalog.targeting(in: path)
         let urls = EnvironmentURLs(path)
         let rows = snapshot.segments.map { segment in
             let uses = Self.uses(of: segment.name, in: snapshot, urls: urls)
@@ -188,7 +189,7 @@ extension Dashboard {
         notice: String? = nil, state: SegmentState = SegmentState()
     ) async throws -> SegmentPage {
         let (path, session) = (context.path, context.session)
-        let snapshot = try await store.targeting(in: path)
+        let snapshot = try await store.catalog.targeting(in: path)
         let urls = EnvironmentURLs(path)
         let saved = isNew ? nil : snapshot.segments.first { $0.name == draft.name }
         let uses = isNew ? [] : Self.uses(of: draft.name, in: snapshot, urls: urls)

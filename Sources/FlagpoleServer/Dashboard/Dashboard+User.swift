@@ -72,9 +72,9 @@ extension Dashboard {
     ) async throws {
         let urls = EnvironmentURLs(path)
         let features = Dictionary(
-            (try await store.snapshot(of: path)).document.features.map { ($0.name, $0) },
+            (try await store.catalog.snapshot(of: path)).document.features.map { ($0.name, $0) },
             uniquingKeysWith: { first, _ in first })
-        let kept = try await store.keptAttributes(of: user, in: path)
+        let kept = try await store.catalog.keptAttributes(of: user, in: path)
         page.keptAttributes = (kept?.values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
         page.hasKeptAttributes = !page.keptAttributes.isEmpty
         page.isTyped = attributes != nil

@@ -249,7 +249,7 @@ struct ChangeStreamRoutes {
     )
         async throws -> [ChangeEvent]
     {
-        try await store.revisionChanges(in: path, after: revision).map {
+        try await store.catalog.revisionChanges(in: path, after: revision).map {
             ChangeEvent(generation: generation, change: $0)
         }
     }

@@ -85,7 +85,7 @@ struct DeliveryRoutes {
             return Self.response(document, to: request, cacheControl: cacheControl)
         }
         metrics.cacheMisses.increment()
-        let configs = try await store.sharedConfigs(in: path, tag: tag, release: release)
+        let configs = try await store.catalog.sharedConfigs(in: path, tag: tag, release: release)
         let revision = configs.revision
         fetches.count(path, revision: revision, .shared)
         let document = RenderedDocument(revision: revision, bytes: configs.bytes)
@@ -164,7 +164,7 @@ struct DeliveryRoutes {
         }
         metrics.cacheMisses.increment()
         let document = RenderedDocument(
-            revision: revision, bytes: try await store.revision(revision, of: path).document)
+            revision: revision, bytes: try await store.catalog.revision(revision, of: path).document)
         cache.insert(document, for: key, generation: generation)
         return document
     }

@@ -35,7 +35,7 @@ extension FeatureStore {
                 rules: targeting.rules(of: stored.feature.name) ?? []), !test.rules.isEmpty
             {
                 let segments = SegmentLookup(
-                    try targeting.segments.values.map { try Self.segment($0, in: scope, db: db) })
+                    try targeting.segments.values.map { try Catalog.segment($0, in: scope, db: db) })
                 let writer = db.assignments.writer(in: scope, revision: revision, now: Date())
                 for user in users {
                     let (recorded, isNew) = try writer.recordFirst(

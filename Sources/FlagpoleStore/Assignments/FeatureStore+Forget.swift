@@ -48,7 +48,7 @@ extension FeatureStore {
                 let targeting = try TargetingDocument(stored: try db.environments.revision(nil, in: scope)?.targeting)
                 for definition in targeting.segments.values.sorted(by: { $0.name < $1.name })
                 where definition.users != nil {
-                    if try Self.segment(definition, in: scope, db: db).users.contains(user) {
+                    if try Catalog.segment(definition, in: scope, db: db).users.contains(user) {
                         report.segmentsListingUser.append("\(environment.name)/\(definition.name)")
                     }
                 }

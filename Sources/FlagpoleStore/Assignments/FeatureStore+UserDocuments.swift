@@ -109,7 +109,7 @@ extension FeatureStore {
         let plan = PinningPlan(
             head: head, document: try db.currentDocument(in: head.scope, features: features), features: features,
             configs: ConfigsDocument(stored: configs), targeting: targeting,
-            segments: try targeting.segments.values.map { try Self.segment($0, in: head.scope, db: db) })
+            segments: try targeting.segments.values.map { try Catalog.segment($0, in: head.scope, db: db) })
         pinningPlans.keep(plan)
         return plan
     }

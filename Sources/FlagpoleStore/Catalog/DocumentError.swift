@@ -14,7 +14,7 @@ public enum DocumentError: FlagpoleError {
     /// The environment asks a reason of every change (`flagpole env mark --requires-reason`),
     /// and this one came without.
     case reasonRequired(EnvironmentPath)
-    /// A description over `FeatureStore.maximumDescriptionLength` characters.
+    /// A description over `Catalog.maximumDescriptionLength` characters.
     case descriptionTooLong(feature: String, length: Int)
 
     public var description: String {
@@ -35,7 +35,7 @@ public enum DocumentError: FlagpoleError {
         case .revisionConflict(let path, let expected, let current):
             "\(path) is at revision \(current.map(String.init) ?? "none"), not \(expected): someone changed it since you read it. Nothing was written; read the current revision and try again."
         case .descriptionTooLong(let feature, let length):
-            "The description of \"\(feature)\" is \(length) characters long; the app shows it in its debug screen, so it is kept to \(FeatureStore.maximumDescriptionLength). Nothing was written: shorten it."
+            "The description of \"\(feature)\" is \(length) characters long; the app shows it in its debug screen, so it is kept to \(Catalog.maximumDescriptionLength). Nothing was written: shorten it."
         case .reasonRequired(let path):
             "\(path) asks a reason for every change: nothing was written. Say what the change is for, such as \"phase 2 of the roll-out\": --message on the command line, \"message\" in the API, the Reason field in the dashboard. (`flagpole env mark \(path.environment) --tenant \(path.tenant) --no-requires-reason` lifts the rule.)"
         }

@@ -101,7 +101,7 @@ struct DocumentPlan {
             guard let rules = targeting.rules(of: feature.name) else { continue }
             let problems =
                 rules.problems(variations: feature.effectiveVariations, segments: segments)
-                + FeatureStore.unshowable(rules, of: feature)
+                + Catalog.unshowable(rules, of: feature)
             issues += problems.filter { $0.severity == .error }.map { issue in
                 var issue = issue
                 issue.message = "\(feature.name): \(issue.message)"
@@ -218,7 +218,7 @@ struct DocumentPlan {
         }
         let changed = Set(rangeChanges.map { Feature.nameKey($0.next.name) })
         let segments = SegmentLookup(
-            try nextTargeting.segments.values.map { try FeatureStore.segment($0, in: scope, db: db) })
+            try nextTargeting.segments.values.map { try Catalog.segment($0, in: scope, db: db) })
         for (index, feature) in document.features.enumerated() {
             let key = Feature.nameKey(feature.name)
             guard ruled.contains(key), changed.contains(key) || !targetingChanges.isEmpty,

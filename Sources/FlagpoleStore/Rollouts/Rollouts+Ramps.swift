@@ -347,7 +347,7 @@ extension Rollouts {
         // The ramp's own words are its reason: the plan it was made with says who moves at each step.
         let message =
             "ramp \(ramp.id): step \(target + 1) of \(ramp.steps.count), \(course.variation) \(Percent.format(share))\(foldedText)"
-        let outcome = try FeatureStore.edit(
+        let outcome = try Catalog.edit(
             db, ramp.feature, in: ramp.path, kind: share >= 100 ? .rollout : .bias,
             options: EditOptions(message: message, actor: actor, time: now), message: message
         ) { feature in
@@ -399,7 +399,7 @@ extension Rollouts {
             let current = try db.features.stored(named: ramp.feature, in: scope).feature
             let course = try RampCourse(feature: current, variation: ramp.variation)
             let message = "abort ramp \(ramp.id): \(course.variation) back to 0 %"
-            let outcome = try FeatureStore.edit(
+            let outcome = try Catalog.edit(
                 db, ramp.feature, in: ramp.path, kind: .bias,
                 options: EditOptions(isDryRun: isDryRun, message: message, actor: actor, time: now), message: message
             ) { feature in

@@ -129,7 +129,7 @@ extension Rollouts {
                 ramp = running
                 paused = ", and paused ramp \(running.id)"
             }
-            let outcome = try FeatureStore.setEnabled(
+            let outcome = try Catalog.setEnabled(
                 db, false, feature: trigger.feature, in: trigger.path,
                 options: EditOptions(message: "disable \(trigger.feature): \(reason)", actor: actor, time: now))
             guard outcome.isApplied else { return ("nothing: \(trigger.feature) is disabled already" + paused, nil) }

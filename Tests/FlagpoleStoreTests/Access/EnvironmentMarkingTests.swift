@@ -100,41 +100,50 @@ struct EnvironmentMarkingTests {
         (
             "import",
             { store, options in
-                _ = try await store.importDocument(
+                _ = try await store.catalog.importDocument(
                     Array(
                         RampTests.onOff.replacingOccurrences(of: #""name": "other""#, with: #""name": "another""#).utf8),
                     into: .acmeProduction,
                     options: ImportOptions(isDryRun: options.isDryRun, message: options.message, actor: "test"))
             }
         ),
-        ("biases", { _ = try await $0.setBiases([30, 70], of: "checkout", in: .acmeProduction, options: $1) }),
-        ("toggle", { _ = try await $0.setEnabled(false, feature: "checkout", in: .acmeProduction, options: $1) }),
-        ("roll-out", { _ = try await $0.rollOut("other", to: "A", in: .acmeProduction, options: $1) }),
-        ("roll-back", { _ = try await $0.rollBack(.acmeProduction, to: 1, options: $1) }),
-        ("tags", { _ = try await $0.setTags(["ios"], ofFeature: "checkout", in: .acmeProduction, options: $1) }),
+        ("biases", { _ = try await $0.catalog.setBiases([30, 70], of: "checkout", in: .acmeProduction, options: $1) }),
+        (
+            "toggle",
+            { _ = try await $0.catalog.setEnabled(false, feature: "checkout", in: .acmeProduction, options: $1) }
+        ),
+        ("roll-out", { _ = try await $0.catalog.rollOut("other", to: "A", in: .acmeProduction, options: $1) }),
+        ("roll-back", { _ = try await $0.catalog.rollBack(.acmeProduction, to: 1, options: $1) }),
+        (
+            "tags",
+            { _ = try await $0.catalog.setTags(["ios"], ofFeature: "checkout", in: .acmeProduction, options: $1) }
+        ),
         (
             "description",
-            { _ = try await $0.setDescription("Checkout", of: "checkout", in: .acmeProduction, options: $1) }
+            { _ = try await $0.catalog.setDescription("Checkout", of: "checkout", in: .acmeProduction, options: $1) }
         ),
         (
             "config",
             { store, options in
-                _ = try await store.setConfig(
+                _ = try await store.catalog.setConfig(
                     try ConfigTests.config(#"{"name": "limit", "type": "int", "default": 3}"#), in: .acmeProduction,
                     options: options)
             }
         ),
-        ("config deletion", { _ = try await $0.deleteConfig(named: "kept", in: .acmeProduction, options: $1) }),
+        ("config deletion", { _ = try await $0.catalog.deleteConfig(named: "kept", in: .acmeProduction, options: $1) }),
         (
             "rules",
             { store, options in
-                _ = try await store.setRules(
+                _ = try await store.catalog.setRules(
                     try TargetingStoreTests.rules(
                         #"{"rules": [{"id": "staff", "clauses": [{"attribute": "email", "operator": "endsWith", "values": ["@corp.com"]}], "serve": {"variation": "Disabled"}}]}"#
                     ), ofFeature: "checkout", in: .acmeProduction, options: options)
             }
         ),
-        ("segment", { _ = try await $0.setSegment(TargetingStoreTests.staff, in: .acmeProduction, options: $1) }),
+        (
+            "segment",
+            { _ = try await $0.catalog.setSegment(TargetingStoreTests.staff, in: .acmeProduction, options: $1) }
+        ),
     ]
 
     @Test(
@@ -144,7 +153,7 @@ struct EnvironmentMarkingTests {
         let (name, change) = Self.changes[index]
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        _ = try await store.setConfig(
+        _ = try await store.catalog.setConfig(
             try ConfigTests.config(#"{"name": "kept", "type": "bool", "default": true}"#), in: .acmeProduction,
             options: EditOptions(actor: "test"))
         try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
@@ -160,7 +169,7 @@ struct EnvironmentMarkingTests {
         #expect(try await store.fingerprint() == before, "\(name): a refused change writes nothing")
         try await change(store, EditOptions(isDryRun: true, actor: "test"))
         try await change(store, EditOptions(message: "phase 2 of the roll-out", actor: "test"))
-        let latest = try #require(try await store.revisions(of: .acmeProduction).max { $0.number < $1.number })
+        let latest = try #require(try await store.catalog.revisions(of: .acmeProduction).max { $0.number < $1.number })
         #expect(latest.number == 3 && latest.message == "phase 2 of the roll-out", "\(name)")
     }
 
@@ -179,7 +188,8 @@ struct EnvironmentMarkingTests {
         let called = try await store.rollouts.callTrigger(
             trigger.token, address: "203.0.113.9", userAgent: nil, now: start.addingTimeInterval(60))
         #expect(called.acted)
-        let messages = try await store.revisions(of: .acmeProduction).sorted { $0.number < $1.number }.map(\.message)
+        let messages = try await store.catalog.revisions(of: .acmeProduction).sorted { $0.number < $1.number }.map(
+            \.message)
         #expect(
             messages.count == 3 && messages[1].hasPrefix("ramp 1: step 1 of 2")
                 && messages[2].hasPrefix("disable checkout"))

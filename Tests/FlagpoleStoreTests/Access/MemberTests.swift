@@ -46,10 +46,10 @@ struct MemberTests {
         await #expect(throws: MemberError.linkUsed(at: start)) {
             try await store.useLink(link.token, password: "another long one", address: "x", cost: cost, now: start)
         }
-        _ = try await store.importDocument(
+        _ = try await store.catalog.importDocument(
             Array(#"{"features":[{"name":"Search","enabled":true}]}"#.utf8), into: .acmeProduction,
             options: ImportOptions(actor: session.identity.actor))
-        #expect(try await store.revisions(of: .acmeProduction).first?.actor == "Ada Lovelace <ada@example.com>")
+        #expect(try await store.catalog.revisions(of: .acmeProduction).first?.actor == "Ada Lovelace <ada@example.com>")
     }
 
     @Test("Expired, unknown and replaced links are refused, and nothing is set")

@@ -17,7 +17,7 @@ struct TenancyTests {
         #expect(tenants.first?.environments == [.production])
         let environments = try await store.environments(of: TenantSlug(rawValue: "acme"))
         #expect(environments.map(\.revision) == [nil])
-        await #expect(throws: DocumentError.self) { try await store.revision(of: .acmeProduction) }
+        await #expect(throws: DocumentError.self) { try await store.catalog.revision(of: .acmeProduction) }
     }
 
     @Test("Creating a tenant or an environment twice is refused")
@@ -41,16 +41,18 @@ struct TenancyTests {
         try await store.importText(
             #"{"features": [{"name": "shared", "enabled": false}, {"name": "only-globex"}]}"#, into: .globexProduction)
 
-        #expect(try await store.snapshot(of: .acmeProduction).document.features.map(\.enabled) == [true])
+        #expect(try await store.catalog.snapshot(of: .acmeProduction).document.features.map(\.enabled) == [true])
         #expect(
-            try await store.snapshot(of: .globexProduction).document.features.map(\.name) == ["shared", "only-globex"])
+            try await store.catalog.snapshot(of: .globexProduction).document.features.map(\.name) == [
+                "shared", "only-globex",
+            ])
         let acmeSalts = Set(try await store.storedFeatures(of: .acmeProduction).map(\.salt))
         let globexSalts = Set(try await store.storedFeatures(of: .globexProduction).map(\.salt))
         #expect(acmeSalts.isDisjoint(with: globexSalts))
 
         // Emptying acme's environment archives only acme's feature.
         try await store.importText(#"{"features": []}"#, into: .acmeProduction)
-        #expect(try await store.snapshot(of: .globexProduction).document.features.count == 2)
+        #expect(try await store.catalog.snapshot(of: .globexProduction).document.features.count == 2)
     }
 
     @Test("The schema itself refuses a row that points into another tenant")

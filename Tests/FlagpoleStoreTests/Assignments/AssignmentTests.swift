@@ -21,7 +21,7 @@ struct AssignmentTests {
         let users = UserID.numbered(300)
 
         for (name, firstGroupEnd) in [("kept", 30.0), ("ignored", 50.0)] {
-            let detail = try await store.feature(name, in: .acmeProduction)
+            let detail = try await store.catalog.feature(name, in: .acmeProduction)
             let points = UserPoints(salt: detail.salt)
             let reported = Collected<Assignment>()
 
@@ -150,7 +150,7 @@ struct AssignmentTests {
         #expect(counts.map(\.users).reduce(0, +) == 10_000)
         let share = Double(counts[0].users) / 10_000
         #expect(abs(share - 0.20) <= 0.015, "first group holds \(share)")
-        #expect(try await store.feature("t", in: .acmeProduction).recordedUsers == 10_000)
+        #expect(try await store.catalog.feature("t", in: .acmeProduction).recordedUsers == 10_000)
     }
 
     @Test("Another tenant's users, events and counts are invisible, even under the same feature name")
@@ -168,13 +168,13 @@ struct AssignmentTests {
         #expect(try await store.allAssignmentEvents(in: .globexProduction, user: users[0]).isEmpty)
         #expect(try await store.allAssignmentEvents(in: .globexProduction, feature: "t").isEmpty)
         #expect(try await store.assignmentCounts(of: "t", in: .globexProduction).map(\.users) == [0, 0])
-        #expect(try await store.feature("t", in: .globexProduction).recordedUsers == 0)
+        #expect(try await store.catalog.feature("t", in: .globexProduction).recordedUsers == 0)
         #expect(try await store.recordedAssignments(of: "t", in: .globexProduction).isEmpty)
         #expect(try await store.allAssignmentEvents(in: .acmeProduction).count == 100)
 
         // When globex assigns the same users and acme changes its biases
         _ = try await store.assign(users, to: "t", in: .globexProduction)
-        let change = try await store.setBiases(
+        let change = try await store.catalog.setBiases(
             [60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(change.isApplied)
 
@@ -188,6 +188,6 @@ struct AssignmentTests {
         #expect(globexEvents.count == 100)
         #expect(globexEvents.allSatisfy { $0.reason == .first })
         #expect(try await store.allAssignmentEvents(in: .acmeProduction).count > 100)
-        #expect(try await store.revisions(of: .globexProduction).count == 1)
+        #expect(try await store.catalog.revisions(of: .globexProduction).count == 1)
     }
 }

@@ -56,8 +56,8 @@ struct BulkAssignmentTests {
         let after = try await store.recordedAssignments(of: "t")
         #expect(after.count == 10_000)
         for user in known { #expect(after[user] == before[user]) }
-        let points = UserPoints(salt: try await store.feature("t", in: .acmeProduction).salt)
-        let feature = try await store.feature("t", in: .acmeProduction).feature
+        let points = UserPoints(salt: try await store.catalog.feature("t", in: .acmeProduction).salt)
+        let feature = try await store.catalog.feature("t", in: .acmeProduction).feature
         for user in fresh {
             let assignment = try #require(after[user])
             #expect(assignment.point == points.point(for: user.rawValue))

@@ -113,7 +113,7 @@ struct IdentityTests {
             // Found by either spelling, with the bytes as written.
             for spelling in [written, other] {
                 #expect(
-                    Array(try await store.feature(spelling, in: .acmeProduction).feature.name.utf8)
+                    Array(try await store.catalog.feature(spelling, in: .acmeProduction).feature.name.utf8)
                         == Array(written.utf8))
             }
             _ = try await store.assign([UserID(rawValue: "u")], to: other, in: .acmeProduction)
@@ -124,17 +124,17 @@ struct IdentityTests {
             let outcome = try await store.importText(respelled)
             #expect(outcome.added.isEmpty && outcome.archived.isEmpty)
             #expect(try await store.salt(of: other) == salt)
-            let snapshot = try await store.snapshot(of: .acmeProduction)
+            let snapshot = try await store.catalog.snapshot(of: .acmeProduction)
             #expect(Array(snapshot.document.features[0].name.utf8) == Array(other.utf8))
-            #expect(snapshot.document.rendered() == (try await store.revision(of: .acmeProduction).document))
+            #expect(snapshot.document.rendered() == (try await store.catalog.revision(of: .acmeProduction).document))
             #expect(try await store.recordedAssignments(of: written, in: .acmeProduction).count == 1)
             let rows = try await store.read { db in
                 try db.value(Int.self, "SELECT count(*) FROM features WHERE name IN (?, ?)", [written, other])
             }
             #expect(rows == 1)
             // The audit says what changed: the name's spelling.
-            let latest = try #require(try await store.revisions(of: .acmeProduction).first)
-            let diff = try await store.diff(.acmeProduction, from: latest.number - 1, to: latest.number)
+            let latest = try #require(try await store.catalog.revisions(of: .acmeProduction).first)
+            let diff = try await store.catalog.diff(.acmeProduction, from: latest.number - 1, to: latest.number)
             #expect(diff.changes.map(\.field) == ["name"])
             // Back to an empty store for the next pair.
             try await store.importText(#"{"features": []}"#)
@@ -147,7 +147,7 @@ struct IdentityTests {
         let outcome = try await store.importText(
             #"{"features": [{"name": "caf\u00e9"}, {"name": "cafe\u0301", "enabled": true}]}"#)
         #expect(outcome.warnings.map(\.code) == [.duplicateName])
-        let features = try await store.snapshot(of: .acmeProduction).document.features
+        let features = try await store.catalog.snapshot(of: .acmeProduction).document.features
         #expect(features.map { Array($0.name.utf8) } == [Array("caf\u{E9}".utf8)])
     }
 
@@ -165,7 +165,7 @@ struct IdentityTests {
         // bias change moves users out of it
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["\#(nfd)", "B"], "test-biases": [50, 50]}]}"#)
-        let outcome = try await store.setBiases(
+        let outcome = try await store.catalog.setBiases(
             [20, 80], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then the movers left the NFC group, as their rows held it, and the deltas agree by bytes

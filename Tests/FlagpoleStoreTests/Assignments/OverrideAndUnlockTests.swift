@@ -16,7 +16,7 @@ struct OverrideAndUnlockTests {
         // Given a QA user whose point is in A, and another user in B, both recorded
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.halfHalf)
-        let points = UserPoints(salt: try await store.feature("t", in: .acmeProduction).salt)
+        let points = UserPoints(salt: try await store.catalog.feature("t", in: .acmeProduction).salt)
         let qa = points.firstUser(prefix: "qa") { $0 < 50 }
         let other = points.firstUser(prefix: "other") { $0 >= 50 && $0 < 90 }
         _ = try await store.assign([qa, other], to: "t", in: .acmeProduction)
@@ -32,7 +32,7 @@ struct OverrideAndUnlockTests {
         #expect(try await store.recordedAssignments(of: "t")[qa]?.isOverride == true)
 
         // When the biases change so that B's range no longer holds the user's point
-        let change = try await store.setBiases(
+        let change = try await store.catalog.setBiases(
             [90, 10], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then the override stays, and only the other user moves
@@ -51,7 +51,7 @@ struct OverrideAndUnlockTests {
             return
         }
         #expect(pinnedPoint >= 90 && pinnedPoint < 100)
-        #expect(try await store.feature("t", in: .acmeProduction).feature.variation(at: pinnedPoint) == "B")
+        #expect(try await store.catalog.feature("t", in: .acmeProduction).feature.variation(at: pinnedPoint) == "B")
         #expect(pinned.assignments.first { $0.feature == "t" }?.variation == "B")
 
         // When the override is cleared
@@ -81,7 +81,7 @@ struct OverrideAndUnlockTests {
     func overrideOfANewUser() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.halfHalf)
-        let points = UserPoints(salt: try await store.feature("t", in: .acmeProduction).salt)
+        let points = UserPoints(salt: try await store.catalog.feature("t", in: .acmeProduction).salt)
         let qa = points.firstUser(prefix: "qa") { $0 >= 50 }
 
         let forced = try await store.setOverride("t", user: qa, variation: "A", in: .acmeProduction)
@@ -218,7 +218,8 @@ struct OverrideAndUnlockTests {
         let forCarol = try JSONParser.parse(
             try await store.pinnedDocument(for: UserID(rawValue: "carol"), in: .acmeProduction).bytes
         ).value.featuresByName
-        let shared = try JSONParser.parse(try await store.revision(of: .acmeProduction).document).value.featuresByName
+        let shared = try JSONParser.parse(try await store.catalog.revision(of: .acmeProduction).document).value
+            .featuresByName
 
         #expect(forAlice["premium"]?["unlocked"] == .bool(true))
         #expect(forAlice["gift"]?["unlocked"] == .bool(false))

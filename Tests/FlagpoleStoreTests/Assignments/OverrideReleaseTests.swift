@@ -16,7 +16,7 @@ struct OverrideReleaseTests {
     func overriddenUser(
         _ store: FeatureStore, feature: String, into variation: String, pointBelow bound: Double
     ) async throws -> UserID {
-        let salt = try await store.feature(feature, in: .acmeProduction).salt
+        let salt = try await store.catalog.feature(feature, in: .acmeProduction).salt
         let user = UserPoints(salt: salt).firstUser { $0 < bound }
         _ = try await store.setOverride(feature, user: user, variation: variation, in: .acmeProduction)
         return user
@@ -28,10 +28,10 @@ struct OverrideReleaseTests {
         try await store.importText(Self.mvt)
         let user = try await overriddenUser(store, feature: "m", into: "C", pointBelow: 40)
 
-        _ = try await store.setBiases([50, 20, 30], of: "m", in: .acmeProduction, options: options)
+        _ = try await store.catalog.setBiases([50, 20, 30], of: "m", in: .acmeProduction, options: options)
         #expect(try await store.recordedAssignments(of: "m")[user]?.isOverride == true)
 
-        _ = try await store.setBiases([50, 50, 0], of: "m", in: .acmeProduction, options: options)
+        _ = try await store.catalog.setBiases([50, 50, 0], of: "m", in: .acmeProduction, options: options)
         let released = try #require(try await store.recordedAssignments(of: "m")[user])
         #expect(!released.isOverride)
         #expect(released.variation == "A")
@@ -47,7 +47,7 @@ struct OverrideReleaseTests {
         try await store.importText(Self.mvt)
         let user = try await overriddenUser(store, feature: "m", into: "B", pointBelow: 40)
 
-        _ = try await store.setEnabled(false, feature: "m", in: .acmeProduction, options: options)
+        _ = try await store.catalog.setEnabled(false, feature: "m", in: .acmeProduction, options: options)
         #expect(
             try await store.recordedAssignments(of: "m")[user].map { ($0.variation, $0.isOverride) } ?? ("", true) == (
                 "Disabled", false
@@ -57,7 +57,7 @@ struct OverrideReleaseTests {
         }
         #expect(refusal?.description.contains("\"m\" is disabled") == true)
 
-        _ = try await store.setEnabled(true, feature: "m", in: .acmeProduction, options: options)
+        _ = try await store.catalog.setEnabled(true, feature: "m", in: .acmeProduction, options: options)
         #expect(try await store.recordedAssignments(of: "m")[user]?.variation == "A")
         try await ReevaluationInvariantSoakTests.checkInvariant(store, step: 0)
     }
@@ -71,7 +71,7 @@ struct OverrideReleaseTests {
         _ = try await store.assign(users, to: "o", in: .acmeProduction)
         let user = try await overriddenUser(store, feature: "o", into: "Disabled", pointBelow: 10)
 
-        _ = try await store.rollOut("o", to: nil, in: .acmeProduction, options: options)
+        _ = try await store.catalog.rollOut("o", to: nil, in: .acmeProduction, options: options)
 
         let recorded = try await store.recordedAssignments(of: "o")
         #expect(recorded.values.allSatisfy { $0.variation == "Enabled" && !$0.isOverride })
@@ -98,9 +98,9 @@ struct OverrideReleaseTests {
     func enableDefault() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.mvt)
-        let outcome = try await store.setEnabled(true, feature: "m", in: .acmeProduction, options: options)
+        let outcome = try await store.catalog.setEnabled(true, feature: "m", in: .acmeProduction, options: options)
         #expect(outcome.isUnchanged)
-        #expect(try await store.revisions(of: .acmeProduction).count == 1)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 1)
     }
 
     @Test("Counts of an archived test are still readable")

@@ -60,8 +60,9 @@ struct PinnedDocumentTests {
         try await store.importText(Self.file)
         let users = UserID.numbered(200)
         _ = try await store.assign(users, to: "ab", in: .acmeProduction)
-        _ = try await store.setBiases([75, 25], of: "ab", in: .acmeProduction, options: EditOptions(actor: "test"))
-        let feature = try await store.feature("ab", in: .acmeProduction).feature
+        _ = try await store.catalog.setBiases(
+            [75, 25], of: "ab", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let feature = try await store.catalog.feature("ab", in: .acmeProduction).feature
         let recorded = try await store.recordedAssignments(of: "ab")
         #expect(recorded.values.contains { $0.revision == 2 })
 
@@ -84,13 +85,14 @@ struct PinnedDocumentTests {
         for user in UserID.numbered(5) {
             _ = try await store.pinnedDocument(for: user, in: .acmeProduction)
         }
-        _ = try await store.setBiases([50, 50], of: "ab", in: .acmeProduction, options: EditOptions(actor: "test"))
+        _ = try await store.catalog.setBiases(
+            [50, 50], of: "ab", in: .acmeProduction, options: EditOptions(actor: "test"))
 
-        for revision in try await store.revisions(of: .acmeProduction) {
-            let document = try await store.revision(revision.number, of: .acmeProduction).document
+        for revision in try await store.catalog.revisions(of: .acmeProduction) {
+            let document = try await store.catalog.revision(revision.number, of: .acmeProduction).document
             #expect(!String(decoding: document, as: UTF8.self).contains(Feature.assignmentKey))
         }
-        let snapshot = try await store.snapshot(of: .acmeProduction)
+        let snapshot = try await store.catalog.snapshot(of: .acmeProduction)
         #expect(!String(decoding: snapshot.document.rendered(), as: UTF8.self).contains(Feature.assignmentKey))
         // A pinned document does carry it, so the check above can fail.
         let pinned = try await store.pinnedDocument(for: UserID(rawValue: "user-0"), in: .acmeProduction)
@@ -112,7 +114,7 @@ struct PinnedDocumentTests {
     /// Every test of `features` carries `user`'s recorded point, whose variation is the recorded one.
     private func expectPinned(_ features: [String: JSONObject], for user: UserID, in store: FeatureStore) async throws {
         for name in Self.tests {
-            let detail = try await store.feature(name, in: .acmeProduction)
+            let detail = try await store.catalog.feature(name, in: .acmeProduction)
             let recorded = try #require(try await store.recordedAssignments(of: name)[user])
             guard case .number(let point)? = features[name]?[Feature.assignmentKey] else {
                 Issue.record("\(name) has no \(Feature.assignmentKey)")

@@ -34,16 +34,18 @@ struct ReevaluationInvariantSoakTests {
             let count = feature == "colour" ? 3 : 2
             switch random.next() % 6 {
             case 0, 1:
-                _ = try await store.setBiases(
+                _ = try await store.catalog.setBiases(
                     Self.biases(count: count, using: &random), of: feature, in: path, options: options)
             case 2:
-                _ = try await store.setEnabled(random.next() % 2 == 0, feature: feature, in: path, options: options)
+                _ = try await store.catalog.setEnabled(
+                    random.next() % 2 == 0, feature: feature, in: path, options: options)
             case 3:
-                let latest = try await store.revisions(of: path).first!.number
-                _ = try await store.rollBack(path, to: Int(random.next() % UInt64(latest)) + 1, options: options)
+                let latest = try await store.catalog.revisions(of: path).first!.number
+                _ = try await store.catalog.rollBack(
+                    path, to: Int(random.next() % UInt64(latest)) + 1, options: options)
             case 4:
                 let user = users[Int(random.next() % UInt64(users.count))]
-                let current = try await store.feature(feature, in: path).feature
+                let current = try await store.catalog.feature(feature, in: path).feature
                 if current.isBucketed, current.isEnabled,
                     let variation = current.effectiveVariations.randomElement(using: &random),
                     VariationRanges(of: current).point(in: variation, preferring: 0) != nil
@@ -59,7 +61,7 @@ struct ReevaluationInvariantSoakTests {
                 let names =
                     feature == "colour"
                     ? ["Orange", "Blue", "Green"].shuffled(using: &random) : ["Disabled", "Enabled"]
-                var document = try await store.snapshot(of: path).document
+                var document = try await store.catalog.snapshot(of: path).document
                 let index = document.features.firstIndex { $0.name == feature }!
                 document.features[index].testVariations = names
                 try await store.importText(String(decoding: document.rendered(), as: UTF8.self))
@@ -71,7 +73,7 @@ struct ReevaluationInvariantSoakTests {
     /// Every recorded user not under an override is in the group their point gives, and their
     /// latest event names the group they are in.
     static func checkInvariant(_ store: FeatureStore, step: Int) async throws {
-        let document = try await store.snapshot(of: .acmeProduction).document
+        let document = try await store.catalog.snapshot(of: .acmeProduction).document
         let events = try await store.allAssignmentEvents()
         var latest: [String: AssignmentEvent] = [:]
         for event in events.reversed() { latest["\(event.feature)/\(event.user)"] = event }

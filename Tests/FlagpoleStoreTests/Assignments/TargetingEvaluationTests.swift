@@ -16,7 +16,7 @@ struct TargetingEvaluationTests {
     /// Checkout A/B/C at 50/50/0 and a rule giving German users B.
     static func store(rules: String = Self.germansGetB) async throws -> FeatureStore {
         let store = try await TargetingStoreTests.store()
-        _ = try await store.setRules(
+        _ = try await store.catalog.setRules(
             try TargetingStoreTests.rules(rules), ofFeature: "Checkout", in: .acmeProduction, options: options)
         return store
     }
@@ -119,14 +119,15 @@ struct TargetingEvaluationTests {
         }
         let rules = try TargetingStoreTests.rules(Self.germansGetB)
         let before = try await store.fingerprint()
-        let plan = try await store.setRules(
+        let plan = try await store.catalog.setRules(
             rules, ofFeature: "Checkout", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
         #expect(try await store.fingerprint() == before)
         let checkout = try #require(plan.plans.first)
         #expect(checkout.moves.map { [$0.from, $0.to] } == [["A", "B"]] && checkout.movingUsers == 2)
         #expect(Set(checkout.moves[0].examples) == Set(users.prefix(2)))
         #expect(checkout.keptByApps.map(\.users) == [2] && checkout.usersWithAttributes == 4)
-        let applied = try await store.setRules(rules, ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        let applied = try await store.catalog.setRules(
+            rules, ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(applied.plans == plan.plans)
         for user in users.prefix(2) {
             let event = try await store.allAssignmentEvents(user: user).first
@@ -140,7 +141,8 @@ struct TargetingEvaluationTests {
         let disagreeing = try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments)
         #expect(disagreeing.isEmpty)
         // Removing the rule moves the followers back by their point, as planned.
-        let removed = try await store.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        let removed = try await store.catalog.setRules(
+            [], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(removed.plans.first?.moves.map { [$0.from, $0.to, String($0.users)] } == [["B", "A", "2"]])
     }
 
@@ -157,7 +159,7 @@ struct TargetingEvaluationTests {
         #expect(appPoint != own)
         let ruled = try #require(try await store.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
         #expect(ruled.reason == .rule && ruled.rule == "de" && ruled.point == appPoint)
-        _ = try await store.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
         let evaluation = try #require(
             try await store.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
         #expect(evaluation.variation == "B" && evaluation.reason == .bucket && evaluation.rule == nil)
@@ -176,7 +178,7 @@ struct TargetingEvaluationTests {
         let store = try await Self.store()
         let app = try await Self.usersInA(1, of: store)[0]
         _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
-        let placedAt = try await store.revision(of: .acmeProduction).number
+        let placedAt = try await store.catalog.revision(of: .acmeProduction).number
         let evaluation = try #require(
             try await store.evaluate(app, in: .acmeProduction, attributes: Self.de).first { $0.feature == "Checkout" })
         #expect(evaluation.variation == "A" && evaluation.reason == .bucket && evaluation.pinnedRevision == placedAt)
@@ -197,11 +199,11 @@ struct TargetingEvaluationTests {
             _ = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
         }
         // The apps hold 75, in B (50–100); B shrinks to 80–100: both leave the rule's group.
-        let plan = try await store.setBiases(
+        let plan = try await store.catalog.setBiases(
             [80, 20, 0], of: "Checkout", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
         let checkout = try #require(plan.plans.first)
         #expect(checkout.movingUsers == 2 && checkout.movingPlacedByRules == 2)
-        let applied = try await store.setBiases(
+        let applied = try await store.catalog.setBiases(
             [80, 20, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(applied.plans.first?.movingPlacedByRules == 2)
     }
@@ -213,12 +215,12 @@ struct TargetingEvaluationTests {
         for app in apps {
             _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
         }
-        let first = try await store.setRules(
+        let first = try await store.catalog.setRules(
             try TargetingStoreTests.rules(Self.germansGetB), ofFeature: "Checkout", in: .acmeProduction,
             options: Self.options)
         #expect(first.plans.first?.keptByApps.map(\.users) == [3])
         // A second rule for French users changes nothing for the German apps: none counted again.
-        let second = try await store.setRules(
+        let second = try await store.catalog.setRules(
             try TargetingStoreTests.rules(
                 #"""
                 {"rules": [{"id": "de", "clauses": [{"attribute": "country", "operator": "equals", "values": ["DE"]}], "serve": {"variation": "B"}},
@@ -226,7 +228,8 @@ struct TargetingEvaluationTests {
                 """#), ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(second.plans.first?.keptByApps.isEmpty == true)
         // Clearing the rules: the apps' decision goes back to their own point, A, where they are.
-        let cleared = try await store.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
+        let cleared = try await store.catalog.setRules(
+            [], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(cleared.plans.first?.keptByApps.isEmpty == true)
     }
 
@@ -238,7 +241,7 @@ struct TargetingEvaluationTests {
         )
         let user = UserID(rawValue: "u-1")
         _ = try await store.pinnedDocument(for: user, in: .acmeProduction)
-        _ = try await store.setEnabled(false, feature: "T", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setEnabled(false, feature: "T", in: .acmeProduction, options: Self.options)
         let evaluations = try await store.evaluate(user, in: .acmeProduction)
         let debug = try #require(evaluations.first { $0.feature == "Debug menu" })
         #expect(debug.variation == "Disabled" && debug.reason == .disabled)
@@ -262,9 +265,9 @@ struct TargetingEvaluationTests {
         let appPoint = try Self.pinnedPoint(document)
         #expect(appPoint == 75)
         // B shrinks to 70–100 (A takes 70 %): the app's point 75 stays in B; then to 80–100: it leaves.
-        _ = try await store.setBiases([70, 30, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setBiases([70, 30, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(try await store.allAssignmentEvents(user: app).count == 1)
-        _ = try await store.setBiases([80, 20, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setBiases([80, 20, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
         let moved = try await store.allAssignmentEvents(user: app).first
         #expect(moved?.reason == .bias && moved?.previousVariation == "B" && moved?.variation == "A")
         let again = try await store.pinnedDocument(for: app, in: .acmeProduction)
@@ -282,9 +285,9 @@ struct TargetingEvaluationTests {
         let user = try await Self.usersInA(1, of: store)[0]
         _ = try await store.evaluateFlag(
             "Checkout", for: FlagContext(user: user, attributes: Self.de), in: .acmeProduction)
-        _ = try await store.setEnabled(false, feature: "Checkout", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setEnabled(false, feature: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(try await store.allAssignmentEvents(user: user).first?.variation == "Disabled")
-        _ = try await store.setEnabled(true, feature: "Checkout", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setEnabled(true, feature: "Checkout", in: .acmeProduction, options: Self.options)
         let event = try await store.allAssignmentEvents(user: user).first
         #expect(event?.reason == .enable && event?.variation == "B")
     }
@@ -336,9 +339,9 @@ struct ConfigRuleTests {
 
     static func store() async throws -> FeatureStore {
         let store = try await TargetingStoreTests.store()
-        _ = try await store.setSegment(
+        _ = try await store.catalog.setSegment(
             TargetingStoreTests.staff, in: .acmeProduction, options: TargetingEvaluationTests.options)
-        _ = try await store.importConfigs(
+        _ = try await store.catalog.importConfigs(
             try ConfigsDecoder.decode(Array(configs.utf8)).0, in: .acmeProduction,
             options: TargetingEvaluationTests.options)
         return store
@@ -362,7 +365,7 @@ struct ConfigRuleTests {
             in: .acmeProduction)
         #expect(flag.value == .string("Hallo") && flag.reason == .targetingMatch && flag.rule == "de")
         // A rule that matches everyone still needs a user: the shared dictionary gives the default.
-        let shared = try await store.sharedConfigs(in: .acmeProduction)
+        let shared = try await store.catalog.sharedConfigs(in: .acmeProduction)
         #expect(shared.entries.first { $0.key == "ratio" }?.value == .double(1.5))
         #expect(other.entries.first { $0.key == "ratio" }?.value == .double(2.0))
     }
@@ -370,7 +373,7 @@ struct ConfigRuleTests {
     @Test("The configs file keeps rules, a double's point included; a missing segment is refused, and a used one kept")
     func keptAndChecked() async throws {
         let store = try await Self.store()
-        let exported = try await store.configs(in: .acmeProduction).document
+        let exported = try await store.catalog.configs(in: .acmeProduction).document
         #expect(String(decoding: exported.rendered(), as: UTF8.self).contains(#""serve":{"value":2.0}"#))
         #expect(try ConfigsDecoder.decode(exported.rendered()).0 == exported)
         let before = try await store.fingerprint()
@@ -381,10 +384,10 @@ struct ConfigRuleTests {
             name: "ghostly"
         ).0
         await #expect(throws: ConfigError.self) {
-            try await store.setConfig(ghost, in: .acmeProduction, options: TargetingEvaluationTests.options)
+            try await store.catalog.setConfig(ghost, in: .acmeProduction, options: TargetingEvaluationTests.options)
         }
         await #expect(throws: TargetingError.self) {
-            try await store.deleteSegment(
+            try await store.catalog.deleteSegment(
                 named: "staff", in: .acmeProduction, options: TargetingEvaluationTests.options)
         }
         #expect(try await store.fingerprint() == before)

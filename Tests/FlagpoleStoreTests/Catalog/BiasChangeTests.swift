@@ -21,7 +21,7 @@ struct BiasChangeTests {
         let eventsBefore = try await store.allAssignmentEvents()
 
         // When the change is planned
-        let dryRun = try await store.setBiases(
+        let dryRun = try await store.catalog.setBiases(
             [20, 80], of: "t", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
 
         // Then the plan moves a tenth of all users from B to A, and nobody out of A; nothing is written
@@ -34,21 +34,21 @@ struct BiasChangeTests {
         #expect(plan.moves[0].recordedUsers == movers.count)
         #expect(plan.movingUsers == movers.count)
         #expect(plan.recordedUsers == 2_000)
-        #expect(try await store.revisions(of: .acmeProduction).count == 1)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 1)
         #expect(try await store.allAssignmentEvents() == eventsBefore)
         #expect(try await store.recordedAssignments(of: "t") == before)
 
         // When it is applied
-        let applied = try await store.setBiases(
+        let applied = try await store.catalog.setBiases(
             [20, 80], of: "t", in: .acmeProduction, options: EditOptions(message: "20 %", actor: "ops"))
 
         // Then a new revision holds it, and exactly the planned users moved, each with one bias event
         #expect(applied.isApplied)
         #expect(applied.revision == 2)
         #expect(applied.plans == dryRun.plans)
-        let summary = try #require(try await store.revisions(of: .acmeProduction).first)
+        let summary = try #require(try await store.catalog.revisions(of: .acmeProduction).first)
         #expect(summary.number == 2 && summary.kind == .bias && summary.actor == "ops" && summary.message == "20 %")
-        #expect(try await store.feature("t", in: .acmeProduction).feature.testBiases == [20, 80])
+        #expect(try await store.catalog.feature("t", in: .acmeProduction).feature.testBiases == [20, 80])
 
         let after = try await store.recordedAssignments(of: "t")
         #expect(after.count == 2_000)
@@ -94,7 +94,8 @@ struct BiasChangeTests {
 
         // When biases the app would replace by 50/50 are set
         let error = await #expect(throws: DocumentError.self) {
-            _ = try await store.setBiases(biases, of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+            _ = try await store.catalog.setBiases(
+                biases, of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         }
 
         // Then they are refused with the reason, and nothing changed
@@ -109,10 +110,10 @@ struct BiasChangeTests {
         #expect(try await store.recordedAssignments(of: "t") == recorded)
 
         // And forced, they are stored as written and users follow the app's 50/50
-        let forced = try await store.setBiases(
+        let forced = try await store.catalog.setBiases(
             biases, of: "t", in: .acmeProduction, options: EditOptions(isForced: true, actor: "test"))
         #expect(forced.isApplied && forced.revision == 2)
-        let detail = try await store.feature("t", in: .acmeProduction)
+        let detail = try await store.catalog.feature("t", in: .acmeProduction)
         #expect(detail.feature.testBiases == biases)
         #expect(detail.feature.effectiveBiases == [50, 50])
         let after = try await store.recordedAssignments(of: "t")
@@ -133,7 +134,8 @@ struct BiasChangeTests {
         )
         let before = try await store.fingerprint()
         await #expect {
-            try await store.setBiases(biases, of: "Search", in: .acmeProduction, options: EditOptions(actor: "test"))
+            try await store.catalog.setBiases(
+                biases, of: "Search", in: .acmeProduction, options: EditOptions(actor: "test"))
         } throws: { error in
             guard case DocumentError.biasesIgnored(_, let diagnostics) = error else { return false }
             // The message says what the app would do instead.
@@ -141,7 +143,7 @@ struct BiasChangeTests {
                 && "\(error)".contains("would not apply the split") && "\(error)".contains("--force")
         }
         #expect(try await store.fingerprint() == before)
-        let forced = try await store.setBiases(
+        let forced = try await store.catalog.setBiases(
             biases, of: "Search", in: .acmeProduction, options: EditOptions(isForced: true, actor: "test"))
         #expect(forced.isApplied)
         if code == "W202" {
@@ -156,7 +158,7 @@ struct BiasChangeTests {
         let fingerprint = try await store.fingerprint()
         for isForced in [false, true] {
             await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
-                try await store.setBiases(
+                try await store.catalog.setBiases(
                     [50, 50], of: "plain", in: .acmeProduction, options: EditOptions(isForced: isForced, actor: "test"))
             }
         }
@@ -169,11 +171,12 @@ struct BiasChangeTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
         _ = try await store.assign(UserID.numbered(500), to: "t", in: .acmeProduction)
-        _ = try await store.setEnabled(false, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        _ = try await store.catalog.setEnabled(
+            false, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         let eventCount = try await store.allAssignmentEvents().count
 
         // When its biases change
-        let change = try await store.setBiases(
+        let change = try await store.catalog.setBiases(
             [50, 50], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then nobody moves: everyone stays in Disabled
@@ -182,7 +185,8 @@ struct BiasChangeTests {
         #expect(try await store.recordedAssignments(of: "t").values.allSatisfy { $0.variation == "Disabled" })
 
         // When it is enabled, everyone lands by the new biases
-        _ = try await store.setEnabled(true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        _ = try await store.catalog.setEnabled(
+            true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(
             try await store.recordedAssignments(of: "t").values.allSatisfy {
                 $0.variation == ($0.point < 50 ? "A" : "B")
@@ -195,14 +199,14 @@ struct BiasChangeTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
         let error = await #expect(throws: DocumentError.self) {
-            _ = try await store.setBiases(
+            _ = try await store.catalog.setBiases(
                 [20, 80], of: "nope", in: .acmeProduction, options: EditOptions(actor: "test"))
         }
         guard case .featureNotFound? = error else {
             Issue.record("expected featureNotFound, got \(String(describing: error))")
             return
         }
-        #expect(try await store.revisions(of: .acmeProduction).count == 1)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 1)
     }
 
     @Test(
@@ -219,7 +223,7 @@ struct BiasChangeTests {
         #expect(!movers.isEmpty)
 
         // When the middle group gives 10 points to the last
-        let outcome = try await store.setBiases(
+        let outcome = try await store.catalog.setBiases(
             [33, 24, 43], of: "m", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then only B → C moves, as planned
@@ -241,7 +245,7 @@ struct BiasChangeTests {
         _ = try await store.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
 
-        let outcome = try await store.setBiases(
+        let outcome = try await store.catalog.setBiases(
             [23, 34, 43], of: "m", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
 
         #expect(outcome.warnings.map(\.code).contains(.needlessMoves))
@@ -292,19 +296,19 @@ struct BiasChangeTests {
         try await store.importText(Self.tenNinety)
         _ = try await store.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
         let options = EditOptions(actor: "test")
-        let set = try await store.setDescription(
+        let set = try await store.catalog.setDescription(
             "  The new checkout.\n", of: "t", in: .acmeProduction, options: options)
         #expect(set.isApplied && set.plans.allSatisfy { $0.movingUsers == 0 })
-        #expect(try await store.feature("t", in: .acmeProduction).feature.description == "The new checkout.")
-        let removed = try await store.setDescription(" ", of: "t", in: .acmeProduction, options: options)
+        #expect(try await store.catalog.feature("t", in: .acmeProduction).feature.description == "The new checkout.")
+        let removed = try await store.catalog.setDescription(" ", of: "t", in: .acmeProduction, options: options)
         #expect(removed.revision == 3)
-        #expect(try await store.feature("t", in: .acmeProduction).feature.description == nil)
-        let tooLong = String(repeating: "é", count: FeatureStore.maximumDescriptionLength + 1)
+        #expect(try await store.catalog.feature("t", in: .acmeProduction).feature.description == nil)
+        let tooLong = String(repeating: "é", count: Catalog.maximumDescriptionLength + 1)
         let refused = await #expect(throws: DocumentError.self) {
-            try await store.setDescription(tooLong, of: "t", in: .acmeProduction, options: options)
+            try await store.catalog.setDescription(tooLong, of: "t", in: .acmeProduction, options: options)
         }
         #expect(refused?.code == "invalid_description")
-        #expect(try await store.revision(of: .acmeProduction).number == 3)
+        #expect(try await store.catalog.revision(of: .acmeProduction).number == 3)
     }
 
     @Test("Counts at a past time replay history: before a bias change they are the old distribution")
@@ -318,7 +322,8 @@ struct BiasChangeTests {
         let halfAnHourAgo = Date().addingTimeInterval(-1_800)
 
         // When the biases change now
-        _ = try await store.setBiases([50, 50], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        _ = try await store.catalog.setBiases(
+            [50, 50], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then counts now differ, and counts half an hour ago are the old ones
         let newCounts = try await store.assignmentCounts(of: "t", in: .acmeProduction)

@@ -33,7 +33,7 @@ struct ConfigTests {
             #"{"name": "proBadge", "type": "bool", "default": false, "follows": "Pro", "values": {"Unlocked": true}}"#,
             #"{"name": "theme", "type": "json", "default": {"accent": "red", "sizes": [1, 2.5]}, "tags": ["ios", "watch"]}"#,
         ] {
-            _ = try await store.setConfig(try config(text), in: .acmeProduction, options: options)
+            _ = try await store.catalog.setConfig(try config(text), in: .acmeProduction, options: options)
         }
         return store
     }
@@ -67,11 +67,11 @@ struct ConfigTests {
         let store = try await Self.store()
         let user = UserID(rawValue: "buyer")
         try await store.setUnlocked(true, feature: "Pro", user: user, source: nil, actor: "test", in: .acmeProduction)
-        _ = try await store.setEnabled(true, feature: "Dark mode", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setEnabled(true, feature: "Dark mode", in: .acmeProduction, options: Self.options)
         let dictionary = try Self.dictionary(try await store.userConfigs(for: user, in: .acmeProduction).bytes)
         #expect(dictionary["proBadge"] as? Bool == true)
         #expect(dictionary["ratio"] as? Double == 0.5)
-        let shared = try Self.dictionary(try await store.sharedConfigs(in: .acmeProduction).bytes)
+        let shared = try Self.dictionary(try await store.catalog.sharedConfigs(in: .acmeProduction).bytes)
         #expect(shared["proBadge"] as? Bool == false)
         #expect(shared["ratio"] as? Double == 0.5)
         #expect(shared["mainViewTitle"] as? String == "Welcome")
@@ -81,9 +81,9 @@ struct ConfigTests {
     func tags() async throws {
         let store = try await Self.store()
         let watch = String(
-            decoding: try await store.sharedConfigs(in: .acmeProduction, tag: "watch").bytes, as: UTF8.self)
+            decoding: try await store.catalog.sharedConfigs(in: .acmeProduction, tag: "watch").bytes, as: UTF8.self)
         #expect(watch.hasPrefix("{\n    \"theme\"") && !watch.contains("numberOfItems"))
-        let ios = try Self.dictionary(try await store.sharedConfigs(in: .acmeProduction, tag: "ios").bytes)
+        let ios = try Self.dictionary(try await store.catalog.sharedConfigs(in: .acmeProduction, tag: "ios").bytes)
         #expect(Set(ios.keys) == ["numberOfItems", "theme"])
     }
 
@@ -107,7 +107,7 @@ struct ConfigTests {
             ),
         ] {
             await #expect {
-                try await store.setConfig(try Self.config(text), in: .acmeProduction, options: Self.options)
+                try await store.catalog.setConfig(try Self.config(text), in: .acmeProduction, options: Self.options)
             } throws: { error in
                 guard case ConfigError.refused(_, let issues) = error else { return false }
                 return issues.map(\.pointer.description) == [pointer]
@@ -129,53 +129,53 @@ struct ConfigTests {
             (Config(name: "n", type: .bool, defaultValue: .bool(true), description: "\u{0}"), "/description"),
         ] {
             await #expect {
-                try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+                try await store.catalog.setConfig(config, in: .acmeProduction, options: Self.options)
             } throws: { error in
                 guard case ConfigError.refused(_, let issues) = error else { return false }
                 return issues.map(\.pointer.description) == [pointer]
             }
         }
         #expect(try await store.fingerprint() == before)
-        #expect(try await store.configs(in: .acmeProduction).document.configs.count == 5)
+        #expect(try await store.catalog.configs(in: .acmeProduction).document.configs.count == 5)
     }
 
     @Test("Each change is a revision with audit rows; a rollback restores features and configs together")
     func revisionsAndRollback() async throws {
         let store = try await Self.store()
         // 1 import + 5 configs
-        #expect(try await store.revisions(of: .acmeProduction).count == 6)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 6)
         let audit = try await store.auditRows(ofRevision: 3)
         #expect(audit.map(\.configName) == ["numberOfItems"] && audit.map(\.change) == ["added"])
-        _ = try await store.setBiases([10, 90], of: "Onboarding", in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setBiases([10, 90], of: "Onboarding", in: .acmeProduction, options: Self.options)
         // The feature edit keeps the configs.
-        #expect(try await store.configs(in: .acmeProduction).document.configs.count == 5)
-        let deleted = try await store.deleteConfig(named: "ratio", in: .acmeProduction, options: Self.options)
+        #expect(try await store.catalog.configs(in: .acmeProduction).document.configs.count == 5)
+        let deleted = try await store.catalog.deleteConfig(named: "ratio", in: .acmeProduction, options: Self.options)
         #expect(deleted.revision == 8 && deleted.changes.map(\.kind) == [.removed])
 
-        let back = try await store.rollBack(.acmeProduction, to: 2, options: Self.options)
+        let back = try await store.catalog.rollBack(.acmeProduction, to: 2, options: Self.options)
         #expect(back.isApplied)
-        let snapshot = try await store.configs(in: .acmeProduction)
+        let snapshot = try await store.catalog.configs(in: .acmeProduction)
         #expect(snapshot.document.configs.map(\.name) == ["mainViewTitle"])
-        #expect(try await store.feature("Onboarding", in: .acmeProduction).feature.testBiases == [50, 50])
-        let diff = try await store.diff(.acmeProduction, from: 8, to: 9)
+        #expect(try await store.catalog.feature("Onboarding", in: .acmeProduction).feature.testBiases == [50, 50])
+        let diff = try await store.catalog.diff(.acmeProduction, from: 8, to: 9)
         #expect(Set(diff.changes.compactMap(\.config)) == ["numberOfItems", "proBadge", "theme"])
     }
 
     @Test("Setting the same config again writes nothing; names are one name as apps compare them")
     func unchangedAndIdentity() async throws {
         let store = try await Self.store()
-        let again = try await store.setConfig(
+        let again = try await store.catalog.setConfig(
             try Self.config(#"{"name": "numberOfItems", "type": "int", "default": 15, "tags": ["ios"]}"#),
             in: .acmeProduction, options: Self.options)
         #expect(again.isUnchanged && again.revision == 6)
         // "Café" in NFC, then in NFD: the same key to the app, so the second replaces the first.
-        _ = try await store.setConfig(
+        _ = try await store.catalog.setConfig(
             try Self.config(#"{"name": "Caf\u00e9", "type": "bool", "default": true}"#), in: .acmeProduction,
             options: Self.options)
-        _ = try await store.setConfig(
+        _ = try await store.catalog.setConfig(
             try Self.config(#"{"name": "Cafe\u0301", "type": "bool", "default": false}"#), in: .acmeProduction,
             options: Self.options)
-        let names = try await store.configs(in: .acmeProduction).document.configs.map(\.name)
+        let names = try await store.catalog.configs(in: .acmeProduction).document.configs.map(\.name)
         #expect(names.count == 6 && names.last == "Cafe\u{301}")
     }
 

@@ -29,11 +29,11 @@ struct DeclaredConfigTests {
     static func importDeclarations(
         _ bytes: [UInt8], into store: FeatureStore, options: EditOptions = options
     ) async throws -> (DeclarationsMerge, ConfigsOutcome) {
-        let snapshot = try await store.configs(in: .acmeProduction)
+        let snapshot = try await store.catalog.configs(in: .acmeProduction)
         let merge = DeclarationsMerge(try ConfigDeclarations.decode(bytes).configs, into: snapshot.document)
         var options = options
         options.expectedRevision = snapshot.revision ?? 0
-        return (merge, try await store.importDeclarations(merge, in: .acmeProduction, options: options))
+        return (merge, try await store.catalog.importDeclarations(merge, in: .acmeProduction, options: options))
     }
 
     static func refusal(_ work: () async throws -> Void) async -> [ConfigIssue] {
@@ -50,25 +50,26 @@ struct DeclaredConfigTests {
     @Test("A declared Int can't become a string unless forced: apps would skip it and show their compiled default")
     func retypeRefused() async throws {
         let store = try await Self.declaredStore()
-        let before = try await store.configs(in: .acmeProduction)
+        let before = try await store.catalog.configs(in: .acmeProduction)
         var retyped = try #require(before.document.config(named: "numberOfCellsToDisplaySomeWhere"))
         retyped.type = .string
         retyped.defaultValue = .string("15")
         let issues = await Self.refusal {
-            _ = try await store.setConfig(retyped, in: .acmeProduction, options: Self.options)
+            _ = try await store.catalog.setConfig(retyped, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/type"])
         #expect(issues.first?.message.contains("as? Int") == true)
-        #expect(try await store.configs(in: .acmeProduction).revision == before.revision, "nothing written")
+        #expect(try await store.catalog.configs(in: .acmeProduction).revision == before.revision, "nothing written")
 
         var forced = Self.options
         forced.isForced = true
-        let outcome = try await store.setConfig(retyped, in: .acmeProduction, options: forced)
+        let outcome = try await store.catalog.setConfig(retyped, in: .acmeProduction, options: forced)
         #expect(outcome.isApplied)
-        let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
+        let shared = String(decoding: try await store.catalog.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(shared.contains(#""numberOfCellsToDisplaySomeWhere": "15""#))
         // The app still declares Int: the declaration stays on record (forcedRetypeKept goes on).
-        let after = try #require(try await store.configs(in: .acmeProduction).document.config(named: retyped.name))
+        let after = try #require(
+            try await store.catalog.configs(in: .acmeProduction).document.config(named: retyped.name))
         #expect(after.declaration?.type == .int)
     }
 
@@ -76,16 +77,16 @@ struct DeclaredConfigTests {
     func floatValues() async throws {
         let store = try await Self.declaredStore()
         var config = try #require(
-            try await store.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
+            try await store.catalog.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
         #expect(config.defaultValue == .double(12.4))
         config.defaultValue = .double(0.1)
         let issues = await Self.refusal {
-            _ = try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+            _ = try await store.catalog.setConfig(config, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/default"])
         #expect(issues.first?.message.contains("Float") == true)
         config.defaultValue = .double(0.5)
-        #expect(try await store.setConfig(config, in: .acmeProduction, options: Self.options).isApplied)
+        #expect(try await store.catalog.setConfig(config, in: .acmeProduction, options: Self.options).isApplied)
     }
 
     @Test("A config written without its declaration (an API body, a configs file) keeps the stored one")
@@ -94,15 +95,16 @@ struct DeclaredConfigTests {
         let (body, _) = try ConfigsDecoder.decodeConfig(
             Array(#"{"type": "int", "default": 20, "tags": ["ios"]}"#.utf8), name: "numberOfCellsToDisplaySomeWhere")
         #expect(body.declaration == nil)
-        _ = try await store.setConfig(body, in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setConfig(body, in: .acmeProduction, options: Self.options)
         let stored = try #require(
-            try await store.configs(in: .acmeProduction).document.config(named: "numberOfCellsToDisplaySomeWhere"))
+            try await store.catalog.configs(in: .acmeProduction).document.config(
+                named: "numberOfCellsToDisplaySomeWhere"))
         #expect(stored.declaration == ConfigDeclaration(type: .int, defaultValue: .int(12)))
         #expect(stored.defaultValue == .int(20))
         // A configs file without `declared` keeps them too: export, drop the key, import.
-        var file = try await store.configs(in: .acmeProduction).document
+        var file = try await store.catalog.configs(in: .acmeProduction).document
         for index in file.configs.indices { file.configs[index].declaration = nil }
-        let outcome = try await store.importConfigs(file, in: .acmeProduction, options: Self.options)
+        let outcome = try await store.catalog.importConfigs(file, in: .acmeProduction, options: Self.options)
         #expect(outcome.isUnchanged)
     }
 
@@ -110,18 +112,19 @@ struct DeclaredConfigTests {
     func reimportKeepsEdits() async throws {
         let store = try await Self.declaredStore()
         var cells = try #require(
-            try await store.configs(in: .acmeProduction).document.config(named: "numberOfCellsToDisplaySomeWhere"))
+            try await store.catalog.configs(in: .acmeProduction).document.config(
+                named: "numberOfCellsToDisplaySomeWhere"))
         cells.defaultValue = .int(20)
         cells.tags = ["ios"]
         cells.follows = "Onboarding"
         cells.values = [Config.Variant(variation: "B", value: .int(30))]
         cells.description = "Cells on the home screen"
-        _ = try await store.setConfig(cells, in: .acmeProduction, options: Self.options)
-        let before = try await store.configs(in: .acmeProduction)
+        _ = try await store.catalog.setConfig(cells, in: .acmeProduction, options: Self.options)
+        let before = try await store.catalog.configs(in: .acmeProduction)
         let (merge, outcome) = try await Self.importDeclarations(try Self.fixture(), into: store)
         #expect(merge.steps.isEmpty && merge.unchanged == 12)
         #expect(outcome.isUnchanged)
-        #expect(try await store.configs(in: .acmeProduction) == before)
+        #expect(try await store.catalog.configs(in: .acmeProduction) == before)
     }
 
     @Test("A re-import that changes a declared type is refused unless forced, and names the config")
@@ -138,7 +141,8 @@ struct DeclaredConfigTests {
         #expect(merge.steps.map(\.kind) == [.retyped])
         #expect(outcome.isApplied)
         let config = try #require(
-            try await store.configs(in: .acmeProduction).document.config(named: "numberOfCellsToDisplaySomeWhere"))
+            try await store.catalog.configs(in: .acmeProduction).document.config(
+                named: "numberOfCellsToDisplaySomeWhere"))
         #expect(config.type == .string && config.defaultValue == .string("12") && config.declaration?.type == .string)
     }
 
@@ -158,32 +162,32 @@ struct DeclaredConfigTests {
                 document: Array(latest.document), configs: Array(stored.utf8), targeting: nil, changes: [], in: scope,
                 at: Date())
         }
-        let snapshot = try await store.configs(in: .acmeProduction)
+        let snapshot = try await store.catalog.configs(in: .acmeProduction)
         #expect(
             snapshot.warnings.map(\.pointer.description) == ["/configs/0/default/accent", "/configs/0/default/list/1"])
-        let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
+        let shared = String(decoding: try await store.catalog.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(!shared.contains("null") && shared.contains(#""theme": {"size":8,"list":[1]}"#), "\(shared)")
         let user = String(
             decoding: try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction).bytes, as: UTF8.self
         )
         #expect(!user.contains("null"))
-        #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
+        #expect(try await store.catalog.configWarnings().map(\.path) == [.acmeProduction])
 
         // Writing any config stores the configs as they are served; the audit names each null removed.
-        let outcome = try await store.setConfig(
+        let outcome = try await store.catalog.setConfig(
             Config(name: "count", type: .int, defaultValue: .int(1)), in: .acmeProduction, options: Self.options)
         #expect(
             outcome.changes.filter { $0.kind == .removed && $0.before == .null }.map(\.field) == [
                 "/configs/0/default/accent", "/configs/0/default/list/1",
             ])
-        #expect(try await store.configs(in: .acmeProduction).warnings.isEmpty)
-        #expect(try await store.configWarnings().isEmpty)
+        #expect(try await store.catalog.configs(in: .acmeProduction).warnings.isEmpty)
+        #expect(try await store.catalog.configWarnings().isEmpty)
 
         // A rollback to the revision with the nulls restores its configs as they are served.
         let withNulls = outcome.revision - 1
-        let rollback = try await store.rollBack(.acmeProduction, to: withNulls, options: Self.options)
-        #expect(try await store.configs(in: .acmeProduction).warnings.isEmpty)
-        #expect(try await store.configWarnings().isEmpty)
+        let rollback = try await store.catalog.rollBack(.acmeProduction, to: withNulls, options: Self.options)
+        #expect(try await store.catalog.configs(in: .acmeProduction).warnings.isEmpty)
+        #expect(try await store.catalog.configWarnings().isEmpty)
         let audit = try await store.auditRows(ofRevision: rollback.revision)
         #expect(
             audit.filter { $0.change == "removed" && $0.beforeJSON == "null" }.compactMap(\.field).sorted() == [
@@ -219,18 +223,18 @@ struct DeclaredConfigTests {
         try await Self.storeConfigs(
             #"{"configs": [{"name": "deep", "type": "json", "default": \#(deep)}, {"name": "count", "type": "int", "default": 3}]}"#,
             in: store)
-        let snapshot = try await store.configs(in: .acmeProduction)
+        let snapshot = try await store.catalog.configs(in: .acmeProduction)
         #expect(snapshot.document.configs.map(\.name) == ["deep", "count"])
         #expect(snapshot.warnings.map(\.message) == ["\(ConfigValue.depthProblem.message): served as it is"])
-        #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
-        let shared = String(decoding: try await store.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
+        #expect(try await store.catalog.configWarnings().map(\.path) == [.acmeProduction])
+        let shared = String(decoding: try await store.catalog.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(shared.contains(#""count": 3"#))
         _ = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
         // A write of another config leaves it as it is; deleting it clears the warning.
-        _ = try await store.setConfig(
+        _ = try await store.catalog.setConfig(
             Config(name: "count", type: .int, defaultValue: .int(4)), in: .acmeProduction, options: Self.options)
-        _ = try await store.deleteConfig(named: "deep", in: .acmeProduction, options: Self.options)
-        #expect(try await store.configWarnings().isEmpty)
+        _ = try await store.catalog.deleteConfig(named: "deep", in: .acmeProduction, options: Self.options)
+        #expect(try await store.catalog.configWarnings().isEmpty)
     }
 
     @Test(
@@ -240,24 +244,24 @@ struct DeclaredConfigTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "Dark mode", "enabled": true}]}"#)
         try await Self.storeConfigs(#"{"configs": [{"name": "x", "type": "json", "default": {"a": [}}]}"#, in: store)
-        let snapshot = try await store.configs(in: .acmeProduction)
+        let snapshot = try await store.catalog.configs(in: .acmeProduction)
         #expect(snapshot.document.configs.isEmpty)
         #expect(snapshot.warnings.count == 1 && snapshot.warnings.first?.severity == .error)
         #expect(snapshot.warnings.first?.message.contains("do not decode") == true)
-        #expect(try await store.configWarnings().map(\.path) == [.acmeProduction])
-        let served = try await store.sharedConfigs(in: .acmeProduction).bytes
+        #expect(try await store.catalog.configWarnings().map(\.path) == [.acmeProduction])
+        let served = try await store.catalog.sharedConfigs(in: .acmeProduction).bytes
         #expect(try JSONParser.parse(served).value == .object(JSONObject()))
         _ = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
         let refused = await Self.refusal {
-            _ = try await store.setConfig(
+            _ = try await store.catalog.setConfig(
                 Config(name: "count", type: .int, defaultValue: .int(4)), in: .acmeProduction, options: Self.options)
         }
         #expect(refused.first?.message.contains("do not decode") == true)
-        _ = try await store.importConfigs(
+        _ = try await store.catalog.importConfigs(
             ConfigsDocument(configs: [Config(name: "count", type: .int, defaultValue: .int(4))]), in: .acmeProduction,
             options: Self.options)
-        #expect(try await store.configs(in: .acmeProduction).document.configs.map(\.name) == ["count"])
-        #expect(try await store.configWarnings().isEmpty)
+        #expect(try await store.catalog.configs(in: .acmeProduction).document.configs.map(\.name) == ["count"])
+        #expect(try await store.catalog.configWarnings().isEmpty)
     }
 
     @Test(
@@ -267,23 +271,24 @@ struct DeclaredConfigTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "Onboarding", "test-variations": ["A", "B"]}]}"#)
         let declarations = try ConfigDeclarations.decode(try Self.fixture())
-        let snapshot = try await store.configs(in: .acmeProduction)
+        let snapshot = try await store.catalog.configs(in: .acmeProduction)
         let merge = DeclarationsMerge(
             declarations.configs, into: snapshot.document, release: "5.2",
             leavingOut: declarations.keysWithoutGetters)
-        let outcome = try await store.importDeclarations(merge, in: .acmeProduction, options: Self.options)
+        let outcome = try await store.catalog.importDeclarations(merge, in: .acmeProduction, options: Self.options)
         #expect(outcome.changes.contains { $0.field == "/releases/5.2" && $0.kind == .added })
         // The next release's config, set before 5.3 ships: 5.2 must never be served it.
-        _ = try await store.setConfig(
+        _ = try await store.catalog.setConfig(
             Config(name: "newInFiveThree", type: .bool, defaultValue: .bool(true)), in: .acmeProduction,
             options: Self.options)
         let expected = declarations.configs.map(\.name).filter { !declarations.keysWithoutGetters.contains($0) }
         #expect(expected.count == 8)
-        let shared = try await store.sharedConfigs(in: .acmeProduction, release: "5.2")
+        let shared = try await store.catalog.sharedConfigs(in: .acmeProduction, release: "5.2")
         #expect(shared.entries.map(\.key) == expected)
         let user = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction, release: "5.2")
         #expect(user.entries.map(\.key) == expected)
-        #expect(try await store.sharedConfigs(in: .acmeProduction).entries.count == 13, "without a release, all")
+        #expect(
+            try await store.catalog.sharedConfigs(in: .acmeProduction).entries.count == 13, "without a release, all")
         // An unknown release is refused, and its user is not recorded.
         await #expect {
             try await store.userConfigs(for: UserID(rawValue: "u2"), in: .acmeProduction, release: "4.0")
@@ -299,18 +304,18 @@ struct DeclaredConfigTests {
     func forcedRetypeKept() async throws {
         let store = try await Self.declaredStore()
         let name = "numberOfCellsToDisplaySomeWhere"
-        let declared = try #require(try await store.configs(in: .acmeProduction).document.config(named: name))
+        let declared = try #require(try await store.catalog.configs(in: .acmeProduction).document.config(named: name))
         var retyped = declared
         retyped.type = .string
         retyped.defaultValue = .string("15")
         var forced = Self.options
         forced.isForced = true
-        _ = try await store.setConfig(retyped, in: .acmeProduction, options: forced)
+        _ = try await store.catalog.setConfig(retyped, in: .acmeProduction, options: forced)
         // Another write of the string still needs force: the app reads an Int.
         var again = retyped
         again.defaultValue = .string("16")
         let issues = await Self.refusal {
-            _ = try await store.setConfig(again, in: .acmeProduction, options: Self.options)
+            _ = try await store.catalog.setConfig(again, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/default"])
         // The unchanged declaration file keeps the forced type: no step, no refusal.
@@ -319,7 +324,7 @@ struct DeclaredConfigTests {
         // Back to the declared type: no force needed.
         var back = declared
         back.defaultValue = .int(15)
-        #expect(try await store.setConfig(back, in: .acmeProduction, options: Self.options).isApplied)
+        #expect(try await store.catalog.setConfig(back, in: .acmeProduction, options: Self.options).isApplied)
     }
 
     @Test("A `declared` sent in a body or a configs file is ignored: only a declaration import sets one")
@@ -329,16 +334,16 @@ struct DeclaredConfigTests {
             Array(#"{"type": "double", "default": 0.1, "declared": {"type": "Double", "default": 0.1}}"#.utf8),
             name: "specialFloatValue")
         let issues = await Self.refusal {
-            _ = try await store.setConfig(body, in: .acmeProduction, options: Self.options)
+            _ = try await store.catalog.setConfig(body, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/default"])
-        var file = try await store.configs(in: .acmeProduction).document
+        var file = try await store.catalog.configs(in: .acmeProduction).document
         let index = try #require(file.index(of: "specialFloatValue"))
         file.configs[index].declaration = ConfigDeclaration(type: .double, defaultValue: .double(99))
         file.configs[index].description = "changed"
-        _ = try await store.importConfigs(file, in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.importConfigs(file, in: .acmeProduction, options: Self.options)
         let stored = try #require(
-            try await store.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
+            try await store.catalog.configs(in: .acmeProduction).document.config(named: "specialFloatValue"))
         #expect(stored.declaration == ConfigDeclaration(type: .float, defaultValue: .double(12.4)))
         #expect(stored.description == "changed")
     }
@@ -347,11 +352,12 @@ struct DeclaredConfigTests {
     func staleConfigDoesNotBlockReimport() async throws {
         let store = try await Self.declaredStore()
         // The team's edit of isaEnabledKey: on, and following a test that a later import removes.
-        var isa = try #require(try await store.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
+        var isa = try #require(
+            try await store.catalog.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
         isa.defaultValue = .bool(true)
         isa.follows = "Onboarding"
         isa.values = [Config.Variant(variation: "B", value: .bool(false))]
-        _ = try await store.setConfig(isa, in: .acmeProduction, options: Self.options)
+        _ = try await store.catalog.setConfig(isa, in: .acmeProduction, options: Self.options)
         try await store.importText(#"{"features": []}"#)
         // The app's next release declares it on by default: only the declaration on record changes.
         let text = String(decoding: try Self.fixture(), as: UTF8.self).replacingOccurrences(
@@ -360,10 +366,11 @@ struct DeclaredConfigTests {
         #expect(merge.steps.map(\.details) == [["keeps the team's default true (declared false → true)"]])
         #expect(outcome.isApplied)
         // A change of the stale config itself is checked, and refused while its feature is gone.
-        var edited = try #require(try await store.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
+        var edited = try #require(
+            try await store.catalog.configs(in: .acmeProduction).document.config(named: "isaEnabledKey"))
         edited.description = "ISAs"
         let issues = await Self.refusal {
-            _ = try await store.setConfig(edited, in: .acmeProduction, options: Self.options)
+            _ = try await store.catalog.setConfig(edited, in: .acmeProduction, options: Self.options)
         }
         #expect(issues.map(\.pointer.description) == ["/follows"])
     }
@@ -372,7 +379,7 @@ struct DeclaredConfigTests {
     func controlInName() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let issues = await Self.refusal {
-            _ = try await store.setConfig(
+            _ = try await store.catalog.setConfig(
                 Config(name: "bell\u{7}", type: .int, defaultValue: .int(1)), in: .acmeProduction, options: Self.options
             )
         }
@@ -389,15 +396,15 @@ struct DeclaredConfigTests {
         let deep = Config(name: "deep", type: .json, defaultValue: .json(Self.nested(ConfigValue.maximumJSONDepth + 1)))
         for config in [nulls, bell, deep] {
             let issues = await Self.refusal {
-                _ = try await store.setConfig(config, in: .acmeProduction, options: Self.options)
+                _ = try await store.catalog.setConfig(config, in: .acmeProduction, options: Self.options)
             }
             #expect(issues.count == 1)
             let imported = await Self.refusal {
-                _ = try await store.importConfigs(
+                _ = try await store.catalog.importConfigs(
                     ConfigsDocument(configs: [config]), in: .acmeProduction, options: Self.options)
             }
             #expect(imported.map(\.pointer.description.count).allSatisfy { $0 > 0 })
         }
-        #expect(try await store.configs(in: .acmeProduction).revision == nil, "nothing written")
+        #expect(try await store.catalog.configs(in: .acmeProduction).revision == nil, "nothing written")
     }
 }

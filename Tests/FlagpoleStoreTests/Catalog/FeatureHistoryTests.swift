@@ -19,13 +19,13 @@ struct FeatureHistoryTests {
         try await store.importText(Self.features)
         let key = try await store.createKey(
             for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .editor, name: "Ana's laptop")
-        _ = try await store.setBiases(
+        _ = try await store.catalog.setBiases(
             [20, 80], of: "Onboarding", in: .acmeProduction,
             options: EditOptions(message: "phase 2 of the roll-out", actor: "key:\(key.info.prefix)"))
-        _ = try await store.setEnabled(
+        _ = try await store.catalog.setEnabled(
             true, feature: "Dark mode", in: .acmeProduction, options: EditOptions(actor: "cli:ana"))
 
-        let history = try await store.history(of: "Onboarding", in: .acmeProduction)
+        let history = try await store.catalog.history(of: "Onboarding", in: .acmeProduction)
         #expect(history.map(\.change.revision) == [2, 1])
         #expect(history[0].change.actor == "Ana's laptop")
         #expect(history[0].change.message == "phase 2 of the roll-out")
@@ -34,10 +34,10 @@ struct FeatureHistoryTests {
             history[0].fields[0].before?.contains("50") == true && history[0].fields[0].after?.contains("20") == true)
         #expect(history[1].fields.map(\.kind) == [.added])
 
-        let last = try await store.lastChanges(in: .acmeProduction)
+        let last = try await store.catalog.lastChanges(in: .acmeProduction)
         #expect(last["Onboarding"]?.revision == 2 && last["Onboarding"]?.actor == "Ana's laptop")
         #expect(last["Dark mode"]?.revision == 3 && last["Dark mode"]?.actor == "cli:ana")
         // Another environment's revisions are not this one's history.
-        #expect(try await store.history(of: "Onboarding", in: .globexProduction).isEmpty)
+        #expect(try await store.catalog.history(of: "Onboarding", in: .globexProduction).isEmpty)
     }
 }

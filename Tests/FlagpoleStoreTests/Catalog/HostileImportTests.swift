@@ -29,14 +29,14 @@ struct HostileImportTests {
 
         // When it is imported, then imported again as exported
         let outcome = try await store.importText(text)
-        let exported = try await store.revision(of: .acmeProduction).document
-        let again = try await store.importDocument(
+        let exported = try await store.catalog.revision(of: .acmeProduction).document
+        let again = try await store.catalog.importDocument(
             exported, into: .acmeProduction, options: ImportOptions(actor: "test"))
 
         // Then every feature is stored, and the export is stable
         #expect(outcome.added.count == 20_000)
         #expect(again.status == .unchanged(revision: 1))
-        #expect(try await store.snapshot(of: .acmeProduction).document.features.count == 20_000)
+        #expect(try await store.catalog.snapshot(of: .acmeProduction).document.features.count == 20_000)
     }
 
     @Test("20 000 top-level keys, changed on a second import, are diffed in one pass")
@@ -64,7 +64,7 @@ struct HostileImportTests {
 
         // Reversed, almost every user changes group, and every recorded one is in the group of its point
         #expect(outcome.reassigned > 450)
-        let feature = try #require(try await store.snapshot(of: .acmeProduction).document.features.first)
+        let feature = try #require(try await store.catalog.snapshot(of: .acmeProduction).document.features.first)
         let assignments = try await store.recordedAssignments(of: "t")
         #expect(assignments.count == 500)
         #expect(assignments.values.allSatisfy { $0.variation == feature.assignmentRanges.variation(at: $0.point) })
@@ -125,7 +125,7 @@ struct HostileImportTests {
 
         try await store.importText(text)
 
-        #expect(try await store.snapshot(of: .acmeProduction).document == document)
-        #expect(try await store.revision(of: .acmeProduction).document == document.rendered())
+        #expect(try await store.catalog.snapshot(of: .acmeProduction).document == document)
+        #expect(try await store.catalog.revision(of: .acmeProduction).document == document.rendered())
     }
 }

@@ -37,7 +37,8 @@ struct ImportFuzzSoakTests {
             let result: Result<ImportOutcome, any Error>
             do {
                 result = .success(
-                    try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "fuzz")))
+                    try await store.catalog.importDocument(
+                        bytes, into: .acmeProduction, options: ImportOptions(actor: "fuzz")))
             } catch {
                 result = .failure(error)
             }
@@ -59,10 +60,10 @@ struct ImportFuzzSoakTests {
                 Issue.record("a valid file failed to import: \(result); \(context)")
                 return
             }
-            #expect(try await store.snapshot(of: .acmeProduction).document == document, "\(context)")
-            let exported = try await store.revision(of: .acmeProduction).document
+            #expect(try await store.catalog.snapshot(of: .acmeProduction).document == document, "\(context)")
+            let exported = try await store.catalog.revision(of: .acmeProduction).document
             #expect(exported == document.rendered(), "\(context)")
-            let again = try await store.importDocument(
+            let again = try await store.catalog.importDocument(
                 exported, into: .acmeProduction, options: ImportOptions(actor: "fuzz"))
             guard case .unchanged = again.status else {
                 Issue.record("re-importing the export made \(again.status); \(context)")

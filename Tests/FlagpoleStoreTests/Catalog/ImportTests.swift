@@ -16,22 +16,23 @@ struct ImportTests {
         let expected = try #require(DocumentDecoder.decode(bytes).document)
 
         // When it is imported
-        let first = try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "test"))
+        let first = try await store.catalog.importDocument(
+            bytes, into: .acmeProduction, options: ImportOptions(actor: "test"))
 
         // Then it is revision 1, its tables hold the file's model, and the export is its rendering
         #expect(first.status == .applied(revision: 1))
         #expect(first.added == expected.features.map(\.name))
-        let snapshot = try await store.snapshot(of: .acmeProduction)
+        let snapshot = try await store.catalog.snapshot(of: .acmeProduction)
         #expect(snapshot.document == expected)
-        let exported = try await store.revision(of: .acmeProduction).document
+        let exported = try await store.catalog.revision(of: .acmeProduction).document
         #expect(exported == expected.rendered())
 
         // And re-importing the export changes nothing and creates no revision
-        let again = try await store.importDocument(
+        let again = try await store.catalog.importDocument(
             exported, into: .acmeProduction, options: ImportOptions(actor: "test"))
         #expect(again.status == .unchanged(revision: 1))
-        #expect(try await store.revisions(of: .acmeProduction).count == 1)
-        #expect(try await store.snapshot(of: .acmeProduction).document == expected)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 1)
+        #expect(try await store.catalog.snapshot(of: .acmeProduction).document == expected)
     }
 
     @Test(
@@ -42,11 +43,11 @@ struct ImportTests {
     func refusedImportChangesNothing(case name: String) async throws {
         // Given an environment at revision 1
         let store = try await FeatureStore.makeWithTenants()
-        _ = try await store.importDocument(
+        _ = try await store.catalog.importDocument(
             try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction,
             options: ImportOptions(actor: "test"))
         let before = try await store.fingerprint()
-        let exportBefore = try await store.revision(of: .acmeProduction).document
+        let exportBefore = try await store.catalog.revision(of: .acmeProduction).document
 
         // When a file the app would reject is imported
         let bytes: [UInt8] =
@@ -56,7 +57,7 @@ struct ImportTests {
             default: try Fixtures.bytes(name)
             }
         let error = await #expect(throws: DocumentError.self) {
-            try await store.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "test"))
+            try await store.catalog.importDocument(bytes, into: .acmeProduction, options: ImportOptions(actor: "test"))
         }
 
         // Then it is refused with errors, and nothing changed
@@ -66,20 +67,20 @@ struct ImportTests {
         }
         #expect(diagnostics.hasErrors)
         #expect(try await store.fingerprint() == before)
-        #expect(try await store.revision(of: .acmeProduction).document == exportBefore)
+        #expect(try await store.catalog.revision(of: .acmeProduction).document == exportBefore)
     }
 
     @Test("The commented fixture is refused at the comment's line and column")
     func commentedFixtureIsRefusedWithItsPosition() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let error = await #expect(throws: DocumentError.self) {
-            try await store.importDocument(
+            try await store.catalog.importDocument(
                 try Fixtures.bytes(Fixtures.commented), into: .acmeProduction, options: ImportOptions(actor: "test"))
         }
         guard case .importRefused(_, let diagnostics, _) = error else { return }
         #expect(diagnostics.map(\.code) == [.notStrictJSON])
         #expect(diagnostics.first?.location == SourceLocation(line: 7, column: 9))
-        #expect(try await store.revisions(of: .acmeProduction).isEmpty)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).isEmpty)
     }
 
     @Test("--strict refuses a file with warnings and writes nothing; without it the same file imports")
@@ -92,7 +93,7 @@ struct ImportTests {
             return
         }
         #expect(diagnostics.map(\.code) == [.biasSumShort])
-        #expect(try await store.revisions(of: .acmeProduction).isEmpty)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).isEmpty)
 
         let outcome = try await store.importText(file)
         #expect(outcome.status == .applied(revision: 1))
@@ -130,7 +131,7 @@ struct ImportTests {
         #expect(removal.archived == ["b"])
         #expect(removal.warnings.map(\.code) == [.featureAbsent])
         #expect(removal.warnings.first?.feature == "b")
-        #expect(try await store.snapshot(of: .acmeProduction).document.features.map(\.name) == ["a"])
+        #expect(try await store.catalog.snapshot(of: .acmeProduction).document.features.map(\.name) == ["a"])
 
         // Then when it comes back it has its old salt, and a new feature gets a new one
         let comeback = try await store.importText(#"{"features": [{"name": "b"}, {"name": "a"}, {"name": "c"}]}"#)
@@ -141,7 +142,7 @@ struct ImportTests {
         #expect(after["a"] == salts["a"])
         #expect(after["b"] == salts["b"])
         #expect(after["c"] != nil && after["c"] != salts["a"] && after["c"] != salts["b"])
-        #expect(try await store.snapshot(of: .acmeProduction).document.features.map(\.name) == ["b", "a", "c"])
+        #expect(try await store.catalog.snapshot(of: .acmeProduction).document.features.map(\.name) == ["b", "a", "c"])
     }
 
     @Test("Identical content creates no revision, even when the file is laid out differently")
@@ -151,7 +152,7 @@ struct ImportTests {
         let outcome = try await store.importText(
             "{\n  \"features\" : [ { \"enabled\" : true , \"name\" : \"a\" } ]\n}\n")
         #expect(outcome.status == .unchanged(revision: 1))
-        #expect(try await store.revisions(of: .acmeProduction).map(\.number) == [1])
+        #expect(try await store.catalog.revisions(of: .acmeProduction).map(\.number) == [1])
     }
 
     @Test("Audit rows describe each change, field by field, with values before and after")
@@ -194,7 +195,8 @@ struct ImportTests {
                 #"- * changed ["features","version"] → ["version","features"]"#
             ])
         #expect(
-            try await store.revision(of: .acmeProduction).document.starts(with: Array("{\n    \"version\": 1,".utf8)))
+            try await store.catalog.revision(of: .acmeProduction).document.starts(
+                with: Array("{\n    \"version\": 1,".utf8)))
     }
 
     @Test("The tables and the revision's document always agree")
@@ -207,8 +209,8 @@ struct ImportTests {
         ]
         for step in steps {
             try await store.importText(step)
-            let snapshot = try await store.snapshot(of: .acmeProduction)
-            let revision = try await store.revision(of: .acmeProduction)
+            let snapshot = try await store.catalog.snapshot(of: .acmeProduction)
+            let revision = try await store.catalog.revision(of: .acmeProduction)
             #expect(snapshot.document.rendered() == revision.document)
             #expect(snapshot.document == DocumentDecoder.decode(Array(step.utf8)).document)
         }

@@ -16,12 +16,12 @@ struct RollbackTests {
         let original = try await store.recordedAssignments(of: "t")
 
         // When it is disabled
-        let off = try await store.setEnabled(
+        let off = try await store.catalog.setEnabled(
             false, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then everyone is in Disabled, each with a disable event from their group
         #expect(off.isApplied && off.revision == 2)
-        #expect(try await store.feature("t", in: .acmeProduction).feature.isEnabled == false)
+        #expect(try await store.catalog.feature("t", in: .acmeProduction).feature.isEnabled == false)
         #expect(
             try await store.recordedAssignments(of: "t").values.allSatisfy {
                 $0.variation == "Disabled" && $0.revision == 2
@@ -35,7 +35,7 @@ struct RollbackTests {
         }
 
         // When it is enabled again
-        let on = try await store.setEnabled(
+        let on = try await store.catalog.setEnabled(
             true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then everyone is back in the group of their point, with an enable event
@@ -51,10 +51,10 @@ struct RollbackTests {
         }
 
         // And enabling what is enabled writes nothing
-        let again = try await store.setEnabled(
+        let again = try await store.catalog.setEnabled(
             true, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(!again.isApplied && again.revision == 3)
-        #expect(try await store.revisions(of: .acmeProduction).count == 3)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 3)
         #expect(try await store.allAssignmentEvents().count == 900)
     }
 
@@ -70,14 +70,15 @@ struct RollbackTests {
         #expect(!disabled.isEmpty)
 
         // When it is rolled out
-        let outcome = try await store.rollOut("dark", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
+        let outcome = try await store.catalog.rollOut(
+            "dark", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then it is a plain flag enabled for everyone, and the Disabled users moved with rollout events
         #expect(outcome.isApplied && outcome.revision == 2)
-        let feature = try await store.feature("dark", in: .acmeProduction).feature
+        let feature = try await store.catalog.feature("dark", in: .acmeProduction).feature
         #expect(feature.kind == .flag && feature.isEnabled)
         #expect(feature.testVariations == nil && feature.testBiases == nil)
-        #expect(try await store.revisions(of: .acmeProduction).first?.kind == .rollout)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).first?.kind == .rollout)
         #expect(try await store.recordedAssignments(of: "dark").values.allSatisfy { $0.variation == "Enabled" })
         #expect(
             try await store.assignmentCounts(of: "dark", in: .acmeProduction) == [
@@ -108,10 +109,11 @@ struct RollbackTests {
         _ = try await store.assign(UserID.numbered(300), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
 
-        let outcome = try await store.rollOut("m", to: "c", in: .acmeProduction, options: EditOptions(actor: "test"))
+        let outcome = try await store.catalog.rollOut(
+            "m", to: "c", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         #expect(outcome.isApplied)
-        let feature = try await store.feature("m", in: .acmeProduction).feature
+        let feature = try await store.catalog.feature("m", in: .acmeProduction).feature
         #expect(feature.kind == .mvtTest)
         #expect(feature.testVariations == ["A", "B", "C"])
         #expect(feature.testBiases == [0, 0, 100])
@@ -131,13 +133,13 @@ struct RollbackTests {
         let fingerprint = try await store.fingerprint()
 
         await #expect(throws: CoreError.winnerRequired(feature: "m", variations: ["A", "B", "C"])) {
-            try await store.rollOut("m", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
+            try await store.catalog.rollOut("m", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
         }
         await #expect(throws: CoreError.unknownVariation(feature: "m", variation: "D", variations: ["A", "B", "C"])) {
-            try await store.rollOut("m", to: "D", in: .acmeProduction, options: EditOptions(actor: "test"))
+            try await store.catalog.rollOut("m", to: "D", in: .acmeProduction, options: EditOptions(actor: "test"))
         }
         await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
-            try await store.rollOut("plain", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
+            try await store.catalog.rollOut("plain", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
         }
 
         #expect(try await store.fingerprint() == fingerprint)
@@ -157,29 +159,30 @@ struct RollbackTests {
             """#)
         _ = try await store.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "t")
-        _ = try await store.setBiases([60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
+        _ = try await store.catalog.setBiases(
+            [60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         let movers = Set(original.values.filter { $0.point >= 10 && $0.point < 60 }.map(\.user))
         #expect(!movers.isEmpty)
 
         // A dry run writes nothing
         let eventCount = try await store.allAssignmentEvents().count
-        let dryRun = try await store.rollBack(
+        let dryRun = try await store.catalog.rollBack(
             .acmeProduction, to: 1, options: EditOptions(isDryRun: true, actor: "test"))
         #expect(!dryRun.isApplied)
         #expect(dryRun.plans.first?.movingUsers == movers.count)
-        #expect(try await store.revisions(of: .acmeProduction).count == 2)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 2)
         #expect(try await store.allAssignmentEvents().count == eventCount)
 
         // When rolled back to revision 1
-        let outcome = try await store.rollBack(.acmeProduction, to: 1, options: EditOptions(actor: "test"))
+        let outcome = try await store.catalog.rollBack(.acmeProduction, to: 1, options: EditOptions(actor: "test"))
 
         // Then revision 3 has revision 1's bytes
         #expect(outcome.isApplied && outcome.revision == 3)
         #expect(
-            try await store.revision(3, of: .acmeProduction).document
-                == (try await store.revision(1, of: .acmeProduction).document))
-        #expect(try await store.revision(of: .acmeProduction).number == 3)
-        #expect(try await store.revisions(of: .acmeProduction).first?.kind == .rollback)
+            try await store.catalog.revision(3, of: .acmeProduction).document
+                == (try await store.catalog.revision(1, of: .acmeProduction).document))
+        #expect(try await store.catalog.revision(of: .acmeProduction).number == 3)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).first?.kind == .rollback)
 
         // And the users moved by the bias change are back, each with one rollback event
         let after = try await store.recordedAssignments(of: "t")
@@ -190,14 +193,14 @@ struct RollbackTests {
         #expect(events.allSatisfy { $0.reason == .rollback && $0.previousVariation == "A" && $0.variation == "B" })
 
         // And the diffs name the changed field
-        let forward = try await store.diff(.acmeProduction, from: 1, to: 2)
+        let forward = try await store.catalog.diff(.acmeProduction, from: 1, to: 2)
         #expect(forward.changes.map { "\($0.feature ?? "-").\($0.field ?? "-")" } == ["t.test-biases"])
         #expect(forward.changes.first?.kind == .changed)
         #expect(forward.changes.first?.before == .array([.number(10), .number(90)]))
         #expect(forward.changes.first?.after == .array([.number(60), .number(40)]))
         #expect(forward.changedFeatures == ["t"])
-        #expect(try await store.diff(.acmeProduction, from: 1, to: 3).isEmpty)
-        #expect(try await store.diff(.acmeProduction, from: 2, to: 3).changes.map(\.field) == ["test-biases"])
+        #expect(try await store.catalog.diff(.acmeProduction, from: 1, to: 3).isEmpty)
+        #expect(try await store.catalog.diff(.acmeProduction, from: 2, to: 3).changes.map(\.field) == ["test-biases"])
     }
 
     @Test("Rolling back a rollout makes the flag a test again and puts users back in their groups")
@@ -207,12 +210,12 @@ struct RollbackTests {
             #"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
         _ = try await store.assign(UserID.numbered(300), to: "dark", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "dark")
-        _ = try await store.rollOut("dark", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
+        _ = try await store.catalog.rollOut("dark", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
 
-        let outcome = try await store.rollBack(.acmeProduction, to: 1, options: EditOptions(actor: "test"))
+        let outcome = try await store.catalog.rollBack(.acmeProduction, to: 1, options: EditOptions(actor: "test"))
 
         #expect(outcome.revision == 3)
-        #expect(try await store.feature("dark", in: .acmeProduction).feature.kind == .onOffABTest)
+        #expect(try await store.catalog.feature("dark", in: .acmeProduction).feature.kind == .onOffABTest)
         #expect(
             try await store.recordedAssignments(of: "dark").mapValues(\.variation) == original.mapValues(\.variation))
         let events = try await store.allAssignmentEvents().filter { $0.revision == 3 }
@@ -228,14 +231,14 @@ struct RollbackTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"]}]}"#)
         let error = await #expect(throws: DocumentError.self) {
-            try await store.rollBack(.acmeProduction, to: 7, options: EditOptions(actor: "test"))
+            try await store.catalog.rollBack(.acmeProduction, to: 7, options: EditOptions(actor: "test"))
         }
         guard case .revisionNotFound(_, number: 7, latest: 1)? = error else {
             Issue.record("expected revisionNotFound, got \(String(describing: error))")
             return
         }
-        await #expect(throws: DocumentError.self) { try await store.diff(.acmeProduction, from: 1, to: 7) }
-        #expect(try await store.revisions(of: .acmeProduction).count == 1)
+        await #expect(throws: DocumentError.self) { try await store.catalog.diff(.acmeProduction, from: 1, to: 7) }
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 1)
     }
 
     @Test("Diff lists features added, removed and changed, field by field")
@@ -246,7 +249,7 @@ struct RollbackTests {
         try await store.importText(
             #"{"features": [{"name": "b", "description": "new", "section": "s"}, {"name": "c"}]}"#)
 
-        let diff = try await store.diff(.acmeProduction, from: 1, to: 2)
+        let diff = try await store.catalog.diff(.acmeProduction, from: 1, to: 2)
 
         #expect(diff.addedFeatures == ["c"])
         #expect(diff.removedFeatures == ["a"])

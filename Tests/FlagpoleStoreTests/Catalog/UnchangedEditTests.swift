@@ -12,8 +12,8 @@ struct UnchangedEditTests {
             #"{"features": [{"name": "t", "enabled": true, "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
         for isDryRun in [true, false] {
             let options = EditOptions(isDryRun: isDryRun, actor: "test")
-            let biases = try await store.setBiases([10, 90], of: "t", in: .acmeProduction, options: options)
-            let enabled = try await store.setEnabled(true, feature: "t", in: .acmeProduction, options: options)
+            let biases = try await store.catalog.setBiases([10, 90], of: "t", in: .acmeProduction, options: options)
+            let enabled = try await store.catalog.setEnabled(true, feature: "t", in: .acmeProduction, options: options)
             for outcome in [biases, enabled] {
                 #expect(outcome.isUnchanged)
                 #expect(!outcome.isApplied)
@@ -21,9 +21,9 @@ struct UnchangedEditTests {
                 #expect(outcome.plans.isEmpty)
             }
         }
-        #expect(try await store.revisions(of: .acmeProduction).count == 1)
+        #expect(try await store.catalog.revisions(of: .acmeProduction).count == 1)
 
-        let changed = try await store.setBiases(
+        let changed = try await store.catalog.setBiases(
             [20, 80], of: "t", in: .acmeProduction, options: EditOptions(isDryRun: true, actor: "test"))
         #expect(!changed.isUnchanged && !changed.isApplied && changed.revision == 2)
     }

@@ -39,15 +39,16 @@ struct ChangeEventTests {
     func everyRevisionIsTold() async throws {
         let (store, webhook) = try await store()
         let options = EditOptions(message: "phase 2", actor: "member:ada@example.com")
-        _ = try await store.setBiases([20, 80], of: "checkout", in: path, options: options)
-        _ = try await store.setEnabled(false, feature: "other", in: path, options: EditOptions(actor: "key:abc"))
+        _ = try await store.catalog.setBiases([20, 80], of: "checkout", in: path, options: options)
+        _ = try await store.catalog.setEnabled(
+            false, feature: "other", in: path, options: EditOptions(actor: "key:abc"))
         _ = try await store.importText(
             #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [20, 80]}, {"name": "other", "test-variations": ["A", "B"]}, {"name": "new", "enabled": true}]}"#
         )
         let ramp = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [30, 100], hold: .duration(seconds: 3_600)),
             in: path, actor: "cli:bob", now: start)
-        _ = try await store.setEnabled(false, feature: "new", in: path, options: EditOptions(actor: "key:abc"))
+        _ = try await store.catalog.setEnabled(false, feature: "new", in: path, options: EditOptions(actor: "key:abc"))
         let bodies = try await queued(store, webhook)
         #expect(bodies.allSatisfy { $0["event"] == .string("revision.created") })
         #expect(bodies.map { $0["revision"] } == [2, 3, 4, 5, 6].map { .number(Double($0)) })
@@ -78,8 +79,8 @@ struct ChangeEventTests {
     @Test("The audit feed tells each revision with the fields its revision.created event had")
     func auditFeed() async throws {
         let (store, webhook) = try await store()
-        _ = try await store.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
-        _ = try await store.setEnabled(false, feature: "other", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.catalog.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.catalog.setEnabled(false, feature: "other", in: path, options: EditOptions(actor: "t"))
         let told = try await queued(store, webhook)
         let fed = try await store.revisionEvents(in: path, since: .distantPast).map { event -> JSONObject in
             guard case .object(let object) = event.jsonValue else { return [:] }
@@ -96,12 +97,12 @@ struct ChangeEventTests {
     @Test("A dry run and a refused change tell nothing; a webhook hears only the events it chose")
     func nothingUnwritten() async throws {
         let (store, webhook) = try await store(hearing: "ramp.*")
-        _ = try await store.setBiases(
+        _ = try await store.catalog.setBiases(
             [20, 80], of: "checkout", in: path, options: EditOptions(isDryRun: true, actor: "t"))
         await #expect(throws: (any Error).self) {
-            _ = try await store.setBiases([20, 90], of: "checkout", in: path, options: EditOptions(actor: "t"))
+            _ = try await store.catalog.setBiases([20, 90], of: "checkout", in: path, options: EditOptions(actor: "t"))
         }
-        _ = try await store.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.catalog.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
         #expect(try await queued(store, webhook).isEmpty)
         _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [30, 100], hold: .duration(seconds: 3_600)),
@@ -183,7 +184,7 @@ struct ChangeEventTests {
         #expect(try await next().map { $0.users == nil } == true)
         #expect(steps == 1)
         // A revision changes what everyone is served.
-        _ = try await store.setBiases([10, 90], of: "checkout", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: path, options: EditOptions(actor: "t"))
         #expect(try await next().map { $0.users == nil } == true)
         // A forget names nobody: the steps kept so far go, and the environment reads as wholly changed.
         _ = try await store.setOverride("checkout", user: UserID(rawValue: "user-3"), variation: "Disabled", in: path)
@@ -205,8 +206,8 @@ struct ChangeEventTests {
     @Test("The tick deletes deliveries delivered or given up more than the kept days ago, never a pending one")
     func deliveriesPruned() async throws {
         let (store, webhook) = try await store()
-        _ = try await store.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
-        _ = try await store.setBiases([30, 70], of: "checkout", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.catalog.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
+        _ = try await store.catalog.setBiases([30, 70], of: "checkout", in: path, options: EditOptions(actor: "t"))
         let due = try await store.claimDueDeliveries(now: .distantFuture)
         try await store.recordDeliveryAttempt(due[0], DeliveryAttempt(status: 200, isWorthRetrying: false), now: start)
         let later = Date().addingTimeInterval(FeatureStore.deliveriesKept + 86_400)

@@ -74,19 +74,19 @@ struct BackupTests {
 
             let copy = try FeatureStore.open(atPath: copyPath, access: .readOnly)
             for path in [EnvironmentPath.acmeProduction, .globexProduction] {
-                let numbers = try await copy.revisions(of: path).map(\.number).sorted()
+                let numbers = try await copy.catalog.revisions(of: path).map(\.number).sorted()
                 #expect(numbers == Array(1...numbers.count), "revisions of \(path) in \(copyPath) are not contiguous")
                 #expect(summary.environments.first(where: { $0.path == path })?.latestRevision == numbers.count)
-                let copied = try await copy.revision(of: path)
-                #expect(copied.document == (try await source.revision(copied.number, of: path).document))
+                let copied = try await copy.catalog.revision(of: path)
+                #expect(copied.document == (try await source.catalog.revision(copied.number, of: path).document))
                 // The tables were copied at the same moment as the revisions.
-                #expect(try await copy.snapshot(of: path).document.rendered() == copied.document)
+                #expect(try await copy.catalog.snapshot(of: path).document.rendered() == copied.document)
             }
             // No user was assigned under a revision the copy lacks.
             let latestAssignment = try await copy.read { db in
                 try db.value(Int.self, "SELECT max(revision) FROM assignments") ?? 0
             }
-            #expect(latestAssignment <= (try await copy.revision(of: .acmeProduction).number))
+            #expect(latestAssignment <= (try await copy.catalog.revision(of: .acmeProduction).number))
         }
         print(
             "backupWhileWriting: \(totalSteps) write steps in all; steps finished during each backup: \(copies.map(\.stepsDuring)); copies of \(copies.map(\.summary.byteCount)) bytes"
@@ -155,8 +155,8 @@ struct BackupTests {
         #expect(try await contents(of: server) == (try await contents(of: source)))
         #expect(try await server.tenants().map(\.slug.rawValue) == ["acme", "globex"])
         #expect(
-            try await server.revision(of: .acmeProduction).document
-                == (try await source.revision(of: .acmeProduction).document))
+            try await server.catalog.revision(of: .acmeProduction).document
+                == (try await source.catalog.revision(of: .acmeProduction).document))
         #expect(try integrityCheck(targetPath) == ["ok"])
         #expect(try leftovers() == [])
         // Keys come back; sign-ins do not (one signed out since the backup must stay out)
@@ -196,7 +196,7 @@ struct BackupTests {
         let after = try await target.pinnedDocument(for: user, in: .acmeProduction)
         #expect(after.revision == before.revision - 1)
         #expect(after.bytes != before.bytes)
-        #expect(after.bytes.starts(with: try await source.revision(of: .acmeProduction).document.prefix(20)))
+        #expect(after.bytes.starts(with: try await source.catalog.revision(of: .acmeProduction).document.prefix(20)))
     }
 
     @Test("Restore into a database that holds tenants is refused unless told to, and changes nothing")
@@ -283,13 +283,14 @@ struct BackupTests {
         let store = try FeatureStore.open(atPath: path)
         try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
         try await store.createTenant(EnvironmentPath.globexProduction.tenant)
-        _ = try await store.importDocument(
+        _ = try await store.catalog.importDocument(
             try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction,
             options: ImportOptions(actor: "test"))
         let edit = EditOptions(actor: "test")
         _ = try await store.assign(UserID.numbered(200), to: "Example A/B Test", in: .acmeProduction)
-        _ = try await store.setBiases([30, 70], of: "Example A/B Test", in: .acmeProduction, options: edit)
-        _ = try await store.setEnabled(false, feature: "Example Feature Flag", in: .acmeProduction, options: edit)
+        _ = try await store.catalog.setBiases([30, 70], of: "Example A/B Test", in: .acmeProduction, options: edit)
+        _ = try await store.catalog.setEnabled(
+            false, feature: "Example Feature Flag", in: .acmeProduction, options: edit)
         _ = try await store.setOverride(
             "Example A/B Test", user: UserID(rawValue: "qa"), variation: "Group B", in: .acmeProduction)
         _ = try await store.setUnlocked(

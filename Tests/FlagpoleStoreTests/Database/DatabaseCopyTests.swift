@@ -34,7 +34,7 @@ struct DatabaseCopyTests {
         try await store.importText(Self.features)
         let userIDs = (0..<users).map { UserID(rawValue: "user-\($0)") }
         _ = try await store.assign(userIDs, to: "Checkout", in: .acmeProduction)
-        _ = try await store.setBiases(
+        _ = try await store.catalog.setBiases(
             [50, 50], of: "Checkout", in: .acmeProduction, options: EditOptions(actor: "test"))
         let key = try await store.createKey(for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .admin)
         _ = try await store.openSession(withKey: key.secret)
@@ -84,7 +84,8 @@ struct DatabaseCopyTests {
 
         let copy = try FeatureStore.open(atPath: back, access: .readOnly)
         #expect(
-            try await copy.revision(of: .acmeProduction).document == original.revision(of: .acmeProduction).document)
+            try await copy.catalog.revision(of: .acmeProduction).document
+                == original.catalog.revision(of: .acmeProduction).document)
         for user in ["user-0", "user-7", "user-299"] {
             let context = FlagContext(user: UserID(rawValue: user))
             #expect(

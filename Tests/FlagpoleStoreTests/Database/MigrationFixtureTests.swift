@@ -126,11 +126,11 @@ struct MigrationFixtureTests {
         // 0012's file marked production "changes need a reason": a change given none is refused.
         if manifest.schema >= "0012" {
             let refused = await #expect(throws: DocumentError.self) {
-                try await store.importDocument(file, into: acme, options: ImportOptions(actor: "test"))
+                try await store.catalog.importDocument(file, into: acme, options: ImportOptions(actor: "test"))
             }
             #expect(refused?.code == "reason_required")
         }
-        let imported = try await store.importDocument(
+        let imported = try await store.catalog.importDocument(
             file, into: acme, options: ImportOptions(message: "after migrating", actor: "test"))
         #expect(imported.status == .applied(revision: latest + 1))
         let summary = try await store.assign(
@@ -138,7 +138,7 @@ struct MigrationFixtureTests {
         #expect(summary.recorded == 10)
         // The history's deltas (kept by triggers before 0006, by the store since) still add up
         // to the users recorded, after a bias change of the old file's users and the new ones.
-        _ = try await store.setBiases(
+        _ = try await store.catalog.setBiases(
             [25, 75], of: "Example A/B Test", in: acme, options: EditOptions(message: "after migrating", actor: "test"))
         #expect(try await store.read(Self.deltasDisagreeingWithAssignments).isEmpty)
         // Every environment older than 0012 is unmarked; 0012's file marked production. Each takes a marking.
@@ -160,7 +160,7 @@ struct MigrationFixtureTests {
         #expect(
             try await store.addMember("ada@example.com", name: "Ada", role: .admin, to: acme.tenant, by: "test") != nil)
         // The file takes a ramp (0014): its first step applied at once.
-        let test = try await store.feature("Example A/B Test", in: acme).feature
+        let test = try await store.catalog.feature("Example A/B Test", in: acme).feature
         let ramp = try await store.rollouts.createRamp(
             RampRequest(
                 feature: test.name, variation: test.effectiveVariations.last, steps: [80, 100],
@@ -276,13 +276,13 @@ struct MigrationFixtureTests {
             let parts = name.split(separator: "/").map(String.init)
             let path = EnvironmentPath(
                 tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
-            let numbers = try await store.revisions(of: path).map(\.number).sorted()
+            let numbers = try await store.catalog.revisions(of: path).map(\.number).sorted()
             #expect(numbers == Array(1..<(count + 1)), "revisions of \(name)")
             guard count > 0 else { continue }
             let exported = try fixture.export(of: path)
-            #expect(try await store.revision(of: path).document == exported, "export of \(name)")
+            #expect(try await store.catalog.revision(of: path).document == exported, "export of \(name)")
             // The tables, not only the stored revision, hold the exported document.
-            let rendered = try await store.snapshot(of: path).document.rendered()
+            let rendered = try await store.catalog.snapshot(of: path).document.rendered()
             #expect(
                 try JSONParser.parse(rendered).value == (try JSONParser.parse(exported).value),
                 "current document of \(name)")
@@ -305,9 +305,9 @@ struct MigrationFixtureTests {
             let parts = name.split(separator: "/").map(String.init)
             let path = EnvironmentPath(
                 tenant: TenantSlug(rawValue: parts[0]), environment: EnvironmentName(rawValue: parts[1]))
-            for feature in try await store.snapshot(of: path).document.features {
+            for feature in try await store.catalog.snapshot(of: path).document.features {
                 for spelling in [feature.name.decomposedForTest, feature.name.precomposedForTest] {
-                    let found = try await store.feature(spelling, in: path).feature.name
+                    let found = try await store.catalog.feature(spelling, in: path).feature.name
                     #expect(
                         Array(found.utf8) == Array(feature.name.utf8),
                         "\(name): \(feature.name) as \(Array(spelling.utf8))")

@@ -97,8 +97,8 @@ struct ExperimentResultsTests {
     func epochs() async throws {
         let store = try await Self.store()
         let before = try await Self.groups(Self.users(200), in: store)
-        _ = try await store.setBiases([50, 50, 0], of: "Checkout", in: Self.path, options: Self.options)
-        _ = try await store.setBiases([20, 80, 0], of: "Checkout", in: Self.path, options: Self.options)
+        _ = try await store.catalog.setBiases([50, 50, 0], of: "Checkout", in: Self.path, options: Self.options)
+        _ = try await store.catalog.setBiases([20, 80, 0], of: "Checkout", in: Self.path, options: Self.options)
         let after = try await Self.groups(Self.users(100, prefix: "new-"), in: store)
         let results = try await store.results(of: "Checkout", in: Self.path)
         #expect(results.epochs.map(\.number) == [1, 2])
@@ -117,7 +117,7 @@ struct ExperimentResultsTests {
     func defaultControl() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        _ = try await store.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
+        _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
         _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
         #expect(
             try await store.results(of: "checkout", in: Self.path).epochs.map(\.control) == ["Disabled", "Disabled"])
@@ -139,12 +139,12 @@ struct ExperimentResultsTests {
     func finalResults() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        _ = try await store.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
+        _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
         _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
         let running = try await store.results(of: "checkout", in: Self.path)
         #expect(!running.isFinal)
-        _ = try await store.rollOut("checkout", to: "Enabled", in: Self.path, options: Self.options)
-        #expect(try await store.feature("checkout", in: Self.path).feature.kind == .flag)
+        _ = try await store.catalog.rollOut("checkout", to: "Enabled", in: Self.path, options: Self.options)
+        #expect(try await store.catalog.feature("checkout", in: Self.path).feature.kind == .flag)
         #expect(try await store.hasResults(of: "checkout", in: Self.path))
         let final = try await store.results(of: "checkout", in: Self.path)
         #expect(final.isFinal && final.epochs.map(\.number) == running.epochs.map(\.number))
@@ -167,13 +167,13 @@ struct ExperimentResultsTests {
     func namedControl() async throws {
         let store = try await Self.store()
         _ = try await store.assign(Self.users(40), to: "Checkout", in: Self.path)
-        let before = try await store.revision(of: Self.path).number
+        let before = try await store.catalog.revision(of: Self.path).number
         #expect(try await store.results(of: "Checkout", in: Self.path).epochs.last?.control == "A")
         try await store.setControl(of: "Checkout", to: "B", in: Self.path, actor: "ada")
         let named = try await store.results(of: "Checkout", in: Self.path)
         #expect(named.namedControl == "B" && named.epochs.map(\.control) == ["B"])
         #expect(try await store.results(of: "Checkout", in: Self.path, control: "C").epochs.map(\.control) == ["C"])
-        #expect(try await store.revision(of: Self.path).number == before)
+        #expect(try await store.catalog.revision(of: Self.path).number == before)
         await #expect(
             throws: ResultsError.controlNotAVariation(
                 Self.path, feature: "Checkout", control: "Z", variations: ["A", "B", "C"])

@@ -75,7 +75,7 @@ struct RampGuardTests {
         #expect(ramp.guards.first == .goal("crashes", threshold: 0.002, inPoints: true))
         _ = try await store.rollouts.abortRamp(
             of: "checkout", in: path, rollingBack: true, actor: "cli:ada", now: start)
-        let revisions = try await store.revisions(of: path).count
+        let revisions = try await store.catalog.revisions(of: path).count
 
         for (guards, steps, error) in [
             (["purchase:+1pt"], [10.0, 100], RampError.unknownGoal(path, name: "purchase", existing: ["crashes"])),
@@ -98,7 +98,7 @@ struct RampGuardTests {
         }
         #expect(throws: RampError.invalidFailureAction("undo")) { try RampText.failureAction("undo") }
         #expect(try await store.rollouts.ramps(in: path).count == 1)
-        #expect(try await store.revisions(of: path).count == revisions)
+        #expect(try await store.catalog.revisions(of: path).count == revisions)
     }
 
     @Test("A guardrail goal beyond its threshold rolls the ramp back while the step holds, with the figures recorded")
@@ -117,7 +117,7 @@ struct RampGuardTests {
         let reason = try #require(ramp.reason)
         #expect(reason.hasPrefix("aborted by guard, rolled back to 0 %: guard failed at step 1: crashes: ["))
         #expect(reason.hasSuffix("against 0.02: beyond the threshold"))
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [0, 100])
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [0, 100])
         let look = try #require(ramp.looks.first { $0.guardIndex == 0 })
         #expect(look.step == 0 && look.verdict == .fail && look.looks == 1)
         #expect(look.figures.users == [seen["Enabled"]!, seen["Disabled"]!])
@@ -149,7 +149,7 @@ struct RampGuardTests {
         let applied = try #require(try await store.rollouts.runDueRamps(now: back).first)
         #expect(applied.applied.map(\.step) == [1] && applied.applied[0].folded.isEmpty)
         #expect(applied.ramp.dueAt == back.addingTimeInterval(day))
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [20, 80])
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [20, 80])
         let looks = try await store.rollouts.ramp(of: "checkout", in: path).ramp.looks.filter { $0.step == 0 }
         #expect(looks.map(\.verdict) == [.pass, .pass, .pass, .pass])
         #expect(looks.first { $0.guardIndex == 1 }?.looks == 2)

@@ -48,7 +48,7 @@ struct RampTests {
         // Every recorded user moves once over the whole ramp, as each step's plan says.
         #expect(dryRun.plans.reduce(0) { $0 + $1.plan.movingUsers } == 2_000)
         #expect(try await store.rollouts.ramps(in: path).isEmpty)
-        #expect(try await store.revisions(of: path).count == 1)
+        #expect(try await store.catalog.revisions(of: path).count == 1)
 
         let created = try await store.rollouts.createRamp(request(), in: path, actor: "cli:ada", now: start)
         #expect(created.ramp.state == .running && created.ramp.nextStep == 1)
@@ -56,11 +56,11 @@ struct RampTests {
         #expect(created.applied.map(\.step) == [0] && created.applied[0].revision == 2)
         #expect(created.applied[0].movedUsers == dryRun.plans[0].plan.movingUsers)
         #expect(created.plans.map(\.share) == steps)
-        let revision = try #require(try await store.revisions(of: path).first)
+        let revision = try #require(try await store.catalog.revisions(of: path).first)
         #expect(
             revision.number == 2 && revision.kind == .bias && revision.actor == "ramp:\(created.ramp.id) by cli:ada")
         #expect(revision.message == "ramp \(created.ramp.id): step 1 of 5, Enabled 1 %")
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [1, 99])
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [1, 99])
         let after = try await store.recordedAssignments(of: "checkout")
         let moved = after.filter { before[$0.key]?.variation != $0.value.variation }
         #expect(moved.count == created.applied[0].movedUsers && moved.values.allSatisfy { $0.variation == "Enabled" })
@@ -84,12 +84,12 @@ struct RampTests {
         #expect(finished.applied.map(\.step) == [0, 1, 2, 3, 4])
         #expect(finished.applied.map(\.appliedAt) == (0..<5).map { time(days: Double($0)) })
         #expect(finished.events.map(\.kind) == [.created, .finished])
-        let revisions = try await store.revisions(of: path)
+        let revisions = try await store.catalog.revisions(of: path)
         #expect(revisions.count == 6)
         #expect(revisions.prefix(5).allSatisfy { $0.actor == "ramp:\(ramp.id) by cli:ada" })
         #expect(revisions.prefix(5).map(\.kind) == [.rollout, .bias, .bias, .bias, .bias])
         // The last step is `flagpole rollout`'s revision: an on/off test becomes a flag, on for everyone.
-        let feature = try await store.feature("checkout", in: path).feature
+        let feature = try await store.catalog.feature("checkout", in: path).feature
         #expect(feature.kind == .flag && feature.isEnabled && feature.testVariations == nil)
         #expect(try await store.recordedAssignments(of: "checkout").values.allSatisfy { $0.variation == "Enabled" })
     }
@@ -105,8 +105,8 @@ struct RampTests {
         #expect(reports.count == 1)
         let step = try #require(reports.first?.applied.first)
         #expect(step.step == 3 && step.folded == [1, 2])
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [50, 50])
-        let revision = try #require(try await store.revisions(of: path).first)
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [50, 50])
+        let revision = try #require(try await store.catalog.revisions(of: path).first)
         #expect(revision.number == 3 && revision.message.hasSuffix("step 4 of 5, Enabled 50 %, folding steps 2, 3"))
         // The last step holds a full day from now.
         #expect(reports[0].ramp.dueAt == back.addingTimeInterval(Double(day)))
@@ -139,15 +139,15 @@ struct RampTests {
         let store = try await storeWithUsers()
         _ = try await store.rollouts.createRamp(request(), in: path, actor: "cli:ada", now: start)
         // A change to another feature is not the test's.
-        _ = try await store.setBiases([30, 70], of: "other", in: path, options: EditOptions(actor: "cli:bob"))
+        _ = try await store.catalog.setBiases([30, 70], of: "other", in: path, options: EditOptions(actor: "cli:bob"))
         #expect(try await store.rollouts.runDueRamps(now: time(days: 1)).map { $0.applied.map(\.step) } == [[1]])
 
-        _ = try await store.setBiases(
+        _ = try await store.catalog.setBiases(
             [10, 90], of: "checkout", in: path, options: EditOptions(message: "by hand", actor: "cli:bob"))
         let paused = try await store.rollouts.runDueRamps(now: time(days: 2))
         #expect(paused.count == 1 && paused[0].applied.isEmpty && paused[0].ramp.state == .paused)
         #expect(paused[0].ramp.reason == "revision 5 (bias, by cli:bob: by hand) changed checkout")
-        #expect(try await store.revisions(of: path).count == 5)
+        #expect(try await store.catalog.revisions(of: path).count == 5)
         #expect(try await store.rollouts.runDueRamps(now: time(days: 9)).isEmpty)
 
         // Resumed at 10 %: the next step is 20 %, a full hold from now.
@@ -161,22 +161,23 @@ struct RampTests {
             of: "checkout", in: path, actor: "cli:carol", now: time(days: 3.5))
         #expect(advanced.applied.map(\.step) == [2] && advanced.applied[0].appliedBy == "cli:carol")
         #expect(advanced.ramp.dueAt == time(days: 4.5))
-        #expect(try await store.revisions(of: path).first?.actor == "cli:carol")
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [20, 80])
+        #expect(try await store.catalog.revisions(of: path).first?.actor == "cli:carol")
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [20, 80])
     }
 
     @Test("Advancing after a person's edit, before the ramp noticed it, starts from the test as it is")
     func advanceAfterEdit() async throws {
         let store = try await storeWithUsers()
         _ = try await store.rollouts.createRamp(request(), in: path, actor: "cli:ada", now: start)
-        _ = try await store.setBiases([10, 90], of: "checkout", in: path, options: EditOptions(actor: "cli:bob"))
+        _ = try await store.catalog.setBiases(
+            [10, 90], of: "checkout", in: path, options: EditOptions(actor: "cli:bob"))
         let advanced = try await store.rollouts.advanceRamp(
             of: "checkout", in: path, actor: "cli:carol", now: time(days: 0.5))
         // The first step above 10 %: 20 %, moving 10 % of users, not back from 10 % to 5 %.
         #expect(advanced.applied.map(\.step) == [2])
         #expect(advanced.plans.first?.plan.moves.map { "\($0.from)→\($0.to)" } == ["Disabled→Enabled"])
         #expect(abs((advanced.plans.first?.plan.movingShare ?? 0) - 10) < 1e-9)
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [20, 80])
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [20, 80])
         // And the ramp runs on from there: no pause for the edit it has taken in.
         #expect(try await store.rollouts.runDueRamps(now: time(days: 1.5)).map { $0.applied.map(\.step) } == [[3]])
     }
@@ -202,7 +203,7 @@ struct RampTests {
             of: "checkout", in: path, rollingBack: true, actor: "cli:ada", now: time(days: 1))
         #expect(aborted.ramp.state == .aborted && aborted.ramp.reason == "aborted by cli:ada, rolled back to 0 %")
         #expect(aborted.plans.first?.plan.moves.map { "\($0.from)→\($0.to)" } == ["Enabled→Disabled"])
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [0, 100])
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [0, 100])
         #expect(try await store.recordedAssignments(of: "checkout").values.allSatisfy { $0.variation == "Disabled" })
         let again = try await store.rollouts.createRamp(
             request(steps: [10, 100]), in: path, actor: "cli:ada", now: time(days: 2))
@@ -229,9 +230,9 @@ struct RampTests {
             RampRequest(feature: "m", variation: "c", steps: [50, 80], hold: .duration(seconds: 3600)), in: path,
             actor: "test",
             now: start)
-        #expect(try await store.feature("m", in: path).feature.testBiases == [40, 10, 50])
+        #expect(try await store.catalog.feature("m", in: path).feature.testBiases == [40, 10, 50])
         _ = try await store.rollouts.runDueRamps(now: start.addingTimeInterval(3600))
-        #expect(try await store.feature("m", in: path).feature.testBiases == [20, 0, 80])
+        #expect(try await store.catalog.feature("m", in: path).feature.testBiases == [20, 0, 80])
     }
 
     @Test("Bad ramps are refused with what to do, and nothing is saved")
@@ -240,7 +241,7 @@ struct RampTests {
         try await store.importText(
             #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [0, 100]}, {"name": "m", "test-variations": ["A", "B", "C"]}, {"name": "off", "test-variations": ["A", "B"], "enabled": false}, {"name": "flag", "enabled": true}]}"#
         )
-        let revisions = try await store.revisions(of: path).count
+        let revisions = try await store.catalog.revisions(of: path).count
         let refusals: [(RampRequest, RampError)] = [
             (request(steps: [5, 1]), .stepOutOfOrder(index: 1, share: 1, previous: 5)),
             (request(steps: [0, 10]), .stepOutOfOrder(index: 0, share: 0, previous: nil)),
@@ -274,7 +275,7 @@ struct RampTests {
                 now: start)
         }
         #expect(try await store.rollouts.ramps(in: path).isEmpty)
-        #expect(try await store.revisions(of: path).count == revisions)
+        #expect(try await store.catalog.revisions(of: path).count == revisions)
 
         // One active ramp per test.
         let first = try await store.rollouts.createRamp(request(), in: path, actor: "t", now: start)
@@ -299,7 +300,7 @@ struct RampTests {
         async let second = store.rollouts.runDueRamps(now: time(days: 1))
         let applied = try await (first + second).flatMap(\.applied)
         #expect(applied.map(\.step) == [1])
-        #expect(try await store.revisions(of: path).count == 3)
+        #expect(try await store.catalog.revisions(of: path).count == 3)
         let row = RampStepRecord(step: 1, revision: 3, appliedBy: "t", appliedAt: start, folded: [], movedUsers: 0)
         await #expect(throws: (any Error).self) {
             try await store.write { db in try db.ramps.insertStep(row, of: ramp.id) }

@@ -57,8 +57,8 @@ struct TriggerTests {
         let outcome = try await store.rollouts.callTrigger(
             rollback.token, address: "198.51.100.1", userAgent: nil, now: start)
         #expect(outcome.acted && outcome.outcome.hasPrefix("aborted ramp 1 and rolled Enabled back to 0 %"))
-        #expect(try await store.feature("checkout", in: path).feature.testBiases == [0, 100])
-        #expect(try await store.revisions(of: path).first?.actor == "trigger:Sentry")
+        #expect(try await store.catalog.feature("checkout", in: path).feature.testBiases == [0, 100])
+        #expect(try await store.catalog.revisions(of: path).first?.actor == "trigger:Sentry")
         #expect(outcome.revision == 3)
         #expect(try await store.rollouts.ramp(of: "checkout", in: path).ramp.state == .aborted)
 
@@ -71,8 +71,8 @@ struct TriggerTests {
         let disabled = try await store.rollouts.callTrigger(
             disable.token, address: "198.51.100.2", userAgent: nil, now: start)
         #expect(disabled.outcome == "disabled checkout as revision 5, and paused ramp 2")
-        #expect(try await store.feature("checkout", in: path).feature.isEnabled == false)
-        let revision = try #require(try await store.revisions(of: path).first)
+        #expect(try await store.catalog.feature("checkout", in: path).feature.isEnabled == false)
+        let revision = try #require(try await store.catalog.revisions(of: path).first)
         #expect(revision.actor == "trigger:Pager" && revision.message.hasSuffix("called from 198.51.100.2"))
         // Resuming needs the test enabled again, and says so.
         await #expect(throws: RampError.testDisabled(path, feature: "checkout")) {

@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Catalog {
     /// Replaces an environment's document with a file, as one transaction.
     ///
     /// The file is read as the client reads it; any error refuses it and nothing is written.

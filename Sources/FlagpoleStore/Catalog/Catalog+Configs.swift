@@ -27,7 +27,7 @@ public struct ConfigsOutcome: Hashable, Sendable {
     public var plans: [TargetingPlan] = []
 }
 
-extension FeatureStore {
+extension Catalog {
     /// The environment's current configs.
     ///
     /// - throws: `TenancyError.environmentNotFound`.
@@ -47,8 +47,8 @@ extension FeatureStore {
     /// - throws: `StorageError`.
     public func configWarnings() async throws -> [(path: EnvironmentPath, warnings: [ConfigIssue])] {
         var found: [(path: EnvironmentPath, warnings: [ConfigIssue])] = []
-        for tenant in try await tenants() {
-            for environment in try await environments(of: tenant.slug) {
+        for tenant in try await store.tenants() {
+            for environment in try await store.environments(of: tenant.slug) {
                 let warnings = try await configs(in: environment.path).warnings
                 if !warnings.isEmpty { found.append((environment.path, warnings)) }
             }
@@ -273,7 +273,7 @@ extension ConfigsDocument {
     }
 }
 
-extension FeatureStore {
+extension Catalog {
     /// The errors of a config's own rules, located in the config at `pointer`.
     fileprivate static func ruleProblems(
         of config: Config, segments: Set<String>, at pointer: JSONPointer
@@ -296,7 +296,7 @@ extension Config {
     }
 }
 
-extension FeatureStore {
+extension Catalog {
     /// The configs dictionary of the current revision for a client that names no user, those
     /// tagged `tag` only when one is given, those `release` declares only when one is named:
     /// flags give the value of their state, tests their default.
@@ -306,7 +306,7 @@ extension FeatureStore {
     public func sharedConfigs(
         in path: EnvironmentPath, tag: String? = nil, release: String? = nil
     ) async throws -> UserConfigs {
-        let plan = try await currentPlan(of: path)
+        let plan = try await store.currentPlan(of: path)
         return plan.sharedConfigs(tagged: tag, only: try plan.releaseNames(release))
     }
 }
@@ -321,7 +321,7 @@ public struct RevisionChange: Hashable, Sendable {
     public var configs: [UInt8]
 }
 
-extension FeatureStore {
+extension Catalog {
     /// The environment's revisions after `revision` (all of them when `nil`), oldest first, at
     /// most `limit` of the latest.
     ///
@@ -346,7 +346,7 @@ extension FeatureStore {
         let configs = ConfigsDocument(stored: record.configs)
         // The features decide only the values of configs that follow one; the current
         // revision's are already decoded in its plan, and a large features.json takes a while.
-        let plan = pinningPlans.plan(for: path)
+        let plan = store.pinningPlans.plan(for: path)
         let features =
             !configs.configs.contains { $0.follows != nil }
             ? []

@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Catalog {
     /// Revision `number` of an environment, or its current one when `number` is `nil`.
     ///
     /// - throws: `DocumentError.noRevision`, `DocumentError.revisionNotFound`,

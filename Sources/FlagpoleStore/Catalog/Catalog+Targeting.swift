@@ -10,7 +10,7 @@ public struct TargetingSnapshot: Sendable {
     public var segments: [Segment]
 }
 
-extension FeatureStore {
+extension Catalog {
     /// The environment's current rules and segments.
     ///
     /// - throws: `TenancyError.environmentNotFound`.
@@ -248,7 +248,7 @@ extension TargetingDocument {
     }
 }
 
-extension FeatureStore {
+extension Catalog {
     /// How many users' attributes `attributeNames(in:)` reads.
     static let attributeSample = 200
 

@@ -28,7 +28,7 @@ public struct FeatureHistoryEntry: Hashable, Sendable {
     public var fields: [FieldChange]
 }
 
-extension FeatureStore {
+extension Catalog {
     /// The revisions that changed the feature `name` in the environment at `path`, newest first.
     ///
     /// - throws: `TenancyError.tenantNotFound`, `TenancyError.environmentNotFound`.

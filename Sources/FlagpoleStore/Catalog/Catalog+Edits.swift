@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Catalog {
     /// Sets a test's biases as one new revision, re-evaluating its recorded users; with
     /// `isDryRun`, only plans.
     ///
