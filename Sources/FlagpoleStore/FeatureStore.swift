@@ -149,6 +149,9 @@ extension FeatureStore {
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
 
+    /// Experiments.
+    public var experiments: Experiments { Experiments(store: self) }
+
     /// The catalogue.
     public var catalog: Catalog { Catalog(store: self) }
 }

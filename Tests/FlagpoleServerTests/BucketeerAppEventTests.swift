@@ -23,7 +23,7 @@ struct BucketeerAppEventTests {
     static func readouts(_ demo: DemoServer) async throws -> [String: [String: Figures]] {
         var figures: [String: [String: Figures]] = [:]
         for test in DemoServer.tests {
-            let results = try await demo.store.results(of: test, in: DemoServer.production)
+            let results = try await demo.store.experiments.results(of: test, in: DemoServer.production)
             for epoch in results.epochs {
                 for arm in epoch.arms {
                     figures[test, default: [:]][arm.variation, default: Figures()].exposed += arm.exposedUsers

@@ -330,7 +330,7 @@ struct BucketeerTests {
     @Test("Goal and evaluation events count in the test's figures once, however often a batch is resent")
     func events() async throws {
         let server = try await OFREPTests.server()
-        try await server.store.createGoal(Goal(name: "purchase", kind: .conversion), in: TestServer.acme)
+        try await server.store.experiments.createGoal(Goal(name: "purchase", kind: .conversion), in: TestServer.acme)
         let key = server.key("acme", .delivery)
         try await server.test { client in
             // u-1 gets a group first, as an app does before it tracks anything.
@@ -345,7 +345,7 @@ struct BucketeerTests {
                     try BucketeerWire.decode(BucketeerWire.RegisterEventsResponse.self, response.bytes).errors == [:])
             }
         }
-        let results = try await server.store.results(of: TestServer.abTest, in: TestServer.acme)
+        let results = try await server.store.experiments.results(of: TestServer.abTest, in: TestServer.acme)
         let epoch = try #require(results.epochs.first)
         #expect(epoch.arms.map(\.exposedUsers).reduce(0, +) == 1)
         let goal = try #require(epoch.goals.first { $0.goal.name == "purchase" })
@@ -355,7 +355,7 @@ struct BucketeerTests {
     @Test("Per-event answers: never-acceptable events are not retriable, events past 1 000 are, metrics never err")
     func eventErrors() async throws {
         let server = try await OFREPTests.server()
-        try await server.store.createGoal(Goal(name: "revenue", kind: .value), in: TestServer.acme)
+        try await server.store.experiments.createGoal(Goal(name: "revenue", kind: .value), in: TestServer.acme)
         let key = server.key("acme", .delivery)
         let now = Int(Date().timeIntervalSince1970)
         func goal(_ id: String, _ goalID: String, user: String = "u-1") -> String {

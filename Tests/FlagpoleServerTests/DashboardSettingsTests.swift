@@ -269,7 +269,8 @@ struct DashboardSettingsTests {
             let done = try await browser.post("\(Self.settings)/goals", fields)
             #expect(done.status == .seeOther)
             #expect(done.headers[.location] == "\(Self.settings)?notice=goal-created#notice")
-            #expect(try await server.store.goals(in: TestServer.acme) == [Goal(name: "purchase", kind: .value)])
+            #expect(
+                try await server.store.experiments.goals(in: TestServer.acme) == [Goal(name: "purchase", kind: .value)])
             #expect(try await browser.get(Self.settings).text.contains("<td>purchase</td><td>value</td>"))
 
             let taken = try await browser.post("\(Self.settings)/goals", fields)
@@ -286,7 +287,7 @@ struct DashboardSettingsTests {
             #expect(kindless.status == .unprocessableContent)
             #expect(kindless.text.contains("choose its kind: conversion, count or value"))
         }
-        #expect(try await server.store.goals(in: TestServer.acme).map(\.name) == ["purchase"])
+        #expect(try await server.store.experiments.goals(in: TestServer.acme).map(\.name) == ["purchase"])
     }
 
     // MARK: Roles and CSRF
@@ -306,7 +307,7 @@ struct DashboardSettingsTests {
     static func fingerprint(_ server: TestServer) async throws -> String {
         let keys = try await server.store.keys(of: .tenant(acme))
         let environments = try await server.store.environments(of: acme)
-        let goals = try await server.store.goals(in: TestServer.acme)
+        let goals = try await server.store.experiments.goals(in: TestServer.acme)
         return
             "\(keys.map { "\($0.prefix)\($0.revokedAt == nil)" }) \(environments.map { "\($0.path)\($0.marking)" }) \(goals)"
     }

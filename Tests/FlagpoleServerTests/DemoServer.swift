@@ -55,7 +55,7 @@ struct DemoServer {
             _ = try await store.catalog.importConfigs(configs, in: path, options: EditOptions(actor: "test"))
         }
         try await store.updateDelivery(of: Self.staging) { $0.isPrivate = true }
-        try await store.createGoal(Goal(name: Self.goal, kind: .conversion), in: Self.production)
+        try await store.experiments.createGoal(Goal(name: Self.goal, kind: .conversion), in: Self.production)
         admin = try await store.createKey(for: .tenant(Self.tenant), role: .admin).secret
         productionKey = try await store.createKey(
             for: .tenant(Self.tenant), role: .delivery, environment: .production

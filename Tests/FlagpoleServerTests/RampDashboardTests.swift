@@ -119,7 +119,7 @@ struct RampDashboardTests {
                 ])
             #expect(unknown.status == .unprocessableContent && unknown.text.contains("has no goal “crashes”"))
             #expect(unknown.text.contains(#"value="crashes:+0.2pt""#))
-            try await server.store.createGoal(
+            try await server.store.experiments.createGoal(
                 Goal(name: "crashes", kind: .conversion, better: .lower), in: TestServer.acme)
             func form(_ action: String) -> KeyValuePairs<String, String> {
                 [

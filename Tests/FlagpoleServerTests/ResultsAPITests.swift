@@ -75,7 +75,7 @@ struct ResultsAPITests {
 
             let malformed = try await client.send(.post, Self.events, key: delivery, body: "{")
             #expect(malformed.status == .badRequest)
-            let many = (0...FeatureStore.eventsPerBatch).map {
+            let many = (0...Experiments.eventsPerBatch).map {
                 #"{"id": "m\#($0)", "user": "user-0", "goal": "purchase", "time": "\#(Self.iso(1))"}"#
             }
             let tooMany = try await client.send(
@@ -118,7 +118,7 @@ struct ResultsAPITests {
         let delivery = server.key("acme", .delivery)
         try await server.test { client in
             try await Self.recordUsers(2, client: client, key: delivery)
-            var readout = try await server.store.results(of: TestServer.abTest, in: TestServer.acme)
+            var readout = try await server.store.experiments.results(of: TestServer.abTest, in: TestServer.acme)
             #expect(readout.epochs.last?.analysis == .intentionToTreat)
             let single = try await client.send(
                 .post, "\(OFREPTests.base)/\(segment(TestServer.abTest))", key: delivery,
@@ -127,7 +127,7 @@ struct ResultsAPITests {
             // Exposures are written off the request path, a fraction of a second later.
             let deadline = ContinuousClock.now + .seconds(10)
             while ContinuousClock.now < deadline {
-                readout = try await server.store.results(of: TestServer.abTest, in: TestServer.acme)
+                readout = try await server.store.experiments.results(of: TestServer.abTest, in: TestServer.acme)
                 if readout.epochs.last?.analysis == .exposure { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -141,7 +141,7 @@ struct ResultsAPITests {
     func dashboardPage() async throws {
         let server = try await TestServer()
         let delivery = server.key("acme", .delivery)
-        try await server.store.createGoal(Goal(name: "purchase", kind: .conversion), in: TestServer.acme)
+        try await server.store.experiments.createGoal(Goal(name: "purchase", kind: .conversion), in: TestServer.acme)
         try await server.test { client in
             try await Self.recordUsers(30, client: client, key: delivery)
             let events = (0..<30).map {
@@ -197,7 +197,8 @@ struct ResultsAPITests {
                 ["csrf": DashboardBrowser.csrf(in: other), "control": "Group A"])
             #expect(posted.status == .seeOther && posted.headers[.location]?.contains("notice=control-named") == true)
             #expect(
-                try await server.store.results(of: TestServer.abTest, in: TestServer.acme).namedControl == "Group A")
+                try await server.store.experiments.results(of: TestServer.abTest, in: TestServer.acme).namedControl
+                    == "Group A")
 
             let cleared = try await client.send(.delete, "\(Self.results)/control", key: editor)
             #expect(cleared.status == .ok && cleared.text.contains(#""namedControl":null"#))

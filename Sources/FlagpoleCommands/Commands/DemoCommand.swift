@@ -59,7 +59,8 @@ struct DemoCommand: AsyncParsableCommand {
 
         section("7. Results of \"\(Self.rollout)\": exposures and sign-ups the demo's app reported")
         try await Self.recordResults(into: store, path: path, variations: variations)
-        Console.out(ResultsText.render(try await store.results(of: Self.rollout, in: path, goal: Self.goal.name)))
+        Console.out(
+            ResultsText.render(try await store.experiments.results(of: Self.rollout, in: path, goal: Self.goal.name)))
 
         section("Next")
         Console.out(
@@ -119,8 +120,8 @@ struct DemoCommand: AsyncParsableCommand {
     static func recordResults(
         into store: FeatureStore, path: EnvironmentPath, variations: [String]
     ) async throws {
-        if try await !store.goals(in: path).contains(where: { $0.name == goal.name }) {
-            try await store.createGoal(goal, in: path)
+        if try await !store.experiments.goals(in: path).contains(where: { $0.name == goal.name }) {
+            try await store.experiments.createGoal(goal, in: path)
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var events: [ReceivedEvent] = []
@@ -142,9 +143,9 @@ struct DemoCommand: AsyncParsableCommand {
                         id: "demo-signup-\(index)", user: user, goal: goal.name, time: now + 1_000, receivedAt: now))
             }
         }
-        for start in stride(from: 0, to: events.count, by: FeatureStore.eventsPerBatch) {
-            let batch = events[start..<min(start + FeatureStore.eventsPerBatch, events.count)]
-            _ = try await store.record(batch.enumerated().map { ($0.offset, $0.element) }, in: path)
+        for start in stride(from: 0, to: events.count, by: Experiments.eventsPerBatch) {
+            let batch = events[start..<min(start + Experiments.eventsPerBatch, events.count)]
+            _ = try await store.experiments.record(batch.enumerated().map { ($0.offset, $0.element) }, in: path)
         }
         for (index, user) in demoUsers.prefix(attributedUsers).enumerated() {
             let attributes: [String: AttributeValue] = [

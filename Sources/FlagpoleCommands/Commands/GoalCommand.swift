@@ -39,7 +39,8 @@ struct GoalCommand: AsyncParsableCommand {
                 throw ValidationError("--better is higher or lower, not \"\(better)\".")
             }
             let path = try environment.path()
-            try await database.openStore().createGoal(Goal(name: name, kind: kind, better: better), in: path)
+            try await database.openStore().experiments.createGoal(
+                Goal(name: name, kind: kind, better: better), in: path)
             Console.out("Created the \(kind.rawValue) goal \"\(name)\" in \(path) (\(better.rawValue) is better).")
         }
     }
@@ -52,7 +53,7 @@ struct GoalCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let goals = try await database.openStore().goals(in: try environment.path())
+            let goals = try await database.openStore().experiments.goals(in: try environment.path())
             if output.json {
                 Console.json(.array(goals.map(\.jsonValue)))
                 return
@@ -100,7 +101,7 @@ struct EventsCommand: AsyncParsableCommand {
             var events: [(index: Int, event: ReceivedEvent)] = []
             var refused: [RefusedEvent] = []
             func flush() async throws {
-                let report = try await store.record(events, refused: refused, in: path)
+                let report = try await store.experiments.record(events, refused: refused, in: path)
                 total.accepted += report.accepted
                 total.duplicates += report.duplicates
                 total.refused += report.refused
@@ -134,7 +135,7 @@ struct EventsCommand: AsyncParsableCommand {
                 case .success(let event): events.append((number, event))
                 case .failure(let refusal): refused.append(refusal)
                 }
-                if events.count + refused.count == FeatureStore.eventsPerBatch { try await flush() }
+                if events.count + refused.count == Experiments.eventsPerBatch { try await flush() }
             }
             try await flush()
             if output.json {
@@ -169,7 +170,7 @@ struct EventsCommand: AsyncParsableCommand {
             var policy = EventPolicy.standard
             policy.retention = Double(retentionDays) * EventPolicy.days
             if let problem = policy.problem { throw ValidationError("--retention-days: \(problem).") }
-            let deleted = try await database.openStore().expireEvents(policy: policy)
+            let deleted = try await database.openStore().experiments.expireEvents(policy: policy)
             Console.out(
                 "Deleted \(deleted) raw event\(deleted == 1 ? "" : "s") received more than \(retentionDays) days ago.")
         }

@@ -54,9 +54,11 @@ struct ResultsCommand: AsyncParsableCommand {
         let store = try await database.openStore()
         let path = try environment.path()
         if setControl != nil || clearControl {
-            try await store.setControl(of: feature, to: setControl, in: path, actor: Invocation.current.actor)
+            try await store.experiments.setControl(
+                of: feature, to: setControl, in: path, actor: Invocation.current.actor)
         }
-        let results = try await store.results(of: feature, in: path, goal: goal, epoch: epoch, control: control)
+        let results = try await store.experiments.results(
+            of: feature, in: path, goal: goal, epoch: epoch, control: control)
         if output.json {
             Console.json(results.jsonValue)
             return
@@ -97,7 +99,7 @@ enum ResultsText {
                 lines.append(
                     "  \(goal.goal.name) (\(goal.goal.kind.rawValue), \(goal.goal.better.rawValue) is better)"
                         + (goal.tooFewUsers
-                            ? ": TOO FEW USERS to conclude anything (fewer than \(FeatureStore.minimumUsers) in a variation)."
+                            ? ": TOO FEW USERS to conclude anything (fewer than \(Experiments.minimumUsers) in a variation)."
                             : ""))
                 var table = TextTable(
                     "VARIATION", "USERS", "EVENTS", goal.goal.kind == .conversion ? "RATE" : "MEAN", "DIFFERENCE",

@@ -20,7 +20,7 @@ extension AdminAPI {
     // MARK: Handlers
 
     @Sendable func listGoals(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
-        .json(["goals": .array(try await store.goals(in: context.path).map(\.jsonValue))])
+        .json(["goals": .array(try await store.experiments.goals(in: context.path).map(\.jsonValue))])
     }
 
     /// `{"name", "kind": "conversion|count|value", "better": "higher|lower"}`.
@@ -35,14 +35,14 @@ extension AdminAPI {
             throw APIError.invalid("\"better\" is higher or lower, not \"\(betterText)\".", pointer: "/better")
         }
         let goal = Goal(name: try body.requiredString("name"), kind: kind, better: better)
-        try await store.createGoal(goal, in: context.path)
+        try await store.experiments.createGoal(goal, in: context.path)
         return .json(goal.jsonValue, status: .created)
     }
 
     /// `?goal=G&epoch=N&control=V`, each optional.
     @Sendable func showResults(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let query = Query(request)
-        let results = try await store.results(
+        let results = try await store.experiments.results(
             of: try context.feature(), in: context.path, goal: query.string("goal"), epoch: try query.int("epoch"),
             control: query.string("control"))
         return .json(results.jsonValue)
@@ -53,15 +53,15 @@ extension AdminAPI {
     @Sendable func setControl(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
         let body = try await JSONBody(request, limit: maxBodySize, allowed: ["control"])
         let feature = try context.feature()
-        try await store.setControl(
+        try await store.experiments.setControl(
             of: feature, to: try body.requiredString("control"), in: context.path, actor: context.actor)
-        return .json(try await store.results(of: feature, in: context.path).jsonValue)
+        return .json(try await store.experiments.results(of: feature, in: context.path).jsonValue)
     }
 
     /// Back to the default control (`Disabled` in an on/off test, else the first variation).
     @Sendable func clearControl(_: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
         let feature = try context.feature()
-        try await store.setControl(of: feature, to: nil, in: context.path, actor: context.actor)
-        return .json(try await store.results(of: feature, in: context.path).jsonValue)
+        try await store.experiments.setControl(of: feature, to: nil, in: context.path, actor: context.actor)
+        return .json(try await store.experiments.results(of: feature, in: context.path).jsonValue)
     }
 }

@@ -22,7 +22,7 @@ struct BucketeerEventBatch {
 
     /// The most events one request is taken from (`FeatureStore.eventsPerBatch`); the rest are
     /// answered retriable, and the SDK sends them with its next flush.
-    static let limit = FeatureStore.eventsPerBatch
+    static let limit = Experiments.eventsPerBatch
 
     /// Reads `{"events": [{"id", "type", "event": {"@type", …}}, …], "sdkVersion"?, "sourceId"?}`.
     ///

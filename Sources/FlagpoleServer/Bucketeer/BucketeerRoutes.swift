@@ -93,7 +93,9 @@ struct BucketeerRoutes {
         delivery.metrics.bucketeerEventsWithoutID.increment(by: batch.withoutID)
         if !batch.events.isEmpty {
             do {
-                batch.add(try await store.record(batch.events, in: context.path, policy: policy, dialect: .bucketeer))
+                batch.add(
+                    try await store.experiments.record(
+                        batch.events, in: context.path, policy: policy, dialect: .bucketeer))
             } catch let error as StorageError where error.isUnavailable || error.isBusy {
                 batch.storeWasBusy()
             }

@@ -313,7 +313,7 @@ extension Dashboard {
                 refusal: edit.biasRefusal.map { DiagnosticList($0) })
         }
         // A test rolled out into a plain flag keeps its results: the evidence of the decision.
-        if !feature.isBucketed, try await store.hasResults(of: name, in: path) {
+        if !feature.isBucketed, try await store.experiments.hasResults(of: name, in: path) {
             page.finalResultsURL = urls.feature(name) + "/results"
         }
         let ramp = try await store.rollouts.activeRamp(of: name, in: path)

@@ -28,11 +28,11 @@ extension Dashboard {
         let path = context.path
         let name = try context.feature()
         let control = try? URLEncodedFormDecoder().decode(ResultsQuery.self, from: request.uri.query ?? "").control
-        var results = try await store.results(of: name, in: path, control: control?.nilIfEmpty)
+        var results = try await store.experiments.results(of: name, in: path, control: control?.nilIfEmpty)
         var error: String?
         // The store reads an unknown control as the default one; the page says so instead.
         if let control = control?.nilIfEmpty, !ResultsPage.variations(of: results).contains(control) {
-            results = try await store.results(of: name, in: path)
+            results = try await store.experiments.results(of: name, in: path)
             let known = ResultsPage.variations(of: results).map { "“\($0)”" }.joined(separator: ", ")
             error =
                 "“\(control)” is not a variation of \(name), so it can't be the control. Its variations are \(known): choose one below."
@@ -60,7 +60,7 @@ extension Dashboard {
     ) async throws -> Response {
         let form = try await form(NameControlForm.self, of: request, session: context.session)
         let name = try context.feature()
-        try await store.setControl(
+        try await store.experiments.setControl(
             of: name, to: form.control.nilIfEmpty, in: context.path,
             actor: context.session.identity.actor)
         let notice = Notice(form.control.isEmpty ? .controlCleared : .controlNamed)

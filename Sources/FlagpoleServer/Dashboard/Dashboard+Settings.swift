@@ -207,7 +207,7 @@ extension Dashboard {
         } else if let kind, let better {
             do {
                 let environment = try EnvironmentName(validating: form.environment)
-                try await store.createGoal(
+                try await store.experiments.createGoal(
                     Goal(name: form.name, kind: kind, better: better),
                     in: EnvironmentPath(tenant: context.tenant, environment: environment))
                 return .seeOther(Notice(.goalCreated).appended(to: TenantURLs(context.tenant).settings))
@@ -243,7 +243,7 @@ extension Dashboard {
         let environments = try await store.environments(of: tenant)
         var goals: [GoalRow] = []
         for environment in environments {
-            goals += try await store.goals(in: environment.path).map {
+            goals += try await store.experiments.goals(in: environment.path).map {
                 GoalRow(environment: environment.path.environment.rawValue, goal: $0)
             }
         }

@@ -41,12 +41,12 @@ final class EventRoutes: Sendable {
         } catch {
             throw APIError(
                 .contentTooLarge, code: "too_large",
-                "A batch is at most 1 MB and \(FeatureStore.eventsPerBatch) events: send it in parts.")
+                "A batch is at most 1 MB and \(Experiments.eventsPerBatch) events: send it in parts.")
         }
         // The server's clock: a rehearsed ramp's events are judged in its time.
         let now = clock.now
         let batch = EventParser.batch(try JSONBody.parse(bytes), receivedAt: now)
-        let report = try await store.record(
+        let report = try await store.experiments.record(
             batch.events, refused: batch.refused, in: path, policy: policy, now: now)
         expireIfDue()
         return .json(report.jsonValue)
@@ -60,6 +60,6 @@ final class EventRoutes: Sendable {
             return true
         }
         guard due else { return }
-        Task { [store, policy] in _ = try? await store.expireEvents(policy: policy, now: now) }
+        Task { [store, policy] in _ = try? await store.experiments.expireEvents(policy: policy, now: now) }
     }
 }

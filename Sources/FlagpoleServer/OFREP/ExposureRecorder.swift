@@ -49,7 +49,7 @@ actor ExposureRecorder {
         isScheduled = false
         for (path, exposures) in batch {
             do {
-                try await store.recordExposures(Array(exposures.values), in: path)
+                try await store.experiments.recordExposures(Array(exposures.values), in: path)
             } catch {
                 logger.error("Exposures not written", metadata: ["path": "\(path)", "error": "\(error)"])
             }

@@ -48,7 +48,7 @@ extension ExperimentResults {
             "feature": .string(feature),
             "final": .bool(isFinal),
             "namedControl": namedControl.map(JSONValue.string) ?? .null,
-            "minimumUsers": .count(FeatureStore.minimumUsers),
+            "minimumUsers": .count(Experiments.minimumUsers),
             "epochs": .array(epochs.map(\.jsonValue)),
             "pooled": .array(
                 pooled.map { pooled in

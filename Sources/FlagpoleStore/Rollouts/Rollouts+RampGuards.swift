@@ -79,7 +79,7 @@ extension Rollouts {
         let scope = try db.environments.scope(of: ramp.path)
         let goals = try db.experiments.goals(in: scope)
         let growing = ramp.variation
-        let epoch = try FeatureStore.latestEpochResults(
+        let epoch = try Experiments.latestEpochResults(
             db, scope: scope, featureID: ramp.featureID, goals: goals, now: now
         ) { variations, shares in
             source(of: growing, variations: variations, shares: shares)

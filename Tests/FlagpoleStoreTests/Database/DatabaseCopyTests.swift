@@ -39,7 +39,7 @@ struct DatabaseCopyTests {
         let key = try await store.createKey(for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .admin)
         _ = try await store.openSession(withKey: key.secret)
         _ = try await store.secret(named: "dashboard")
-        try await store.createGoal(Goal(name: "purchase", kind: .value), in: .acmeProduction)
+        try await store.experiments.createGoal(Goal(name: "purchase", kind: .value), in: .acmeProduction)
         let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
         let events = userIDs.prefix(50).enumerated().map { index, user in
             (
@@ -49,8 +49,8 @@ struct DatabaseCopyTests {
                     receivedAt: now)
             )
         }
-        _ = try await store.record(events, in: .acmeProduction)
-        _ = try await store.results(of: "Checkout", in: .acmeProduction)
+        _ = try await store.experiments.record(events, in: .acmeProduction)
+        _ = try await store.experiments.results(of: "Checkout", in: .acmeProduction)
         return (path, store)
     }
 
@@ -93,8 +93,8 @@ struct DatabaseCopyTests {
                     == original.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant)
         }
         #expect(
-            try await copy.results(of: "Checkout", in: .acmeProduction).jsonValue
-                == original.results(of: "Checkout", in: .acmeProduction).jsonValue)
+            try await copy.experiments.results(of: "Checkout", in: .acmeProduction).jsonValue
+                == original.experiments.results(of: "Checkout", in: .acmeProduction).jsonValue)
     }
 
     @Test("The copy is one moment of a store being written: every first assignment with its event")

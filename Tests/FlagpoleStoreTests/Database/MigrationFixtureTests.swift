@@ -168,8 +168,10 @@ struct MigrationFixtureTests {
             in: acme, actor: "test", now: Date())
         #expect(ramp.ramp.state == .running && ramp.applied.map(\.step) == [0])
         // A test takes a named control (0018), which its readout then compares with.
-        try await store.setControl(of: test.name, to: test.effectiveVariations.last, in: acme, actor: "test")
-        #expect(try await store.results(of: test.name, in: acme).namedControl == test.effectiveVariations.last)
+        try await store.experiments.setControl(
+            of: test.name, to: test.effectiveVariations.last, in: acme, actor: "test")
+        #expect(
+            try await store.experiments.results(of: test.name, in: acme).namedControl == test.effectiveVariations.last)
         // 0014's file has an aborted ramp: it migrates without guards (0015), pausing when one would fail;
         // 0015's has a second, aborted after its guards looked: they migrate with their looks, no fetch counted (0016);
         // 0016's a third, with a webhook that its two events wait for; 0018's a fourth, whose two

@@ -14,8 +14,8 @@ struct ExperimentResultsTests {
 
     static func store() async throws -> FeatureStore {
         let store = try await TargetingStoreTests.store()
-        try await store.createGoal(Goal(name: "purchase", kind: .conversion), in: path)
-        try await store.createGoal(Goal(name: "revenue", kind: .value), in: path)
+        try await store.experiments.createGoal(Goal(name: "purchase", kind: .conversion), in: path)
+        try await store.experiments.createGoal(Goal(name: "revenue", kind: .value), in: path)
         return store
     }
 
@@ -68,15 +68,15 @@ struct ExperimentResultsTests {
             Self.event("7", a, "purchase", at: Self.later(3_600)),
             Self.event("8", a, Goal.exposure, feature: "Dark mode", at: t),
         ]
-        let first = try await store.record(batch, in: Self.path)
+        let first = try await store.experiments.record(batch, in: Self.path)
         #expect(first.accepted == 2 && first.duplicates == 0)
         #expect(
             first.refused.map(\.reason) == [
                 .unknownGoal, .badValue, .badValue, .tooOld, .tooFarInFuture, .unknownTest,
             ])
-        let second = try await store.record(batch, in: Self.path)
+        let second = try await store.experiments.record(batch, in: Self.path)
         #expect(second.accepted == 0 && second.duplicates == 2)
-        let results = try await store.results(of: "Checkout", in: Self.path)
+        let results = try await store.experiments.results(of: "Checkout", in: Self.path)
         let revenue = try Self.goal(results, "revenue")
         #expect(revenue.variations.first { $0.variation == "A" }?.events == 1)
         let users = revenue.variations.first { $0.variation == "A" }?.users ?? 0
@@ -87,8 +87,8 @@ struct ExperimentResultsTests {
     func batchTooLarge() async throws {
         let store = try await Self.store()
         let t = Self.later()
-        let batch = (0...FeatureStore.eventsPerBatch).map { Self.event("e\($0)", "u1", "purchase", at: t) }
-        await #expect(throws: ResultsError.self) { try await store.record(batch, in: Self.path) }
+        let batch = (0...Experiments.eventsPerBatch).map { Self.event("e\($0)", "u1", "purchase", at: t) }
+        await #expect(throws: ResultsError.self) { try await store.experiments.record(batch, in: Self.path) }
         let kept = try await store.read { db in try db.experiments.eventCount() }
         #expect(kept == 0)
     }
@@ -100,7 +100,7 @@ struct ExperimentResultsTests {
         _ = try await store.catalog.setBiases([50, 50, 0], of: "Checkout", in: Self.path, options: Self.options)
         _ = try await store.catalog.setBiases([20, 80, 0], of: "Checkout", in: Self.path, options: Self.options)
         let after = try await Self.groups(Self.users(100, prefix: "new-"), in: store)
-        let results = try await store.results(of: "Checkout", in: Self.path)
+        let results = try await store.experiments.results(of: "Checkout", in: Self.path)
         #expect(results.epochs.map(\.number) == [1, 2])
         let second = try #require(results.epochs.last)
         #expect(second.shares == [20, 80, 0])
@@ -120,8 +120,10 @@ struct ExperimentResultsTests {
         _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
         _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
         #expect(
-            try await store.results(of: "checkout", in: Self.path).epochs.map(\.control) == ["Disabled", "Disabled"])
-        let named = try await store.results(of: "checkout", in: Self.path, control: "Enabled")
+            try await store.experiments.results(of: "checkout", in: Self.path).epochs.map(\.control) == [
+                "Disabled", "Disabled",
+            ])
+        let named = try await store.experiments.results(of: "checkout", in: Self.path, control: "Enabled")
         #expect(named.epochs.map(\.control) == ["Enabled", "Enabled"])
         let epoch = { (variations: [String]) in
             ExperimentEpoch(
@@ -141,23 +143,28 @@ struct ExperimentResultsTests {
         try await store.importText(RampTests.onOff)
         _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
         _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
-        let running = try await store.results(of: "checkout", in: Self.path)
+        let running = try await store.experiments.results(of: "checkout", in: Self.path)
         #expect(!running.isFinal)
         _ = try await store.catalog.rollOut("checkout", to: "Enabled", in: Self.path, options: Self.options)
         #expect(try await store.catalog.feature("checkout", in: Self.path).feature.kind == .flag)
-        #expect(try await store.hasResults(of: "checkout", in: Self.path))
-        let final = try await store.results(of: "checkout", in: Self.path)
+        #expect(try await store.experiments.hasResults(of: "checkout", in: Self.path))
+        let final = try await store.experiments.results(of: "checkout", in: Self.path)
         #expect(final.isFinal && final.epochs.map(\.number) == running.epochs.map(\.number))
         #expect(final.epochs.map { $0.arms.map(\.users) } == running.epochs.map { $0.arms.map(\.users) })
         // Made a test again, it reads on from a new epoch, found by its number past the ended one.
         try await store.importText(RampTests.onOff)
-        let again = try await store.results(of: "checkout", in: Self.path)
+        let again = try await store.experiments.results(of: "checkout", in: Self.path)
         #expect(!again.isFinal && again.epochs.map(\.number) == [1, 2, 4])
-        #expect(try await store.results(of: "checkout", in: Self.path, epoch: 4).epochs.map(\.number) == [4])
-        await #expect(throws: ResultsError.self) { try await store.results(of: "checkout", in: Self.path, epoch: 3) }
+        #expect(
+            try await store.experiments.results(of: "checkout", in: Self.path, epoch: 4).epochs.map(\.number) == [4])
+        await #expect(throws: ResultsError.self) {
+            try await store.experiments.results(of: "checkout", in: Self.path, epoch: 3)
+        }
         try await store.importText(#"{"features": [{"name": "plain", "enabled": true}]}"#)
-        #expect(try await !store.hasResults(of: "plain", in: Self.path))
-        let refused = await #expect(throws: ResultsError.self) { try await store.results(of: "plain", in: Self.path) }
+        #expect(try await !store.experiments.hasResults(of: "plain", in: Self.path))
+        let refused = await #expect(throws: ResultsError.self) {
+            try await store.experiments.results(of: "plain", in: Self.path)
+        }
         #expect(refused?.code == "not_a_test")
     }
 
@@ -168,24 +175,29 @@ struct ExperimentResultsTests {
         let store = try await Self.store()
         _ = try await store.assign(Self.users(40), to: "Checkout", in: Self.path)
         let before = try await store.catalog.revision(of: Self.path).number
-        #expect(try await store.results(of: "Checkout", in: Self.path).epochs.last?.control == "A")
-        try await store.setControl(of: "Checkout", to: "B", in: Self.path, actor: "ada")
-        let named = try await store.results(of: "Checkout", in: Self.path)
+        #expect(try await store.experiments.results(of: "Checkout", in: Self.path).epochs.last?.control == "A")
+        try await store.experiments.setControl(of: "Checkout", to: "B", in: Self.path, actor: "ada")
+        let named = try await store.experiments.results(of: "Checkout", in: Self.path)
         #expect(named.namedControl == "B" && named.epochs.map(\.control) == ["B"])
-        #expect(try await store.results(of: "Checkout", in: Self.path, control: "C").epochs.map(\.control) == ["C"])
+        #expect(
+            try await store.experiments.results(of: "Checkout", in: Self.path, control: "C").epochs.map(\.control) == [
+                "C"
+            ])
         #expect(try await store.catalog.revision(of: Self.path).number == before)
         await #expect(
             throws: ResultsError.controlNotAVariation(
                 Self.path, feature: "Checkout", control: "Z", variations: ["A", "B", "C"])
         ) {
-            try await store.setControl(of: "Checkout", to: "Z", in: Self.path, actor: "ada")
+            try await store.experiments.setControl(of: "Checkout", to: "Z", in: Self.path, actor: "ada")
         }
         await #expect(throws: ResultsError.notATest(Self.path, feature: "Dark mode")) {
-            try await store.setControl(of: "Dark mode", to: "Enabled", in: Self.path, actor: "ada")
+            try await store.experiments.setControl(of: "Dark mode", to: "Enabled", in: Self.path, actor: "ada")
         }
-        #expect(try await store.results(of: "Checkout", in: Self.path).namedControl == "B", "a refusal changes nothing")
-        try await store.setControl(of: "Checkout", to: nil, in: Self.path, actor: "ada")
-        let cleared = try await store.results(of: "Checkout", in: Self.path)
+        #expect(
+            try await store.experiments.results(of: "Checkout", in: Self.path).namedControl == "B",
+            "a refusal changes nothing")
+        try await store.experiments.setControl(of: "Checkout", to: nil, in: Self.path, actor: "ada")
+        let cleared = try await store.experiments.results(of: "Checkout", in: Self.path)
         #expect(cleared.namedControl == nil && cleared.epochs.map(\.control) == ["A"])
     }
 
@@ -194,18 +206,20 @@ struct ExperimentResultsTests {
         let store = try await Self.store()
         let groups = try await Self.groups(Self.users(40), in: store)
         let user = try #require(groups["A"]?.first)
-        _ = try await store.record([Self.event("1", user, "revenue", value: 100, at: Self.later())], in: Self.path)
-        var revenue = try Self.goal(try await store.results(of: "Checkout", in: Self.path), "revenue")
+        _ = try await store.experiments.record(
+            [Self.event("1", user, "revenue", value: 100, at: Self.later())], in: Self.path)
+        var revenue = try Self.goal(try await store.experiments.results(of: "Checkout", in: Self.path), "revenue")
         #expect(revenue.variations.first { $0.variation == "A" }?.events == 1)
         _ = try await store.setOverride("Checkout", user: UserID(rawValue: user), variation: "B", in: Self.path)
-        let results = try await store.results(of: "Checkout", in: Self.path)
+        let results = try await store.experiments.results(of: "Checkout", in: Self.path)
         revenue = try Self.goal(results, "revenue")
         let a = try #require(revenue.variations.first { $0.variation == "A" })
         #expect(a.events == 0 && a.mean == 0 && a.users == groups["A"]!.count - 1)
         #expect(results.epochs[0].arms.first { $0.variation == "A" }?.excludedUsers == 1)
         // Later events of the excluded user count nowhere.
-        _ = try await store.record([Self.event("2", user, "revenue", value: 5, at: Self.later(2))], in: Self.path)
-        revenue = try Self.goal(try await store.results(of: "Checkout", in: Self.path), "revenue")
+        _ = try await store.experiments.record(
+            [Self.event("2", user, "revenue", value: 5, at: Self.later(2))], in: Self.path)
+        revenue = try Self.goal(try await store.experiments.results(of: "Checkout", in: Self.path), "revenue")
         #expect(revenue.variations.allSatisfy { $0.events == 0 })
     }
 
@@ -216,18 +230,18 @@ struct ExperimentResultsTests {
         let (early, late) = (groups["A"]![0], groups["A"]![1])
         let t = Self.later(1)
         // `early` is exposed before its events arrive; `late`'s exposure arrives after them.
-        _ = try await store.record(
+        _ = try await store.experiments.record(
             [Self.event("x1", early, Goal.exposure, feature: "Checkout", at: t + 10_000)], in: Self.path)
-        _ = try await store.record(
+        _ = try await store.experiments.record(
             [
                 Self.event("1", early, "revenue", value: 1, at: t),
                 Self.event("2", early, "revenue", value: 2, at: t + 20_000),
                 Self.event("3", late, "revenue", value: 4, at: t),
                 Self.event("4", late, "revenue", value: 8, at: t + 20_000),
             ], in: Self.path)
-        _ = try await store.record(
+        _ = try await store.experiments.record(
             [Self.event("x2", late, Goal.exposure, feature: "Checkout", at: t + 10_000)], in: Self.path)
-        let results = try await store.results(of: "Checkout", in: Self.path)
+        let results = try await store.experiments.results(of: "Checkout", in: Self.path)
         #expect(results.epochs[0].analysis == .exposure)
         let a = try #require(try Self.goal(results, "revenue").variations.first { $0.variation == "A" })
         #expect(a.users == 2 && a.events == 2 && a.mean == 5)
@@ -238,7 +252,7 @@ struct ExperimentResultsTests {
         let store = try await Self.store()
         let groups = try await Self.groups(Self.users(10), in: store)
         let user = try #require(groups.values.first?.first)
-        _ = try await store.record([Self.event("1", user, "purchase", at: Self.later())], in: Self.path)
+        _ = try await store.experiments.record([Self.event("1", user, "purchase", at: Self.later())], in: Self.path)
         let report = try await store.forget(UserID(rawValue: user), in: Self.path.tenant, actor: "test")
         #expect(report.events == 2)
         let kept = try await store.read { db in try db.experiments.eventCount() }

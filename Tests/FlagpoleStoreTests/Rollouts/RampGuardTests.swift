@@ -21,7 +21,7 @@ struct RampGuardTests {
         // The guards are statistics: on a random salt, one run in a thousand splits a healthy
         // sample unevenly enough to fail the sample-ratio guard, as it should.
         try await store.setSalt("ramp-guard-tests", of: "checkout")
-        try await store.createGoal(Goal(name: "crashes", kind: .conversion, better: .lower), in: path)
+        try await store.experiments.createGoal(Goal(name: "crashes", kind: .conversion, better: .lower), in: path)
         return store
     }
 
@@ -57,9 +57,9 @@ struct RampGuardTests {
                     ))
             }
         }
-        for batch in stride(from: 0, to: events.count, by: FeatureStore.eventsPerBatch) {
-            let report = try await store.record(
-                Array(events[batch..<min(events.count, batch + FeatureStore.eventsPerBatch)]), in: path)
+        for batch in stride(from: 0, to: events.count, by: Experiments.eventsPerBatch) {
+            let report = try await store.experiments.record(
+                Array(events[batch..<min(events.count, batch + Experiments.eventsPerBatch)]), in: path)
             #expect(report.refused.isEmpty)
         }
         return seen
@@ -180,7 +180,7 @@ struct RampGuardTests {
         let moved = recorded.filter { assigned[$0]?.variation == "Enabled" }
         #expect(moved.count > 100)
         let sent = Int64((Date().timeIntervalSince1970 + 1) * 1000)
-        _ = try await store.record(
+        _ = try await store.experiments.record(
             moved.enumerated().map { index, user in
                 (
                     index,
@@ -192,7 +192,7 @@ struct RampGuardTests {
         let seen = try await newUsers(3_000, prefix: "new", crashing: 20, 20, in: store)
 
         // The readout, counting everyone who joined the epoch, says Enabled crashes far more…
-        let readout = try await store.results(of: "checkout", in: path, control: "Disabled")
+        let readout = try await store.experiments.results(of: "checkout", in: path, control: "Disabled")
         let crashes = try #require(readout.epochs.last?.goals.first?.variations.first { $0.variation == "Enabled" })
         #expect(try #require(crashes.comparison).difference > 0.2)
         // …and the guard, comparing like with like, passes.

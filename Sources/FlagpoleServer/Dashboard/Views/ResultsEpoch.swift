@@ -103,7 +103,7 @@ struct ResultsEpoch: Sendable {
         }
         let verdict = Verdict.decide(
             goal: goal.goal, control: epoch.control, arms: arms, sampleRatioMismatch: epoch.sampleRatioMismatch,
-            minimumUsers: FeatureStore.minimumUsers)
+            minimumUsers: Experiments.minimumUsers)
         return VerdictLine(verdict, goal: goal.goal, control: epoch.control)
     }
 

@@ -42,7 +42,7 @@ struct ResultsPage: Sendable {
     var chrome: Chrome
     var name: String
     var featureURL: String
-    var minimumUsers = FeatureStore.minimumUsers
+    var minimumUsers = Experiments.minimumUsers
     var choices: [Choice]
     var error: String?
     var epochs: [ResultsEpoch] = []

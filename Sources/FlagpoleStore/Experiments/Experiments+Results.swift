@@ -91,7 +91,7 @@ public struct PooledResults: Sendable {
     public var variations: [(variation: String, estimate: PooledEstimate)]
 }
 
-extension FeatureStore {
+extension Experiments {
     /// Users each variation needs before a readout says anything but "too few users".
     public static let minimumUsers = 100
 
@@ -160,7 +160,7 @@ extension FeatureStore {
     }
 }
 
-extension FeatureStore {
+extension Experiments {
     /// Names the variation `feature`'s readouts compare with unless asked for another (`nil`:
     /// back to the default). It changes how results read, not what any user gets, so it makes no
     /// revision and needs no plan.
@@ -183,7 +183,7 @@ extension FeatureStore {
     }
 }
 
-extension FeatureStore {
+extension Experiments {
     /// The readout of the test's latest epoch, after catching up with the store, inside a write
     /// transaction: what a ramp's guards judge. `control(variations, shares)` picks the control
     /// from the epoch's variations and shares. `nil` before the test has an epoch; the history of
@@ -275,7 +275,7 @@ private struct ReadoutBuilder {
         }
         return GoalResults(
             goal: goal, variations: variations,
-            tooFewUsers: armTotals.values.contains { $0.0.users < FeatureStore.minimumUsers },
+            tooFewUsers: armTotals.values.contains { $0.0.users < Experiments.minimumUsers },
             history: history(days, scale: scale, goal: goal))
     }
 

@@ -78,7 +78,7 @@ public struct RefusedEvent: Error, Hashable, Sendable {
     }
 }
 
-extension FeatureStore {
+extension Experiments {
     /// The most events one batch may hold.
     public static let eventsPerBatch = 1_000
 
@@ -189,7 +189,7 @@ extension FeatureStore {
             }
         case .bucketeer:
             let head = try db.environments.head(of: scope.path)
-            let plan = try head.revision.map { _ in try currentPlan(in: db, head: head) }
+            let plan = try head.revision.map { _ in try store.currentPlan(in: db, head: head) }
             return { name in
                 guard let plan, let index = plan.flagIndex(of: Feature.nameKey(name)) else {
                     return .failure(
