@@ -123,7 +123,7 @@ public final class Publisher: Sendable {
         // A run that failed at the same revision may have landed its copies: those are asked for
         // first (HEAD), not sent again to be answered 412.
         let failedBefore = Set(
-            ((try? await store.publishStatus(target: settings.target.description)) ?? []).filter { status in
+            ((try? await store.outbound.publishStatus(target: settings.target.description)) ?? []).filter { status in
                 status.last.outcome == .failed
                     && chosen.contains { $0.path == status.last.environment && $0.number == status.last.revision }
             }.map(\.last.environment))
@@ -131,7 +131,7 @@ public final class Publisher: Sendable {
         report.skippedPrivate = skipped
         if !dryRun {
             do {
-                try await store.recordPublishes(report.logEntries)
+                try await store.outbound.recordPublishes(report.logEntries)
             } catch {
                 logger.error("Published to \(settings.target) but could not add it to the publish log: \(error)")
             }

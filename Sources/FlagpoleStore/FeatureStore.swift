@@ -149,6 +149,9 @@ extension FeatureStore {
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
 
+    /// What leaves Flagpole and what it counts.
+    public var outbound: Outbound { Outbound(store: self) }
+
     /// Experiments.
     public var experiments: Experiments { Experiments(store: self) }
 

@@ -40,7 +40,7 @@ public struct WebhookSender: Sendable {
     public func sendDue(
         from store: FeatureStore, limit: Int = 50, now: @escaping @Sendable () -> Date
     ) async throws -> [Sent] {
-        let due = try await store.claimDueDeliveries(now: now(), limit: limit)
+        let due = try await store.outbound.claimDueDeliveries(now: now(), limit: limit)
         return await withTaskGroup(of: [Sent].self) { group in
             for deliveries in Dictionary(grouping: due, by: \.webhookID).values {
                 group.addTask {
@@ -49,7 +49,7 @@ public struct WebhookSender: Sendable {
                         let attempt = await attempt(delivery, now: now())
                         var recordingError: (any Error)?
                         do {
-                            try await store.recordDeliveryAttempt(delivery, attempt, now: now())
+                            try await store.outbound.recordDeliveryAttempt(delivery, attempt, now: now())
                         } catch {
                             recordingError = error
                         }

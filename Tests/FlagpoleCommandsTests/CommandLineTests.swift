@@ -180,7 +180,7 @@ struct CommandLineTests {
         #expect(await cli.run(["env", "create", "staging", "--tenant", "acme"]).status == 0)
         // What a server adds every few seconds.
         let production = EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: .production)
-        try await FeatureStore.open(atPath: cli.databasePath).addRefusedEventBatches(
+        try await FeatureStore.open(atPath: cli.databasePath).outbound.addRefusedEventBatches(
             [
                 RefusedBatchKey(path: production, cause: .unknownKey, keyPrefix: "fp_1a2b3c4d"): 9,
                 RefusedBatchKey(path: production, cause: .malformed, keyPrefix: ""): 1,

@@ -68,7 +68,7 @@ struct PublishBench {
 
     /// The publish log's latest entry per environment, for this bucket.
     func log() async throws -> [EnvironmentPath: PublishStatus] {
-        let statuses = try await store.publishStatus(target: Self.target)
+        let statuses = try await store.outbound.publishStatus(target: Self.target)
         return Dictionary(statuses.map { ($0.last.environment, $0) }, uniquingKeysWith: { $1 })
     }
 
@@ -267,7 +267,7 @@ struct PublisherTests {
         #expect(first.error == nil && first.manifestPending && !first.manifestWritten && first.written.isEmpty)
         #expect(first.items.count == 12 && first.items.allSatisfy { $0.reason == "the bucket has no manifest yet" })
         #expect(bench.s3.keys.isEmpty)
-        #expect(try await bench.store.publishStatus().isEmpty, "a dry run adds nothing to the publish log")
+        #expect(try await bench.store.outbound.publishStatus().isEmpty, "a dry run adds nothing to the publish log")
 
         _ = await bench.publish()
         try await bench.change(Bench.globex, to: "second")

@@ -94,7 +94,7 @@ struct DashboardTests {
             try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
                 $0.reason != .override
             })
-        #expect(try await server.store.webhooks(in: TestServer.acme).isEmpty)
+        #expect(try await server.store.outbound.webhooks(in: TestServer.acme).isEmpty)
     }
 
     @Test(
@@ -335,7 +335,7 @@ struct DashboardTests {
         let server = try await TestServer()
         let revision = try await server.store.catalog.revision(of: TestServer.acme).number
         let started = Date(timeIntervalSince1970: 1_795_000_000)
-        try await server.store.recordPublishes([
+        try await server.store.outbound.recordPublishes([
             PublishLogEntry(
                 target: "s3://flags/ok", environment: TestServer.acme, revision: revision, outcome: .published,
                 objectsWritten: 6, purge: .sent, startedAt: started, finishedAt: started),

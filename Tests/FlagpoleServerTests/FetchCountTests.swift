@@ -65,7 +65,8 @@ struct FetchCountTests {
             var counts = FetchCounts()
             for _ in 0..<500 where counts.total < 2 * Self.expected.values.reduce(0, +) {
                 try await Task.sleep(for: .milliseconds(10))
-                counts = try await server.store.fetchCounts(in: TestServer.acme, revisions: revision..<(revision + 1))
+                counts = try await server.store.outbound.fetchCounts(
+                    in: TestServer.acme, revisions: revision..<(revision + 1))
             }
             #expect(counts.byClient == Self.expected.mapValues { 2 * $0 })
         }

@@ -240,7 +240,7 @@ struct RampDashboardTests {
             let noEvent = try await browser.post(page, ["csrf": csrf, "url": "https://example.com/", "format": "json"])
             #expect(noEvent.status == .unprocessableContent && noEvent.text.contains("Choose at least one event"))
         }
-        #expect(try await refusing.store.webhooks(in: TestServer.acme).isEmpty)
+        #expect(try await refusing.store.outbound.webhooks(in: TestServer.acme).isEmpty)
 
         let server = try await RampAPITests.server(allowsPrivateWebhooks: true)
         try await server.test { client in
@@ -258,7 +258,7 @@ struct RampDashboardTests {
             let misplaced = try await browser.post(
                 nowhere, ["csrf": csrf, "url": "http://127.0.0.1:9/hook", "format": "json", "events[]": "ramp.paused"])
             #expect(misplaced.status == .notFound)
-            #expect(try await server.store.webhooks(in: TestServer.acme).isEmpty)
+            #expect(try await server.store.outbound.webhooks(in: TestServer.acme).isEmpty)
             let made = try await browser.post(
                 page,
                 [
@@ -268,7 +268,7 @@ struct RampDashboardTests {
             #expect(made.status == .created, "\(made.text)")
             let secret = try #require(
                 made.text.firstMatch(of: /id="new-webhook-secret">(whsec_[^<]+)</).map { String($0.1) })
-            let stored = try #require(try await server.store.webhooks(in: TestServer.acme).first)
+            let stored = try #require(try await server.store.outbound.webhooks(in: TestServer.acme).first)
             #expect(stored.format == .slack && stored.url.shown == "http://127.0.0.1:9/…")
             #expect(stored.events == [.revisionCreated, .rampFinished])
             // A bias change made by hand on the dashboard is queued for it, naming who and what.
@@ -276,7 +276,7 @@ struct RampDashboardTests {
                 "\(Self.feature)/biases",
                 ["csrf": csrf, "biases[]": "10", "biases[]": "90", "planned": "10 90", "action": "apply"])
             #expect(biased.status == .seeOther, "\(biased.text)")
-            let due = try await server.store.claimDueDeliveries(now: .distantFuture)
+            let due = try await server.store.outbound.claimDueDeliveries(now: .distantFuture)
             let line = String(
                 decoding: try #require(due.first { $0.webhookID == stored.id }).body(linkingFrom: nil), as: UTF8.self)
             #expect(line.contains(" (bias) by key:") && line.contains("— feature checkout"), "\(line)")
@@ -288,15 +288,15 @@ struct RampDashboardTests {
             let confirm = try await browser.post(
                 "\(page)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
             #expect(confirm.text.contains("Revoke webhook \(stored.id) (<code>http://127.0.0.1:9/…</code>)?"))
-            #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
+            #expect(try await server.store.outbound.webhooks(in: TestServer.acme).first?.revokedAt == nil)
             let misplacedRevoke = try await browser.post(
                 "\(nowhere)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])
             #expect(misplacedRevoke.status == .notFound)
-            #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt == nil)
+            #expect(try await server.store.outbound.webhooks(in: TestServer.acme).first?.revokedAt == nil)
             let revoked = try await browser.post(
                 "\(page)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "apply"])
             #expect(revoked.status == .seeOther && revoked.headers[.location]?.contains("webhook-revoked") == true)
-            #expect(try await server.store.webhooks(in: TestServer.acme).first?.revokedAt != nil)
+            #expect(try await server.store.outbound.webhooks(in: TestServer.acme).first?.revokedAt != nil)
             let again = try await browser.post(
                 "\(page)/revoke", ["csrf": csrf, "id": "\(stored.id)", "action": "preview"])
             #expect(again.status == .notFound)

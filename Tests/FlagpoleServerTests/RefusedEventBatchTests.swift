@@ -67,7 +67,7 @@ struct RefusedEventBatchTests {
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .reader))
             #expect(try await !browser.get(DashboardTests.base).text.contains("event batches refused"))
-            try await server.store.addRefusedEventBatches(
+            try await server.store.outbound.addRefusedEventBatches(
                 [RefusedBatchKey(path: TestServer.acme, cause: .unknownKey, keyPrefix: "fp_1a2b3c4d"): 3], now: Date())
             let page = try await browser.get(DashboardTests.base).text
             #expect(page.contains("<details open>\n    <summary>Bucketeer SDK</summary>"), "\(page)")

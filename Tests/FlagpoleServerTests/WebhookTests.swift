@@ -62,10 +62,10 @@ struct WebhookTests {
         // Through the store's one way in: nothing saved.
         let store = try await TestServer().store
         await #expect(throws: WebhookError.privateAddress(host: "hooks.example.com", address: "10.0.0.1")) {
-            _ = try await store.createWebhook(
+            _ = try await store.outbound.createWebhook(
                 at: url.description, format: .json, in: TestServer.acme, actor: "t", now: Date(), addresses: inside)
         }
-        #expect(try await store.webhooks(in: TestServer.acme).isEmpty)
+        #expect(try await store.outbound.webhooks(in: TestServer.acme).isEmpty)
         // The system's resolver: localhost is loopback.
         #expect(try await WebhookAddresses.systemResolve("localhost").allSatisfy(WebhookAddresses.isInternal))
     }
@@ -89,7 +89,7 @@ struct WebhookTests {
             let changed = try await client.send(
                 .post, biases, key: editor, body: #"{"biases": [60, 40], "message": "phase 2"}"#)
             #expect(changed.status == .ok, "\(changed.text)")
-            let deliveries = try await server.store.webhooks(in: TestServer.acme).first?.deliveries ?? []
+            let deliveries = try await server.store.outbound.webhooks(in: TestServer.acme).first?.deliveries ?? []
             #expect(deliveries.map(\.event) == ["revision.created"])
 
             let revisions = "/api/v1/tenants/acme/environments/production/revisions"
@@ -134,7 +134,7 @@ struct WebhookTests {
             #expect(reader.status == .forbidden)
             #expect(try await client.send(.get, Self.webhooks, key: editor).json == .array([]))
         }
-        #expect(try await server.store.webhooks(in: TestServer.acme).isEmpty)
+        #expect(try await server.store.outbound.webhooks(in: TestServer.acme).isEmpty)
 
         var configuration = server.configuration
         configuration.allowsPrivateWebhooks = true
@@ -217,7 +217,7 @@ struct WebhookTests {
             var now = Date(timeIntervalSince1970: 1_800_000_000)
             var secrets: [String: String] = [:]
             for name in ["ok", "flaky", "redirect", "refused"] {
-                let created = try await store.createWebhook(
+                let created = try await store.outbound.createWebhook(
                     at: "\(base)/\(name)", format: .json, events: try StoreEventKind.parse("ramp.*"),
                     in: TestServer.acme,
                     actor: "t", now: now, addresses: allowing)
@@ -260,7 +260,7 @@ struct WebhookTests {
                 let body = try JSONParser.parse(heard.body).value
                 #expect(body["event"] == .string("ramp.step_applied") && body["share"] == .number(10))
             }
-            var webhooks = try await store.webhooks(in: TestServer.acme)
+            var webhooks = try await store.outbound.webhooks(in: TestServer.acme)
             #expect(webhooks.map { $0.deliveries.first?.state } == [.delivered, .pending, .failed, .delivered])
             let answer = try #require(webhooks[0].deliveries.first?.answer)
             #expect(answer.hasPrefix("thanks..") && answer.utf8.count == 1_000)
@@ -275,7 +275,7 @@ struct WebhookTests {
             _ = try await store.rollouts.pauseRamp(of: "checkout", in: TestServer.acme, actor: "cli:bob", now: now)
             await service(allowing: false).sendDue()
             #expect(receiver.heard.withLock { $0.count } == first.count)
-            webhooks = try await store.webhooks(in: TestServer.acme)
+            webhooks = try await store.outbound.webhooks(in: TestServer.acme)
             #expect(webhooks.allSatisfy { $0.deliveries.first?.state == .failed })
             #expect(webhooks[3].deliveries.first?.error?.contains("--allow-private-webhooks") == true)
 
@@ -288,7 +288,7 @@ struct WebhookTests {
             let ids = flaky.map { $0.headers[HTTPField.Name("Flagpole-Delivery")!] }
             #expect(ids[0] != nil && ids[0] == ids[1])
             let retried = try #require(
-                try await store.webhooks(in: TestServer.acme)[1].deliveries.last)
+                try await store.outbound.webhooks(in: TestServer.acme)[1].deliveries.last)
             #expect(retried.state == .delivered && retried.attempts == 2)
             #expect(!receiver.heard.withLock { $0 }.contains { $0.path == "/inside" })
         }

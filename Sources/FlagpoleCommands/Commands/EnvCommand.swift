@@ -58,7 +58,7 @@ struct EnvCommand: ParsableCommand {
             let slug = try tenant.slug()
             let environments = try await store.environments(of: slug)
             // What a server refused lately, so that an app sending a wrong key is seen here.
-            let refused = try await store.refusedEventBatches(
+            let refused = try await store.outbound.refusedEventBatches(
                 of: slug, since: Invocation.current.clock.now.addingTimeInterval(-24 * 3600))
             if output.json {
                 Console.json(

@@ -120,7 +120,7 @@ struct PublishCommand: AsyncParsableCommand {
                     return try S3Target(parsing: text).description
                 } catch { throw ValidationError(error.description) }
             }
-            let statuses = try await database.openStore(.readOnly).publishStatus(target: target)
+            let statuses = try await database.openStore(.readOnly).outbound.publishStatus(target: target)
             if json {
                 Console.json(.array(statuses.map(PublishOutput.json(of:))))
                 return

@@ -44,7 +44,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let created = try await database.openStore().createWebhook(
+            let created = try await database.openStore().outbound.createWebhook(
                 at: url, format: try WebhookFormat(validating: format),
                 events: try events.map { text throws(WebhookError) in try StoreEventKind.parse(text) },
                 in: try environment.path(),
@@ -74,7 +74,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let webhooks = try await database.openStore(.readOnly).webhooks(
+            let webhooks = try await database.openStore(.readOnly).outbound.webhooks(
                 in: try environment.path(), deliveries: max(0, deliveries))
             if output.json {
                 Console.json(.array(webhooks.map(\.jsonValue)))
@@ -110,7 +110,7 @@ struct WebhookCommand: AsyncParsableCommand {
 
         func run() async throws {
             let path = try environment.path()
-            try await database.openStore().revokeWebhook(id, in: path, now: Invocation.current.clock.now)
+            try await database.openStore().outbound.revokeWebhook(id, in: path, now: Invocation.current.clock.now)
             Console.out("Revoked webhook \(id) in \(path).")
         }
     }

@@ -20,7 +20,7 @@ extension AdminAPI {
     /// The environment's webhooks, each with its latest deliveries, never a secret.
     @Sendable func listWebhooks(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response
     {
-        .json(.array(try await store.webhooks(in: context.path).map(\.jsonValue)))
+        .json(.array(try await store.outbound.webhooks(in: context.path).map(\.jsonValue)))
     }
 
     /// `{"url": …, "format": "json"|"slack", "events": ["revision.created", "ramp.*"]}`: `events`
@@ -43,7 +43,7 @@ extension AdminAPI {
         }
         let created: CreatedWebhook
         do {
-            created = try await store.createWebhook(
+            created = try await store.outbound.createWebhook(
                 at: try body.requiredString("url"), format: format, events: events, in: context.path,
                 actor: context.actor, now: clock.now, addresses: webhookAddresses)
         } catch let error as WebhookError {
@@ -61,7 +61,7 @@ extension AdminAPI {
             throw APIError.invalid(
                 "\"\(text.prefix(40))\" is not a webhook id: a number, as GET …/webhooks lists them.")
         }
-        try await store.revokeWebhook(id, in: context.path, now: clock.now)
+        try await store.outbound.revokeWebhook(id, in: context.path, now: clock.now)
         return .json(["revoked": .number(Double(id))])
     }
 }

@@ -36,7 +36,8 @@ extension Dashboard {
                 ? "Private: fetching needs a key of \(path.tenant) (a delivery key is enough)."
                 : "Public: anyone with the URL can fetch it."
         }
-        page.publishes = try await store.publishStatus().filter { $0.last.environment == path }.map(PublishRow.init)
+        page.publishes = try await store.outbound.publishStatus().filter { $0.last.environment == path }.map(
+            PublishRow.init)
         return .html(templates.render(page, as: "export"))
     }
 

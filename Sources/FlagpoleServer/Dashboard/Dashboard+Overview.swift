@@ -66,7 +66,7 @@ extension Dashboard {
             connections: ClientConnections(
                 path, origin: ClientConnections.origin(of: request.head),
                 isPrivate: try await store.deliveryState(of: path).settings.isPrivate,
-                refusedEvents: try await store.refusedEventBatches(
+                refusedEvents: try await store.outbound.refusedEventBatches(
                     of: path.tenant, since: clock.now.addingTimeInterval(-24 * 3600))[path.environment]))
         return .html(templates.render(page, as: "overview"))
     }

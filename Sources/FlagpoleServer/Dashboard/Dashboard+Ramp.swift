@@ -155,7 +155,7 @@ extension Dashboard {
             webhooksURL: TenantURLs(path.tenant).webhooks(of: path.environment), report: report,
             triggers: try await store.rollouts.triggers(in: path, feature: name),
             canEdit: context.canEdit,
-            csrf: context.session.csrfToken, draft: draft, publishes: try await store.hasPublished(path))
+            csrf: context.session.csrfToken, draft: draft, publishes: try await store.outbound.hasPublished(path))
     }
 }
 

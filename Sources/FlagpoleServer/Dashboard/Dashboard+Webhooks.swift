@@ -36,7 +36,7 @@ extension Dashboard {
         var created: CreatedWebhook?
         var refusal: APIError?
         do {
-            created = try await store.createWebhook(
+            created = try await store.outbound.createWebhook(
                 at: form.url, format: try WebhookFormat(validating: form.format),
                 events: try StoreEventKind.parse(chosen.joined(separator: ",")), in: context.path,
                 actor: context.session.identity.actor, now: clock.now, addresses: webhookAddresses)
@@ -59,7 +59,7 @@ extension Dashboard {
     ) async throws -> Response {
         let form = try await form(RevokeWebhookForm.self, of: request, session: context.session)
         if form.action == "apply" {
-            try await store.revokeWebhook(form.id, in: context.path, now: clock.now)
+            try await store.outbound.revokeWebhook(form.id, in: context.path, now: clock.now)
             return .seeOther(
                 Notice(.webhookRevoked).appended(
                     to: TenantURLs(context.path.tenant).webhooks(of: context.path.environment)))
@@ -77,7 +77,7 @@ extension Dashboard {
     ) async throws -> WebhooksPage {
         WebhooksPage(
             chrome: Chrome(session: context.session, notice: notice), path: context.path,
-            webhooks: try await store.webhooks(in: context.path, deliveries: 10), canEdit: context.canEdit,
+            webhooks: try await store.outbound.webhooks(in: context.path, deliveries: 10), canEdit: context.canEdit,
             csrf: context.session.csrfToken)
     }
 }

@@ -70,8 +70,10 @@ struct CountsService: Service {
     }
 
     func flush() async {
-        await flush(fetches, "fetch counts") { try await store.addFetchCounts($0, now: $1) }
-        await flush(refusedBatches, "refused event batches") { try await store.addRefusedEventBatches($0, now: $1) }
+        await flush(fetches, "fetch counts") { try await store.outbound.addFetchCounts($0, now: $1) }
+        await flush(refusedBatches, "refused event batches") {
+            try await store.outbound.addRefusedEventBatches($0, now: $1)
+        }
     }
 
     private func flush<Key>(

@@ -53,7 +53,7 @@ struct OperationsRoutes {
     /// target and environment, the revision in the bucket, how far behind it is, whether the last
     /// publish failed, and when the last one succeeded.
     private func exportPublishStatus() async throws {
-        for status in try await store.publishStatus() {
+        for status in try await store.outbound.publishStatus() {
             let labels = [
                 ("target", status.last.target), ("tenant", status.last.environment.tenant.rawValue),
                 ("environment", status.last.environment.environment.rawValue),

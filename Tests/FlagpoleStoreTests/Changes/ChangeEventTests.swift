@@ -17,7 +17,7 @@ struct ChangeEventTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
         _ = try await store.assign(UserID.numbered(50), to: "checkout", in: path)
-        let webhook = try await store.createWebhook(
+        let webhook = try await store.outbound.createWebhook(
             try WebhookURL(validating: "https://hooks.example.com/flagpole"), format: .json,
             events: try StoreEventKind.parse(events), in: path, actor: "cli:ada", now: start
         ).webhook
@@ -208,11 +208,12 @@ struct ChangeEventTests {
         let (store, webhook) = try await store()
         _ = try await store.catalog.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
         _ = try await store.catalog.setBiases([30, 70], of: "checkout", in: path, options: EditOptions(actor: "t"))
-        let due = try await store.claimDueDeliveries(now: .distantFuture)
-        try await store.recordDeliveryAttempt(due[0], DeliveryAttempt(status: 200, isWorthRetrying: false), now: start)
+        let due = try await store.outbound.claimDueDeliveries(now: .distantFuture)
+        try await store.outbound.recordDeliveryAttempt(
+            due[0], DeliveryAttempt(status: 200, isWorthRetrying: false), now: start)
         let later = Date().addingTimeInterval(FeatureStore.deliveriesKept + 86_400)
         #expect(try await store.prune(now: later, keepingDeliveries: FeatureStore.deliveriesKept).deliveries == 1)
-        let left = try await store.webhooks(in: path).first { $0.id == webhook.id }!.deliveries
+        let left = try await store.outbound.webhooks(in: path).first { $0.id == webhook.id }!.deliveries
         #expect(left.map(\.state) == [.pending])
     }
 }

@@ -187,7 +187,7 @@ struct MigrationFixtureTests {
             #expect(ramps[1].onFailure == .rollback && !ramps[1].looks.isEmpty)
             #expect(ramps[1].applied.allSatisfy { $0.fetches.total == 0 })
         }
-        let webhooks = try await store.webhooks(in: acme)
+        let webhooks = try await store.outbound.webhooks(in: acme)
         let urls =
             manifest.schema < "0016"
             ? [] : ["http://127.0.0.1:9/flagpole"] + (manifest.schema < "0018" ? [] : ["http://127.0.0.1:9/slack"])
@@ -200,7 +200,7 @@ struct MigrationFixtureTests {
         // A body written before 0019 is sent as written (a Slack one was already `{"text": …}`);
         // one written since is made in its webhook's format as it is sent.
         if let slack = webhooks.dropFirst().first {
-            let due = try await store.claimDueDeliveries(now: .distantFuture, limit: 100)
+            let due = try await store.outbound.claimDueDeliveries(now: .distantFuture, limit: 100)
                 .filter { $0.webhookID == slack.id }
             #expect(due.count == 3 && due.count { $0.body(linkingFrom: nil) == $0.storedBody } == 2)
             for delivery in due {

@@ -17,10 +17,10 @@ struct WebhookStoreTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
         _ = try await store.assign(UserID.numbered(200), to: "checkout", in: path)
-        let json = try await store.createWebhook(
+        let json = try await store.outbound.createWebhook(
             try WebhookURL(validating: "https://hooks.example.com/flagpole/T0K3N"), format: .json,
             events: Self.rampEvents, in: path, actor: "cli:ada", now: start)
-        let slack = try await store.createWebhook(
+        let slack = try await store.outbound.createWebhook(
             try WebhookURL(validating: "https://hooks.slack.com/services/T000/B000/XXXX"), format: .slack,
             events: Self.rampEvents, in: path, actor: "cli:ada", now: start)
         return (store, json, slack)
@@ -44,7 +44,7 @@ struct WebhookStoreTests {
     func createdAndListed() async throws {
         let (store, json, slack) = try await storeWithWebhooks()
         #expect(json.secret.hasPrefix("whsec_") && json.secret.count == 70 && json.secret != slack.secret)
-        let listed = try await store.webhooks(in: path)
+        let listed = try await store.outbound.webhooks(in: path)
         #expect(listed.map(\.url.shown) == ["https://hooks.example.com/…", "https://hooks.slack.com/…"])
         #expect(!"\(listed.map(\.jsonValue))".contains("T0K3N") && !"\(listed.map(\.jsonValue))".contains("whsec_"))
     }
@@ -87,7 +87,7 @@ struct WebhookStoreTests {
         #expect(bodies[1]["actor"] == .string("cli:bob") && bodies[1]["reason"] != nil)
 
         // Slack's body is its text alone, made as it is sent.
-        let slackBodies = try await store.claimDueDeliveries(now: start.addingTimeInterval(300), limit: 100)
+        let slackBodies = try await store.outbound.claimDueDeliveries(now: start.addingTimeInterval(300), limit: 100)
             .filter { $0.webhookID == slack.webhook.id }.map { delivery in
                 guard
                     case .object(let object) = try JSONValue(
@@ -121,35 +121,36 @@ struct WebhookStoreTests {
     @Test("A due delivery is claimed by one sender until its claim runs out; attempts back off, then give up")
     func claimRetryGiveUp() async throws {
         let (store, json, slack) = try await storeWithWebhooks()
-        try await store.revokeWebhook(slack.webhook.id, in: path, now: start)
+        try await store.outbound.revokeWebhook(slack.webhook.id, in: path, now: start)
         _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [10, 100], hold: .duration(seconds: 3600)),
             in: path, actor: "cli:ada", now: start)
-        let first = try await store.claimDueDeliveries(now: start)
+        let first = try await store.outbound.claimDueDeliveries(now: start)
         #expect(first.count == 1 && first[0].url == json.webhook.url && first[0].secret == json.secret)
-        #expect(try await store.claimDueDeliveries(now: start.addingTimeInterval(59)).isEmpty)
-        var delivery = try #require(try await store.claimDueDeliveries(now: start.addingTimeInterval(60)).first)
+        #expect(try await store.outbound.claimDueDeliveries(now: start.addingTimeInterval(59)).isEmpty)
+        var delivery = try #require(
+            try await store.outbound.claimDueDeliveries(now: start.addingTimeInterval(60)).first)
         #expect(delivery.id == first[0].id)
 
         // Each failed attempt that another could mend waits longer: 30 s, 2 min, 10 min, 1 h, 6 h.
         var now = start.addingTimeInterval(60)
-        for (attempt, wait) in FeatureStore.webhookRetryDelays.enumerated() {
+        for (attempt, wait) in Outbound.webhookRetryDelays.enumerated() {
             #expect(delivery.attempts == attempt)
-            try await store.recordDeliveryAttempt(
+            try await store.outbound.recordDeliveryAttempt(
                 delivery, DeliveryAttempt(status: 503, answer: "busy", error: "answered 503", isWorthRetrying: true),
                 now: now)
-            #expect(try await store.claimDueDeliveries(now: now.addingTimeInterval(wait - 1)).isEmpty)
+            #expect(try await store.outbound.claimDueDeliveries(now: now.addingTimeInterval(wait - 1)).isEmpty)
             now = now.addingTimeInterval(wait)
-            delivery = try #require(try await store.claimDueDeliveries(now: now).first)
+            delivery = try #require(try await store.outbound.claimDueDeliveries(now: now).first)
         }
-        try await store.recordDeliveryAttempt(
+        try await store.outbound.recordDeliveryAttempt(
             delivery, DeliveryAttempt(status: 503, error: "answered 503", isWorthRetrying: true), now: now)
-        #expect(try await store.claimDueDeliveries(now: .distantFuture).isEmpty)
-        let log = try #require(try await store.webhooks(in: path).first?.deliveries.first)
+        #expect(try await store.outbound.claimDueDeliveries(now: .distantFuture).isEmpty)
+        let log = try #require(try await store.outbound.webhooks(in: path).first?.deliveries.first)
         #expect(log.state == .failed && log.attempts == 6 && log.status == 503)
         #expect(log.summary == "failed after 6 attempts: answered 503")
         // The revoked webhook was told nothing.
-        #expect(try await store.webhooks(in: path).last?.deliveries.isEmpty == true)
+        #expect(try await store.outbound.webhooks(in: path).last?.deliveries.isEmpty == true)
     }
 
     @Test("A refused address or a redirect is given up at once; a 2xx is delivered; revoking gives up what is pending")
@@ -158,9 +159,9 @@ struct WebhookStoreTests {
         _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [10, 100], hold: .duration(seconds: 3600)),
             in: path, actor: "cli:ada", now: start)
-        let due = try await store.claimDueDeliveries(now: start)
+        let due = try await store.outbound.claimDueDeliveries(now: start)
         let toJSON = try #require(due.first { $0.url == json.webhook.url })
-        try await store.recordDeliveryAttempt(
+        try await store.outbound.recordDeliveryAttempt(
             toJSON,
             DeliveryAttempt(
                 status: 302, error: "answered 302 to http://10.0.0.1/: redirects are not followed",
@@ -168,16 +169,18 @@ struct WebhookStoreTests {
             now: start)
         _ = try await store.rollouts.pauseRamp(of: "checkout", in: path, actor: "cli:bob", now: start)
         let paused = try #require(
-            try await store.claimDueDeliveries(now: start.addingTimeInterval(61)).first { $0.url == json.webhook.url })
-        try await store.recordDeliveryAttempt(
+            try await store.outbound.claimDueDeliveries(now: start.addingTimeInterval(61)).first {
+                $0.url == json.webhook.url
+            })
+        try await store.outbound.recordDeliveryAttempt(
             paused, DeliveryAttempt(status: 204, answer: "", isWorthRetrying: false), now: start)
-        try await store.revokeWebhook(slack.webhook.id, in: path, now: start)
-        #expect(try await store.claimDueDeliveries(now: .distantFuture).isEmpty)
-        let webhooks = try await store.webhooks(in: path)
+        try await store.outbound.revokeWebhook(slack.webhook.id, in: path, now: start)
+        #expect(try await store.outbound.claimDueDeliveries(now: .distantFuture).isEmpty)
+        let webhooks = try await store.outbound.webhooks(in: path)
         #expect(webhooks[0].deliveries.map(\.state) == [.delivered, .failed])
         #expect(webhooks[1].deliveries.map(\.error) == ["the webhook was revoked", "the webhook was revoked"])
         await #expect(throws: WebhookError.webhookNotFound(path, id: slack.webhook.id)) {
-            try await store.revokeWebhook(slack.webhook.id, in: path, now: start)
+            try await store.outbound.revokeWebhook(slack.webhook.id, in: path, now: start)
         }
     }
 
@@ -199,10 +202,10 @@ struct WebhookStoreTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
         let key = { (revision: Int, client: FetchClient) in FetchKey(path: path, revision: revision, client: client) }
-        try await store.addFetchCounts([key(1, .shared): 5, key(1, .pinned): 2], now: start)
-        try await store.addFetchCounts([key(1, .shared): 3, key(2, .ofrep): 4], now: start)
+        try await store.outbound.addFetchCounts([key(1, .shared): 5, key(1, .pinned): 2], now: start)
+        try await store.outbound.addFetchCounts([key(1, .shared): 3, key(2, .ofrep): 4], now: start)
         // An environment that is gone drops its counts, not the others'.
-        try await store.addFetchCounts(
+        try await store.outbound.addFetchCounts(
             [
                 FetchKey(
                     path: EnvironmentPath(
@@ -210,10 +213,11 @@ struct WebhookStoreTests {
                     revision: 1, client: .shared): 9
             ],
             now: start)
-        #expect(try await store.fetchCounts(in: path, revisions: 1..<2).byClient == [.shared: 8, .pinned: 2])
-        #expect(try await store.fetchCounts(in: path, revisions: 1..<Int.max).total == 14)
-        #expect(try await store.fetchCounts(in: path, revisions: 2..<Int.max).description == "4 fetches (ofrep 4)")
-        #expect(try await store.fetchCounts(in: path, revisions: 3..<Int.max).description == "no fetch yet")
+        #expect(try await store.outbound.fetchCounts(in: path, revisions: 1..<2).byClient == [.shared: 8, .pinned: 2])
+        #expect(try await store.outbound.fetchCounts(in: path, revisions: 1..<Int.max).total == 14)
+        #expect(
+            try await store.outbound.fetchCounts(in: path, revisions: 2..<Int.max).description == "4 fetches (ofrep 4)")
+        #expect(try await store.outbound.fetchCounts(in: path, revisions: 3..<Int.max).description == "no fetch yet")
     }
 
     @Test(
@@ -228,9 +232,9 @@ struct WebhookStoreTests {
         let gone = RefusedBatchKey(
             path: EnvironmentPath(tenant: acme.tenant, environment: EnvironmentName(rawValue: "gone")),
             cause: .unknownKey, keyPrefix: "")
-        try await store.addRefusedEventBatches([typo: 2, none: 1, gone: 5], now: noon)
-        try await store.addRefusedEventBatches([typo: 7], now: noon.addingTimeInterval(60))
-        let day = try await store.refusedEventBatches(
+        try await store.outbound.addRefusedEventBatches([typo: 2, none: 1, gone: 5], now: noon)
+        try await store.outbound.addRefusedEventBatches([typo: 7], now: noon.addingTimeInterval(60))
+        let day = try await store.outbound.refusedEventBatches(
             of: acme.tenant, since: noon.addingTimeInterval(-86_400))
         #expect(day.keys.map(\.rawValue) == ["production"])
         let production = try #require(day[.production])
@@ -238,11 +242,13 @@ struct WebhookStoreTests {
         #expect(
             production.summary(span: "the last 24 h")
                 == "10 event batches refused in the last 24 h: unknown key 10 (fp_1a2b3c4d… 9, no key 1)")
-        #expect(try await store.refusedEventBatches(of: EnvironmentPath.globexProduction.tenant, since: noon).isEmpty)
+        #expect(
+            try await store.outbound.refusedEventBatches(of: EnvironmentPath.globexProduction.tenant, since: noon)
+                .isEmpty)
 
         let later = noon.addingTimeInterval(49 * 3600)
-        try await store.addRefusedEventBatches([none: 1], now: later)
-        let since = try await store.refusedEventBatches(of: acme.tenant, since: .distantPast)
+        try await store.outbound.addRefusedEventBatches([none: 1], now: later)
+        let since = try await store.outbound.refusedEventBatches(of: acme.tenant, since: .distantPast)
         #expect(since[.production]?.batches == [.unknownKey: ["": 1]], "rows two days old are dropped")
     }
 }

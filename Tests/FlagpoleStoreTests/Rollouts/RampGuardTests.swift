@@ -225,7 +225,7 @@ struct RampGuardTests {
             try request(steps: [10, 100], guards: ["sample-ratio"]), in: path, actor: "cli:ada", now: start)
         let revision = try #require(created.ramp.applied.first).revision
         // Fetches of the revision before the step's are no news of it; three of the step's are.
-        try await store.addFetchCounts(
+        try await store.outbound.addFetchCounts(
             [
                 FetchKey(path: path, revision: revision - 1, client: .shared): 50,
                 FetchKey(path: path, revision: revision, client: .pinned): 2,

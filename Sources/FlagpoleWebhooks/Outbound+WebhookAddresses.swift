@@ -2,7 +2,7 @@ import FlagpoleCore
 import FlagpoleStore
 import Foundation
 
-extension FeatureStore {
+extension Outbound {
     /// Makes a webhook for the environment's `events` (every kind there is now, when `nil`) at
     /// `text`, once `addresses` allow its host: the one way the command line, the API and the
     /// dashboard make one.

@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Outbound {
     /// Adds a server's fetch counts, in one transaction: several servers add up. Counts of an
     /// environment deleted since are dropped.
     public func addFetchCounts(_ counts: [FetchKey: Int], now: Date) async throws {

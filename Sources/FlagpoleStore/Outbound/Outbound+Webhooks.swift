@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Outbound {
     /// The waits after a failed attempt that another attempt could mend (no answer, a 5xx, a 429),
     /// one per attempt: after the last, the delivery is given up.
     static let webhookRetryDelays: [TimeInterval] = [30, 120, 600, 3_600, 21_600]

@@ -1,6 +1,6 @@
 import Foundation
 
-extension FeatureStore {
+extension Outbound {
     /// Adds one publish's entries to the publish log, in one transaction. Entries of
     /// environments deleted since the publish began are dropped.
     public func recordPublishes(_ entries: [PublishLogEntry]) async throws {
