@@ -18,7 +18,7 @@ public struct FeatureStore: Sendable {
     let changeObservers = ChangeObservers()
 
     /// How a command means to use the file.
-    public enum Access: Sendable {
+    public enum AccessMode: Sendable {
         /// Writes, and migrates the schema when it is behind.
         case readWrite
         /// Only reads: the file is opened read-only, so a read changes nothing on disk (not even
@@ -50,7 +50,7 @@ public struct FeatureStore: Sendable {
     /// - throws: `StorageError.databaseNotFound`, `StorageError.databaseNeedsMigration`,
     ///   `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
     public static func open(
-        _ address: DatabaseAddress, access: Access = .readWrite, durability: Durability = .normal
+        _ address: DatabaseAddress, access: AccessMode = .readWrite, durability: Durability = .normal
     ) async throws -> FeatureStore {
         switch address {
         case .sqlite(let path): return try open(atPath: path, access: access, durability: durability)
@@ -148,6 +148,9 @@ public struct FeatureStore: Sendable {
 extension FeatureStore {
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
+
+    /// Who may do what.
+    public var access: Access { Access(store: self) }
 
     /// What leaves Flagpole and what it counts.
     public var outbound: Outbound { Outbound(store: self) }

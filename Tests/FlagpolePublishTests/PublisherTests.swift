@@ -33,10 +33,10 @@ struct PublishBench {
         // No waits between attempts: what is retried and how often is what these tests check.
         settings.retries = RetryPolicy(attempts: 3, firstDelay: .zero, longest: .zero, timeout: .seconds(5))
         store = try FeatureStore.inMemory()
-        try await store.createTenant(Self.acme.tenant)
-        try await store.createTenant(Self.globex.tenant)
-        try await store.createEnvironment(Self.staging)
-        try await store.updateDelivery(of: Self.staging) { $0.isPrivate = true }
+        try await store.access.createTenant(Self.acme.tenant)
+        try await store.access.createTenant(Self.globex.tenant)
+        try await store.access.createEnvironment(Self.staging)
+        try await store.access.updateDelivery(of: Self.staging) { $0.isPrivate = true }
         for path in [Self.acme, Self.globex, Self.staging] { try await change(path, to: "first") }
     }
 
@@ -162,7 +162,7 @@ struct PublisherTests {
     func cacheControlOfCurrentDocuments() async throws {
         var bench = try await Bench()
         bench.settings.defaultCacheControl = "public, max-age=5"
-        try await bench.store.updateDelivery(of: Bench.globex) { $0.cacheControl = "public, max-age=60" }
+        try await bench.store.access.updateDelivery(of: Bench.globex) { $0.cacheControl = "public, max-age=60" }
         _ = await bench.publish()
         for put in bench.s3.requests where put.method == "PUT" && put.key != Bench.manifestKey {
             let key = try #require(put.key)
@@ -246,7 +246,7 @@ struct PublisherTests {
         let bench = try await Bench()
         _ = await bench.publish()
         let before = Bench.current(Bench.acme).sorted().map { bench.s3.object($0)?.bytes }
-        try await bench.store.updateDelivery(of: Bench.acme) { $0.cacheControl = "public, max-age=5" }
+        try await bench.store.access.updateDelivery(of: Bench.acme) { $0.cacheControl = "public, max-age=5" }
         let mark = bench.s3.received.count
         let report = await bench.publish()
         let requests = bench.requests(after: mark)
@@ -449,7 +449,7 @@ struct PublisherTests {
     func privateWithItsOwnCacheControl() async throws {
         var bench = try await Bench()
         bench.settings.publicRead = true
-        try await bench.store.updateDelivery(of: Bench.staging) { $0.cacheControl = "max-age=60" }
+        try await bench.store.access.updateDelivery(of: Bench.staging) { $0.cacheControl = "max-age=60" }
         _ = await bench.publish(PublishScope(tenant: Bench.acme.tenant, includePrivate: [Bench.staging]))
         let staging = bench.s3.requests.filter { $0.method == "PUT" && $0.key?.contains("/staging/") == true }
         #expect(staging.count == 6)

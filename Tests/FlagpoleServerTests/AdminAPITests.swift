@@ -93,7 +93,7 @@ struct AdminAPITests {
             #expect(refused.status == .unprocessableContent)
             #expect(try refused.json["error"]?["message"]?.string?.contains("#c0392b") == true)
             #expect(try refused.json["error"]?["details"]?["pointer"] == .string("/colour"))
-            let after = try await server.store.environment(TestServer.acme)
+            let after = try await server.store.access.environment(TestServer.acme)
             #expect(!after.delivery.isPrivate)
             #expect(after.marking.colour?.rawValue == "#1f6feb" && after.marking.requiresReason)
 
@@ -109,7 +109,7 @@ struct AdminAPITests {
     @Test("Where changes need a reason, an API write without a message is 422 reason_required and writes nothing")
     func reasonRequired() async throws {
         let server = try await TestServer()
-        try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
+        try await server.store.access.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
         let before = try await server.store.catalog.revision(of: TestServer.acme).number
         try await server.test { client in
             let editor = server.key("acme", .editor)

@@ -60,7 +60,7 @@ struct BucketeerTests {
     @Test("Both calls answer under the environment's base URL, and at the host root with a key scoped to it")
     func paths() async throws {
         let server = try await OFREPTests.server()
-        let scoped = try await server.store.createKey(
+        let scoped = try await server.store.access.createKey(
             for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery, environment: .production
         ).secret
         try await server.test { client in
@@ -87,7 +87,7 @@ struct BucketeerTests {
     @Test("The key is raw; a public environment takes any, a private one a key of its own: 401, 403, nothing recorded")
     func keys() async throws {
         let server = try await OFREPTests.server()
-        try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+        try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
         let acme = server.key("acme", .delivery)
         let globex = server.key("globex", .delivery)
         try await server.test { client in
@@ -105,7 +105,7 @@ struct BucketeerTests {
             _ = try await Self.poll(client, key: "Bearer \(acme)", body: body)
             #expect(try await server.store.allRecordedUsers(of: TestServer.abTest) == 1)
         }
-        try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = false }
+        try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = false }
         try await server.test { client in
             // Public: any key is none, and the caller is answered.
             _ = try await Self.poll(client, key: "fp_not-a-key", body: try Self.evaluationsBody())

@@ -50,7 +50,7 @@ struct ConfigDeliveryTests {
     @Test("A private environment's configs.json takes a key")
     func privateEnvironment() async throws {
         let server = try await OFREPTests.server()
-        try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+        try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
         try await server.test { client in
             let anonymous = try await client.send(.get, Self.url)
             #expect(anonymous.status == .unauthorized)

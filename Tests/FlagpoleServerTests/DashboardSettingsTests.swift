@@ -40,11 +40,11 @@ struct DashboardSettingsTests {
             #expect(page.text.contains(#"action="/tenants/acme/settings/environments/production""#))
             #expect(page.text.contains(#"action="/tenants/acme/settings/goals""#))
             // The tenant's own keys, by prefix; never a secret.
-            let prefixes = try await server.store.keys(of: .tenant(Self.acme)).map(\.prefix)
+            let prefixes = try await server.store.access.keys(of: .tenant(Self.acme)).map(\.prefix)
             #expect(prefixes.allSatisfy { page.text.contains("<code>\($0)…</code>") })
             #expect(!page.text.contains(server.key("acme", .admin)))
             #expect(
-                try await server.store.keys(of: .tenant(TenantSlug(rawValue: "globex"))).allSatisfy {
+                try await server.store.access.keys(of: .tenant(TenantSlug(rawValue: "globex"))).allSatisfy {
                     !page.text.contains($0.prefix)
                 })
 
@@ -82,7 +82,7 @@ struct DashboardSettingsTests {
                 "\(Self.settings)/keys", ["csrf": csrf, "name": "ci import", "role": "editor", "environment": ""])
             #expect(answer.status == .created)
             let key = try #require(
-                try await server.store.keys(of: .tenant(Self.acme)).first { $0.name == "ci import" })
+                try await server.store.access.keys(of: .tenant(Self.acme)).first { $0.name == "ci import" })
             #expect(key.role == .editor && key.environment == nil)
             let secret = try #require(
                 answer.text.range(of: #"<code id="new-key-secret">"#).map {
@@ -90,7 +90,7 @@ struct DashboardSettingsTests {
                 })
             #expect(secret.hasPrefix(key.prefix))
             #expect(answer.text.contains(#"data-copy="new-key-secret""#))
-            #expect(try await server.store.identity(ofKey: secret)?.role == .editor)
+            #expect(try await server.store.access.identity(ofKey: secret)?.role == .editor)
             // Never again.
             #expect(!(try await browser.get(Self.settings)).text.contains(secret))
 
@@ -99,7 +99,7 @@ struct DashboardSettingsTests {
                 ["csrf": csrf, "name": "tv app", "role": "delivery", "environment": "production"])
             #expect(delivery.status == .created)
             #expect(
-                try await server.store.keys(of: .tenant(Self.acme)).first { $0.name == "tv app" }?.environment
+                try await server.store.access.keys(of: .tenant(Self.acme)).first { $0.name == "tv app" }?.environment
                     == .production)
         }
     }
@@ -115,7 +115,7 @@ struct DashboardSettingsTests {
         ])
     func refusedKey(fields: [String: String], message: String) async throws {
         let server = try await TestServer()
-        let before = try await server.store.keys(of: .tenant(Self.acme)).map(\.prefix)
+        let before = try await server.store.access.keys(of: .tenant(Self.acme)).map(\.prefix)
         try await server.test { client in
             var (browser, csrf) = try await Self.signedIn(client, server, as: .admin)
             let answer = try await browser.post(
@@ -125,25 +125,25 @@ struct DashboardSettingsTests {
             #expect(answer.text.contains(message), "\(answer.text)")
             #expect(answer.text.contains(#"role="alert""#))
         }
-        #expect(try await server.store.keys(of: .tenant(Self.acme)).map(\.prefix) == before)
+        #expect(try await server.store.access.keys(of: .tenant(Self.acme)).map(\.prefix) == before)
     }
 
     @Test("Revoking asks first, then revokes; the key stops working")
     func revokeKey() async throws {
         let server = try await TestServer()
-        let victim = try await server.store.createKey(for: .tenant(Self.acme), role: .reader, name: "old laptop")
+        let victim = try await server.store.access.createKey(for: .tenant(Self.acme), role: .reader, name: "old laptop")
         let url = "\(Self.settings)/keys/\(victim.info.prefix)/revoke"
         try await server.test { client in
             var (browser, csrf) = try await Self.signedIn(client, server, as: .admin)
             let confirm = try await browser.post(url, ["csrf": csrf, "action": "preview"])
             #expect(confirm.status == .ok)
             #expect(confirm.text.contains("Revoke old laptop (<code>\(victim.info.prefix)…</code>)?"))
-            #expect(try await server.store.identity(ofKey: victim.secret) != nil)
+            #expect(try await server.store.access.identity(ofKey: victim.secret) != nil)
 
             let done = try await browser.post(url, ["csrf": csrf, "action": "apply"])
             #expect(done.status == .seeOther)
             #expect(done.headers[.location] == "\(Self.settings)?notice=key-revoked#notice")
-            #expect(try await server.store.identity(ofKey: victim.secret) == nil)
+            #expect(try await server.store.access.identity(ofKey: victim.secret) == nil)
             #expect(try await browser.get(done.headers[.location]!).text.contains("The key is revoked"))
 
             let unknown = try await browser.post(
@@ -163,7 +163,7 @@ struct DashboardSettingsTests {
             #expect(done.status == .seeOther)
             #expect(done.headers[.location] == "\(Self.settings)?notice=environment-created#notice")
             #expect(
-                try await server.store.environments(of: Self.acme).map(\.path.environment.rawValue) == [
+                try await server.store.access.environments(of: Self.acme).map(\.path.environment.rawValue) == [
                     "production", "staging",
                 ])
 
@@ -176,7 +176,7 @@ struct DashboardSettingsTests {
             #expect(taken.status == .unprocessableContent)
             #expect(taken.text.contains("already has an environment"))
         }
-        #expect(try await server.store.environments(of: Self.acme).count == 2)
+        #expect(try await server.store.access.environments(of: Self.acme).count == 2)
     }
 
     @Test("Saving an environment's settings: delivery, colour and reason; the header shows the colour")
@@ -192,12 +192,12 @@ struct DashboardSettingsTests {
                 ])
             #expect(done.status == .seeOther)
             #expect(done.headers[.location] == "\(Self.settings)?notice=environment-saved#notice")
-            let environment = try await server.store.environment(TestServer.acme)
+            let environment = try await server.store.access.environment(TestServer.acme)
             #expect(environment.delivery == DeliverySettings(isPrivate: true, cacheControl: "private, max-age=30"))
             #expect(environment.marking.colour?.rawValue == "#c0392b" && environment.marking.requiresReason)
 
             // A new colour alone leaves the delivery settings, and their version, as they were.
-            let version = try await server.store.deliveryState(of: TestServer.acme).settingsVersion
+            let version = try await server.store.access.deliveryState(of: TestServer.acme).settingsVersion
             let recoloured = try await browser.post(
                 "\(Self.settings)/environments/production",
                 [
@@ -205,7 +205,7 @@ struct DashboardSettingsTests {
                     "requires-reason": "on",
                 ])
             #expect(recoloured.status == .seeOther)
-            #expect(try await server.store.deliveryState(of: TestServer.acme).settingsVersion == version)
+            #expect(try await server.store.access.deliveryState(of: TestServer.acme).settingsVersion == version)
 
             let overview = try await browser.get(Self.overview)
             #expect(overview.text.contains(#"<link rel="stylesheet" href="/tenants/acme/marking.css">"#))
@@ -222,7 +222,7 @@ struct DashboardSettingsTests {
             let cleared = try await browser.post(
                 "\(Self.settings)/environments/production", ["csrf": csrf, "cache-control": "", "colour": ""])
             #expect(cleared.status == .seeOther)
-            let after = try await server.store.environment(TestServer.acme)
+            let after = try await server.store.access.environment(TestServer.acme)
             #expect(after.delivery == DeliverySettings() && after.marking == EnvironmentMarking())
             #expect(!(try await browser.get(Self.overview)).text.contains("marking.css"))
         }
@@ -252,7 +252,7 @@ struct DashboardSettingsTests {
             #expect(answer.text.contains(message), "\(answer.text)")
             #expect(answer.text.contains(#"value="\#(fields["colour"]!)""#))
         }
-        let environment = try await server.store.environment(TestServer.acme)
+        let environment = try await server.store.access.environment(TestServer.acme)
         #expect(environment.delivery == DeliverySettings() && environment.marking == EnvironmentMarking())
     }
 
@@ -305,8 +305,8 @@ struct DashboardSettingsTests {
 
     /// What any of the forms would have written.
     static func fingerprint(_ server: TestServer) async throws -> String {
-        let keys = try await server.store.keys(of: .tenant(acme))
-        let environments = try await server.store.environments(of: acme)
+        let keys = try await server.store.access.keys(of: .tenant(acme))
+        let environments = try await server.store.access.environments(of: acme)
         let goals = try await server.store.experiments.goals(in: TestServer.acme)
         return
             "\(keys.map { "\($0.prefix)\($0.revokedAt == nil)" }) \(environments.map { "\($0.path)\($0.marking)" }) \(goals)"
@@ -318,7 +318,7 @@ struct DashboardSettingsTests {
     func refusals() async throws {
         let server = try await TestServer()
         let before = try await Self.fingerprint(server)
-        let someKey = try await server.store.keys(of: .tenant(Self.acme)).first!.prefix
+        let someKey = try await server.store.access.keys(of: .tenant(Self.acme)).first!.prefix
         try await server.test { client in
             var (reader, readerCSRF) = try await Self.signedIn(client, server, as: .reader)
             var (editor, editorCSRF) = try await Self.signedIn(client, server, as: .editor)

@@ -318,7 +318,7 @@ struct DashboardTests {
             }
             #expect(!page.contains("DELIVERY_KEY&quot;, forHTTPHeaderField"), "a public environment needs no key")
         }
-        try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+        try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
         let origin = ClientConnections.origin(
             of: HTTPRequest(
                 method: .get, scheme: nil, authority: "flags.example.com", path: "/",
@@ -565,7 +565,7 @@ struct DashboardTests {
     )
     func reasonsRequired() async throws {
         let server = try await TestServer()
-        try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
+        try await server.store.access.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -609,7 +609,7 @@ struct DashboardTests {
         let server = try await TestServer()
         _ = try await server.store.catalog.setBiases(
             [20, 80], of: TestServer.abTest, in: TestServer.acme, options: EditOptions(actor: "test"))
-        try await server.store.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
+        try await server.store.access.updateMarking(of: TestServer.acme) { $0.requiresReason = true }
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -884,7 +884,7 @@ struct DashboardTests {
     @Test("Signing out ends the session on the server; revoking its key ends it at once")
     func sessionsEnd() async throws {
         let server = try await TestServer()
-        let key = try await server.store.createKey(for: .tenant(TestServer.acme.tenant), role: .editor)
+        let key = try await server.store.access.createKey(for: .tenant(TestServer.acme.tenant), role: .editor)
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -892,12 +892,12 @@ struct DashboardTests {
             let signedOut = try await browser.post(
                 "/logout", ["csrf": DashboardBrowser.csrf(in: try await browser.get("/"))])
             #expect(signedOut.headers[.location] == "/login")
-            #expect(try await server.store.sessionIdentity(token) == nil)
+            #expect(try await server.store.access.sessionIdentity(token) == nil)
 
             var revoked = DashboardBrowser(client)
             try await revoked.signIn(with: key.secret)
             #expect(try await revoked.get(Self.base).status == .ok)
-            try await server.store.revokeKey(key.info.prefix, of: .tenant(TestServer.acme.tenant))
+            try await server.store.access.revokeKey(key.info.prefix, of: .tenant(TestServer.acme.tenant))
             #expect(try await revoked.get(Self.base).status == .seeOther)
         }
     }

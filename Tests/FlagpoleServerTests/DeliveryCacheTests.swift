@@ -87,7 +87,7 @@ struct DeliveryFollowsWritesTests {
             let features = try await client.send(.get, "/t/acme/production/features.json")
             #expect(features.text.contains("[10, 90]") && features.headers[.revision] == "3", "\(features.headers)")
 
-            try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+            try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
             #expect(try await client.send(.get, "/t/acme/production/features.json").status == .unauthorized)
         }
     }

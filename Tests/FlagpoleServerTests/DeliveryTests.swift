@@ -172,8 +172,9 @@ struct DeliveryTests {
                 try foreign.json["error"]?["message"]?.string?.replacingOccurrences(of: "production", with: "nope")
                     == unknown.json["error"]?["message"]?.string, "another tenant's private environment looks like none"
             )
-            let revoked = try await server.store.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery)
-            try await server.store.revokeKey(revoked.info.prefix, of: .tenant(TenantSlug(rawValue: "acme")))
+            let revoked = try await server.store.access.createKey(
+                for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery)
+            try await server.store.access.revokeKey(revoked.info.prefix, of: .tenant(TenantSlug(rawValue: "acme")))
             #expect(try await client.send(.get, Self.url, key: revoked.secret).status == .unauthorized)
 
             let delivered = try await client.send(.get, Self.url, key: server.key("acme", .delivery))
@@ -210,7 +211,7 @@ struct DeliveryTests {
     @Test("Unknown tenants and environments are 404 without naming the tenant's environments")
     func unknownPaths() async throws {
         let server = try await TestServer()
-        try await server.store.createEnvironment(
+        try await server.store.access.createEnvironment(
             EnvironmentPath(
                 tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "secret-staging")))
         try await server.test { client in

@@ -46,21 +46,21 @@ struct DemoServer {
     ) async throws {
         server = try await TestServer(configuration: configuration)
         let store = server.store
-        _ = try await store.createTenant(Self.tenant, name: "Demo App")
+        _ = try await store.access.createTenant(Self.tenant, name: "Demo App")
         let (configs, _) = try ConfigsDecoder.decode(try Self.resource("example-configs.json"))
         for path in [Self.production, Self.staging] {
-            if path != Self.production { _ = try await store.createEnvironment(path) }
+            if path != Self.production { _ = try await store.access.createEnvironment(path) }
             _ = try await store.catalog.importDocument(
                 try Self.resource("example-features.json"), into: path, options: ImportOptions(actor: "test"))
             _ = try await store.catalog.importConfigs(configs, in: path, options: EditOptions(actor: "test"))
         }
-        try await store.updateDelivery(of: Self.staging) { $0.isPrivate = true }
+        try await store.access.updateDelivery(of: Self.staging) { $0.isPrivate = true }
         try await store.experiments.createGoal(Goal(name: Self.goal, kind: .conversion), in: Self.production)
-        admin = try await store.createKey(for: .tenant(Self.tenant), role: .admin).secret
-        productionKey = try await store.createKey(
+        admin = try await store.access.createKey(for: .tenant(Self.tenant), role: .admin).secret
+        productionKey = try await store.access.createKey(
             for: .tenant(Self.tenant), role: .delivery, environment: .production
         ).secret
-        stagingKey = try await store.createKey(
+        stagingKey = try await store.access.createKey(
             for: .tenant(Self.tenant), role: .delivery, environment: Self.staging.environment
         ).secret
     }

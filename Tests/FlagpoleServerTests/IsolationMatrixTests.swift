@@ -129,7 +129,7 @@ struct IsolationMatrixTests {
         let server = try await TestServer()
         // A key of its own for `DELETE keys/{prefix}`: revoking one the matrix uses would turn the
         // routes after it into 401s.
-        let acmeKeyPrefix = try await server.store.createKey(
+        let acmeKeyPrefix = try await server.store.access.createKey(
             for: .tenant(TenantSlug(rawValue: "acme")), role: .reader
         ).info.prefix
         let before = try await server.store.catalog.revisions(of: TestServer.acme)
@@ -168,7 +168,7 @@ struct IsolationMatrixTests {
             }
         }
         // Only the calls with enough role may have written; the refused ones before them did not.
-        #expect(try await server.store.keys(of: .tenant(TenantSlug(rawValue: "globex"))).count == 4)
+        #expect(try await server.store.access.keys(of: .tenant(TenantSlug(rawValue: "globex"))).count == 4)
         #expect(before.count == 1)
     }
 
@@ -211,7 +211,7 @@ struct IsolationMatrixTests {
     @Test("Every route is on the public list or refuses a request without credentials, whatever its handler does")
     func everyRouteIsPublicOrAuthenticated() async throws {
         let server = try await TestServer()
-        let acmeKeyPrefix = try await server.store.keys(of: .tenant(TenantSlug(rawValue: "acme"))).first!.prefix
+        let acmeKeyPrefix = try await server.store.access.keys(of: .tenant(TenantSlug(rawValue: "acme"))).first!.prefix
         let routes = try Self.allRoutes
         let names = Set(routes.map { "\($0.method) \($0.template)" })
         #expect(Self.publicRoutes.isSubset(of: names), "public routes listed here but gone from the router")
@@ -302,11 +302,13 @@ struct IsolationMatrixTests {
     func deliveryMatrix() async throws {
         let server = try await TestServer()
         let acme = TenantSlug(rawValue: "acme")
-        let scopedHere = try await server.store.createKey(for: .tenant(acme), role: .delivery, environment: .production)
-            .secret
-        _ = try await server.store.createEnvironment(
+        let scopedHere = try await server.store.access.createKey(
+            for: .tenant(acme), role: .delivery, environment: .production
+        )
+        .secret
+        _ = try await server.store.access.createEnvironment(
             EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging")))
-        let scopedElsewhere = try await server.store.createKey(
+        let scopedElsewhere = try await server.store.access.createKey(
             for: .tenant(acme), role: .delivery, environment: EnvironmentName(rawValue: "staging")
         ).secret
         let routes = try Self.allRoutes.filter {
@@ -316,7 +318,7 @@ struct IsolationMatrixTests {
         let unknownKey = "fp_" + String(repeating: "7", count: 48)
         let body = #"{"context": {"targetingKey": "user-1"}, "events": []}"#
         for isPrivate in [true, false] {
-            try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = isPrivate }
+            try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = isPrivate }
             try await server.test { client in
                 for route in routes {
                     let name = "\(route.method) \(route.template) (\(isPrivate ? "private" : "public"))"

@@ -87,7 +87,7 @@ struct MemberDashboardTests {
             #expect(try await ada.get("\(Self.base)/revisions").text.contains("Ada Lovelace &lt;ada@example.com&gt;"))
 
             // Her own key, made by the admin, capped by her role.
-            let key = try await server.store.createKey(
+            let key = try await server.store.access.createKey(
                 for: .tenant(TestServer.acme.tenant), role: .editor, name: "Ada's laptop", member: "ada@example.com")
 
             // Demoted: the very next edit is refused.
@@ -136,9 +136,9 @@ struct MemberDashboardTests {
     func signOutEverywhereElse() async throws {
         let server = try await Self.server()
         let link = try #require(
-            try await server.store.addMember(
+            try await server.store.access.addMember(
                 "ada@example.com", name: "Ada", role: .reader, to: TestServer.acme.tenant, by: "test"))
-        _ = try await server.store.useLink(
+        _ = try await server.store.access.useLink(
             link.token, password: Self.password, address: "phone",
             browser:
                 "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
@@ -163,7 +163,7 @@ struct MemberDashboardTests {
             #expect(ended.status == .seeOther)
             let after = try await laptop.get("/account")
             #expect(after.status == .ok && !after.text.contains(#"id="end-other-sessions""#))
-            #expect(try await server.store.memberSessions(of: "ada@example.com", current: nil).count == 1)
+            #expect(try await server.store.access.memberSessions(of: "ada@example.com", current: nil).count == 1)
         }
     }
 
@@ -171,9 +171,9 @@ struct MemberDashboardTests {
     func signInRefusals() async throws {
         let server = try await Self.server()
         let link = try #require(
-            try await server.store.addMember(
+            try await server.store.access.addMember(
                 "ada@example.com", name: "Ada", role: .reader, to: TestServer.acme.tenant, by: "test"))
-        _ = try await server.store.useLink(
+        _ = try await server.store.access.useLink(
             link.token, password: Self.password, address: "x",
             cost: PasswordCost(log2N: 10, blockSize: 8, parallelism: 1))
         try await server.test { client in
@@ -250,7 +250,7 @@ struct MemberDashboardTests {
             #expect(
                 try await client.send(.delete, "/api/v1/tenants/acme/members/ada%40example.com", key: admin).status
                     == .noContent)
-            #expect(try await server.store.members(of: TestServer.acme.tenant).isEmpty)
+            #expect(try await server.store.access.members(of: TestServer.acme.tenant).isEmpty)
         }
     }
 }

@@ -85,9 +85,9 @@ struct NewUserLimitTests {
     func onlyAKeyOfTheEnvironmentEscapes() async throws {
         let server = try await TestServer(
             configuration: ServerConfiguration(accessLogLevel: .debug, newUsersPerSecond: 0, newUserBurst: 1))
-        _ = try await server.store.createEnvironment(
+        _ = try await server.store.access.createEnvironment(
             EnvironmentPath(tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging")))
-        let staging = try await server.store.createKey(
+        let staging = try await server.store.access.createKey(
             for: .tenant(TenantSlug(rawValue: "acme")), role: .delivery,
             environment: EnvironmentName(rawValue: "staging")
         ).secret

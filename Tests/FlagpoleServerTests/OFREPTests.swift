@@ -199,13 +199,13 @@ struct OFREPTests {
         "A private environment takes a key of its tenant as Bearer or X-API-Key; the root takes a scoped delivery key")
     func privateAndRoot() async throws {
         let server = try await Self.server()
-        try await server.store.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
-        let scoped = try await server.store.createKey(
+        try await server.store.access.updateDelivery(of: TestServer.acme) { $0.isPrivate = true }
+        let scoped = try await server.store.access.createKey(
             for: .tenant(TestServer.acme.tenant), role: .delivery, environment: .production
         ).secret
-        try await server.store.createEnvironment(
+        try await server.store.access.createEnvironment(
             EnvironmentPath(tenant: TestServer.acme.tenant, environment: EnvironmentName(rawValue: "staging")))
-        let stagingKey = try await server.store.createKey(
+        let stagingKey = try await server.store.access.createKey(
             for: .tenant(TestServer.acme.tenant), role: .delivery, environment: EnvironmentName(rawValue: "staging")
         ).secret
         try await server.test { client in

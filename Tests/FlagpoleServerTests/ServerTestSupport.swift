@@ -43,13 +43,13 @@ struct TestServer {
         let store = try store ?? FeatureStore.inMemory()
         var keys: [String: [KeyRole: String]] = [:]
         for path in [Self.acme, Self.globex] {
-            try await store.createTenant(path.tenant)
+            try await store.access.createTenant(path.tenant)
             _ = try await store.catalog.importDocument(
                 try Self.fixture(path == Self.acme ? Self.mainFixture : "vantientu1703-master-Features.json"),
                 into: path,
                 options: ImportOptions(actor: "test"))
             for role in [KeyRole.admin, .editor, .reader, .delivery] {
-                keys[path.tenant.rawValue, default: [:]][role] = try await store.createKey(
+                keys[path.tenant.rawValue, default: [:]][role] = try await store.access.createKey(
                     for: .tenant(path.tenant), role: role
                 ).secret
             }
@@ -57,7 +57,7 @@ struct TestServer {
         self.store = store
         self.configuration = configuration
         self.keys = keys
-        serverAdminKey = try await store.createKey(for: .server, role: .serverAdmin).secret
+        serverAdminKey = try await store.access.createKey(for: .server, role: .serverAdmin).secret
     }
 
     func key(_ tenant: String, _ role: KeyRole) -> String {

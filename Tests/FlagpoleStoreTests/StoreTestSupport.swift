@@ -63,8 +63,8 @@ extension FeatureStore {
     /// A fresh store with tenants acme and globex, on the backend under test.
     static func makeWithTenants() async throws -> FeatureStore {
         let store = try await makeEmpty()
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
-        try await store.createTenant(EnvironmentPath.globexProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.globexProduction.tenant)
         return store
     }
 
@@ -151,8 +151,8 @@ extension FeatureStore {
             "flagpole-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try FeatureStore.open(atPath: directory.appendingPathComponent("flagpole.sqlite").path)
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
-        try await store.createTenant(EnvironmentPath.globexProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.globexProduction.tenant)
         return store
     }
 

@@ -13,7 +13,7 @@ func storeBenchmarks() {
             let directory = try Inputs.scratchDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let store = try FeatureStore.open(atPath: directory.appendingPathComponent("import.sqlite").path)
-            try await store.createTenant(Inputs.tenant)
+            try await store.access.createTenant(Inputs.tenant)
             benchmark.startMeasurement()
             let outcome = try await store.catalog.importDocument(
                 bytes, into: Inputs.path, options: .init(actor: "bench"))
@@ -84,7 +84,7 @@ final class Planner: Sendable {
         document.features.append(Inputs.test)
         directory = try Inputs.scratchDirectory()
         store = try FeatureStore.open(atPath: directory.appendingPathComponent("planner.sqlite").path)
-        try await store.createTenant(Inputs.tenant)
+        try await store.access.createTenant(Inputs.tenant)
         _ = try await store.catalog.importDocument(
             document.rendered(), into: Inputs.path, options: .init(actor: "bench"))
         let users = (0..<Inputs.users).map { UserID(rawValue: "user-\($0)") }

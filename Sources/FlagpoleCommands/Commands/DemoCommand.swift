@@ -82,11 +82,11 @@ struct DemoCommand: AsyncParsableCommand {
     /// Creates the tenant (and the environment) if needed and imports the example file and its
     /// configs: a no-op the second time.
     static func importExample(into store: FeatureStore, path: EnvironmentPath) async throws -> ImportOutcome {
-        if try await !store.tenants().contains(where: { $0.slug == path.tenant }) {
-            try await store.createTenant(path.tenant, name: "Demo App")
+        if try await !store.access.tenants().contains(where: { $0.slug == path.tenant }) {
+            try await store.access.createTenant(path.tenant, name: "Demo App")
         }
-        if try await !store.environments(of: path.tenant).contains(where: { $0.path == path }) {
-            try await store.createEnvironment(path)
+        if try await !store.access.environments(of: path.tenant).contains(where: { $0.path == path }) {
+            try await store.access.createEnvironment(path)
         }
         let outcome = try await store.catalog.importDocument(
             PackageResources.example_features_json, into: path,

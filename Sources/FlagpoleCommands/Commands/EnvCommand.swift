@@ -38,7 +38,7 @@ struct EnvCommand: ParsableCommand {
 
         func run() async throws {
             let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
-            try await database.openStore().createEnvironment(
+            try await database.openStore().access.createEnvironment(
                 path, delivery: DeliverySettings(isPrivate: visibility == .private))
             Console.out(
                 "Created \(visibility.rawValue) environment \(path). Import its features with `flagpole import FILE --tenant \(path.tenant) --env \(path.environment)`."
@@ -56,7 +56,7 @@ struct EnvCommand: ParsableCommand {
         func run() async throws {
             let store = try await database.openStore(.readOnly)
             let slug = try tenant.slug()
-            let environments = try await store.environments(of: slug)
+            let environments = try await store.access.environments(of: slug)
             // What a server refused lately, so that an app sending a wrong key is seen here.
             let refused = try await store.outbound.refusedEventBatches(
                 of: slug, since: Invocation.current.clock.now.addingTimeInterval(-24 * 3600))
@@ -135,7 +135,7 @@ struct EnvCommand: ParsableCommand {
             let colour: EnvironmentColour?? =
                 noColour ? .some(nil) : try colour.map { try EnvironmentColour(validating: $0) }
             let requiresReason = requiresReason
-            let marking = try await database.openStore().updateMarking(of: path) { marking in
+            let marking = try await database.openStore().access.updateMarking(of: path) { marking in
                 if let colour { marking.colour = colour }
                 if let requiresReason { marking.requiresReason = requiresReason }
             }
@@ -169,7 +169,7 @@ struct EnvCommand: ParsableCommand {
         func run() async throws {
             let path = try EnvironmentOptions.path(tenant: tenant.tenant, environment: name)
             let isPrivate = visibility == .private
-            _ = try await database.openStore().updateDelivery(of: path) { $0.isPrivate = isPrivate }
+            _ = try await database.openStore().access.updateDelivery(of: path) { $0.isPrivate = isPrivate }
             Console.out(
                 isPrivate
                     ? "Environment \(path) is private: its documents, OFREP and Bucketeer calls need a key of the tenant (`flagpole key create --tenant \(path.tenant) --role delivery`)."

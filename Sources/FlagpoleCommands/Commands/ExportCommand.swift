@@ -120,7 +120,7 @@ struct ExportCommand: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: Invocation.current.resolve(dir!))
         let entries = try CDNTree(directory: directory).publish(revisions)
         let published = Set(revisions.map(\.path))
-        for tenant in try await store.tenants() {
+        for tenant in try await store.access.tenants() {
             for environment in tenant.environments {
                 let path = EnvironmentPath(tenant: tenant.slug, environment: environment)
                 if !published.contains(path) { Console.error("skipped \(path): no revision yet") }

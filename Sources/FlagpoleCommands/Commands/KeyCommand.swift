@@ -88,7 +88,7 @@ struct KeyCommand: ParsableCommand {
             let keyRole = keyOwner == .server ? KeyRole.serverAdmin : KeyRole(rawValue: role ?? "")!
             // Every key has a name: the histories of what it changes show it rather than its prefix.
             let label = name.isEmpty ? "\(keyRole.rawValue) key made by \(Invocation.current.actor)" : name
-            let created = try await database.openStore().createKey(
+            let created = try await database.openStore().access.createKey(
                 for: keyOwner, role: keyRole, name: member != nil && name.isEmpty ? "" : label,
                 environment: env.map(EnvironmentName.init(rawValue:)), member: member)
             if output.json {
@@ -113,7 +113,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let keys = try await database.openStore(.readOnly).keys(of: try owner.owner())
+            let keys = try await database.openStore(.readOnly).access.keys(of: try owner.owner())
             if output.json {
                 Console.json(.array(keys.map(\.jsonValue)))
                 return
@@ -143,7 +143,7 @@ struct KeyCommand: ParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let key = try await database.openStore().revokeKey(prefix, of: try owner.owner())
+            let key = try await database.openStore().access.revokeKey(prefix, of: try owner.owner())
             Console.out("Revoked key \(key.prefix) (\(key.role.rawValue)).")
         }
     }

@@ -65,7 +65,7 @@ struct MemberCommand: ParsableCommand {
         func validate() throws { _ = try MemberCommand.role(role) }
 
         func run() async throws {
-            let invitation = try await database.openStore().addMember(
+            let invitation = try await database.openStore().access.addMember(
                 email, name: name, role: try MemberCommand.role(role), to: try tenant.slug(),
                 by: Invocation.current.actor)
             if let invitation {
@@ -86,7 +86,7 @@ struct MemberCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let members = try await database.openStore(.readOnly).members(of: try tenant.slug())
+            let members = try await database.openStore(.readOnly).access.members(of: try tenant.slug())
             if output.json {
                 Console.json(.array(members.map(\.jsonValue)))
                 return
@@ -122,7 +122,7 @@ struct MemberCommand: ParsableCommand {
         func validate() throws { _ = try MemberCommand.role(role) }
 
         func run() async throws {
-            let member = try await database.openStore().setRole(
+            let member = try await database.openStore().access.setRole(
                 try MemberCommand.role(role), of: email, in: try tenant.slug())
             Console.out("\(member.email) is now \(member.role.rawValue) in \(try tenant.slug()).")
         }
@@ -139,7 +139,7 @@ struct MemberCommand: ParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            try await database.openStore().removeMember(email, from: try tenant.slug())
+            try await database.openStore().access.removeMember(email, from: try tenant.slug())
             Console.out(
                 "Removed \(email.lowercased()) from \(try tenant.slug()): their sessions ended and their keys there are revoked."
             )
@@ -160,7 +160,7 @@ struct MemberCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let invitation = try await database.openStore().invitation(
+            let invitation = try await database.openStore().access.invitation(
                 for: email, in: try tenant.slug(), by: Invocation.current.actor)
             link.print(invitation, json: output.json)
         }
@@ -181,7 +181,8 @@ struct MemberCommand: ParsableCommand {
 
         func run() async throws {
             link.print(
-                try await database.openStore().resetLink(for: email, by: Invocation.current.actor), json: output.json)
+                try await database.openStore().access.resetLink(for: email, by: Invocation.current.actor),
+                json: output.json)
         }
     }
 }

@@ -77,7 +77,7 @@ struct PublishCommand: AsyncParsableCommand {
             if let tenant = scope.tenant, let environment = scope.environment {
                 // A named environment that doesn't exist, or is private and not included, is an error, not a no-op.
                 let path = EnvironmentPath(tenant: tenant, environment: environment)
-                let state = try await store.deliveryState(of: path)
+                let state = try await store.access.deliveryState(of: path)
                 if state.settings.isPrivate, !scope.includePrivate.contains(path) {
                     throw CommandFailure(
                         "\(path) is private: publish it with --include-private \(path), behind a CDN that checks a key (docs/PUBLISHING.md)."

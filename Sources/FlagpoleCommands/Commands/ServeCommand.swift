@@ -192,20 +192,22 @@ struct ServeCommand: AsyncParsableCommand {
         // The same data in a private environment, which takes a key.
         let staging = EnvironmentPath(tenant: path.tenant, environment: EnvironmentName(rawValue: "staging"))
         _ = try await DemoCommand.importExample(into: store, path: staging)
-        try await store.updateDelivery(of: staging) { $0.isPrivate = true }
-        let key = try await store.createKey(for: .tenant(path.tenant), role: .admin, name: "serve --demo").secret
+        try await store.access.updateDelivery(of: staging) { $0.isPrivate = true }
+        let key = try await store.access.createKey(for: .tenant(path.tenant), role: .admin, name: "serve --demo").secret
         // A person too, who signs in as themselves once the link has set their password; on a
         // second run, a new link until they have.
         let invitation: MemberLink?
         do {
-            invitation = try await store.addMember(
+            invitation = try await store.access.addMember(
                 "demo@example.com", name: "Demo Admin", role: .admin, to: path.tenant, by: "cli:serve --demo")
         } catch MemberError.alreadyMember {
             let hasPassword =
-                try await store.members(of: path.tenant).first { $0.email == "demo@example.com" }?.hasPassword ?? false
+                try await store.access.members(of: path.tenant).first { $0.email == "demo@example.com" }?.hasPassword
+                ?? false
             invitation =
                 hasPassword
-                ? nil : try await store.invitation(for: "demo@example.com", in: path.tenant, by: "cli:serve --demo")
+                ? nil
+                : try await store.access.invitation(for: "demo@example.com", in: path.tenant, by: "cli:serve --demo")
         }
         return { base in
             """

@@ -26,7 +26,7 @@ struct TenantCommand: ParsableCommand {
         }
 
         func run() async throws {
-            let tenant = try await database.openStore().createTenant(TenantSlug(rawValue: slug), name: name)
+            let tenant = try await database.openStore().access.createTenant(TenantSlug(rawValue: slug), name: name)
             Console.out("Created tenant \(tenant.slug) with environment production.")
         }
     }
@@ -38,7 +38,7 @@ struct TenantCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let tenants = try await database.openStore(.readOnly).tenants()
+            let tenants = try await database.openStore(.readOnly).access.tenants()
             if output.json {
                 Console.json(.array(tenants.map(\.jsonValue)))
                 return

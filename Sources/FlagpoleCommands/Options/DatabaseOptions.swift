@@ -71,7 +71,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Opens the store, creating and migrating the file or database when needed; commands that
     /// only read pass `.readOnly` so they change nothing on disk (a missing or outdated SQLite
     /// file is refused).
-    func openStore(_ access: FeatureStore.Access = .readWrite) async throws -> FeatureStore {
+    func openStore(_ access: FeatureStore.AccessMode = .readWrite) async throws -> FeatureStore {
         try await FeatureStore.open(try address, access: access, durability: try durability)
     }
 }

@@ -30,20 +30,20 @@ extension AdminAPI {
 
     /// A server admin sees every tenant; a tenant's key sees its own.
     @Sendable func listTenants(_: Request, context: KeyContext<Needs.Reader>) async throws -> Response {
-        let tenants = try await store.tenants().filter { context.key.sees($0.slug) }
+        let tenants = try await store.access.tenants().filter { context.key.sees($0.slug) }
         return .json(.array(tenants.map(\.jsonValue)))
     }
 
     @Sendable func createTenant(_ request: Request, context: ServerAdminContext) async throws -> Response {
         let body = try await body(request, allowed: ["slug", "name"])
         let slug = try TenantSlug(validating: try body.requiredString("slug"))
-        let tenant = try await store.createTenant(slug, name: try body.string("name"))
+        let tenant = try await store.access.createTenant(slug, name: try body.string("name"))
         return .json(tenant.jsonValue, status: .created)
     }
 
     @Sendable func showTenant(_: Request, context: TenantContext<Needs.Reader>) async throws -> Response {
         let slug = context.tenant
-        guard let tenant = try await store.tenants().first(where: { $0.slug == slug }) else {
+        guard let tenant = try await store.access.tenants().first(where: { $0.slug == slug }) else {
             throw TenancyError.tenantNotFound(slug)
         }
         return .json(tenant.jsonValue)
@@ -51,20 +51,20 @@ extension AdminAPI {
 
     @Sendable func listEnvironments(_: Request, context: TenantContext<Needs.Reader>) async throws -> Response {
         let slug = context.tenant
-        return .json(.array(try await store.environments(of: slug).map(\.jsonValue)))
+        return .json(.array(try await store.access.environments(of: slug).map(\.jsonValue)))
     }
 
     @Sendable func createEnvironment(_ request: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
         let slug = context.tenant
         let body = try await body(request, allowed: ["name"])
         let name = try EnvironmentName(validating: try body.requiredString("name"))
-        let environment = try await store.createEnvironment(EnvironmentPath(tenant: slug, environment: name))
+        let environment = try await store.access.createEnvironment(EnvironmentPath(tenant: slug, environment: name))
         return .json(environment.jsonValue, status: .created)
     }
 
     @Sendable func showEnvironment(_: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let path = context.path
-        return .json(try await store.environment(path).jsonValue)
+        return .json(try await store.access.environment(path).jsonValue)
     }
 
     /// Delivery settings and marking: `{"private": true, "cacheControl": "public, max-age=60",
@@ -85,18 +85,18 @@ extension AdminAPI {
             body.object["colour"] == nil
             ? nil : .some(try body.string("colour").map { text in try Self.colour(text) })
         if isPrivate != nil || cacheControl != nil {
-            try await store.updateDelivery(of: path) { settings in
+            try await store.access.updateDelivery(of: path) { settings in
                 if let isPrivate { settings.isPrivate = isPrivate }
                 if let cacheControl { settings.cacheControl = cacheControl }
             }
         }
         if colour != nil || requiresReason != nil {
-            try await store.updateMarking(of: path) { marking in
+            try await store.access.updateMarking(of: path) { marking in
                 if let colour { marking.colour = colour }
                 if let requiresReason { marking.requiresReason = requiresReason }
             }
         }
-        return .json(try await store.environment(path).jsonValue)
+        return .json(try await store.access.environment(path).jsonValue)
     }
 
     /// `text` as a colour, refused with the body's pointer.
@@ -121,7 +121,7 @@ extension AdminAPI {
     }
 
     @Sendable func listKeys(_: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
-        return .json(.array(try await store.keys(of: .tenant(context.tenant)).map(\.jsonValue)))
+        return .json(.array(try await store.access.keys(of: .tenant(context.tenant)).map(\.jsonValue)))
     }
 
     @Sendable func createKey(_ request: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
@@ -136,7 +136,7 @@ extension AdminAPI {
         let environment = try body.string("environment").map { try EnvironmentName(validating: $0) }
         // A key is a member's (`member`: their email) or a service's, known by its name.
         let name = try body.string("name") ?? ""
-        let created = try await store.createKey(
+        let created = try await store.access.createKey(
             for: .tenant(slug), role: role,
             name: name.isEmpty ? "\(role.rawValue) key made by \(context.key.actor)" : name,
             environment: environment, member: try body.string("member"))
@@ -146,7 +146,7 @@ extension AdminAPI {
     }
 
     @Sendable func revokeKey(_: Request, context: TenantContext<Needs.Admin>) async throws -> Response {
-        let key = try await store.revokeKey(try context.decodedParameter("prefix"), of: .tenant(context.tenant))
+        let key = try await store.access.revokeKey(try context.decodedParameter("prefix"), of: .tenant(context.tenant))
         return .json(key.jsonValue)
     }
 }

@@ -23,7 +23,7 @@ extension Dashboard {
             chrome: try await chrome(context, at: .export), path: path.description,
             downloadURL: urls.download)
         if let revision = try await currentRevision(of: path) {
-            let state = try await store.deliveryState(of: path)
+            let state = try await store.access.deliveryState(of: path)
             let host = request.head.authority ?? "localhost"
             page.revision = revision.number
             page.size = revision.document.count

@@ -40,7 +40,7 @@ extension Dashboard {
     ) async throws -> Response {
         let form = try await form(MemberForm.self, of: request, session: context.session)
         do {
-            let link = try await store.addMember(
+            let link = try await store.access.addMember(
                 form.email, name: form.name, role: try KeyRole(member: form.role), to: context.tenant,
                 by: context.session.identity.actor)
             var page = try await membersPage(
@@ -63,7 +63,7 @@ extension Dashboard {
     ) async throws -> Response {
         let form = try await form(RoleForm.self, of: request, session: context.session)
         let email = try context.decodedParameter("email")
-        try await store.setRole(try KeyRole(member: form.role), of: email, in: context.tenant)
+        try await store.access.setRole(try KeyRole(member: form.role), of: email, in: context.tenant)
         return .seeOther(Notice(.roleChanged).appended(to: TenantURLs(context.tenant).members))
     }
 
@@ -82,7 +82,7 @@ extension Dashboard {
             page.removing = member
             return .html(templates.render(page, as: "members"))
         }
-        try await store.removeMember(email, from: context.tenant)
+        try await store.access.removeMember(email, from: context.tenant)
         return .seeOther(Notice(.memberRemoved).appended(to: TenantURLs(context.tenant).members))
     }
 
@@ -92,7 +92,7 @@ extension Dashboard {
         _ request: Request, context: DashboardTenantContext<Needs.Admin>
     ) async throws -> Response {
         _ = try await form(CSRFOnlyForm.self, of: request, session: context.session)
-        let link = try await store.invitation(
+        let link = try await store.access.invitation(
             for: try context.decodedParameter("email"), in: context.tenant, by: context.session.identity.actor)
         var page = try await membersPage(context, notice: nil)
         page.link = LinkView(link, server: request.serverURL)
@@ -104,7 +104,7 @@ extension Dashboard {
         var page = MembersPage(
             chrome: Chrome(session: context.session, notice: notice), tenant: context.tenant.rawValue,
             settingsURL: urls.settings, membersURL: urls.members, csrf: context.session.csrfToken,
-            members: try await store.members(of: context.tenant).map { MemberRow($0, urls: urls) })
+            members: try await store.access.members(of: context.tenant).map { MemberRow($0, urls: urls) })
         page.refresh()
         return page
     }
@@ -115,7 +115,7 @@ extension Dashboard {
     @Sendable func welcomePage(_ request: Request, context: FlagpoleRequestContext) async throws -> Response {
         let token = request.uri.queryParameters["token"].map(String.init) ?? ""
         do {
-            let link = try await store.memberLink(token)
+            let link = try await store.access.memberLink(token)
             return welcomePage(token: token, link: link, error: nil, status: .ok, for: request)
         } catch let error as MemberError {
             return welcomePage(token: "", link: nil, error: error.description, status: .gone, for: request)
@@ -128,7 +128,7 @@ extension Dashboard {
         try Self.checkPreSessionForm(form.csrf, of: request)
         let link: MemberLinkInfo
         do {
-            link = try await store.memberLink(form.token)
+            link = try await store.access.memberLink(form.token)
         } catch let error as MemberError {
             return welcomePage(token: "", link: nil, error: error.description, status: .gone, for: request)
         }
@@ -138,7 +138,7 @@ extension Dashboard {
                 status: .unprocessableContent, for: request)
         }
         do {
-            let session = try await store.useLink(
+            let session = try await store.access.useLink(
                 form.token, password: form.password, address: request.clientAddress(context, trustsProxy: trustsProxy),
                 browser: request.headers[.userAgent], cost: passwordCost)
             return Self.signedIn(session, going: "/", for: request)
@@ -183,7 +183,7 @@ extension Dashboard {
             problem = "The two new passwords differ. Type the same one twice."
         } else {
             do {
-                try await store.changePassword(
+                try await store.access.changePassword(
                     of: grants.email, from: form.current, to: form.new, keepingSession: context.session.token,
                     cost: passwordCost)
                 return .seeOther(Notice(.passwordChanged).appended(to: "/account"))
@@ -202,7 +202,7 @@ extension Dashboard {
         guard case .member(let grants) = context.session.identity.owner,
             let id = Int64(context.parameters.get("id") ?? "")
         else { throw MemberError.sessionNotFound }
-        try await store.closeMemberSession(id, of: grants.email)
+        try await store.access.closeMemberSession(id, of: grants.email)
         return .seeOther(Notice(.sessionEnded).appended(to: "/account"))
     }
 
@@ -210,7 +210,7 @@ extension Dashboard {
     @Sendable func endOtherSessions(_ request: Request, context: SignedInContext) async throws -> Response {
         _ = try await form(CSRFOnlyForm.self, of: request, session: context.session)
         guard case .member(let grants) = context.session.identity.owner else { throw MemberError.sessionNotFound }
-        try await store.closeOtherMemberSessions(of: grants.email, current: context.session.token)
+        try await store.access.closeOtherMemberSessions(of: grants.email, current: context.session.token)
         return .seeOther(Notice(.sessionEnded).appended(to: "/account"))
     }
 
@@ -222,7 +222,8 @@ extension Dashboard {
         if case .member(let grants) = identity.owner {
             page.isMember = true
             page.tenants = grants.roles.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.rawValue)" }
-            page.sessions = try await store.memberSessions(of: grants.email, current: context.session.token).map {
+            page.sessions = try await store.access.memberSessions(of: grants.email, current: context.session.token).map
+            {
                 session in
                 SessionRow(session, endURL: "/account/sessions/\(session.id)/end")
             }

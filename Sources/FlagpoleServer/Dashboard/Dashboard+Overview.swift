@@ -65,7 +65,7 @@ extension Dashboard {
             showsTable: filter.view == .table, viewLinks: CatalogViewLink.links(to: urls.overview, filter: filter),
             connections: ClientConnections(
                 path, origin: ClientConnections.origin(of: request.head),
-                isPrivate: try await store.deliveryState(of: path).settings.isPrivate,
+                isPrivate: try await store.access.deliveryState(of: path).settings.isPrivate,
                 refusedEvents: try await store.outbound.refusedEventBatches(
                     of: path.tenant, since: clock.now.addingTimeInterval(-24 * 3600))[path.environment]))
         return .html(templates.render(page, as: "overview"))

@@ -6,7 +6,7 @@ import FlagpoleStore
 extension Dashboard {
     /// Whether the environment of `context` asks a reason of every change.
     func requiresReason(_ context: DashboardEnvironmentContext<some RequiredRole>) async throws -> Bool {
-        let environments = try await store.environments(of: context.path.tenant)
+        let environments = try await store.access.environments(of: context.path.tenant)
         return environments.first { $0.path == context.path }?.marking.requiresReason ?? false
     }
 }

@@ -39,7 +39,7 @@ extension Dashboard {
     @Sendable func markingStylesheet(
         _: Request, context: DashboardTenantContext<Needs.Reader>
     ) async throws -> Response {
-        let css = MarkingStyle(environments: try await store.environments(of: context.tenant)).css
+        let css = MarkingStyle(environments: try await store.access.environments(of: context.tenant)).css
         return Response(
             status: .ok, headers: [.contentType: "text/css; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: css)))
@@ -70,7 +70,7 @@ extension Dashboard {
         var failure = problem
         if failure == nil, let role {
             do {
-                created = try await store.createKey(
+                created = try await store.access.createKey(
                     for: .tenant(context.tenant), role: role, name: name,
                     environment: try environment.map { try EnvironmentName(validating: $0) },
                     member: form.member.flatMap { $0.isEmpty ? nil : $0 })
@@ -111,7 +111,7 @@ extension Dashboard {
             page.revoking = key
             return .html(templates.render(page, as: "settings"))
         }
-        try await store.revokeKey(prefix, of: .tenant(context.tenant))
+        try await store.access.revokeKey(prefix, of: .tenant(context.tenant))
         return .seeOther(Notice(.keyRevoked).appended(to: urls.settings))
     }
 
@@ -123,7 +123,7 @@ extension Dashboard {
         let failure: String
         do {
             let name = try EnvironmentName(validating: form.name)
-            try await store.createEnvironment(EnvironmentPath(tenant: context.tenant, environment: name))
+            try await store.access.createEnvironment(EnvironmentPath(tenant: context.tenant, environment: name))
             return .seeOther(Notice(.environmentCreated).appended(to: TenantURLs(context.tenant).settings))
         } catch let error as CoreError {
             failure = "New environment: \(error.description)"
@@ -144,7 +144,7 @@ extension Dashboard {
         let path = context.path
         let form = try await form(EnvironmentForm.self, of: request, session: context.session)
         // An address of no environment is the 404 of any page; the form's own refusals are 422.
-        let current = try await store.environment(path)
+        let current = try await store.access.environment(path)
         let isPrivate = form.isPrivate != nil
         let cacheControl = form.cacheControl.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         let colourText = form.colour.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
@@ -155,13 +155,13 @@ extension Dashboard {
             // Only what changed is written: a new colour alone leaves the delivery settings' version,
             // which servers and caches follow, as it was.
             if current.delivery != DeliverySettings(isPrivate: isPrivate, cacheControl: cacheControl) {
-                try await store.updateDelivery(of: path) { settings in
+                try await store.access.updateDelivery(of: path) { settings in
                     settings.isPrivate = isPrivate
                     settings.cacheControl = cacheControl
                 }
             }
             if current.marking != EnvironmentMarking(colour: colour, requiresReason: requiresReason) {
-                try await store.updateMarking(of: path) { marking in
+                try await store.access.updateMarking(of: path) { marking in
                     marking.colour = colour
                     marking.requiresReason = requiresReason
                 }
@@ -240,7 +240,7 @@ extension Dashboard {
     func settingsPage(
         tenant: TenantSlug, session: DashboardSession, isAdmin: Bool, canEdit: Bool, notice: String?
     ) async throws -> SettingsPage {
-        let environments = try await store.environments(of: tenant)
+        let environments = try await store.access.environments(of: tenant)
         var goals: [GoalRow] = []
         for environment in environments {
             goals += try await store.experiments.goals(in: environment.path).map {
@@ -250,8 +250,8 @@ extension Dashboard {
         var keys: [KeyRow] = []
         var members: [Member] = []
         if isAdmin {
-            keys = try await store.keys(of: .tenant(tenant)).map { KeyRow($0, urls: TenantURLs(tenant)) }
-            members = try await store.members(of: tenant)
+            keys = try await store.access.keys(of: .tenant(tenant)).map { KeyRow($0, urls: TenantURLs(tenant)) }
+            members = try await store.access.members(of: tenant)
         }
         var chrome = Chrome(session: session, notice: notice)
         if environments.contains(where: { $0.marking.colour != nil }) {

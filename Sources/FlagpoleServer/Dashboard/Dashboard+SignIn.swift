@@ -31,8 +31,8 @@ extension Dashboard {
     @Sendable func homePage(_: Request, context: SignedInContext) async throws -> Response {
         let session = context.session
         var tenants: [HomePage.Tenant] = []
-        for tenant in try await store.tenants() where session.identity.sees(tenant.slug) {
-            let environments = try await store.environments(of: tenant.slug).map { environment in
+        for tenant in try await store.access.tenants() where session.identity.sees(tenant.slug) {
+            let environments = try await store.access.environments(of: tenant.slug).map { environment in
                 HomePage.Environment(
                     name: environment.path.environment.rawValue, url: EnvironmentURLs(environment.path).overview,
                     status: environment.revision.map { "revision \($0), \(environment.featureCount) features" }
@@ -71,7 +71,8 @@ extension Dashboard {
         let opened: OpenedSession
         if let key = form.key, !key.isEmpty {
             guard
-                let session = try await store.openSession(withKey: key.trimmingCharacters(in: .whitespacesAndNewlines))
+                let session = try await store.access.openSession(
+                    withKey: key.trimmingCharacters(in: .whitespacesAndNewlines))
             else {
                 return signInPage(
                     next: next, email: "",
@@ -84,7 +85,7 @@ extension Dashboard {
             let email = form.email ?? ""
             let outcome: SignInOutcome
             do {
-                outcome = try await store.signIn(
+                outcome = try await store.access.signIn(
                     email: email, password: form.password ?? "",
                     address: request.clientAddress(context, trustsProxy: trustsProxy),
                     browser: request.headers[.userAgent], cost: passwordCost)
@@ -99,7 +100,7 @@ extension Dashboard {
                 return signInPage(
                     next: next, email: email,
                     error:
-                        "That e-mail address and password don't match. Check both; after \(FeatureStore.accountFailureLimit) failures in \(Int(FeatureStore.failureWindow / 60)) minutes the account waits \(Int(FeatureStore.lockout / 60)) minutes. A lost password is reset by a server operator.",
+                        "That e-mail address and password don't match. Check both; after \(Access.accountFailureLimit) failures in \(Int(Access.failureWindow / 60)) minutes the account waits \(Int(Access.lockout / 60)) minutes. A lost password is reset by a server operator.",
                     status: .unauthorized, for: request)
             case .lockedOut(let until):
                 var response = signInPage(
@@ -119,7 +120,7 @@ extension Dashboard {
         var response = Response.seeOther(next)
         response.setCookie(
             .dashboard(
-                DashboardSession.cookieName, value: session.token, maxAge: Int(FeatureStore.sessionLifetime),
+                DashboardSession.cookieName, value: session.token, maxAge: Int(Access.sessionLifetime),
                 for: request))
         response.setCookie(.dashboard(signInCookieName, value: "", maxAge: 0, for: request))
         return response
@@ -129,7 +130,7 @@ extension Dashboard {
     @Sendable func signOut(_ request: Request, context: SignedInContext) async throws -> Response {
         let session = context.session
         _ = try await form(CSRFOnlyForm.self, of: request, session: session)
-        try await store.closeSession(session.token)
+        try await store.access.closeSession(session.token)
         var response = Response.seeOther("/login")
         response.setCookie(.dashboard(DashboardSession.cookieName, value: "", maxAge: 0, for: request))
         return response

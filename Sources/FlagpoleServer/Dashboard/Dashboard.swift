@@ -65,7 +65,7 @@ struct Dashboard: Sendable {
     /// The session of a request's cookie, if it is still good.
     func session(of request: Request) async throws -> DashboardSession? {
         guard let token = request.cookies[DashboardSession.cookieName]?.value,
-            let identity = try await store.sessionIdentity(token)
+            let identity = try await store.access.sessionIdentity(token)
         else { return nil }
         return DashboardSession(identity: identity, token: token)
     }
@@ -122,7 +122,7 @@ struct Dashboard: Sendable {
         same: ((EnvironmentURLs) -> String)? = nil
     ) async throws -> Chrome {
         var chrome = Chrome(session: context.session, notice: notice)
-        let environments = try await store.environments(of: context.path.tenant)
+        let environments = try await store.access.environments(of: context.path.tenant)
         let marking = environments.first { $0.path == context.path }?.marking ?? EnvironmentMarking()
         chrome.environment = EnvironmentNav(
             path: context.path, environments: environments.map(\.path.environment), current: page,

@@ -345,7 +345,8 @@ struct DeliveryAccessMiddleware<Need: DeliveryNeed>: RouterMiddleware {
             switch DeliveryCredential(request.headers, scheme: Need.scheme) {
             case .malformed: return .success(.unknownKey)
             case .key(let secret):
-                return .success(try await delivery.store.identity(ofKey: secret).map(DeliveryCaller.key) ?? .unknownKey)
+                return .success(
+                    try await delivery.store.access.identity(ofKey: secret).map(DeliveryCaller.key) ?? .unknownKey)
             case .none:
                 if let tokens, let token = Query(request).string("token"), case .success(let path)? = routePath {
                     return .success(.streamToken(isValid: try await tokens.isValid(token, for: path)))

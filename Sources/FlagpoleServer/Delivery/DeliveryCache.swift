@@ -129,7 +129,7 @@ final class DeliveryCache: Sendable {
     /// The write has committed: if this read fails, the poller catches up within its
     /// interval, and the writer still hears that the write succeeded.
     func refresh(_ path: EnvironmentPath, from store: FeatureStore) async {
-        if let state = try? await store.deliveryState(of: path) { setCurrent(state, of: path) }
+        if let state = try? await store.access.deliveryState(of: path) { setCurrent(state, of: path) }
     }
 
     /// Takes a reading of every environment's state, keeping any more recent one held.

@@ -91,7 +91,7 @@ struct DeliveryPoller: Service {
 
     func refresh() async {
         do {
-            cache.setCurrent(try await store.deliveryStates())
+            cache.setCurrent(try await store.access.deliveryStates())
             let known = knownChanges.sequences.withLock { $0 }
             let changes = try await store.changes(since: known)
             knownChanges.sequences.withLock { known in

@@ -150,7 +150,7 @@ struct DeliveryRoutes {
     /// The environment's current revision and settings, from the cache when it has them.
     func currentState(of path: EnvironmentPath) async throws -> DeliveryState {
         if let state = cache.current(path) { return state }
-        let state = try await store.deliveryState(of: path)
+        let state = try await store.access.deliveryState(of: path)
         cache.setCurrent(state, of: path)
         return state
     }

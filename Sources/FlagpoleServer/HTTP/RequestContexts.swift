@@ -46,7 +46,7 @@ struct PresentedKey: Sendable {
         do {
             guard let header = request.headers[.authorization] else { return PresentedKey(lookup: .success(nil)) }
             guard let key = DeliveryCredential.bearerKey(header) else { throw APIError.unknownKey }
-            guard let identity = try await store.identity(ofKey: key) else {
+            guard let identity = try await store.access.identity(ofKey: key) else {
                 throw APIError.unknownKey
             }
             return PresentedKey(lookup: .success(identity))

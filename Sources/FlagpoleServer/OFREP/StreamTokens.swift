@@ -45,7 +45,7 @@ final class StreamTokens: Sendable {
 
     private func secret() async throws -> SymmetricKey {
         if let key = key.withLock({ $0 }) { return key }
-        let loaded = SymmetricKey(data: try await store.secret(named: "change-stream-tokens"))
+        let loaded = SymmetricKey(data: try await store.access.secret(named: "change-stream-tokens"))
         key.withLock { $0 = loaded }
         return loaded
     }

@@ -47,8 +47,8 @@ extension Catalog {
     /// - throws: `StorageError`.
     public func configWarnings() async throws -> [(path: EnvironmentPath, warnings: [ConfigIssue])] {
         var found: [(path: EnvironmentPath, warnings: [ConfigIssue])] = []
-        for tenant in try await store.tenants() {
-            for environment in try await store.environments(of: tenant.slug) {
+        for tenant in try await store.access.tenants() {
+            for environment in try await store.access.environments(of: tenant.slug) {
                 let warnings = try await configs(in: environment.path).warnings
                 if !warnings.isEmpty { found.append((environment.path, warnings)) }
             }

@@ -17,12 +17,12 @@ struct APIKeyTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("keys.sqlite").path
         let store = try FeatureStore.open(atPath: path)
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
-        let created = try await store.createKey(for: acme, role: .editor, name: "ci")
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
+        let created = try await store.access.createKey(for: acme, role: .editor, name: "ci")
         #expect(created.secret.hasPrefix("fp_") && created.secret.count == 51)
         #expect(created.info.prefix == String(created.secret.prefix(11)))
         #expect(
-            try await store.identity(ofKey: created.secret)
+            try await store.access.identity(ofKey: created.secret)
                 == KeyIdentity(prefix: created.info.prefix, owner: acme, role: .editor, actor: "service:ci"))
 
         let queue = try DatabaseQueue(path: path)
@@ -39,20 +39,20 @@ struct APIKeyTests {
     @Test("Unknown, malformed, altered and revoked keys identify no one")
     func refusedKeys() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let created = try await store.createKey(for: acme, role: .reader)
+        let created = try await store.access.createKey(for: acme, role: .reader)
         var altered = Array(created.secret)
         altered[altered.count - 1] = altered.last == "0" ? "1" : "0"
         for candidate in ["", "fp_", "fp_zz", String(altered), created.secret.uppercased(), created.secret + "0"] {
-            #expect(try await store.identity(ofKey: candidate) == nil, "\(candidate)")
+            #expect(try await store.access.identity(ofKey: candidate) == nil, "\(candidate)")
         }
-        try await store.revokeKey(created.info.prefix, of: acme)
-        #expect(try await store.identity(ofKey: created.secret) == nil)
-        #expect(try await store.keys(of: acme).first?.revokedAt != nil)
+        try await store.access.revokeKey(created.info.prefix, of: acme)
+        #expect(try await store.access.identity(ofKey: created.secret) == nil)
+        #expect(try await store.access.keys(of: acme).first?.revokedAt != nil)
         // Another tenant cannot revoke, nor see, acme's key.
         await #expect(throws: KeyError.self) {
-            try await store.revokeKey(created.info.prefix, of: .tenant(EnvironmentPath.globexProduction.tenant))
+            try await store.access.revokeKey(created.info.prefix, of: .tenant(EnvironmentPath.globexProduction.tenant))
         }
-        #expect(try await store.keys(of: .tenant(EnvironmentPath.globexProduction.tenant)).isEmpty)
+        #expect(try await store.access.keys(of: .tenant(EnvironmentPath.globexProduction.tenant)).isEmpty)
     }
 
     @Test("Roles: each permits what the ones below it do; delivery only fetches; a server admin acts everywhere")
@@ -73,10 +73,10 @@ struct APIKeyTests {
     @Test("A server key is a server admin, and a tenant key never is")
     func ownerAndRoleAgree() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        await #expect(throws: KeyError.self) { try await store.createKey(for: .server, role: .admin) }
-        await #expect(throws: KeyError.self) { try await store.createKey(for: acme, role: .serverAdmin) }
-        let server = try await store.createKey(for: .server, role: .serverAdmin)
-        #expect(try await store.identity(ofKey: server.secret)?.owner == .server)
-        #expect(try await store.keys(of: .server).map(\.prefix) == [server.info.prefix])
+        await #expect(throws: KeyError.self) { try await store.access.createKey(for: .server, role: .admin) }
+        await #expect(throws: KeyError.self) { try await store.access.createKey(for: acme, role: .serverAdmin) }
+        let server = try await store.access.createKey(for: .server, role: .serverAdmin)
+        #expect(try await store.access.identity(ofKey: server.secret)?.owner == .server)
+        #expect(try await store.access.keys(of: .server).map(\.prefix) == [server.info.prefix])
     }
 }

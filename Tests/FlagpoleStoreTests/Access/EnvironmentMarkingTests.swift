@@ -9,7 +9,7 @@ struct EnvironmentMarkingTests {
     @Test("A new environment has no colour and needs no reason")
     func defaults() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let environment = try await store.environment(.acmeProduction)
+        let environment = try await store.access.environment(.acmeProduction)
         #expect(environment.marking == EnvironmentMarking())
     }
 
@@ -17,40 +17,40 @@ struct EnvironmentMarkingTests {
     func updateKeepsBoth() async throws {
         // Given
         let store = try await FeatureStore.makeWithTenants()
-        let before = try await store.deliveryState(of: .acmeProduction)
+        let before = try await store.access.deliveryState(of: .acmeProduction)
 
         // When
         let colour = try EnvironmentColour(validating: "#C0392B")
-        try await store.updateMarking(of: .acmeProduction) { marking in
+        try await store.access.updateMarking(of: .acmeProduction) { marking in
             marking.colour = colour
             marking.requiresReason = true
         }
 
         // Then
-        let environment = try await store.environment(.acmeProduction)
+        let environment = try await store.access.environment(.acmeProduction)
         #expect(environment.marking.colour?.rawValue == "#c0392b")
         #expect(environment.marking.requiresReason)
         #expect(
-            try await store.environments(of: EnvironmentPath.acmeProduction.tenant).first?.marking.requiresReason
+            try await store.access.environments(of: EnvironmentPath.acmeProduction.tenant).first?.marking.requiresReason
                 == true)
         // Apps are served nothing of it: the delivery settings and their version stay.
-        let after = try await store.deliveryState(of: .acmeProduction)
+        let after = try await store.access.deliveryState(of: .acmeProduction)
         #expect(after.settings == before.settings)
         #expect(after.settingsVersion == before.settingsVersion)
         // Another tenant's environment is untouched.
-        #expect(try await store.environment(.globexProduction).marking == EnvironmentMarking())
+        #expect(try await store.access.environment(.globexProduction).marking == EnvironmentMarking())
     }
 
     @Test("A field left alone keeps its value, and the colour can be removed")
     func partialUpdates() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let colour = try EnvironmentColour(validating: "#0a0B0c")
-        try await store.updateMarking(of: .acmeProduction) { $0.colour = colour }
-        try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
-        #expect(try await store.environment(.acmeProduction).marking.colour?.rawValue == "#0a0b0c")
+        try await store.access.updateMarking(of: .acmeProduction) { $0.colour = colour }
+        try await store.access.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
+        #expect(try await store.access.environment(.acmeProduction).marking.colour?.rawValue == "#0a0b0c")
 
-        try await store.updateMarking(of: .acmeProduction) { $0.colour = nil }
-        let marking = try await store.environment(.acmeProduction).marking
+        try await store.access.updateMarking(of: .acmeProduction) { $0.colour = nil }
+        let marking = try await store.access.environment(.acmeProduction).marking
         #expect(marking.colour == nil)
         #expect(marking.requiresReason)
     }
@@ -82,7 +82,7 @@ struct EnvironmentMarkingTests {
                 try db.execute("UPDATE environments SET colour = ? WHERE name = ?", ["#C0392B", "production"])
             }
         }
-        #expect(try await store.environment(.acmeProduction).marking.colour == nil)
+        #expect(try await store.access.environment(.acmeProduction).marking.colour == nil)
     }
 
     @Test("Updating an environment that does not exist says so")
@@ -91,7 +91,7 @@ struct EnvironmentMarkingTests {
         let path = EnvironmentPath(
             tenant: EnvironmentPath.acmeProduction.tenant, environment: EnvironmentName(rawValue: "nope"))
         await #expect(throws: TenancyError.self) {
-            try await store.updateMarking(of: path) { $0.requiresReason = true }
+            try await store.access.updateMarking(of: path) { $0.requiresReason = true }
         }
     }
 
@@ -156,7 +156,7 @@ struct EnvironmentMarkingTests {
         _ = try await store.catalog.setConfig(
             try ConfigTests.config(#"{"name": "kept", "type": "bool", "default": true}"#), in: .acmeProduction,
             options: EditOptions(actor: "test"))
-        try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
+        try await store.access.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
         let before = try await store.fingerprint()
 
         for blank in [nil, "", "  \n"] {
@@ -177,7 +177,7 @@ struct EnvironmentMarkingTests {
     func mechanismsCarryTheirReason() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        try await store.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
+        try await store.access.updateMarking(of: .acmeProduction) { $0.requiresReason = true }
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let ramp = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: "Enabled", steps: [10, 100], hold: .duration(seconds: 3600)),

@@ -17,12 +17,12 @@ struct SessionTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("sessions.sqlite").path
         let store = try FeatureStore.open(atPath: path)
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
-        let key = try await store.createKey(for: acme, role: .editor)
-        let session = try #require(try await store.openSession(withKey: key.secret))
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
+        let key = try await store.access.createKey(for: acme, role: .editor)
+        let session = try #require(try await store.access.openSession(withKey: key.secret))
         #expect(session.token.hasPrefix("fps_") && session.token.count == 68)
         #expect(session.identity == KeyIdentity(prefix: key.info.prefix, owner: acme, role: .editor))
-        #expect(try await store.sessionIdentity(session.token) == session.identity)
+        #expect(try await store.access.sessionIdentity(session.token) == session.identity)
 
         var file = try Data(contentsOf: URL(fileURLWithPath: path))
         file.append((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
@@ -36,47 +36,47 @@ struct SessionTests {
     @Test("Delivery, unknown and revoked keys open no session")
     func refusedKeys() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let delivery = try await store.createKey(for: acme, role: .delivery)
-        #expect(try await store.openSession(withKey: delivery.secret) == nil)
-        #expect(try await store.openSession(withKey: "fp_" + String(repeating: "0", count: 48)) == nil)
-        #expect(try await store.openSession(withKey: "not a key") == nil)
-        let reader = try await store.createKey(for: acme, role: .reader)
-        try await store.revokeKey(reader.info.prefix, of: acme)
-        #expect(try await store.openSession(withKey: reader.secret) == nil)
+        let delivery = try await store.access.createKey(for: acme, role: .delivery)
+        #expect(try await store.access.openSession(withKey: delivery.secret) == nil)
+        #expect(try await store.access.openSession(withKey: "fp_" + String(repeating: "0", count: 48)) == nil)
+        #expect(try await store.access.openSession(withKey: "not a key") == nil)
+        let reader = try await store.access.createKey(for: acme, role: .reader)
+        try await store.access.revokeKey(reader.info.prefix, of: acme)
+        #expect(try await store.access.openSession(withKey: reader.secret) == nil)
     }
 
     @Test("A session ends when signed out, when it expires, and when its key is revoked")
     func sessionsEnd() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let key = try await store.createKey(for: acme, role: .admin)
+        let key = try await store.access.createKey(for: acme, role: .admin)
         let start = Date()
-        let first = try #require(try await store.openSession(withKey: key.secret, now: start))
-        let second = try #require(try await store.openSession(withKey: key.secret, now: start))
+        let first = try #require(try await store.access.openSession(withKey: key.secret, now: start))
+        let second = try #require(try await store.access.openSession(withKey: key.secret, now: start))
         #expect(first.token != second.token)
 
-        try await store.closeSession(first.token)
-        #expect(try await store.sessionIdentity(first.token) == nil)
-        #expect(try await store.sessionIdentity(second.token) != nil, "signing out ends only that session")
+        try await store.access.closeSession(first.token)
+        #expect(try await store.access.sessionIdentity(first.token) == nil)
+        #expect(try await store.access.sessionIdentity(second.token) != nil, "signing out ends only that session")
 
-        let late = start.addingTimeInterval(FeatureStore.sessionLifetime + 1)
-        #expect(try await store.sessionIdentity(second.token, now: late) == nil)
-        #expect(try await store.sessionIdentity(second.token, now: start.addingTimeInterval(60)) != nil)
+        let late = start.addingTimeInterval(Access.sessionLifetime + 1)
+        #expect(try await store.access.sessionIdentity(second.token, now: late) == nil)
+        #expect(try await store.access.sessionIdentity(second.token, now: start.addingTimeInterval(60)) != nil)
 
-        try await store.revokeKey(key.info.prefix, of: acme)
-        #expect(try await store.sessionIdentity(second.token, now: start.addingTimeInterval(60)) == nil)
+        try await store.access.revokeKey(key.info.prefix, of: acme)
+        #expect(try await store.access.sessionIdentity(second.token, now: start.addingTimeInterval(60)) == nil)
         for malformed in ["", "fps_", second.token.uppercased(), second.token + "0"] {
-            #expect(try await store.sessionIdentity(malformed) == nil)
+            #expect(try await store.access.sessionIdentity(malformed) == nil)
         }
     }
 
     @Test("Opening a session sweeps the expired ones")
     func expiredSessionsAreSwept() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        let key = try await store.createKey(for: acme, role: .reader)
+        let key = try await store.access.createKey(for: acme, role: .reader)
         let start = Date()
-        _ = try await store.openSession(withKey: key.secret, now: start)
-        _ = try await store.openSession(
-            withKey: key.secret, now: start.addingTimeInterval(FeatureStore.sessionLifetime + 1))
+        _ = try await store.access.openSession(withKey: key.secret, now: start)
+        _ = try await store.access.openSession(
+            withKey: key.secret, now: start.addingTimeInterval(Access.sessionLifetime + 1))
         let count = try await store.read { db in try db.value(Int.self, "SELECT count(*) FROM sessions") }
         #expect(count == 1)
     }

@@ -10,12 +10,12 @@ struct TenancyTests {
     @Test("A new tenant gets a production environment and no revision")
     func newTenantHasProduction() async throws {
         let store = try await FeatureStore.makeEmpty()
-        try await store.createTenant(TenantSlug(rawValue: "acme"), name: "Acme Inc.")
-        let tenants = try await store.tenants()
+        try await store.access.createTenant(TenantSlug(rawValue: "acme"), name: "Acme Inc.")
+        let tenants = try await store.access.tenants()
         #expect(tenants.map(\.slug.rawValue) == ["acme"])
         #expect(tenants.first?.name == "Acme Inc.")
         #expect(tenants.first?.environments == [.production])
-        let environments = try await store.environments(of: TenantSlug(rawValue: "acme"))
+        let environments = try await store.access.environments(of: TenantSlug(rawValue: "acme"))
         #expect(environments.map(\.revision) == [nil])
         await #expect(throws: DocumentError.self) { try await store.catalog.revision(of: .acmeProduction) }
     }
@@ -23,13 +23,13 @@ struct TenancyTests {
     @Test("Creating a tenant or an environment twice is refused")
     func duplicatesAreRefused() async throws {
         let store = try await FeatureStore.makeWithTenants()
-        await #expect(throws: TenancyError.self) { try await store.createTenant(TenantSlug(rawValue: "acme")) }
+        await #expect(throws: TenancyError.self) { try await store.access.createTenant(TenantSlug(rawValue: "acme")) }
         let staging = EnvironmentPath(
             tenant: TenantSlug(rawValue: "acme"), environment: EnvironmentName(rawValue: "staging"))
-        try await store.createEnvironment(staging)
-        await #expect(throws: TenancyError.self) { try await store.createEnvironment(staging) }
+        try await store.access.createEnvironment(staging)
+        await #expect(throws: TenancyError.self) { try await store.access.createEnvironment(staging) }
         #expect(
-            try await store.environments(of: staging.tenant).map(\.path.environment.rawValue) == [
+            try await store.access.environments(of: staging.tenant).map(\.path.environment.rawValue) == [
                 "production", "staging",
             ])
     }

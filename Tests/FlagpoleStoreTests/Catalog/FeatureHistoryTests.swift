@@ -17,7 +17,7 @@ struct FeatureHistoryTests {
     func history() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.features)
-        let key = try await store.createKey(
+        let key = try await store.access.createKey(
             for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .editor, name: "Ana's laptop")
         _ = try await store.catalog.setBiases(
             [20, 80], of: "Onboarding", in: .acmeProduction,

@@ -36,7 +36,7 @@ struct AssignmentMigrationTests {
         let after = try FeatureStore.migrationStatus(atPath: path)
         #expect(after.applied == SchemaMigrations.all.map(\.identifier))
         #expect(after.pending.isEmpty)
-        try await store.createTenant(TenantSlug(rawValue: "acme"))
+        try await store.access.createTenant(TenantSlug(rawValue: "acme"))
         try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"]}]}"#)
         let summary = try await store.assign(UserID.numbered(10), to: "t", in: .acmeProduction)
         #expect(summary.recorded == 10)
@@ -52,7 +52,7 @@ struct AssignmentMigrationTests {
     @Test("A file made by this version lists 0002_assignments as applied")
     func freshFileHasAssignments() async throws {
         let path = directory.appendingPathComponent("fresh.sqlite").path
-        try await FeatureStore.open(atPath: path).createTenant(TenantSlug(rawValue: "acme"))
+        try await FeatureStore.open(atPath: path).access.createTenant(TenantSlug(rawValue: "acme"))
         let status = try FeatureStore.migrationStatus(atPath: path)
         #expect(status.applied.contains("0002_assignments"))
         #expect(status.pending.isEmpty)

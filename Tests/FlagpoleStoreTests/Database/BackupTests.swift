@@ -26,8 +26,8 @@ struct BackupTests {
     func backupWhileWriting() async throws {
         // Given a file store that a writer task keeps changing
         let source = try FeatureStore.open(atPath: path("live.sqlite"))
-        try await source.createTenant(EnvironmentPath.acmeProduction.tenant)
-        try await source.createTenant(EnvironmentPath.globexProduction.tenant)
+        try await source.access.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await source.access.createTenant(EnvironmentPath.globexProduction.tenant)
         try await source.importText(ConcurrentWrites.document(0))
         try await source.importText(ConcurrentWrites.document(0), into: .globexProduction)
         // Some megabytes, so that copying takes a while; the writer leaves these users alone.
@@ -97,7 +97,7 @@ struct BackupTests {
     func backupRefusesExistingFiles() async throws {
         let databasePath = path("live.sqlite")
         let store = try FeatureStore.open(atPath: databasePath)
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
         let existing = path("existing.sqlite")
         let keep = Data("keep me".utf8)
         try keep.write(to: URL(fileURLWithPath: existing))
@@ -121,7 +121,7 @@ struct BackupTests {
             return true
         }
         await #expect(throws: BackupError.self) { try await store.backup(toPath: path("no-such-folder/copy.sqlite")) }
-        #expect(try await store.tenants().count == 1)
+        #expect(try await store.access.tenants().count == 1)
         #expect(try leftovers() == [])
     }
 
@@ -133,17 +133,17 @@ struct BackupTests {
     func restoreRoundTrip() async throws {
         // Given a source with every kind of data, and its backup
         let source = try await makeStoreWithData(at: path("source.sqlite"))
-        let key = try await source.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
-        let session = try #require(try await source.openSession(withKey: key.secret))
+        let key = try await source.access.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
+        let session = try #require(try await source.access.openSession(withKey: key.secret))
         let backup = path("backup.sqlite")
         try await source.backup(toPath: backup)
-        try await source.closeSession(session.token)
+        try await source.access.closeSession(session.token)
 
         // And a target with other data, open in another store (as a server would have it)
         let targetPath = path("target.sqlite")
         let server = try FeatureStore.open(atPath: targetPath)
-        try await server.createTenant(TenantSlug(rawValue: "initech"))
-        #expect(try await server.tenants().map(\.slug.rawValue) == ["initech"])
+        try await server.access.createTenant(TenantSlug(rawValue: "initech"))
+        #expect(try await server.access.tenants().map(\.slug.rawValue) == ["initech"])
 
         // When the backup is restored over it
         let outcome = try await FeatureStore.restore(fromPath: backup, intoPath: targetPath, replacingData: true)
@@ -153,15 +153,15 @@ struct BackupTests {
         #expect(outcome.restored.tenantCount == 2)
         #expect(outcome.fileSchemaVersion == SchemaMigrations.all.last?.identifier)
         #expect(try await contents(of: server) == (try await contents(of: source)))
-        #expect(try await server.tenants().map(\.slug.rawValue) == ["acme", "globex"])
+        #expect(try await server.access.tenants().map(\.slug.rawValue) == ["acme", "globex"])
         #expect(
             try await server.catalog.revision(of: .acmeProduction).document
                 == (try await source.catalog.revision(of: .acmeProduction).document))
         #expect(try integrityCheck(targetPath) == ["ok"])
         #expect(try leftovers() == [])
         // Keys come back; sign-ins do not (one signed out since the backup must stay out)
-        #expect(try await server.identity(ofKey: key.secret) != nil)
-        #expect(try await server.sessionIdentity(session.token) == nil)
+        #expect(try await server.access.identity(ofKey: key.secret) != nil)
+        #expect(try await server.access.sessionIdentity(session.token) == nil)
 
         // And new writes land after the restored revisions
         let next = try await server.importText(
@@ -169,7 +169,7 @@ struct BackupTests {
         #expect(next.status == .applied(revision: 4))
         let summary = try await server.assign(UserID.numbered(5, prefix: "new"), to: "t", in: .acmeProduction)
         #expect(summary.recorded == 5)
-        _ = try await server.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
+        _ = try await server.access.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
     }
 
     @Test(
@@ -186,13 +186,15 @@ struct BackupTests {
             #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
         let user = UserID(rawValue: "restored-user")
         let before = try await target.pinnedDocument(for: user, in: .acmeProduction)
-        let generation = try await target.deliveryState(of: .acmeProduction).generation
+        let generation = try await target.access.deliveryState(of: .acmeProduction).generation
         #expect(generation == 1)
 
         try await FeatureStore.restore(fromPath: backup, intoPath: path("target.sqlite"), replacingData: true)
 
-        #expect(try await target.deliveryState(of: .acmeProduction).generation == 2)
-        #expect(try await source.deliveryState(of: .acmeProduction).generation == 0, "the backup's file is not touched")
+        #expect(try await target.access.deliveryState(of: .acmeProduction).generation == 2)
+        #expect(
+            try await source.access.deliveryState(of: .acmeProduction).generation == 0,
+            "the backup's file is not touched")
         let after = try await target.pinnedDocument(for: user, in: .acmeProduction)
         #expect(after.revision == before.revision - 1)
         #expect(after.bytes != before.bytes)
@@ -206,7 +208,7 @@ struct BackupTests {
         try await source.backup(toPath: backup)
         let targetPath = path("target.sqlite")
         let target = try FeatureStore.open(atPath: targetPath)
-        try await target.createTenant(TenantSlug(rawValue: "initech"))
+        try await target.access.createTenant(TenantSlug(rawValue: "initech"))
         let before = try fileBytes(targetPath)
 
         await #expect {
@@ -216,7 +218,7 @@ struct BackupTests {
             return tenants.map(\.rawValue) == ["initech"] && "\(error)".contains("--force")
         }
         #expect(try fileBytes(targetPath) == before)
-        #expect(try await target.tenants().map(\.slug.rawValue) == ["initech"])
+        #expect(try await target.access.tenants().map(\.slug.rawValue) == ["initech"])
         #expect(try leftovers() == [])
     }
 
@@ -281,8 +283,8 @@ struct BackupTests {
     /// A store with two tenants, three revisions, assignments, an override, unlocks and a key.
     private func makeStoreWithData(at path: String) async throws -> FeatureStore {
         let store = try FeatureStore.open(atPath: path)
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
-        try await store.createTenant(EnvironmentPath.globexProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.globexProduction.tenant)
         _ = try await store.catalog.importDocument(
             try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction,
             options: ImportOptions(actor: "test"))
@@ -297,7 +299,8 @@ struct BackupTests {
             true, feature: "Example Unlock Flag", user: UserID(rawValue: "buyer"), source: "p-1", actor: "test",
             in: .acmeProduction)
         try await store.importText(#"{"features": [{"name": "g", "enabled": true}]}"#, into: .globexProduction)
-        _ = try await store.createKey(for: .tenant(EnvironmentPath.globexProduction.tenant), role: .reader, name: "ci")
+        _ = try await store.access.createKey(
+            for: .tenant(EnvironmentPath.globexProduction.tenant), role: .reader, name: "ci")
         return store
     }
 

@@ -30,15 +30,15 @@ struct DatabaseCopyTests {
     func populatedFile(_ name: String = "source.sqlite", users: Int = 300) async throws -> (String, FeatureStore) {
         let path = directory.appendingPathComponent(name).path
         let store = try FeatureStore.open(atPath: path)
-        try await store.createTenant(EnvironmentPath.acmeProduction.tenant)
+        try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
         try await store.importText(Self.features)
         let userIDs = (0..<users).map { UserID(rawValue: "user-\($0)") }
         _ = try await store.assign(userIDs, to: "Checkout", in: .acmeProduction)
         _ = try await store.catalog.setBiases(
             [50, 50], of: "Checkout", in: .acmeProduction, options: EditOptions(actor: "test"))
-        let key = try await store.createKey(for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .admin)
-        _ = try await store.openSession(withKey: key.secret)
-        _ = try await store.secret(named: "dashboard")
+        let key = try await store.access.createKey(for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .admin)
+        _ = try await store.access.openSession(withKey: key.secret)
+        _ = try await store.access.secret(named: "dashboard")
         try await store.experiments.createGoal(Goal(name: "purchase", kind: .value), in: .acmeProduction)
         let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
         let events = userIDs.prefix(50).enumerated().map { index, user in

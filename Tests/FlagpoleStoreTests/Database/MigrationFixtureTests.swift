@@ -142,7 +142,7 @@ struct MigrationFixtureTests {
             [25, 75], of: "Example A/B Test", in: acme, options: EditOptions(message: "after migrating", actor: "test"))
         #expect(try await store.read(Self.deltasDisagreeingWithAssignments).isEmpty)
         // Every environment older than 0012 is unmarked; 0012's file marked production. Each takes a marking.
-        let environments = try await store.environments(of: acme.tenant)
+        let environments = try await store.access.environments(of: acme.tenant)
         if manifest.schema < "0012" {
             #expect(environments.allSatisfy { $0.marking == EnvironmentMarking() })
         } else {
@@ -150,15 +150,16 @@ struct MigrationFixtureTests {
             #expect(production.colour?.rawValue == "#c0392b" && production.requiresReason)
         }
         let colour = try EnvironmentColour(validating: "#c0392b")
-        #expect(try await store.updateMarking(of: acme) { $0.colour = colour }.colour == colour)
-        let key = try await store.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
-        #expect(try await store.identity(ofKey: key.secret)?.actor == "service:after migration")
+        #expect(try await store.access.updateMarking(of: acme) { $0.colour = colour }.colour == colour)
+        let key = try await store.access.createKey(for: .tenant(acme.tenant), role: .editor, name: "after migration")
+        #expect(try await store.access.identity(ofKey: key.secret)?.actor == "service:after migration")
         // Every old key is a service's (0013), and the file takes members; 0013's file has Grace.
-        #expect(try await store.keys(of: .tenant(acme.tenant)).allSatisfy { $0.member == nil })
-        let members = try await store.members(of: acme.tenant).map(\.email)
+        #expect(try await store.access.keys(of: .tenant(acme.tenant)).allSatisfy { $0.member == nil })
+        let members = try await store.access.members(of: acme.tenant).map(\.email)
         #expect(members == (manifest.schema < "0013" ? [] : ["grace@example.com"]))
         #expect(
-            try await store.addMember("ada@example.com", name: "Ada", role: .admin, to: acme.tenant, by: "test") != nil)
+            try await store.access.addMember("ada@example.com", name: "Ada", role: .admin, to: acme.tenant, by: "test")
+                != nil)
         // The file takes a ramp (0014): its first step applied at once.
         let test = try await store.catalog.feature("Example A/B Test", in: acme).feature
         let ramp = try await store.rollouts.createRamp(
@@ -209,14 +210,14 @@ struct MigrationFixtureTests {
                 #expect(object.keys == ["text"])
             }
         }
-        try await store.createTenant(TenantSlug(rawValue: "initech"))
-        #expect(try await store.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
+        try await store.access.createTenant(TenantSlug(rawValue: "initech"))
+        #expect(try await store.access.tenants().map(\.slug.rawValue) == ["acme", "globex", "initech"])
 
         // And a key the old binary made still identifies its owner and signs in to the dashboard
         if let secret = fixture.editorKey() {
-            let identity = try await store.identity(ofKey: secret)
+            let identity = try await store.access.identity(ofKey: secret)
             #expect(identity?.owner == .tenant(acme.tenant) && identity?.role == .editor)
-            #expect(try await store.openSession(withKey: secret)?.identity == identity)
+            #expect(try await store.access.openSession(withKey: secret)?.identity == identity)
         }
     }
 
@@ -269,7 +270,7 @@ struct MigrationFixtureTests {
         of manifest: MigrationFixture.Manifest, in store: FeatureStore, fixture: MigrationFixture
     ) async throws {
         var environments: [String] = []
-        for tenant in try await store.tenants() {
+        for tenant in try await store.access.tenants() {
             environments += tenant.environments.map { "\(tenant.slug)/\($0)" }
         }
         #expect(environments.sorted() == manifest.revisions.keys.sorted())

@@ -19,7 +19,7 @@ struct MigrationTests {
     func freshDatabaseIsMigrated() async throws {
         let path = directory.appendingPathComponent("fresh.sqlite").path
         let store = try FeatureStore.open(atPath: path)
-        try await store.createTenant(.init(rawValue: "acme"))
+        try await store.access.createTenant(.init(rawValue: "acme"))
 
         let status = try FeatureStore.migrationStatus(atPath: path)
         #expect(status.applied == SchemaMigrations.all.map(\.identifier))
@@ -32,15 +32,15 @@ struct MigrationTests {
     @Test("Reopening an up-to-date file keeps its data")
     func reopeningKeepsData() async throws {
         let path = directory.appendingPathComponent("reopen.sqlite").path
-        try await FeatureStore.open(atPath: path).createTenant(.init(rawValue: "acme"))
+        try await FeatureStore.open(atPath: path).access.createTenant(.init(rawValue: "acme"))
         let reopened = try FeatureStore.open(atPath: path)
-        #expect(try await reopened.tenants().map(\.slug.rawValue) == ["acme"])
+        #expect(try await reopened.access.tenants().map(\.slug.rawValue) == ["acme"])
     }
 
     @Test("A database migrated by a newer version is refused with a clear message, and left alone")
     func newerDatabaseIsRefused() async throws {
         let path = directory.appendingPathComponent("newer.sqlite").path
-        try await FeatureStore.open(atPath: path).createTenant(.init(rawValue: "acme"))
+        try await FeatureStore.open(atPath: path).access.createTenant(.init(rawValue: "acme"))
         // A newer Flagpole would have recorded a migration this version does not know.
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in

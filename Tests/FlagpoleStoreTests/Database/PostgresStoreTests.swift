@@ -58,7 +58,7 @@ struct PostgresReadTests {
     @Test("A read expected to be one statement that runs more is run again in one snapshot, and answers right")
     func oneStatementReadThatRunsMore() async throws {
         let store = try await FeatureStore.open(DatabaseAddress(parsing: TestPostgres.newDatabase("reads")))
-        try await store.createTenant(TenantSlug(rawValue: "acme"))
+        try await store.access.createTenant(TenantSlug(rawValue: "acme"))
         let runs = Runs()
         let answer = try await store.read(expectingOneStatement: true) { db in
             runs.count()

@@ -34,7 +34,7 @@ extension FeatureStore {
     /// - throws: `StorageError.databaseNotFound`, `StorageError.databaseNeedsMigration`,
     ///   `StorageError.cannotOpen`, `StorageError.databaseTooNew`.
     public static func open(
-        atPath path: String, access: Access = .readWrite, durability: Durability = .normal
+        atPath path: String, access: AccessMode = .readWrite, durability: Durability = .normal
     ) throws -> FeatureStore {
         if access == .readOnly {
             let queue = try readOnlyQueue(atPath: path)

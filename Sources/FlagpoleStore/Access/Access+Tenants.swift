@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Access {
     /// Creates a tenant with its `production` environment.
     ///
     /// - throws: `TenancyError.tenantAlreadyExists`.

@@ -9,7 +9,7 @@ public struct OpenedSession: Hashable, Sendable {
     public var expiresAt: Date
 }
 
-extension FeatureStore {
+extension Access {
     /// How long a dashboard sign-in lasts. It does not slide: a session found in a browser
     /// weeks later is worthless.
     public static let sessionLifetime: TimeInterval = 12 * 60 * 60
@@ -148,10 +148,10 @@ extension Transaction {
     /// subject for `lockout`. Returns until when it is now locked, if it is.
     func recordFailedSignIn(of subject: String, limit: Int, now: Date) throws -> Date? {
         let window = try members.failures(of: subject).flatMap {
-            now.timeIntervalSince($0.windowStartedAt) < FeatureStore.failureWindow ? $0 : nil
+            now.timeIntervalSince($0.windowStartedAt) < Access.failureWindow ? $0 : nil
         }
         let count = (window?.count ?? 0) + 1
-        let lock = count >= limit ? now.addingTimeInterval(FeatureStore.lockout) : nil
+        let lock = count >= limit ? now.addingTimeInterval(Access.lockout) : nil
         try members.setFailures(
             of: subject, count: count, windowStartedAt: window?.windowStartedAt ?? now, lockedUntil: lock)
         return lock
@@ -171,7 +171,7 @@ extension Transaction {
         _ memberID: Int64, email: String, name: String, token: SessionToken, address: String, browser: String?,
         now: Date
     ) throws -> OpenedSession {
-        let expiresAt = now.addingTimeInterval(FeatureStore.sessionLifetime)
+        let expiresAt = now.addingTimeInterval(Access.sessionLifetime)
         let browser = browser.map { String(String.UnicodeScalarView($0.unicodeScalars.prefix(256))) }
         try members.openSession(
             memberID: memberID, digest: token.digest, address: address, browser: browser, now: now,

@@ -2,7 +2,7 @@ import Crypto
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Access {
     /// Makes a key for `owner` with `role` and returns its secret, which is never stored: the
     /// store keeps its SHA-256 and its first characters (`APIKeyInfo.prefix`).
     ///
@@ -141,7 +141,7 @@ extension Transaction {
     }
 }
 
-extension FeatureStore {
+extension Access {
     /// The database's secret named `name` (32 random bytes, made on first use), for what the
     /// server signs; the same for every process and every restart on this database.
     public func secret(named name: String) async throws -> [UInt8] {

@@ -2,7 +2,7 @@ import FlagpoleCore
 import Foundation
 
 /// Members: the people of a tenant, their roles, and the one-time links that set their passwords.
-extension FeatureStore {
+extension Access {
     /// How long an invitation or a reset link works.
     public static let linkLifetime: TimeInterval = 72 * 60 * 60
 
@@ -186,7 +186,7 @@ extension Transaction {
         _ purpose: MemberLinkPurpose, token: MemberLinkToken, for member: (id: Int64, email: String), by actor: String,
         now: Date
     ) throws -> MemberLink {
-        let expiresAt = now.addingTimeInterval(FeatureStore.linkLifetime)
+        let expiresAt = now.addingTimeInterval(Access.linkLifetime)
         try members.insertLink(
             memberID: member.id, purpose: purpose, digest: token.digest, createdBy: actor, now: now,
             expiresAt: expiresAt)

@@ -28,7 +28,7 @@ public struct DeliveryState: Hashable, Sendable {
     }
 }
 
-extension FeatureStore {
+extension Access {
     /// Every environment's current revision and delivery settings, in one query: a server
     /// polls it to notice what other processes (the command line) changed in the file.
     public func deliveryStates() async throws -> [EnvironmentPath: DeliveryState] {
