@@ -149,6 +149,9 @@ extension FeatureStore {
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
 
+    /// Users' records.
+    public var assignments: Assignments { Assignments(store: self) }
+
     /// Who may do what.
     public var access: Access { Access(store: self) }
 

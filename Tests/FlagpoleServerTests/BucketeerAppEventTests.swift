@@ -74,7 +74,7 @@ struct BucketeerAppEventTests {
             _ = try await app.fetch()
             // The SDK's timestamps are whole seconds: every event here is in the second the user
             // joined the tests, which must read as after the join, not as its first millisecond.
-            let joined = try await demo.store.assignmentEvents(
+            let joined = try await demo.store.assignments.assignmentEvents(
                 in: DemoServer.production, matching: .init(user: UserID(rawValue: "bk-dave"))
             ).map(\.time).min()
             app.eventTime = Int(try #require(joined).timeIntervalSince1970)

@@ -131,7 +131,7 @@ struct BucketeerTests {
         #expect(evaluations.forceUpdate && evaluations.archivedFeatureIds.isEmpty)
         #expect(Int64(evaluations.createdAt).map { abs($0 - Int64(Date().timeIntervalSince1970)) < 60 } == true)
         #expect(evaluations.id == response.userEvaluationsId)
-        let flags = try await server.store.evaluateFlags(
+        let flags = try await server.store.assignments.evaluateFlags(
             for: FlagContext(user: user, attributes: try UserAttributes(["plan": .string("pro")])), in: TestServer.acme)
         #expect(evaluations.evaluations.map(\.featureId) == flags.flags.map { try! $0.get().key })
         #expect(Set(evaluations.evaluations.map(\.id)).count == evaluations.evaluations.count)
@@ -172,9 +172,9 @@ struct BucketeerTests {
                     id: "pro-users", clauses: [Clause(attribute: "plan", op: .equals, values: [.string("pro")])],
                     serve: .variation("Group B"))
             ], ofFeature: TestServer.abTest, in: TestServer.acme, options: options)
-        _ = try await server.store.setOverride(
+        _ = try await server.store.assignments.setOverride(
             "Example MVT Test", user: UserID(rawValue: "u-1"), variation: "Group C", in: TestServer.acme)
-        _ = try await server.store.setUnlocked(
+        _ = try await server.store.assignments.setUnlocked(
             true, feature: "Example Unlock Flag", user: UserID(rawValue: "u-1"), source: nil, actor: "test",
             in: TestServer.acme)
         _ = try await server.store.catalog.setEnabled(
@@ -234,9 +234,9 @@ struct BucketeerTests {
             #expect(poll.userEvaluationsId == token && poll.evaluations.evaluations.isEmpty)
         }
         // The user's own record changes no revision but changes their answer: a new token.
-        let group = try await server.store.pinnedDocument(for: UserID(rawValue: "u-1"), in: TestServer.acme)
+        let group = try await server.store.assignments.pinnedDocument(for: UserID(rawValue: "u-1"), in: TestServer.acme)
             .assignments.first { $0.feature == TestServer.abTest }!.variation
-        _ = try await server.store.setOverride(
+        _ = try await server.store.assignments.setOverride(
             TestServer.abTest, user: UserID(rawValue: "u-1"), variation: group == "Group A" ? "Group B" : "Group A",
             in: TestServer.acme)
         let afterOverride = try await server.test { client in
@@ -283,7 +283,7 @@ struct BucketeerTests {
                 client, key: "k", body: try Self.evaluationsBody(user: "second", token: limited.userEvaluationsId))
             #expect(again.userEvaluationsId != limited.userEvaluationsId && !again.evaluations.evaluations.isEmpty)
             // What it was told is what the store records when it does record the user.
-            let recorded = try await server.store.evaluateFlags(
+            let recorded = try await server.store.assignments.evaluateFlags(
                 for: FlagContext(
                     user: UserID(rawValue: "second"), attributes: try UserAttributes(["plan": .string("pro")])),
                 in: TestServer.acme)

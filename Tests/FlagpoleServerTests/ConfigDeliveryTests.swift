@@ -111,7 +111,9 @@ struct ConfigDeliveryTests {
             #expect(try await client.send(.get, Self.url + "?tag=ios").json == ["title": .string("Welcome")])
         }
         #expect(
-            try await server.store.evaluateFlags(for: FlagContext(user: nil), tag: "ios", in: TestServer.acme).flags
+            try await server.store.assignments.evaluateFlags(
+                for: FlagContext(user: nil), tag: "ios", in: TestServer.acme
+            ).flags
                 .count == 2)
     }
 }

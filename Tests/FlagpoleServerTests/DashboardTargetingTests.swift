@@ -24,10 +24,11 @@ struct DashboardTargetingTests {
     /// Recorded users of the A/B test: `userCount` by assignment (they follow rules) and
     /// `appCount` by a FeatureFlags app's first fetch (they keep their point).
     static func recordUsers(in server: TestServer) async throws {
-        _ = try await server.store.assign(
+        _ = try await server.store.assignments.assign(
             (1...userCount).map { UserID(rawValue: "user-\($0)") }, to: TestServer.abTest, in: TestServer.acme)
         for index in 1...appCount {
-            _ = try await server.store.pinnedDocument(for: UserID(rawValue: "app-\(index)"), in: TestServer.acme)
+            _ = try await server.store.assignments.pinnedDocument(
+                for: UserID(rawValue: "app-\(index)"), in: TestServer.acme)
         }
     }
 
@@ -36,7 +37,7 @@ struct DashboardTargetingTests {
     }
 
     static func events(in server: TestServer) async throws -> Int {
-        try await server.store.assignmentEvents(
+        try await server.store.assignments.assignmentEvents(
             in: TestServer.acme, matching: AssignmentEventQuery(feature: TestServer.abTest, limit: 1_000)
         ).count
     }
@@ -112,7 +113,7 @@ struct DashboardTargetingTests {
     func planningWritesNothing() async throws {
         let server = try await TestServer()
         try await Self.recordUsers(in: server)
-        let counts = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
+        let counts = try await server.store.assignments.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
         let events = try await Self.events(in: server)
         // What the store plans, which the page must show.
         let expected = try #require(
@@ -151,7 +152,8 @@ struct DashboardTargetingTests {
         }
         #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(try await Self.rules(of: server).isEmpty)
-        #expect(try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme) == counts)
+        #expect(
+            try await server.store.assignments.assignmentCounts(of: TestServer.abTest, in: TestServer.acme) == counts)
         #expect(try await Self.events(in: server) == events)
     }
 
@@ -159,7 +161,7 @@ struct DashboardTargetingTests {
     func applyWritesOneRevision() async throws {
         let server = try await TestServer()
         try await Self.recordUsers(in: server)
-        let before = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
+        let before = try await server.store.assignments.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -179,7 +181,7 @@ struct DashboardTargetingTests {
         #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 2)
         #expect(try await Self.rules(of: server).map(\.id) == ["everyone-b"])
         // Everyone who follows rules is in Group B now; those left in Group A are apps keeping their point.
-        let after = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
+        let after = try await server.store.assignments.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
         let inA = after.first { $0.variation == "Group A" }?.users ?? 0
         #expect(inA > 0 && inA <= Self.appCount)
         #expect(inA < (before.first { $0.variation == "Group A" }?.users ?? 0))
@@ -249,7 +251,7 @@ struct DashboardTargetingTests {
         var app: UserID?
         for index in 1...20 where app == nil {
             let user = UserID(rawValue: "nz-app-\(index)")
-            let document = try await server.store.pinnedDocument(
+            let document = try await server.store.assignments.pinnedDocument(
                 for: user, in: TestServer.acme, attributes: newZealand)
             if document.assignments.first(where: { $0.feature == TestServer.abTest })?.variation == "Group A" {
                 app = user
@@ -349,7 +351,7 @@ struct DashboardTargetingTests {
         try await Self.recordUsers(in: server)
         // The recorded users in Group A: listed in the segment, a rule moves them to Group B.
         let inA = try await (1...Self.userCount).asyncFilter { index in
-            try await server.store.evaluate(UserID(rawValue: "user-\(index)"), in: TestServer.acme).first {
+            try await server.store.assignments.evaluate(UserID(rawValue: "user-\(index)"), in: TestServer.acme).first {
                 $0.feature == TestServer.abTest
             }?.variation == "Group A"
         }.map { "user-\($0)" }
@@ -398,7 +400,8 @@ struct DashboardTargetingTests {
             let replaced = try await browser.post(
                 "\(Self.segments)/beta", pairs: Self.pairs(replace, ("action", "apply")))
             #expect(replaced.headers[.location] == "\(Self.segments)/beta?notice=applied&revision=4#notice")
-            let moved = try await server.store.evaluate(UserID(rawValue: inA[1]), in: TestServer.acme).first {
+            let moved = try await server.store.assignments.evaluate(UserID(rawValue: inA[1]), in: TestServer.acme).first
+            {
                 $0.feature == TestServer.abTest
             }
             #expect(moved?.variation == "Group B")

@@ -91,7 +91,7 @@ struct DashboardTests {
         }
         #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(
-            try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
+            try await server.store.assignments.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
                 $0.reason != .override
             })
         #expect(try await server.store.outbound.webhooks(in: TestServer.acme).isEmpty)
@@ -161,7 +161,8 @@ struct DashboardTests {
     func everyPageRenders() async throws {
         let server = try await TestServer()
         try await Self.addConfigs(to: server)
-        _ = try await server.store.assign([UserID(rawValue: "qa-1")], to: TestServer.abTest, in: TestServer.acme)
+        _ = try await server.store.assignments.assign(
+            [UserID(rawValue: "qa-1")], to: TestServer.abTest, in: TestServer.acme)
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -277,7 +278,7 @@ struct DashboardTests {
     func userLookupDecodesTheForm() async throws {
         let server = try await TestServer()
         for id in ["qa 2", "qa+3"] {
-            _ = try await server.store.assign(
+            _ = try await server.store.assignments.assign(
                 [UserID(rawValue: id)], to: TestServer.abTest, in: TestServer.acme)
         }
         try await server.test { client in
@@ -392,7 +393,7 @@ struct DashboardTests {
         }
         #expect(try await server.store.catalog.revision(of: TestServer.acme).number == 1)
         #expect(
-            try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
+            try await server.store.assignments.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).allSatisfy {
                 $0.reason != .override
             })
     }
@@ -453,8 +454,8 @@ struct DashboardTests {
     func biasPlanThenApply() async throws {
         let server = try await TestServer()
         let users = (1...200).map { UserID(rawValue: "user-\($0)") }
-        _ = try await server.store.assign(users, to: TestServer.abTest, in: TestServer.acme)
-        let before = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
+        _ = try await server.store.assignments.assign(users, to: TestServer.abTest, in: TestServer.acme)
+        let before = try await server.store.assignments.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
         try await server.test { client in
             var browser = DashboardBrowser(client)
             try await browser.signIn(with: server.key("acme", .editor))
@@ -509,7 +510,7 @@ struct DashboardTests {
             let delivered = try await client.send(.get, "/t/acme/production/features.json")
             #expect(delivered.headers[.revision] == "2")
             #expect(delivered.text.contains("80"))
-            let after = try await server.store.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
+            let after = try await server.store.assignments.assignmentCounts(of: TestServer.abTest, in: TestServer.acme)
             #expect(after.first { $0.variation == "Group B" }!.users < moving)
 
             let stale = try await browser.post(
@@ -677,7 +678,7 @@ struct DashboardTests {
                 #"{"features": [{"name": "checkout", "test-variations": ["Enabled", "Disabled"], "test-biases": [10, 90], "labels": ["co-new", "co-old"]}]}"#
                     .utf8),
             into: TestServer.acme, options: ImportOptions(actor: "test"))
-        _ = try await server.store.assign(
+        _ = try await server.store.assignments.assign(
             (0..<20).map { UserID(rawValue: "u\($0)") }, to: "checkout", in: TestServer.acme)
         try await server.test { client in
             var browser = DashboardBrowser(client)
@@ -856,7 +857,7 @@ struct DashboardTests {
             let page = try await browser.get("\(Self.base)/users?user=qa-1")
             #expect(page.text.contains("(would get)"))
             #expect(
-                try await server.store.assignmentEvents(
+                try await server.store.assignments.assignmentEvents(
                     in: TestServer.acme, matching: AssignmentEventQuery(user: UserID(rawValue: "qa-1"))
                 ).isEmpty)
             let csrf = DashboardBrowser.csrf(in: page)
@@ -864,16 +865,18 @@ struct DashboardTests {
                 "\(Self.base)/users/qa-1/overrides",
                 ["csrf": csrf, "feature": TestServer.abTest, "variation": "Group B"])
             #expect(set.headers[.location] == "\(Self.base)/users?user=qa-1&notice=override-set#notice")
-            let overridden = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first {
-                $0.feature == TestServer.abTest
-            }
+            let overridden = try await server.store.assignments.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme)
+                .first {
+                    $0.feature == TestServer.abTest
+                }
             #expect(overridden?.reason == .override && overridden?.variation == "Group B")
             #expect(try await browser.get(set.headers[.location]!).text.contains("The QA override is set"))
             _ = try await browser.post(
                 "\(Self.base)/users/qa-1/overrides", ["csrf": csrf, "feature": TestServer.abTest, "variation": ""])
-            let cleared = try await server.store.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme).first {
-                $0.feature == TestServer.abTest
-            }
+            let cleared = try await server.store.assignments.evaluate(UserID(rawValue: "qa-1"), in: TestServer.acme)
+                .first {
+                    $0.feature == TestServer.abTest
+                }
             #expect(cleared?.reason == .bucket)
             #expect(
                 try await browser.get("\(Self.base)/users?user=\(String(repeating: "x", count: 300))").status

@@ -124,13 +124,15 @@ extension DeliveryFastPathTests {
 
             let newcomer = try await client.send(.get, Self.url + "?user=newcomer")
             #expect(newcomer.headers[.recorded] == "true")
-            let recorded = try await server.store.assignmentEvents(
+            let recorded = try await server.store.assignments.assignmentEvents(
                 in: TestServer.acme, matching: .init(user: UserID(rawValue: "newcomer")))
             #expect(recorded.count == 3 && recorded.allSatisfy { $0.reason == .first }, "recorded before the answer")
             #expect(
                 newcomer.bytes
-                    == (try await server.store.pinnedDocument(for: UserID(rawValue: "newcomer"), in: TestServer.acme)
-                        .bytes))
+                    == (try await server.store.assignments.pinnedDocument(
+                        for: UserID(rawValue: "newcomer"), in: TestServer.acme
+                    )
+                    .bytes))
             #expect(
                 try await userDocumentsOnEventLoop(client) - before == 3,
                 "known, its 304, and newcomer were the event loop's")
@@ -169,7 +171,7 @@ extension DeliveryFastPathTests {
         }
         for user in ["first-new", "second-new"] {
             #expect(
-                try await server.store.assignmentEvents(
+                try await server.store.assignments.assignmentEvents(
                     in: TestServer.acme, matching: .init(user: UserID(rawValue: user))
                 ).count == 3)
         }

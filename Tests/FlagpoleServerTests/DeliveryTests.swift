@@ -127,10 +127,11 @@ struct DeliveryTests {
             let response = try await client.send(.get, Self.url + "?user=device-42")
             #expect(response.status == .ok)
             #expect(response.headers[.cacheControl] == "private, no-store")
-            let pinned = try await server.store.pinnedDocument(for: UserID(rawValue: "device-42"), in: TestServer.acme)
+            let pinned = try await server.store.assignments.pinnedDocument(
+                for: UserID(rawValue: "device-42"), in: TestServer.acme)
             #expect(response.bytes == pinned.bytes)
             #expect(response.text.contains("test-variation-assignment"))
-            let events = try await server.store.assignmentEvents(
+            let events = try await server.store.assignments.assignmentEvents(
                 in: TestServer.acme, matching: AssignmentEventQuery(user: UserID(rawValue: "device-42")))
             #expect(!events.isEmpty, "the first fetch records the user's groups")
             #expect(events.allSatisfy { $0.reason == .first })

@@ -80,6 +80,6 @@ struct IdentityOverHTTPTests {
 extension FeatureStore {
     /// Every user with an assignment in the environment, by bytes.
     func allUsers(in path: EnvironmentPath) async throws -> Set<UserID> {
-        Set(try await assignmentEvents(in: path, matching: AssignmentEventQuery(limit: 10_000)).map(\.user))
+        Set(try await assignments.assignmentEvents(in: path, matching: AssignmentEventQuery(limit: 10_000)).map(\.user))
     }
 }

@@ -63,7 +63,7 @@ struct NewUserLimitTests {
             #expect(answers.map { $0.headers[.recorded] } == ["true", "true", "false"])
             #expect(answers[2].headers[.cacheControl] == "private, no-store")
             #expect(
-                try await server.store.assignmentEvents(
+                try await server.store.assignments.assignmentEvents(
                     in: TestServer.acme, matching: .init(user: UserID(rawValue: "u3"))
                 ).isEmpty)
 
@@ -74,7 +74,8 @@ struct NewUserLimitTests {
             #expect(try await client.send(.get, Self.url + "?user=u5").headers[.recorded] == "false")
 
             // The unrecorded document pins what recording would: the same bytes once recorded.
-            let later = try await server.store.pinnedDocument(for: UserID(rawValue: "u3"), in: TestServer.acme)
+            let later = try await server.store.assignments.pinnedDocument(
+                for: UserID(rawValue: "u3"), in: TestServer.acme)
             #expect(later.isRecorded && later.bytes == answers[2].bytes)
         }
     }

@@ -49,9 +49,10 @@ struct OFREPTests {
         let server = try await Self.server()
         let user = "user-1"
         let group = try #require(
-            try await server.store.pinnedDocument(for: UserID(rawValue: user), in: TestServer.acme).assignments.first {
-                $0.feature == TestServer.abTest
-            }
+            try await server.store.assignments.pinnedDocument(for: UserID(rawValue: user), in: TestServer.acme)
+                .assignments.first {
+                    $0.feature == TestServer.abTest
+                }
         ).variation
         try await server.test { client in
             func evaluate(_ key: String, _ body: String = Self.context(user)) async throws -> TestResponse {
@@ -112,7 +113,7 @@ struct OFREPTests {
             #expect(development["value"] == .bool(true) && development["reason"] == .string("STATIC"))
         }
         // An unlock is a match for this user.
-        try await server.store.setUnlocked(
+        try await server.store.assignments.setUnlocked(
             true, feature: "Example Unlock Flag", user: UserID(rawValue: user), source: nil, actor: "test",
             in: TestServer.acme)
         try await server.test { client in
@@ -185,7 +186,7 @@ struct OFREPTests {
             #expect(response.headers[.eTag] == etag)
         }
         // An unlock changes the answer without a revision: the ETag changes.
-        try await server.store.setUnlocked(
+        try await server.store.assignments.setUnlocked(
             true, feature: "Example Unlock Flag", user: UserID(rawValue: "user-1"), source: nil, actor: "test",
             in: TestServer.acme)
         try await server.test { client in

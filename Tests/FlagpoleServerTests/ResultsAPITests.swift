@@ -168,7 +168,7 @@ struct ResultsAPITests {
     func namedControl() async throws {
         let server = try await TestServer()
         let (editor, reader) = (server.key("acme", .editor), server.key("acme", .reader))
-        _ = try await server.store.assign(
+        _ = try await server.store.assignments.assign(
             (0..<10).map { UserID(rawValue: "u-\($0)") }, to: TestServer.abTest, in: TestServer.acme)
         try await server.test { client in
             let refused = try await client.send(

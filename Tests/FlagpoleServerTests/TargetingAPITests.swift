@@ -21,7 +21,7 @@ struct TargetingAPITests {
 
     /// The group `user` has without rules nor attributes, read without recording anything.
     static func naturalGroup(of user: String, in server: TestServer) async throws -> String? {
-        try await server.store.evaluate(UserID(rawValue: user), in: TestServer.acme).first {
+        try await server.store.assignments.evaluate(UserID(rawValue: user), in: TestServer.acme).first {
             $0.feature == TestServer.abTest
         }?.variation
     }

@@ -156,7 +156,7 @@ struct TargetingAgreementSoakTests {
         for (name, rules) in found.rules {
             _ = try await store.catalog.setRules(rules, ofFeature: name, in: path, options: options)
         }
-        if !isFresh { _ = try await store.forget(found.user, in: path.tenant, actor: "test") }
+        if !isFresh { _ = try await store.assignments.forget(found.user, in: path.tenant, actor: "test") }
         let context = EvaluationContext(
             user: found.user, attributes: found.attributes.mapValues { AttributeValue.string($0) })
         let segments = Dictionary(uniqueKeysWithValues: found.segments.map { ($0.name, $0) })

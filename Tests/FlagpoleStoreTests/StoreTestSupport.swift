@@ -160,7 +160,7 @@ extension FeatureStore {
     func allAssignmentEvents(
         in path: EnvironmentPath = .acmeProduction, user: UserID? = nil, feature: String? = nil
     ) async throws -> [AssignmentEvent] {
-        try await assignmentEvents(
+        try await assignments.assignmentEvents(
             in: path, matching: AssignmentEventQuery(user: user, feature: feature, limit: Int(Int32.max)))
     }
 

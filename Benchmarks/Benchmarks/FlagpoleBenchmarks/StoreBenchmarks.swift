@@ -62,7 +62,8 @@ func storeBenchmarks() {
         do {
             let user = history.nextUser()
             blackHole(
-                try await history.store.assignmentEvents(in: Inputs.path, matching: .init(user: user, limit: 100)))
+                try await history.store.assignments.assignmentEvents(
+                    in: Inputs.path, matching: .init(user: user, limit: 100)))
         } catch {
             fatalError("history: \(error)")
         }
@@ -88,7 +89,7 @@ final class Planner: Sendable {
         _ = try await store.catalog.importDocument(
             document.rendered(), into: Inputs.path, options: .init(actor: "bench"))
         let users = (0..<Inputs.users).map { UserID(rawValue: "user-\($0)") }
-        _ = try await store.assign(users, to: Inputs.test.name, in: Inputs.path)
+        _ = try await store.assignments.assign(users, to: Inputs.test.name, in: Inputs.path)
         document.features[document.features.count - 1].testBiases = [20, 80]
         changedFile = document.rendered()
     }
@@ -126,7 +127,9 @@ final class History: @unchecked Sendable {
         // find it, and counts their events for Scripts/bench to compare with its baseline's.
         var events = 0
         for user in users {
-            events += try await store.assignmentEvents(in: Inputs.path, matching: .init(user: user, limit: 100)).count
+            events += try await store.assignments.assignmentEvents(
+                in: Inputs.path, matching: .init(user: user, limit: 100)
+            ).count
         }
         if let report = Inputs.historyReport {
             try "\(users.count) \(events)\n".write(toFile: report, atomically: true, encoding: .utf8)

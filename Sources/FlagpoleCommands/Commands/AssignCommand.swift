@@ -43,7 +43,8 @@ struct AssignCommand: AsyncParsableCommand {
         let progress = ProgressBar("assigning", total: users.count > 10_000 ? users.count : 0)
         let json = output.json
         let isSingle = user != nil
-        let summary = try await database.openStore().assign(users, to: feature, in: try environment.path()) {
+        let summary = try await database.openStore().assignments.assign(users, to: feature, in: try environment.path())
+        {
             assignment in
             if json {
                 lines.write(JSONWriter(style: .compact).string(of: assignment.jsonValue))

@@ -58,7 +58,7 @@ struct AssignmentsCommand: ParsableCommand {
         }
 
         func run() async throws {
-            let events = try await database.openStore(.readOnly).assignmentEvents(
+            let events = try await database.openStore(.readOnly).assignments.assignmentEvents(
                 in: try environment.path(), matching: try query())
             if output.json {
                 Console.json(.array(events.map(\.jsonValue)))
@@ -99,7 +99,7 @@ struct AssignmentsCommand: ParsableCommand {
 
         func run() async throws {
             let time = try at.map { try TimeArgument.parse($0, option: "--at") }
-            let counts = try await database.openStore(.readOnly).assignmentCounts(
+            let counts = try await database.openStore(.readOnly).assignments.assignmentCounts(
                 of: feature, in: try environment.path(), at: time)
             let total = counts.reduce(0) { $0 + $1.users }
             if output.json {

@@ -380,7 +380,7 @@ struct ConfigCommand: ParsableCommand {
             } else {
                 let values =
                     if let user {
-                        try await store.userConfigs(
+                        try await store.assignments.userConfigs(
                             for: try UserOptions.id(user), in: path, tag: tag, release: release)
                     } else {
                         try await store.catalog.sharedConfigs(in: path, tag: tag, release: release)

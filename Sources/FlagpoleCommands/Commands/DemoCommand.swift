@@ -105,7 +105,7 @@ struct DemoCommand: AsyncParsableCommand {
     static func recordUsers(in store: FeatureStore, path: EnvironmentPath) async throws -> (AssignmentSummary, [String])
     {
         let variations = Mutex<[String]>([])
-        let summary = try await store.assign(demoUsers, to: rollout, in: path) { assignment in
+        let summary = try await store.assignments.assign(demoUsers, to: rollout, in: path) { assignment in
             variations.withLock { $0.append(assignment.variation) }
         }
         return (summary, variations.withLock { $0 })
@@ -152,7 +152,7 @@ struct DemoCommand: AsyncParsableCommand {
                 "country": .string(["DE", "FR", "US", "JP", "BR"][index % 5]),
                 "appVersion": .string(index % 2 == 0 ? "3.2.0" : "3.1.4"), "beta": .bool(index % 3 == 0),
             ]
-            _ = try await store.userGroups(
+            _ = try await store.assignments.userGroups(
                 of: user, in: path, for: .follower, attributes: try UserAttributes(attributes))
         }
     }

@@ -90,7 +90,7 @@ struct EvaluateCommand: AsyncParsableCommand {
             attributes: try userAttributes() ?? (client == .bucketeer ? .empty : nil))
         if let flag {
             do {
-                let evaluation = try await store.evaluateFlag(flag, for: context, in: path)
+                let evaluation = try await store.assignments.evaluateFlag(flag, for: context, in: path)
                 if output.json {
                     var bytes: [UInt8] = []
                     evaluation.writeJSON(into: &bytes)
@@ -104,7 +104,7 @@ struct EvaluateCommand: AsyncParsableCommand {
             }
             return
         }
-        let evaluations = try await store.evaluateFlags(for: context, tag: tag, in: path)
+        let evaluations = try await store.assignments.evaluateFlags(for: context, tag: tag, in: path)
         if client == .bucketeer {
             return printBucketeer(evaluations, for: context)
         }

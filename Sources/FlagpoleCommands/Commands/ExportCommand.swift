@@ -104,7 +104,8 @@ struct ExportCommand: AsyncParsableCommand {
     private func document(of path: EnvironmentPath, in store: FeatureStore) async throws -> (Int, [UInt8]) {
         let style: JSONWriter.Style = compact ? .compact : .pretty
         if let user {
-            let pinned = try await store.pinnedDocument(for: try UserOptions.id(user), in: path, style: style)
+            let pinned = try await store.assignments.pinnedDocument(
+                for: try UserOptions.id(user), in: path, style: style)
             return (pinned.revision, pinned.bytes)
         }
         let stored = try await store.catalog.revision(revision, of: path)

@@ -27,7 +27,7 @@ struct UnlockCommand: AsyncParsableCommand {
         _ isUnlocked: Bool, _ name: String, user: UserID, source: String?, _ environment: EnvironmentOptions,
         _ database: DatabaseOptions
     ) async throws {
-        let changed = try await database.openStore().setUnlocked(
+        let changed = try await database.openStore().assignments.setUnlocked(
             isUnlocked, feature: name, user: user, source: source, actor: Invocation.current.actor,
             in: try environment.path())
         let state = isUnlocked ? "unlocked" : "locked"
@@ -84,7 +84,8 @@ struct UnlocksCommand: AsyncParsableCommand {
 
     func run() async throws {
         let records = try await database.openStore(.readOnly)
-            .unlocks(in: try environment.path(), user: try user.map(UserOptions.id), feature: feature, history: history)
+            .assignments.unlocks(
+                in: try environment.path(), user: try user.map(UserOptions.id), feature: feature, history: history)
         if output.json {
             Console.json(.array(records.map(\.jsonValue)))
             return
@@ -136,7 +137,7 @@ struct OverrideCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let assignment = try await database.openStore().setOverride(
+            let assignment = try await database.openStore().assignments.setOverride(
                 name, user: try user.id(), variation: variation, in: try environment.path())
             output.json ? Console.json(assignment.jsonValue) : Console.out(assignment.sentence)
         }
@@ -155,7 +156,7 @@ struct OverrideCommand: ParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let assignment = try await database.openStore().clearOverride(
+            let assignment = try await database.openStore().assignments.clearOverride(
                 name, user: try user.id(), in: try environment.path())
             output.json ? Console.json(assignment.jsonValue) : Console.out(assignment.sentence)
         }

@@ -29,7 +29,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let user = try UserOptions.id(id)
-            let report = try await database.openStore().forget(
+            let report = try await database.openStore().assignments.forget(
                 user, in: try tenant.slug(), actor: Invocation.current.actor)
             if output.json {
                 Console.json(report.jsonValue)

@@ -35,7 +35,9 @@ extension AdminAPI {
             }
         }
         let collected = AssignmentCollector()
-        let summary = try await store.assign(users, to: try context.feature(), in: path) { collected.append($0) }
+        let summary = try await store.assignments.assign(users, to: try context.feature(), in: path) {
+            collected.append($0)
+        }
         metrics.assignmentsRecorded.increment(by: summary.recorded)
         return .json([
             "recorded": .number(Double(summary.recorded)),
@@ -56,7 +58,7 @@ extension AdminAPI {
         }
         let cursor = try query.int("cursor")
         // One more than the page: a next page exists only if it has events.
-        let events = try await store.assignmentEvents(
+        let events = try await store.assignments.assignmentEvents(
             in: path,
             matching: AssignmentEventQuery(
                 user: try query.user(), feature: query.string("feature"), since: try query.time("since"),
@@ -72,14 +74,14 @@ extension AdminAPI {
         let path = context.path
         let feature = try context.feature()
         let time = try Query(request).time("at")
-        let counts = try await store.assignmentCounts(of: feature, in: path, at: time)
+        let counts = try await store.assignments.assignmentCounts(of: feature, in: path, at: time)
         return .json(counts.jsonValue(feature: feature, at: time ?? Date()))
     }
 
     @Sendable func listUnlocks(_ request: Request, context: EnvironmentContext<Needs.Reader>) async throws -> Response {
         let path = context.path
         let query = Query(request)
-        let records = try await store.unlocks(
+        let records = try await store.assignments.unlocks(
             in: path, user: try query.user(), feature: query.string("feature"), history: try query.bool("history"))
         return .json(.array(records.map(\.jsonValue)))
     }
@@ -93,7 +95,7 @@ extension AdminAPI {
         return .json([
             "user": .string(user.rawValue),
             "features": .array(
-                try await store.evaluate(user, in: path, attributes: attributes).map(\.jsonValue)),
+                try await store.assignments.evaluate(user, in: path, attributes: attributes).map(\.jsonValue)),
         ])
     }
 }

@@ -72,7 +72,7 @@ extension AdminAPI {
         let body = try await body(request, allowed: ["source"])
         let feature = try context.feature()
         let user = try context.user()
-        let changed = try await store.setUnlocked(
+        let changed = try await store.assignments.setUnlocked(
             isUnlocked, feature: feature, user: user, source: try body.string("source"), actor: context.actor,
             in: context.path)
         return .json([
@@ -103,7 +103,7 @@ extension AdminAPI {
     @Sendable func setOverride(_ request: Request, context: EnvironmentContext<Needs.Editor>) async throws -> Response {
         let path = context.path
         let body = try await body(request, allowed: ["variation"])
-        let assignment = try await store.setOverride(
+        let assignment = try await store.assignments.setOverride(
             try context.feature(), user: try context.user(), variation: try body.requiredString("variation"),
             in: path)
         return .json(assignment.jsonValue)
@@ -113,6 +113,7 @@ extension AdminAPI {
     {
         let path = context.path
         return .json(
-            try await store.clearOverride(try context.feature(), user: try context.user(), in: path).jsonValue)
+            try await store.assignments.clearOverride(try context.feature(), user: try context.user(), in: path)
+                .jsonValue)
     }
 }

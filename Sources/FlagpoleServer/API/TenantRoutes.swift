@@ -117,7 +117,7 @@ extension AdminAPI {
         } catch {
             throw APIError.malformed("The user id in the path: \(error)")
         }
-        return .json(try await store.forget(user, in: context.tenant, actor: context.key.actor).jsonValue)
+        return .json(try await store.assignments.forget(user, in: context.tenant, actor: context.key.actor).jsonValue)
     }
 
     @Sendable func listKeys(_: Request, context: TenantContext<Needs.Admin>) async throws -> Response {

@@ -61,7 +61,7 @@ struct BucketeerRoutes {
         if !body.attributes.isKept { delivery.metrics.bucketeerAttributesOverLimit.increment() }
         let read: UserDocumentRead
         do {
-            read = try await store.userGroups(
+            read = try await store.assignments.userGroups(
                 of: body.user, in: context.path, for: .follower, attributes: body.context.attributes,
                 admittingNewUser: delivery.admission(request, context))
         } catch DocumentError.noRevision {

@@ -341,8 +341,8 @@ extension Dashboard {
         page.toggle = edit.toggle
         page.history = FeatureHistoryView(try await store.catalog.history(of: name, in: path), of: feature, urls: urls)
         page.timeline = AssignmentChart(
-            try await store.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
-        page.events = try await store.assignmentEvents(
+            try await store.assignments.assignmentTimeline(of: name, in: path, samples: Self.chartSamples))
+        page.events = try await store.assignments.assignmentEvents(
             in: path, matching: AssignmentEventQuery(feature: name, limit: Self.recentEvents)
         )
         .map { EventRow($0, urls: urls) }

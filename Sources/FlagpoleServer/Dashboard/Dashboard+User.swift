@@ -58,9 +58,9 @@ extension Dashboard {
         let form = try await form(OverrideForm.self, of: request, session: session)
         let user = try context.user()
         if form.variation.isEmpty {
-            _ = try await store.clearOverride(form.feature, user: user, in: path)
+            _ = try await store.assignments.clearOverride(form.feature, user: user, in: path)
         } else {
-            _ = try await store.setOverride(form.feature, user: user, variation: form.variation, in: path)
+            _ = try await store.assignments.setOverride(form.feature, user: user, variation: form.variation, in: path)
         }
         let notice = Notice(form.variation.isEmpty ? .overrideCleared : .overrideSet)
         return .seeOther(notice.appended(to: EnvironmentURLs(path).user(user.rawValue)))
@@ -78,7 +78,7 @@ extension Dashboard {
         page.keptAttributes = (kept?.values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
         page.hasKeptAttributes = !page.keptAttributes.isEmpty
         page.isTyped = attributes != nil
-        let evaluations = try await store.evaluate(user, in: path, attributes: attributes)
+        let evaluations = try await store.assignments.evaluate(user, in: path, attributes: attributes)
         page.evaluations = evaluations.enumerated().map { index, evaluation in
             var row = UserPage.Evaluation(
                 index: index, feature: evaluation.feature, featureURL: urls.feature(evaluation.feature),
@@ -95,12 +95,12 @@ extension Dashboard {
             return row
         }
         page.hasEvaluations = true
-        page.unlocks = try await store.unlocks(in: path, user: user).map { unlock in
+        page.unlocks = try await store.assignments.unlocks(in: path, user: user).map { unlock in
             UserPage.Unlock(
                 feature: unlock.feature, state: unlock.isUnlocked ? "Unlocked" : "Locked", source: unlock.source,
                 time: ShownTime(unlock.time))
         }
-        page.events = try await store.assignmentEvents(
+        page.events = try await store.assignments.assignmentEvents(
             in: path, matching: AssignmentEventQuery(user: user, limit: Self.userEvents)
         )
         .map { EventRow($0, urls: urls) }

@@ -181,7 +181,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let (path, kind) = Self.delivered(target.path), let (state, _) = delivery.cache.currentDocument(path),
             !state.settings.isPrivate,
             let user = try? UserID(validating: String(text)),
-            let read = try? delivery.store.readUserDocumentNow(for: user, in: path, attributes: attributes)
+            let read = try? delivery.store.assignments.readUserDocumentNow(for: user, in: path, attributes: attributes)
         else { return nil }
         delivery.metrics.userDocumentsOnEventLoop.increment()
         currentRoute = kind == .features ? .features : .configs
@@ -206,7 +206,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             trustsProxy: delivery.trustsProxy)
         let limiter = delivery.newUsers
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        delivery.store.finish(
+        delivery.store.assignments.finish(
             read, for: client, admittingNewUser: { limiter.admit(peer) },
             completion: { result in
                 let reply = result.map { $0.map(answer) }
@@ -286,7 +286,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 let evaluation = try? OFREPRequest(
                     bytes, key: target.key, attributeLimits: delivery.attributeLimits),
                 let user = evaluation.context.user,
-                let read = try? delivery.store.readUserDocumentNow(
+                let read = try? delivery.store.assignments.readUserDocumentNow(
                     for: user, in: target.path, attributes: evaluation.context.attributes)
             else { return nil }
             if let key = target.key {
@@ -303,7 +303,7 @@ final class DeliveryFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             guard
                 let poll = try? BucketeerEvaluationsRequest(bytes, attributeLimits: delivery.attributeLimits),
                 poll.attributes.isKept,
-                let read = try? delivery.store.readUserDocumentNow(
+                let read = try? delivery.store.assignments.readUserDocumentNow(
                     for: poll.user, in: path, attributes: poll.context.attributes),
                 let flags = read.flags(for: poll.context, tagged: poll.tag.isEmpty ? nil : poll.tag)
             else { return nil }

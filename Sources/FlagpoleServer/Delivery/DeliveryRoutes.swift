@@ -63,7 +63,7 @@ struct DeliveryRoutes {
         }
         let attributes = try query.attributes(limits: attributeLimits)
         if let user = try query.user() {
-            let configs = try await store.userConfigs(
+            let configs = try await store.assignments.userConfigs(
                 for: user, in: path, tag: tag, release: release, attributes: attributes,
                 admittingNewUser: admission(request, context))
             fetches.count(path, revision: configs.revision, .configs)
@@ -178,7 +178,7 @@ struct DeliveryRoutes {
         let limiter = newUsers
         let pinned: PinnedDocument
         do {
-            pinned = try await store.pinnedDocument(for: user, in: path, attributes: attributes) {
+            pinned = try await store.assignments.pinnedDocument(for: user, in: path, attributes: attributes) {
                 client.map { limiter.admit($0) } ?? true
             }
         } catch let error as StorageError where error.isUnavailable {

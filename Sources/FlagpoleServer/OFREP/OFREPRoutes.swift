@@ -46,7 +46,7 @@ struct OFREPRoutes {
         await refreshIfBehind(path, request)
         let flag: FlagEvaluation
         do {
-            flag = try await delivery.store.evaluateFlag(
+            flag = try await delivery.store.assignments.evaluateFlag(
                 key, for: body.context, in: path, admittingNewUser: delivery.admission(request, context))
         } catch let problem as FlagProblem {
             throw OFREPError(
@@ -71,7 +71,7 @@ struct OFREPRoutes {
         await refreshIfBehind(path, request)
         let evaluations: FlagEvaluations
         do {
-            evaluations = try await delivery.store.evaluateFlags(
+            evaluations = try await delivery.store.assignments.evaluateFlags(
                 for: body.context, tag: tag, in: path, admittingNewUser: delivery.admission(request, context))
             delivery.fetches.count(path, revision: evaluations.revision, .ofrep)
         } catch DocumentError.noRevision {

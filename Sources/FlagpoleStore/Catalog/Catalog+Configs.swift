@@ -306,7 +306,7 @@ extension Catalog {
     public func sharedConfigs(
         in path: EnvironmentPath, tag: String? = nil, release: String? = nil
     ) async throws -> UserConfigs {
-        let plan = try await store.currentPlan(of: path)
+        let plan = try await store.assignments.currentPlan(of: path)
         return plan.sharedConfigs(tagged: tag, only: try plan.releaseNames(release))
     }
 }

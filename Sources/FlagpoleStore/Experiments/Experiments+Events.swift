@@ -189,7 +189,7 @@ extension Experiments {
             }
         case .bucketeer:
             let head = try db.environments.head(of: scope.path)
-            let plan = try head.revision.map { _ in try store.currentPlan(in: db, head: head) }
+            let plan = try head.revision.map { _ in try store.assignments.currentPlan(in: db, head: head) }
             return { name in
                 guard let plan, let index = plan.flagIndex(of: Feature.nameKey(name)) else {
                     return .failure(

@@ -26,7 +26,9 @@ struct AssignmentTests {
             let reported = Collected<Assignment>()
 
             // When the users are assigned
-            let summary = try await store.assign(users, to: name, in: .acmeProduction) { reported.append($0) }
+            let summary = try await store.assignments.assign(users, to: name, in: .acmeProduction) {
+                reported.append($0)
+            }
 
             // Then each is recorded at the hash's point, in the group the effective biases give
             #expect(summary == AssignmentSummary(recorded: 300, known: 0))
@@ -53,7 +55,7 @@ struct AssignmentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.twoTests)
         let users = UserID.numbered(50)
-        _ = try await store.assign(users, to: "kept", in: .acmeProduction)
+        _ = try await store.assignments.assign(users, to: "kept", in: .acmeProduction)
         let events = try await store.allAssignmentEvents()
         #expect(events.count == 50)
         #expect(events.allSatisfy { $0.reason == .first && $0.previousVariation == nil && $0.revision == 1 })
@@ -62,7 +64,7 @@ struct AssignmentTests {
         // When they are assigned again, with one newcomer
         let reported = Collected<Assignment>()
         let newcomer = UserID(rawValue: "newcomer")
-        let summary = try await store.assign(users + [newcomer], to: "kept", in: .acmeProduction) {
+        let summary = try await store.assignments.assign(users + [newcomer], to: "kept", in: .acmeProduction) {
             reported.append($0)
         }
 
@@ -95,7 +97,7 @@ struct AssignmentTests {
             """#)
 
         await #expect(throws: CoreError.notATest(feature: name, kind: kind)) {
-            _ = try await store.assign(UserID.numbered(10), to: name, in: .acmeProduction)
+            _ = try await store.assignments.assign(UserID.numbered(10), to: name, in: .acmeProduction)
         }
 
         #expect(try await store.allAssignmentEvents().isEmpty)
@@ -107,7 +109,7 @@ struct AssignmentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.twoTests)
         let error = await #expect(throws: DocumentError.self) {
-            _ = try await store.assign(UserID.numbered(1), to: "Kept", in: .acmeProduction)
+            _ = try await store.assignments.assign(UserID.numbered(1), to: "Kept", in: .acmeProduction)
         }
         guard case .featureNotFound(_, "Kept")? = error else {
             Issue.record("expected featureNotFound, got \(String(describing: error))")
@@ -122,13 +124,13 @@ struct AssignmentTests {
         try await store.importText(
             #"{"features": [{"name": "t", "enabled": false, "test-variations": ["A", "B", "C"]}]}"#)
 
-        _ = try await store.assign(UserID.numbered(120), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(120), to: "t", in: .acmeProduction)
 
         let recorded = try await store.recordedAssignments(of: "t")
         #expect(recorded.count == 120)
         #expect(recorded.values.allSatisfy { $0.variation == "Disabled" })
         #expect(
-            try await store.assignmentCounts(of: "t", in: .acmeProduction) == [
+            try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction) == [
                 VariationCount(variation: "A", users: 0), VariationCount(variation: "B", users: 0),
                 VariationCount(variation: "C", users: 0), VariationCount(variation: "Disabled", users: 120),
             ])
@@ -142,10 +144,10 @@ struct AssignmentTests {
         // 1.5 points is 3.75 standard deviations: a random salt would miss it once in 5 000 runs.
         try await store.setSalt("assignment-tests", of: "t")
 
-        let summary = try await store.assign(UserID.numbered(10_000), to: "t", in: .acmeProduction)
+        let summary = try await store.assignments.assign(UserID.numbered(10_000), to: "t", in: .acmeProduction)
 
         #expect(summary.recorded == 10_000)
-        let counts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
+        let counts = try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)
         #expect(counts.map(\.variation) == ["small", "large"])
         #expect(counts.map(\.users).reduce(0, +) == 10_000)
         let share = Double(counts[0].users) / 10_000
@@ -161,19 +163,19 @@ struct AssignmentTests {
         try await store.importText(file, into: .acmeProduction)
         try await store.importText(file, into: .globexProduction)
         let users = UserID.numbered(100)
-        _ = try await store.assign(users, to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(users, to: "t", in: .acmeProduction)
 
         // Then globex sees none of them
         #expect(try await store.allAssignmentEvents(in: .globexProduction).isEmpty)
         #expect(try await store.allAssignmentEvents(in: .globexProduction, user: users[0]).isEmpty)
         #expect(try await store.allAssignmentEvents(in: .globexProduction, feature: "t").isEmpty)
-        #expect(try await store.assignmentCounts(of: "t", in: .globexProduction).map(\.users) == [0, 0])
+        #expect(try await store.assignments.assignmentCounts(of: "t", in: .globexProduction).map(\.users) == [0, 0])
         #expect(try await store.catalog.feature("t", in: .globexProduction).recordedUsers == 0)
         #expect(try await store.recordedAssignments(of: "t", in: .globexProduction).isEmpty)
         #expect(try await store.allAssignmentEvents(in: .acmeProduction).count == 100)
 
         // When globex assigns the same users and acme changes its biases
-        _ = try await store.assign(users, to: "t", in: .globexProduction)
+        _ = try await store.assignments.assign(users, to: "t", in: .globexProduction)
         let change = try await store.catalog.setBiases(
             [60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         #expect(change.isApplied)

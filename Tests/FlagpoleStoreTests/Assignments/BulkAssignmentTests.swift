@@ -17,13 +17,15 @@ struct BulkAssignmentTests {
     func duplicates(hasRecordedUsers: Bool, isBulk: Bool) async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.test)
-        if hasRecordedUsers { _ = try await store.assign([UserID(rawValue: "earlier")], to: "t", in: .acmeProduction) }
+        if hasRecordedUsers {
+            _ = try await store.assignments.assign([UserID(rawValue: "earlier")], to: "t", in: .acmeProduction)
+        }
         // Past the direct path's limit, the list is staged and copied in bulk.
-        let fillers = isBulk ? UserID.numbered(FeatureStore.directAssignmentLimit, prefix: "filler") : []
+        let fillers = isBulk ? UserID.numbered(Assignments.directAssignmentLimit, prefix: "filler") : []
         let users = ["a", "b", "a", "earlier", "c", "b"].map(UserID.init(rawValue:)) + fillers
         let reported = Collected<Assignment>()
 
-        let summary = try await store.assign(users, to: "t", in: .acmeProduction) { reported.append($0) }
+        let summary = try await store.assignments.assign(users, to: "t", in: .acmeProduction) { reported.append($0) }
 
         // "earlier" is new too when it was not recorded before.
         let expected =
@@ -43,13 +45,13 @@ struct BulkAssignmentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.test)
         let known = UserID.numbered(5000, prefix: "known")
-        _ = try await store.assign(known, to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(known, to: "t", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "t")
         let fresh = UserID.numbered(5000, prefix: "fresh")
         let users = zip(known, fresh).flatMap { [$0, $1] }
         let reported = Collected<Assignment>()
 
-        let summary = try await store.assign(users, to: "t", in: .acmeProduction) { reported.append($0) }
+        let summary = try await store.assignments.assign(users, to: "t", in: .acmeProduction) { reported.append($0) }
 
         #expect(summary == AssignmentSummary(recorded: 5000, known: 5000))
         #expect(reported.all.map(\.user) == users)

@@ -87,7 +87,9 @@ struct GroupCommitTests {
         try await store.importText(Self.document)
         let user = UserID(rawValue: "newcomer")
         let documents = try await withThrowingTaskGroup(of: PinnedDocument.self) { group in
-            for _ in 0..<40 { group.addTask { try await store.pinnedDocument(for: user, in: .acmeProduction) } }
+            for _ in 0..<40 {
+                group.addTask { try await store.assignments.pinnedDocument(for: user, in: .acmeProduction) }
+            }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(Set(documents.map(\.bytes)).count == 1)
@@ -103,7 +105,9 @@ struct GroupCommitTests {
         try await store.importText(Self.document)
         let users = UserID.numbered(300)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for user in users { group.addTask { _ = try await store.pinnedDocument(for: user, in: .acmeProduction) } }
+            for user in users {
+                group.addTask { _ = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction) }
+            }
             try await group.waitForAll()
         }
         let salt = try await store.salt(of: "MVT")
@@ -123,10 +127,10 @@ struct GroupCommitTests {
         let counter = CommitCounter()
         try await store.write { db in db.sqlite!.add(transactionObserver: counter, extent: .databaseLifetime) }
         let user = UserID(rawValue: "regular")
-        let first = try await store.pinnedDocument(for: user, in: .acmeProduction)
+        let first = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction)
         let afterFirst = counter.commits
         for _ in 0..<5 {
-            #expect(try await store.pinnedDocument(for: user, in: .acmeProduction) == first)
+            #expect(try await store.assignments.pinnedDocument(for: user, in: .acmeProduction) == first)
         }
         #expect(counter.commits == afterFirst)
     }
@@ -139,7 +143,7 @@ struct GroupCommitTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.document)
         // The revision's plan is built and kept: the writes below know their groups before they run.
-        _ = try await store.pinnedDocument(for: UserID(rawValue: "warm-up"), in: .acmeProduction)
+        _ = try await store.assignments.pinnedDocument(for: UserID(rawValue: "warm-up"), in: .acmeProduction)
         let plan = try #require(store.pinningPlans.plan(for: .acmeProduction))
         let test = try #require(plan.tests.first { $0.name == "A/B" })
 
@@ -157,10 +161,12 @@ struct GroupCommitTests {
             pending += count
             while store.groupCommit.pendingCount < pending { await Task.yield() }
         }
-        let posts = (0..<2).map { _ in Task { try await store.assign(users, to: "A/B", in: .acmeProduction) } }
+        let posts = (0..<2).map { _ in
+            Task { try await store.assignments.assign(users, to: "A/B", in: .acmeProduction) }
+        }
         await waitForQueue(2)
         let fetches = users.prefix(5).map { user in
-            Task { try await store.pinnedDocument(for: user, in: .acmeProduction) }
+            Task { try await store.assignments.pinnedDocument(for: user, in: .acmeProduction) }
         }
         await waitForQueue(5)
         // A write that announces a user's first assignment, as the others do, then records it
@@ -226,16 +232,16 @@ struct GroupCommitTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.document)
         let user = UserID(rawValue: "late")
-        let read = try await store.readUserDocument(for: user, in: .acmeProduction)
+        let read = try await store.assignments.readUserDocument(for: user, in: .acmeProduction)
         try await store.importText(Self.document.replacingOccurrences(of: "[50, 50]", with: "[10, 90]"))
 
         let stale = try await withCheckedThrowingContinuation { continuation in
-            store.finish(read, for: .app, admittingNewUser: { true }) { continuation.resume(with: $0) }
+            store.assignments.finish(read, for: .app, admittingNewUser: { true }) { continuation.resume(with: $0) }
         }
         #expect(stale == nil)
         #expect(try await store.allAssignmentEvents(user: user).isEmpty)
 
-        let pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
+        let pinned = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction)
         #expect(pinned.revision == 2)
         let point = UserPoints(salt: try await store.salt(of: "A/B")).point(for: user.rawValue)
         #expect(pinned.assignments.first { $0.feature == "A/B" }?.variation == (point < 10 ? "A" : "B"))
@@ -279,17 +285,19 @@ struct AssignmentDeltaTests {
             }
         }
         let now = Date(unixMilliseconds: start + 3000 * 2_400)
-        let timeline = try await store.assignmentTimeline(of: "t", in: .acmeProduction, samples: 12, now: now)
+        let timeline = try await store.assignments.assignmentTimeline(
+            of: "t", in: .acmeProduction, samples: 12, now: now)
         #expect(timeline.count == 12)
         for snapshot in timeline {
             let endOfMinute = Date(unixMilliseconds: (snapshot.time.unixMilliseconds / 60_000 + 1) * 60_000 - 1)
             #expect(
-                snapshot.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction, at: endOfMinute)))
+                snapshot.counts
+                    == (try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction, at: endOfMinute)))
         }
-        #expect(timeline.last?.counts == (try await store.assignmentCounts(of: "t", in: .acmeProduction)))
+        #expect(timeline.last?.counts == (try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)))
         let recorded = try await store.recordedAssignments(of: "t")
         #expect(
-            try await store.assignmentCounts(of: "t", in: .acmeProduction).map(\.users)
+            try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction).map(\.users)
                 == ["A", "B", "C"].map { name in
                     recorded.values.filter { $0.variation == name }.count
                 })

@@ -51,7 +51,7 @@ struct IdentityTests {
                 users += [first, second, first, second].map { UserID(rawValue: prefix + $0) }
             }
             let distinct = userCount + 2 * Self.equivalentPairs.count
-            let summary = try await store.assign(users, to: "Caf\u{E9} test", in: .acmeProduction)
+            let summary = try await store.assignments.assign(users, to: "Caf\u{E9} test", in: .acmeProduction)
             #expect(summary.recorded == distinct)
             #expect(summary.known == users.count - distinct)
             let recorded = try await store.recordedAssignments(of: "Caf\u{E9} test", in: .acmeProduction)
@@ -77,25 +77,30 @@ struct IdentityTests {
         for (first, second) in Self.equivalentPairs {
             let one = UserID(rawValue: first)
             let other = UserID(rawValue: second)
-            let pinnedOne = try await store.pinnedDocument(for: one, in: .acmeProduction)
-            let pinnedOther = try await store.pinnedDocument(for: other, in: .acmeProduction)
+            let pinnedOne = try await store.assignments.pinnedDocument(for: one, in: .acmeProduction)
+            let pinnedOther = try await store.assignments.pinnedDocument(for: other, in: .acmeProduction)
             #expect(pinnedOne.assignments.map(\.point) != pinnedOther.assignments.map(\.point))
-            #expect(try await store.pinnedDocument(for: one, in: .acmeProduction) == pinnedOne)
+            #expect(try await store.assignments.pinnedDocument(for: one, in: .acmeProduction) == pinnedOne)
 
-            let history = try await store.assignmentEvents(
+            let history = try await store.assignments.assignmentEvents(
                 in: .acmeProduction, matching: AssignmentEventQuery(user: one))
             #expect(history.count == 1 && history.allSatisfy { $0.user == one })
 
-            try await store.setUnlocked(
+            try await store.assignments.setUnlocked(
                 true, feature: "Unlock", user: one, source: nil, actor: "test", in: .acmeProduction)
-            #expect(try await store.unlocks(in: .acmeProduction, user: one).map(\.isUnlocked) == [true])
-            #expect(try await store.unlocks(in: .acmeProduction, user: other).isEmpty)
-            let unlocked = try await store.evaluate(other, in: .acmeProduction).first { $0.feature == "Unlock" }
+            #expect(try await store.assignments.unlocks(in: .acmeProduction, user: one).map(\.isUnlocked) == [true])
+            #expect(try await store.assignments.unlocks(in: .acmeProduction, user: other).isEmpty)
+            let unlocked = try await store.assignments.evaluate(other, in: .acmeProduction).first {
+                $0.feature == "Unlock"
+            }
             #expect(unlocked?.variation == "Locked")
 
             let forced = pinnedOne.assignments[0].variation == "A" ? "B" : "A"
-            _ = try await store.setOverride("Caf\u{E9} test", user: one, variation: forced, in: .acmeProduction)
-            let otherNow = try await store.evaluate(other, in: .acmeProduction).first { $0.feature == "Caf\u{E9} test" }
+            _ = try await store.assignments.setOverride(
+                "Caf\u{E9} test", user: one, variation: forced, in: .acmeProduction)
+            let otherNow = try await store.assignments.evaluate(other, in: .acmeProduction).first {
+                $0.feature == "Caf\u{E9} test"
+            }
             #expect(otherNow?.reason == .bucket && otherNow?.variation == pinnedOther.assignments[0].variation)
         }
         #expect(try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments).isEmpty)
@@ -116,7 +121,7 @@ struct IdentityTests {
                     Array(try await store.catalog.feature(spelling, in: .acmeProduction).feature.name.utf8)
                         == Array(written.utf8))
             }
-            _ = try await store.assign([UserID(rawValue: "u")], to: other, in: .acmeProduction)
+            _ = try await store.assignments.assign([UserID(rawValue: "u")], to: other, in: .acmeProduction)
 
             // The same file in the other spelling: the same feature (its salt, its users), now
             // spelled as the new file spells it, in the tables and in the revision alike.
@@ -159,7 +164,7 @@ struct IdentityTests {
         let nfd = nfc.decomposedForTest
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["\#(nfc)", "B"], "test-biases": [50, 50]}]}"#)
-        _ = try await store.assign(UserID.numbered(400), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(400), to: "t", in: .acmeProduction)
 
         // When the file respells the variation in NFD (the same to the app: nobody moves), then a
         // bias change moves users out of it

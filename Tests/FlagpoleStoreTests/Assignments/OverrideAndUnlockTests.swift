@@ -19,10 +19,10 @@ struct OverrideAndUnlockTests {
         let points = UserPoints(salt: try await store.catalog.feature("t", in: .acmeProduction).salt)
         let qa = points.firstUser(prefix: "qa") { $0 < 50 }
         let other = points.firstUser(prefix: "other") { $0 >= 50 && $0 < 90 }
-        _ = try await store.assign([qa, other], to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign([qa, other], to: "t", in: .acmeProduction)
 
         // When QA forces the user into B (named in another case)
-        let forced = try await store.setOverride("t", user: qa, variation: "b", in: .acmeProduction)
+        let forced = try await store.assignments.setOverride("t", user: qa, variation: "b", in: .acmeProduction)
 
         // Then the user is recorded in B under an override, with an override event
         #expect(forced.variation == "B" && forced.isOverride && forced.point == points.point(for: qa.rawValue))
@@ -44,7 +44,7 @@ struct OverrideAndUnlockTests {
         #expect(try await store.allAssignmentEvents(user: qa).count == 2)
 
         // And the pinned document puts the user's point inside B's range, [90, 100)
-        let pinned = try await store.pinnedDocument(for: qa, in: .acmeProduction)
+        let pinned = try await store.assignments.pinnedDocument(for: qa, in: .acmeProduction)
         let object = try #require(try JSONParser.parse(pinned.bytes).value.featuresByName["t"])
         guard case .number(let pinnedPoint)? = object["test-variation-assignment"] else {
             Issue.record("no test-variation-assignment in \(object)")
@@ -55,7 +55,7 @@ struct OverrideAndUnlockTests {
         #expect(pinned.assignments.first { $0.feature == "t" }?.variation == "B")
 
         // When the override is cleared
-        let cleared = try await store.clearOverride("t", user: qa, in: .acmeProduction)
+        let cleared = try await store.assignments.clearOverride("t", user: qa, in: .acmeProduction)
 
         // Then the user goes back to their point's group with an override-cleared event
         #expect(cleared.variation == "A" && !cleared.isOverride)
@@ -68,7 +68,7 @@ struct OverrideAndUnlockTests {
         // And clearing again is refused, writing nothing
         let count = try await store.allAssignmentEvents().count
         let error = await #expect(throws: UserStateError.self) {
-            try await store.clearOverride("t", user: qa, in: .acmeProduction)
+            try await store.assignments.clearOverride("t", user: qa, in: .acmeProduction)
         }
         guard case .noOverride(feature: "t", user: qa)? = error else {
             Issue.record("expected noOverride, got \(String(describing: error))")
@@ -84,7 +84,7 @@ struct OverrideAndUnlockTests {
         let points = UserPoints(salt: try await store.catalog.feature("t", in: .acmeProduction).salt)
         let qa = points.firstUser(prefix: "qa") { $0 >= 50 }
 
-        let forced = try await store.setOverride("t", user: qa, variation: "A", in: .acmeProduction)
+        let forced = try await store.assignments.setOverride("t", user: qa, variation: "A", in: .acmeProduction)
 
         #expect(forced.variation == "A" && forced.isOverride)
         let events = try await store.allAssignmentEvents()
@@ -98,7 +98,7 @@ struct OverrideAndUnlockTests {
                 && recorded?.point == points.point(for: qa.rawValue))
 
         // A later assignment of the same user keeps the override.
-        let summary = try await store.assign([qa], to: "t", in: .acmeProduction)
+        let summary = try await store.assignments.assign([qa], to: "t", in: .acmeProduction)
         #expect(summary == AssignmentSummary(recorded: 0, known: 1))
         #expect(try await store.recordedAssignments(of: "t")[qa]?.variation == "A")
     }
@@ -114,12 +114,12 @@ struct OverrideAndUnlockTests {
             ]}
             """#)
         let user = UserID(rawValue: "qa")
-        _ = try await store.assign([user], to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign([user], to: "t", in: .acmeProduction)
         let events = try await store.allAssignmentEvents()
 
         // A variation that owns no points
         let unreachable = await #expect(throws: UserStateError.self) {
-            try await store.setOverride("t", user: user, variation: "B", in: .acmeProduction)
+            try await store.assignments.setOverride("t", user: user, variation: "B", in: .acmeProduction)
         }
         guard case .unreachableVariation(feature: "t", variation: "B")? = unreachable else {
             Issue.record("expected unreachableVariation, got \(String(describing: unreachable))")
@@ -127,18 +127,18 @@ struct OverrideAndUnlockTests {
         }
         // A variation the test does not have
         await #expect(throws: CoreError.unknownVariation(feature: "t", variation: "C", variations: ["A", "B"])) {
-            try await store.setOverride("t", user: user, variation: "C", in: .acmeProduction)
+            try await store.assignments.setOverride("t", user: user, variation: "C", in: .acmeProduction)
         }
         // A plain flag
         await #expect(throws: CoreError.notATest(feature: "plain", kind: .flag)) {
-            try await store.setOverride("plain", user: user, variation: "Enabled", in: .acmeProduction)
+            try await store.assignments.setOverride("plain", user: user, variation: "Enabled", in: .acmeProduction)
         }
         // Clearing a user who has no override
         await #expect(throws: UserStateError.self) {
-            try await store.clearOverride("t", user: user, in: .acmeProduction)
+            try await store.assignments.clearOverride("t", user: user, in: .acmeProduction)
         }
         await #expect(throws: UserStateError.self) {
-            try await store.clearOverride("t", user: UserID(rawValue: "stranger"), in: .acmeProduction)
+            try await store.assignments.clearOverride("t", user: UserID(rawValue: "stranger"), in: .acmeProduction)
         }
 
         #expect(try await store.allAssignmentEvents() == events)
@@ -163,41 +163,43 @@ struct OverrideAndUnlockTests {
 
         // When alice buys premium twice over, and gives back her gift
         #expect(
-            try await store.setUnlocked(
+            try await store.assignments.setUnlocked(
                 true, feature: "premium", user: alice, source: "purchase-42", actor: "shop", in: .acmeProduction))
         #expect(
-            !(try await store.setUnlocked(
+            !(try await store.assignments.setUnlocked(
                 true, feature: "premium", user: alice, source: "purchase-43", actor: "shop", in: .acmeProduction)))
         #expect(try await store.unlockEventCount() == 1)
         #expect(
-            try await store.setUnlocked(
+            try await store.assignments.setUnlocked(
                 false, feature: "gift", user: alice, source: "refund", actor: "support", in: .acmeProduction))
         #expect(
-            try await store.setUnlocked(
+            try await store.assignments.setUnlocked(
                 true, feature: "premium", user: bob, source: nil, actor: "shop", in: .acmeProduction))
         #expect(try await store.unlockEventCount() == 3)
 
         // Then the listings show each state with the source that set it
-        let aliceUnlocks = try await store.unlocks(in: .acmeProduction, user: alice)
+        let aliceUnlocks = try await store.assignments.unlocks(in: .acmeProduction, user: alice)
         #expect(aliceUnlocks.map(\.feature) == ["gift", "premium"])
         #expect(aliceUnlocks.map(\.isUnlocked) == [false, true])
         #expect(aliceUnlocks.map(\.source) == ["refund", "purchase-42"])
-        let premium = try await store.unlocks(in: .acmeProduction, feature: "premium")
+        let premium = try await store.assignments.unlocks(in: .acmeProduction, feature: "premium")
         #expect(premium.map(\.user) == [alice, bob])
         #expect(premium.allSatisfy { $0.isUnlocked })
-        #expect(try await store.unlocks(in: .acmeProduction).count == 3)
-        #expect(try await store.unlocks(in: .globexProduction).isEmpty)
+        #expect(try await store.assignments.unlocks(in: .acmeProduction).count == 3)
+        #expect(try await store.assignments.unlocks(in: .globexProduction).isEmpty)
 
         // When alice's premium is locked again
         #expect(
-            try await store.setUnlocked(
+            try await store.assignments.setUnlocked(
                 false, feature: "premium", user: alice, source: "chargeback", actor: "shop", in: .acmeProduction))
         #expect(try await store.unlockEventCount() == 4)
         #expect(
-            try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium").map(\.isUnlocked) == [false])
+            try await store.assignments.unlocks(in: .acmeProduction, user: alice, feature: "premium").map(\.isUnlocked)
+                == [false])
 
         // Then her history of premium lists both changes, newest first, with who made them
-        let history = try await store.unlocks(in: .acmeProduction, user: alice, feature: "premium", history: true)
+        let history = try await store.assignments.unlocks(
+            in: .acmeProduction, user: alice, feature: "premium", history: true)
         #expect(history.map(\.isUnlocked) == [false, true])
         #expect(history.map(\.source) == ["chargeback", "purchase-42"])
         #expect(history.map(\.actor) == ["shop", "shop"])
@@ -208,15 +210,17 @@ struct OverrideAndUnlockTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.unlockFile)
         let alice = UserID(rawValue: "alice")
-        try await store.setUnlocked(
+        try await store.assignments.setUnlocked(
             true, feature: "premium", user: alice, source: "purchase-42", actor: "shop", in: .acmeProduction)
-        try await store.setUnlocked(
+        try await store.assignments.setUnlocked(
             false, feature: "gift", user: alice, source: "refund", actor: "support", in: .acmeProduction)
 
-        let forAlice = try JSONParser.parse(try await store.pinnedDocument(for: alice, in: .acmeProduction).bytes).value
+        let forAlice = try JSONParser.parse(
+            try await store.assignments.pinnedDocument(for: alice, in: .acmeProduction).bytes
+        ).value
             .featuresByName
         let forCarol = try JSONParser.parse(
-            try await store.pinnedDocument(for: UserID(rawValue: "carol"), in: .acmeProduction).bytes
+            try await store.assignments.pinnedDocument(for: UserID(rawValue: "carol"), in: .acmeProduction).bytes
         ).value.featuresByName
         let shared = try JSONParser.parse(try await store.catalog.revision(of: .acmeProduction).document).value
             .featuresByName
@@ -237,7 +241,7 @@ struct OverrideAndUnlockTests {
         try await store.importText(Self.unlockFile)
 
         let error = await #expect(throws: UserStateError.self) {
-            try await store.setUnlocked(
+            try await store.assignments.setUnlocked(
                 true, feature: name, user: UserID(rawValue: "alice"), source: nil, actor: "shop", in: .acmeProduction)
         }
 
@@ -247,6 +251,6 @@ struct OverrideAndUnlockTests {
         }
         #expect(feature == name)
         #expect(try await store.unlockEventCount() == 0)
-        #expect(try await store.unlocks(in: .acmeProduction).isEmpty)
+        #expect(try await store.assignments.unlocks(in: .acmeProduction).isEmpty)
     }
 }

@@ -18,7 +18,7 @@ struct OverrideReleaseTests {
     ) async throws -> UserID {
         let salt = try await store.catalog.feature(feature, in: .acmeProduction).salt
         let user = UserPoints(salt: salt).firstUser { $0 < bound }
-        _ = try await store.setOverride(feature, user: user, variation: variation, in: .acmeProduction)
+        _ = try await store.assignments.setOverride(feature, user: user, variation: variation, in: .acmeProduction)
         return user
     }
 
@@ -53,7 +53,7 @@ struct OverrideReleaseTests {
                 "Disabled", false
             ))
         let refusal = await #expect(throws: UserStateError.self) {
-            _ = try await store.setOverride("m", user: user, variation: "B", in: .acmeProduction)
+            _ = try await store.assignments.setOverride("m", user: user, variation: "B", in: .acmeProduction)
         }
         #expect(refusal?.description.contains("\"m\" is disabled") == true)
 
@@ -68,7 +68,7 @@ struct OverrideReleaseTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.onOff)
         let users = UserID.numbered(200)
-        _ = try await store.assign(users, to: "o", in: .acmeProduction)
+        _ = try await store.assignments.assign(users, to: "o", in: .acmeProduction)
         let user = try await overriddenUser(store, feature: "o", into: "Disabled", pointBelow: 10)
 
         _ = try await store.catalog.rollOut("o", to: nil, in: .acmeProduction, options: options)
@@ -77,7 +77,7 @@ struct OverrideReleaseTests {
         #expect(recorded.values.allSatisfy { $0.variation == "Enabled" && !$0.isOverride })
         #expect(try await store.allAssignmentEvents(user: user).first?.reason == .overrideCleared)
         await #expect(throws: CoreError.notATest(feature: "o", kind: .flag)) {
-            _ = try await store.clearOverride("o", user: user, in: .acmeProduction)
+            _ = try await store.assignments.clearOverride("o", user: user, in: .acmeProduction)
         }
     }
 
@@ -85,7 +85,7 @@ struct OverrideReleaseTests {
     func importToAFlag() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.onOff)
-        _ = try await store.assign(UserID.numbered(200), to: "o", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(200), to: "o", in: .acmeProduction)
 
         try await store.importText(#"{"features": [{"name": "o", "enabled": true}]}"#)
 
@@ -107,10 +107,10 @@ struct OverrideReleaseTests {
     func archivedCounts() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.mvt)
-        _ = try await store.assign(UserID.numbered(100), to: "m", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(100), to: "m", in: .acmeProduction)
         try await store.importText(#"{"features": []}"#)
 
-        let counts = try await store.assignmentCounts(of: "m", in: .acmeProduction)
+        let counts = try await store.assignments.assignmentCounts(of: "m", in: .acmeProduction)
         #expect(counts.map(\.variation) == ["A", "B", "C"])
         #expect(counts.reduce(0) { $0 + $1.users } == 100)
     }

@@ -26,7 +26,7 @@ struct PinnedDocumentTests {
         #expect(try await store.allAssignmentEvents().isEmpty)
 
         // When her document is fetched
-        let pinned = try await store.pinnedDocument(for: alice, in: .acmeProduction)
+        let pinned = try await store.assignments.pinnedDocument(for: alice, in: .acmeProduction)
 
         // Then her first assignments are recorded, one per test
         #expect(pinned.revision == 1)
@@ -49,7 +49,7 @@ struct PinnedDocumentTests {
         #expect(root["version"] == .number(3))
 
         // When fetched again, nothing new is recorded and the bytes are the same
-        let again = try await store.pinnedDocument(for: alice, in: .acmeProduction)
+        let again = try await store.assignments.pinnedDocument(for: alice, in: .acmeProduction)
         #expect(again.bytes == pinned.bytes)
         #expect(try await store.allAssignmentEvents().count == 3)
     }
@@ -59,7 +59,7 @@ struct PinnedDocumentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.file)
         let users = UserID.numbered(200)
-        _ = try await store.assign(users, to: "ab", in: .acmeProduction)
+        _ = try await store.assignments.assign(users, to: "ab", in: .acmeProduction)
         _ = try await store.catalog.setBiases(
             [75, 25], of: "ab", in: .acmeProduction, options: EditOptions(actor: "test"))
         let feature = try await store.catalog.feature("ab", in: .acmeProduction).feature
@@ -67,8 +67,10 @@ struct PinnedDocumentTests {
         #expect(recorded.values.contains { $0.revision == 2 })
 
         for user in users.prefix(40) {
-            let features = try JSONParser.parse(try await store.pinnedDocument(for: user, in: .acmeProduction).bytes)
-                .value.featuresByName
+            let features = try JSONParser.parse(
+                try await store.assignments.pinnedDocument(for: user, in: .acmeProduction).bytes
+            )
+            .value.featuresByName
             guard case .number(let point)? = features["ab"]?[Feature.assignmentKey] else {
                 Issue.record("no point for \(user)")
                 continue
@@ -83,7 +85,7 @@ struct PinnedDocumentTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.file)
         for user in UserID.numbered(5) {
-            _ = try await store.pinnedDocument(for: user, in: .acmeProduction)
+            _ = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction)
         }
         _ = try await store.catalog.setBiases(
             [50, 50], of: "ab", in: .acmeProduction, options: EditOptions(actor: "test"))
@@ -95,7 +97,7 @@ struct PinnedDocumentTests {
         let snapshot = try await store.catalog.snapshot(of: .acmeProduction)
         #expect(!String(decoding: snapshot.document.rendered(), as: UTF8.self).contains(Feature.assignmentKey))
         // A pinned document does carry it, so the check above can fail.
-        let pinned = try await store.pinnedDocument(for: UserID(rawValue: "user-0"), in: .acmeProduction)
+        let pinned = try await store.assignments.pinnedDocument(for: UserID(rawValue: "user-0"), in: .acmeProduction)
         #expect(String(decoding: pinned.bytes, as: UTF8.self).contains(Feature.assignmentKey))
     }
 
@@ -103,7 +105,7 @@ struct PinnedDocumentTests {
     func noRevision() async throws {
         let store = try await FeatureStore.makeWithTenants()
         let error = await #expect(throws: DocumentError.self) {
-            try await store.pinnedDocument(for: UserID(rawValue: "alice"), in: .acmeProduction)
+            try await store.assignments.pinnedDocument(for: UserID(rawValue: "alice"), in: .acmeProduction)
         }
         guard case .noRevision? = error else {
             Issue.record("expected noRevision, got \(String(describing: error))")

@@ -25,7 +25,7 @@ struct ReevaluationInvariantSoakTests {
         try await store.importText(Self.document)
         let users = UserID.numbered(500)
         for feature in ["colour", "onboarding"] {
-            _ = try await store.assign(users, to: feature, in: path)
+            _ = try await store.assignments.assign(users, to: feature, in: path)
         }
         var random = SeededGenerator(seed: seed)
         let options = EditOptions(isForced: true, actor: "test")
@@ -50,11 +50,11 @@ struct ReevaluationInvariantSoakTests {
                     let variation = current.effectiveVariations.randomElement(using: &random),
                     VariationRanges(of: current).point(in: variation, preferring: 0) != nil
                 {
-                    _ = try await store.setOverride(feature, user: user, variation: variation, in: path)
+                    _ = try await store.assignments.setOverride(feature, user: user, variation: variation, in: path)
                 } else if let overridden = try await store.recordedAssignments(of: feature).values.first(
                     where: \.isOverride)
                 {
-                    _ = try await store.clearOverride(feature, user: overridden.user, in: path)
+                    _ = try await store.assignments.clearOverride(feature, user: overridden.user, in: path)
                 }
             default:
                 // Re-ordered or renamed variations, through an import.

@@ -53,17 +53,20 @@ struct TargetingEvaluationTests {
     func firstFetch() async throws {
         let store = try await Self.store()
         let user = try await Self.usersInA(1, of: store)[0]
-        let document = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
+        let document = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
         #expect(Self.ranges.variation(at: try Self.pinnedPoint(document)) == "B")
         #expect(document.assignments.first { $0.feature == "Checkout" }?.variation == "B")
-        let flag = try await store.evaluateFlag("Checkout", for: FlagContext(user: user), in: .acmeProduction)
+        let flag = try await store.assignments.evaluateFlag(
+            "Checkout", for: FlagContext(user: user), in: .acmeProduction)
         #expect(flag.variant == "B" && flag.reason == .targetingMatch && flag.rule == "de")
-        let evaluation = try await store.evaluate(user, in: .acmeProduction).first { $0.feature == "Checkout" }
+        let evaluation = try await store.assignments.evaluate(user, in: .acmeProduction).first {
+            $0.feature == "Checkout"
+        }
         #expect(evaluation?.reason == .rule && evaluation?.rule == "de" && evaluation?.isRecorded == true)
         let events = try await store.allAssignmentEvents(user: user, feature: "Checkout")
         #expect(events.map(\.reason) == [.first] && events[0].variation == "B")
         // Fetched again with the same attributes, nothing is left to write: a read.
-        let read = try await store.readUserDocument(for: user, in: .acmeProduction, attributes: Self.de)
+        let read = try await store.assignments.readUserDocument(for: user, in: .acmeProduction, attributes: Self.de)
         #expect(read.isComplete(for: .app) && read.isComplete(for: .follower))
     }
 
@@ -71,7 +74,7 @@ struct TargetingEvaluationTests {
     func noMatch() async throws {
         let store = try await Self.store()
         let user = try await Self.usersInA(1, of: store)[0]
-        let document = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.fr)
+        let document = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.fr)
         let point = try Self.pinnedPoint(document)
         #expect(
             point
@@ -86,14 +89,14 @@ struct TargetingEvaluationTests {
         let store = try await Self.store()
         let users = try await Self.usersInA(2, of: store)
         let (follower, app) = (users[0], users[1])
-        _ = try await store.evaluateFlag(
+        _ = try await store.assignments.evaluateFlag(
             "Checkout", for: FlagContext(user: follower, attributes: Self.fr), in: .acmeProduction)
-        _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
-        let moved = try await store.evaluateFlag(
+        _ = try await store.assignments.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
+        let moved = try await store.assignments.evaluateFlag(
             "Checkout", for: FlagContext(user: follower, attributes: Self.de), in: .acmeProduction)
         #expect(moved.variant == "B" && moved.rule == "de")
         #expect(try await store.allAssignmentEvents(user: follower).first?.reason == .attributes)
-        let kept = try await store.evaluateFlag(
+        let kept = try await store.assignments.evaluateFlag(
             "Checkout", for: FlagContext(user: app, attributes: Self.de), in: .acmeProduction)
         #expect(kept.variant == "A" && kept.rule == nil)
         #expect(try await store.allAssignmentEvents(user: app).count == 1)
@@ -111,11 +114,11 @@ struct TargetingEvaluationTests {
         let store = try await TargetingStoreTests.store()
         let users = try await Self.usersInA(4, of: store)
         for user in users.prefix(2) {
-            _ = try await store.evaluateFlag(
+            _ = try await store.assignments.evaluateFlag(
                 "Checkout", for: FlagContext(user: user, attributes: Self.de), in: .acmeProduction)
         }
         for user in users.suffix(2) {
-            _ = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
+            _ = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
         }
         let rules = try TargetingStoreTests.rules(Self.germansGetB)
         let before = try await store.fingerprint()
@@ -135,7 +138,7 @@ struct TargetingEvaluationTests {
         }
         for user in users.suffix(2) {
             #expect(try await store.allAssignmentEvents(user: user).count == 1)
-            let read = try await store.readUserDocument(for: user, in: .acmeProduction)
+            let read = try await store.assignments.readUserDocument(for: user, in: .acmeProduction)
             #expect(read.evaluation(of: read.plan.features[0]).variation == "A")
         }
         let disagreeing = try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments)
@@ -152,19 +155,21 @@ struct TargetingEvaluationTests {
     func pinnedAppAfterItsRuleIsGone() async throws {
         let store = try await Self.store()
         let app = try await Self.usersInA(1, of: store)[0]
-        let document = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
+        let document = try await store.assignments.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
         let appPoint = try Self.pinnedPoint(document)
         let own = UserPoints(salt: try await store.storedFeatures().first { $0.feature.name == "Checkout" }!.salt)
             .point(for: app.rawValue)
         #expect(appPoint != own)
-        let ruled = try #require(try await store.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
+        let ruled = try #require(
+            try await store.assignments.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
         #expect(ruled.reason == .rule && ruled.rule == "de" && ruled.point == appPoint)
         _ = try await store.catalog.setRules([], ofFeature: "Checkout", in: .acmeProduction, options: Self.options)
         let evaluation = try #require(
-            try await store.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
+            try await store.assignments.evaluate(app, in: .acmeProduction).first { $0.feature == "Checkout" })
         #expect(evaluation.variation == "B" && evaluation.reason == .bucket && evaluation.rule == nil)
         #expect(evaluation.firstRule == "de" && evaluation.point == appPoint)
-        let flag = try await store.evaluateFlag("Checkout", for: FlagContext(user: app), in: .acmeProduction)
+        let flag = try await store.assignments.evaluateFlag(
+            "Checkout", for: FlagContext(user: app), in: .acmeProduction)
         #expect(flag.variant == "B" && flag.reason == .split && flag.rule == nil && flag.firstRule == "de")
         var json: [UInt8] = []
         flag.writeJSON(into: &json)
@@ -177,17 +182,21 @@ struct TargetingEvaluationTests {
     func pinnedAppOutsideARule() async throws {
         let store = try await Self.store()
         let app = try await Self.usersInA(1, of: store)[0]
-        _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
+        _ = try await store.assignments.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.fr)
         let placedAt = try await store.catalog.revision(of: .acmeProduction).number
         let evaluation = try #require(
-            try await store.evaluate(app, in: .acmeProduction, attributes: Self.de).first { $0.feature == "Checkout" })
+            try await store.assignments.evaluate(app, in: .acmeProduction, attributes: Self.de).first {
+                $0.feature == "Checkout"
+            })
         #expect(evaluation.variation == "A" && evaluation.reason == .bucket && evaluation.pinnedRevision == placedAt)
         #expect(evaluation.newUserPlacement == Evaluation.NewUserPlacement(variation: "B", rule: "de"))
         let json = JSONWriter(style: .compact).string(of: evaluation.jsonValue)
         #expect(json.contains(#""newUserPlacement":{"variation":"B","rule":"de"}"#))
         // With attributes the rules place where the app already is, there is nothing to say.
         let french = try #require(
-            try await store.evaluate(app, in: .acmeProduction, attributes: Self.fr).first { $0.feature == "Checkout" })
+            try await store.assignments.evaluate(app, in: .acmeProduction, attributes: Self.fr).first {
+                $0.feature == "Checkout"
+            })
         #expect(french.newUserPlacement == nil && french.pinnedRevision == placedAt)
     }
 
@@ -196,7 +205,7 @@ struct TargetingEvaluationTests {
         let store = try await Self.store()
         let users = try await Self.usersInA(2, of: store)
         for user in users {
-            _ = try await store.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
+            _ = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction, attributes: Self.de)
         }
         // The apps hold 75, in B (50–100); B shrinks to 80–100: both leave the rule's group.
         let plan = try await store.catalog.setBiases(
@@ -213,7 +222,7 @@ struct TargetingEvaluationTests {
         let store = try await TargetingStoreTests.store()
         let apps = try await Self.usersInA(3, of: store)
         for app in apps {
-            _ = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
+            _ = try await store.assignments.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
         }
         let first = try await store.catalog.setRules(
             try TargetingStoreTests.rules(Self.germansGetB), ofFeature: "Checkout", in: .acmeProduction,
@@ -240,16 +249,17 @@ struct TargetingEvaluationTests {
             #"{"features": [{"name": "Debug menu", "enabled": true, "development": true}, {"name": "T", "test-variations": ["A", "B"]}]}"#
         )
         let user = UserID(rawValue: "u-1")
-        _ = try await store.pinnedDocument(for: user, in: .acmeProduction)
+        _ = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction)
         _ = try await store.catalog.setEnabled(false, feature: "T", in: .acmeProduction, options: Self.options)
-        let evaluations = try await store.evaluate(user, in: .acmeProduction)
+        let evaluations = try await store.assignments.evaluate(user, in: .acmeProduction)
         let debug = try #require(evaluations.first { $0.feature == "Debug menu" })
         #expect(debug.variation == "Disabled" && debug.reason == .disabled)
         let test = try #require(evaluations.first { $0.feature == "T" })
         #expect(test.variation == "Disabled" && test.isRecorded)
-        let release = try await store.evaluateFlag("Debug menu", for: FlagContext(user: user), in: .acmeProduction)
+        let release = try await store.assignments.evaluateFlag(
+            "Debug menu", for: FlagContext(user: user), in: .acmeProduction)
         #expect(release.value == .bool(false))
-        let debugBuild = try await store.evaluateFlag(
+        let debugBuild = try await store.assignments.evaluateFlag(
             "Debug menu", for: FlagContext(user: user, isDevelopment: true), in: .acmeProduction)
         #expect(debugBuild.value == .bool(true))
     }
@@ -259,9 +269,9 @@ struct TargetingEvaluationTests {
         let store = try await Self.store()
         let users = try await Self.usersInA(2, of: store)
         let (follower, app) = (users[0], users[1])
-        _ = try await store.evaluateFlag(
+        _ = try await store.assignments.evaluateFlag(
             "Checkout", for: FlagContext(user: follower, attributes: Self.de), in: .acmeProduction)
-        let document = try await store.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
+        let document = try await store.assignments.pinnedDocument(for: app, in: .acmeProduction, attributes: Self.de)
         let appPoint = try Self.pinnedPoint(document)
         #expect(appPoint == 75)
         // B shrinks to 70–100 (A takes 70 %): the app's point 75 stays in B; then to 80–100: it leaves.
@@ -270,10 +280,11 @@ struct TargetingEvaluationTests {
         _ = try await store.catalog.setBiases([80, 20, 0], of: "Checkout", in: .acmeProduction, options: Self.options)
         let moved = try await store.allAssignmentEvents(user: app).first
         #expect(moved?.reason == .bias && moved?.previousVariation == "B" && moved?.variation == "A")
-        let again = try await store.pinnedDocument(for: app, in: .acmeProduction)
+        let again = try await store.assignments.pinnedDocument(for: app, in: .acmeProduction)
         #expect(try Self.pinnedPoint(again) == appPoint)
         #expect(try await store.allAssignmentEvents(user: follower).count == 1)
-        let flag = try await store.evaluateFlag("Checkout", for: FlagContext(user: follower), in: .acmeProduction)
+        let flag = try await store.assignments.evaluateFlag(
+            "Checkout", for: FlagContext(user: follower), in: .acmeProduction)
         #expect(flag.variant == "B" && flag.rule == "de")
         let disagreeing = try await store.read(MigrationFixtureTests.deltasDisagreeingWithAssignments)
         #expect(disagreeing.isEmpty)
@@ -283,7 +294,7 @@ struct TargetingEvaluationTests {
     func disableAndEnable() async throws {
         let store = try await Self.store()
         let user = try await Self.usersInA(1, of: store)[0]
-        _ = try await store.evaluateFlag(
+        _ = try await store.assignments.evaluateFlag(
             "Checkout", for: FlagContext(user: user, attributes: Self.de), in: .acmeProduction)
         _ = try await store.catalog.setEnabled(false, feature: "Checkout", in: .acmeProduction, options: Self.options)
         #expect(try await store.allAssignmentEvents(user: user).first?.variation == "Disabled")
@@ -298,17 +309,17 @@ struct TargetingEvaluationTests {
         let users = try await Self.usersInA(100, of: store)
         #expect(users.count > 64)
         // The last one is known to be German before it is assigned.
-        _ = try await store.evaluateFlag(
+        _ = try await store.assignments.evaluateFlag(
             "Checkout", for: FlagContext(user: users[0], attributes: Self.fr), in: .acmeProduction)
         try await store.write { db in
             try db.userAttributes.keep(
                 Self.de, of: users.last!, in: try db.environments.scope(of: .acmeProduction), hour: 0)
         }
-        _ = try await store.assign(users, to: "Checkout", in: .acmeProduction)
+        _ = try await store.assignments.assign(users, to: "Checkout", in: .acmeProduction)
         let recorded = try await store.recordedAssignments(of: "Checkout")
         #expect(recorded[users.last!]?.variation == "B")
         #expect(users.dropLast().allSatisfy { recorded[$0]?.variation == "A" })
-        _ = try await store.assign([users[1]], to: "Checkout", in: .acmeProduction)
+        _ = try await store.assignments.assign([users[1]], to: "Checkout", in: .acmeProduction)
         #expect(try await store.recordedAssignments(of: "Checkout")[users[1]]?.variation == "A")
     }
 
@@ -350,17 +361,17 @@ struct ConfigRuleTests {
     @Test("Its rules decide first, then the feature it follows, then the default; OFREP names the rule")
     func order() async throws {
         let store = try await Self.store()
-        let german = try await store.userConfigs(
+        let german = try await store.assignments.userConfigs(
             for: UserID(rawValue: "user-9"), in: .acmeProduction, attributes: TargetingEvaluationTests.de)
         #expect(german.entries.first { $0.key == "title" }?.value == .string("Hallo"))
-        let staff = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
+        let staff = try await store.assignments.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
         #expect(staff.entries.first { $0.key == "title" }?.value == .string("Hi team"))
-        let other = try await store.userConfigs(
+        let other = try await store.assignments.userConfigs(
             for: UserID(rawValue: "user-9"), in: .acmeProduction, attributes: TargetingEvaluationTests.fr)
-        let variation = try await store.evaluate(UserID(rawValue: "user-9"), in: .acmeProduction)
+        let variation = try await store.assignments.evaluate(UserID(rawValue: "user-9"), in: .acmeProduction)
             .first { $0.feature == "Checkout" }!.variation
         #expect(other.entries.first { $0.key == "title" }?.value == .string("title-\(variation)"))
-        let flag = try await store.evaluateFlag(
+        let flag = try await store.assignments.evaluateFlag(
             "title", for: FlagContext(user: UserID(rawValue: "user-9"), attributes: TargetingEvaluationTests.de),
             in: .acmeProduction)
         #expect(flag.value == .string("Hallo") && flag.reason == .targetingMatch && flag.rule == "de")

@@ -13,7 +13,7 @@ struct BiasChangeTests {
         // Given 2 000 users recorded on [10, 90]
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(Self.tenNinety)
-        _ = try await store.assign(UserID.numbered(2_000), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(2_000), to: "t", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "t")
         let movers = Set(before.values.filter { $0.point >= 10 && $0.point < 20 }.map(\.user))
         #expect(!movers.isEmpty)
@@ -57,7 +57,7 @@ struct BiasChangeTests {
             #expect(assignment.point == before[user]?.point)
             #expect(assignment.revision == (movers.contains(user) ? 2 : 1))
         }
-        let counts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
+        let counts = try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)
         #expect(
             counts == [
                 VariationCount(variation: "A", users: after.values.filter { $0.variation == "A" }.count),
@@ -87,7 +87,7 @@ struct BiasChangeTests {
         // Given users recorded on [10, 90]
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
-        _ = try await store.assign(UserID.numbered(500), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(500), to: "t", in: .acmeProduction)
         let fingerprint = try await store.fingerprint()
         let events = try await store.allAssignmentEvents()
         let recorded = try await store.recordedAssignments(of: "t")
@@ -170,7 +170,7 @@ struct BiasChangeTests {
         // Given users recorded on [10, 90], then the test disabled
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
-        _ = try await store.assign(UserID.numbered(500), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(500), to: "t", in: .acmeProduction)
         _ = try await store.catalog.setEnabled(
             false, feature: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
         let eventCount = try await store.allAssignmentEvents().count
@@ -217,7 +217,7 @@ struct BiasChangeTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [33, 34, 33]}]}"#)
-        _ = try await store.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
         let movers = Set(before.values.filter { $0.point >= 57 && $0.point < 67 }.map(\.user))
         #expect(!movers.isEmpty)
@@ -242,7 +242,7 @@ struct BiasChangeTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [33, 34, 33]}]}"#)
-        _ = try await store.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(1_000), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
 
         let outcome = try await store.catalog.setBiases(
@@ -262,7 +262,7 @@ struct BiasChangeTests {
         // Given users recorded on [10, 90]
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
-        _ = try await store.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "t")
         let movers = before.values.filter { $0.point >= 10 && $0.point < 30 }.count
         #expect(movers > 0)
@@ -294,7 +294,7 @@ struct BiasChangeTests {
     func describe() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
-        _ = try await store.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
         let options = EditOptions(actor: "test")
         let set = try await store.catalog.setDescription(
             "  The new checkout.\n", of: "t", in: .acmeProduction, options: options)
@@ -316,8 +316,8 @@ struct BiasChangeTests {
         // Given users recorded an hour ago on [10, 90]
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.tenNinety)
-        _ = try await store.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
-        let oldCounts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
+        let oldCounts = try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)
         try await store.backdateAssignmentEvents(by: 3_600)
         let halfAnHourAgo = Date().addingTimeInterval(-1_800)
 
@@ -326,21 +326,24 @@ struct BiasChangeTests {
             [50, 50], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
 
         // Then counts now differ, and counts half an hour ago are the old ones
-        let newCounts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
+        let newCounts = try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)
         #expect(newCounts != oldCounts)
         #expect(newCounts.map(\.users).reduce(0, +) == 1_000)
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction, at: halfAnHourAgo) == oldCounts)
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction, at: Date()) == newCounts)
         #expect(
-            try await store.assignmentCounts(of: "t", in: .acmeProduction, at: Date().addingTimeInterval(-7_200)).map(
+            try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction, at: halfAnHourAgo) == oldCounts)
+        #expect(try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction, at: Date()) == newCounts)
+        #expect(
+            try await store.assignments.assignmentCounts(
+                of: "t", in: .acmeProduction, at: Date().addingTimeInterval(-7_200)
+            ).map(
                 \.users) == [0, 0])
 
         // And history by time range separates the two
-        let recent = try await store.assignmentEvents(
+        let recent = try await store.assignments.assignmentEvents(
             in: .acmeProduction, matching: AssignmentEventQuery(since: halfAnHourAgo, limit: 10_000))
         #expect(!recent.isEmpty)
         #expect(recent.allSatisfy { $0.reason == .bias })
-        let old = try await store.assignmentEvents(
+        let old = try await store.assignments.assignmentEvents(
             in: .acmeProduction, matching: AssignmentEventQuery(until: halfAnHourAgo, limit: 10_000))
         #expect(old.count == 1_000)
         #expect(old.allSatisfy { $0.reason == .first })

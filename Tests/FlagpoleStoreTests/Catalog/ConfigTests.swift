@@ -46,14 +46,14 @@ struct ConfigTests {
     func userDictionary() async throws {
         let store = try await Self.store()
         let user = UserID(rawValue: "user-7")
-        let configs = try await store.userConfigs(for: user, in: .acmeProduction)
+        let configs = try await store.assignments.userConfigs(for: user, in: .acmeProduction)
         let text = String(decoding: configs.bytes, as: UTF8.self)
         // Integers as integers, doubles always with a point, booleans as true/false.
         #expect(text.contains(#""numberOfItems": 15"#))
         #expect(text.contains(#""ratio": 2.0"#))
         #expect(text.contains(#""proBadge": false"#))
         #expect(text.contains(#""theme": {"accent":"red","sizes":[1,2.5]}"#))
-        let pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
+        let pinned = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction)
         let group = try #require(pinned.assignments.first { $0.feature == "Onboarding" }).variation
         #expect(
             try Self.dictionary(configs.bytes)["mainViewTitle"] as? String == (group == "Group A" ? "Welcome" : "Hello")
@@ -66,9 +66,11 @@ struct ConfigTests {
     func followsFlagsAndUnlocks() async throws {
         let store = try await Self.store()
         let user = UserID(rawValue: "buyer")
-        try await store.setUnlocked(true, feature: "Pro", user: user, source: nil, actor: "test", in: .acmeProduction)
+        try await store.assignments.setUnlocked(
+            true, feature: "Pro", user: user, source: nil, actor: "test", in: .acmeProduction)
         _ = try await store.catalog.setEnabled(true, feature: "Dark mode", in: .acmeProduction, options: Self.options)
-        let dictionary = try Self.dictionary(try await store.userConfigs(for: user, in: .acmeProduction).bytes)
+        let dictionary = try Self.dictionary(
+            try await store.assignments.userConfigs(for: user, in: .acmeProduction).bytes)
         #expect(dictionary["proBadge"] as? Bool == true)
         #expect(dictionary["ratio"] as? Double == 0.5)
         let shared = try Self.dictionary(try await store.catalog.sharedConfigs(in: .acmeProduction).bytes)
@@ -193,9 +195,10 @@ struct ConfigTests {
             var flags: FlagEvaluations?
             for step in [0, 1, 2].map({ ($0 + index) % 3 }) {
                 switch step {
-                case 0: configs = try await store.userConfigs(for: user, in: .acmeProduction)
-                case 1: pinned = try await store.pinnedDocument(for: user, in: .acmeProduction)
-                default: flags = try await store.evaluateFlags(for: FlagContext(user: user), in: .acmeProduction)
+                case 0: configs = try await store.assignments.userConfigs(for: user, in: .acmeProduction)
+                case 1: pinned = try await store.assignments.pinnedDocument(for: user, in: .acmeProduction)
+                default:
+                    flags = try await store.assignments.evaluateFlags(for: FlagContext(user: user), in: .acmeProduction)
                 }
             }
             let group = pinned?.assignments.first { $0.feature == "Onboarding" }?.variation

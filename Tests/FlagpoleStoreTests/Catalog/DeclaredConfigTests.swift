@@ -168,7 +168,8 @@ struct DeclaredConfigTests {
         let shared = String(decoding: try await store.catalog.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(!shared.contains("null") && shared.contains(#""theme": {"size":8,"list":[1]}"#), "\(shared)")
         let user = String(
-            decoding: try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction).bytes, as: UTF8.self
+            decoding: try await store.assignments.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction).bytes,
+            as: UTF8.self
         )
         #expect(!user.contains("null"))
         #expect(try await store.catalog.configWarnings().map(\.path) == [.acmeProduction])
@@ -229,7 +230,7 @@ struct DeclaredConfigTests {
         #expect(try await store.catalog.configWarnings().map(\.path) == [.acmeProduction])
         let shared = String(decoding: try await store.catalog.sharedConfigs(in: .acmeProduction).bytes, as: UTF8.self)
         #expect(shared.contains(#""count": 3"#))
-        _ = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
+        _ = try await store.assignments.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
         // A write of another config leaves it as it is; deleting it clears the warning.
         _ = try await store.catalog.setConfig(
             Config(name: "count", type: .int, defaultValue: .int(4)), in: .acmeProduction, options: Self.options)
@@ -251,7 +252,7 @@ struct DeclaredConfigTests {
         #expect(try await store.catalog.configWarnings().map(\.path) == [.acmeProduction])
         let served = try await store.catalog.sharedConfigs(in: .acmeProduction).bytes
         #expect(try JSONParser.parse(served).value == .object(JSONObject()))
-        _ = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
+        _ = try await store.assignments.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction)
         let refused = await Self.refusal {
             _ = try await store.catalog.setConfig(
                 Config(name: "count", type: .int, defaultValue: .int(4)), in: .acmeProduction, options: Self.options)
@@ -285,13 +286,14 @@ struct DeclaredConfigTests {
         #expect(expected.count == 8)
         let shared = try await store.catalog.sharedConfigs(in: .acmeProduction, release: "5.2")
         #expect(shared.entries.map(\.key) == expected)
-        let user = try await store.userConfigs(for: UserID(rawValue: "u1"), in: .acmeProduction, release: "5.2")
+        let user = try await store.assignments.userConfigs(
+            for: UserID(rawValue: "u1"), in: .acmeProduction, release: "5.2")
         #expect(user.entries.map(\.key) == expected)
         #expect(
             try await store.catalog.sharedConfigs(in: .acmeProduction).entries.count == 13, "without a release, all")
         // An unknown release is refused, and its user is not recorded.
         await #expect {
-            try await store.userConfigs(for: UserID(rawValue: "u2"), in: .acmeProduction, release: "4.0")
+            try await store.assignments.userConfigs(for: UserID(rawValue: "u2"), in: .acmeProduction, release: "4.0")
         } throws: { error in
             guard case ConfigError.unknownRelease(_, "4.0", let known) = error else { return false }
             return known == ["5.2"]

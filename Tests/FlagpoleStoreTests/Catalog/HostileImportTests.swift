@@ -57,7 +57,7 @@ struct HostileImportTests {
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["# + names.joined(separator: ",") + "]}]}")
         let users = UserID.numbered(500)
-        _ = try await store.assign(users, to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(users, to: "t", in: .acmeProduction)
 
         let outcome = try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["# + names.reversed().joined(separator: ",") + "]}]}")
@@ -68,7 +68,7 @@ struct HostileImportTests {
         let assignments = try await store.recordedAssignments(of: "t")
         #expect(assignments.count == 500)
         #expect(assignments.values.allSatisfy { $0.variation == feature.assignmentRanges.variation(at: $0.point) })
-        #expect(try await store.assignmentCounts(of: "t", in: .acmeProduction).count == 5_000)
+        #expect(try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction).count == 5_000)
     }
 
     @Test(
@@ -110,8 +110,8 @@ struct HostileImportTests {
     func canonicallyEqualVariations() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "t", "test-variations": ["\u00e9", "e\u0301"]}]}"#)
-        _ = try await store.assign(UserID.numbered(200), to: "t", in: .acmeProduction)
-        let counts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(200), to: "t", in: .acmeProduction)
+        let counts = try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)
         #expect(counts.reduce(0) { $0 + $1.users } == 200)
     }
 

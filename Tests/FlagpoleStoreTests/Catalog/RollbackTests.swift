@@ -12,7 +12,7 @@ struct RollbackTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["A", "B", "C"], "test-biases": [30, 30, 40]}]}"#)
-        _ = try await store.assign(UserID.numbered(300), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(300), to: "t", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "t")
 
         // When it is disabled
@@ -64,7 +64,7 @@ struct RollbackTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
-        _ = try await store.assign(UserID.numbered(500), to: "dark", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(500), to: "dark", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "dark")
         let disabled = Set(before.values.filter { $0.variation == "Disabled" }.map(\.user))
         #expect(!disabled.isEmpty)
@@ -81,7 +81,7 @@ struct RollbackTests {
         #expect(try await store.catalog.revisions(of: .acmeProduction).first?.kind == .rollout)
         #expect(try await store.recordedAssignments(of: "dark").values.allSatisfy { $0.variation == "Enabled" })
         #expect(
-            try await store.assignmentCounts(of: "dark", in: .acmeProduction) == [
+            try await store.assignments.assignmentCounts(of: "dark", in: .acmeProduction) == [
                 VariationCount(variation: "Enabled", users: 500), VariationCount(variation: "Disabled", users: 0),
             ])
         let events = try await store.allAssignmentEvents().filter { $0.revision == 2 }
@@ -94,10 +94,10 @@ struct RollbackTests {
 
         // And it is no longer a test
         await #expect(throws: CoreError.notATest(feature: "dark", kind: .flag)) {
-            try await store.assign([UserID(rawValue: "late")], to: "dark", in: .acmeProduction)
+            try await store.assignments.assign([UserID(rawValue: "late")], to: "dark", in: .acmeProduction)
         }
         let pinned = try JSONParser.parse(
-            try await store.pinnedDocument(for: UserID(rawValue: "late"), in: .acmeProduction).bytes
+            try await store.assignments.pinnedDocument(for: UserID(rawValue: "late"), in: .acmeProduction).bytes
         ).value
         #expect(pinned.featuresByName["dark"]?[Feature.assignmentKey] == nil)
     }
@@ -106,7 +106,7 @@ struct RollbackTests {
     func rollOutMVT() async throws {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(#"{"features": [{"name": "m", "test-variations": ["A", "B", "C"]}]}"#)
-        _ = try await store.assign(UserID.numbered(300), to: "m", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(300), to: "m", in: .acmeProduction)
         let before = try await store.recordedAssignments(of: "m")
 
         let outcome = try await store.catalog.rollOut(
@@ -129,7 +129,7 @@ struct RollbackTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"]}, {"name": "plain", "enabled": true}]}"#)
-        _ = try await store.assign(UserID.numbered(30), to: "m", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(30), to: "m", in: .acmeProduction)
         let fingerprint = try await store.fingerprint()
 
         await #expect(throws: CoreError.winnerRequired(feature: "m", variations: ["A", "B", "C"])) {
@@ -157,7 +157,7 @@ struct RollbackTests {
                 {"name": "plain", "enabled": true}
             ]}
             """#)
-        _ = try await store.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(1_000), to: "t", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "t")
         _ = try await store.catalog.setBiases(
             [60, 40], of: "t", in: .acmeProduction, options: EditOptions(actor: "test"))
@@ -208,7 +208,7 @@ struct RollbackTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "dark", "test-variations": ["Enabled", "Disabled"], "test-biases": [30, 70]}]}"#)
-        _ = try await store.assign(UserID.numbered(300), to: "dark", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(300), to: "dark", in: .acmeProduction)
         let original = try await store.recordedAssignments(of: "dark")
         _ = try await store.catalog.rollOut("dark", to: nil, in: .acmeProduction, options: EditOptions(actor: "test"))
 

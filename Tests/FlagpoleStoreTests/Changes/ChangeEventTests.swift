@@ -16,7 +16,7 @@ struct ChangeEventTests {
     func store(hearing events: String = "revision.created") async throws -> (FeatureStore, Webhook) {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        _ = try await store.assign(UserID.numbered(50), to: "checkout", in: path)
+        _ = try await store.assignments.assign(UserID.numbered(50), to: "checkout", in: path)
         let webhook = try await store.outbound.createWebhook(
             try WebhookURL(validating: "https://hooks.example.com/flagpole"), format: .json,
             events: try StoreEventKind.parse(events), in: path, actor: "cli:ada", now: start
@@ -169,27 +169,29 @@ struct ChangeEventTests {
             return changes.first
         }
         #expect(try await next() == nil)
-        _ = try await store.setOverride("checkout", user: UserID(rawValue: "user-1"), variation: "Disabled", in: path)
-        _ = try await store.setOverride("other", user: UserID(rawValue: "user-2"), variation: "A", in: path)
+        _ = try await store.assignments.setOverride(
+            "checkout", user: UserID(rawValue: "user-1"), variation: "Disabled", in: path)
+        _ = try await store.assignments.setOverride("other", user: UserID(rawValue: "user-2"), variation: "A", in: path)
         let perUser = try #require(try await next())
         #expect(perUser.path == path && perUser.users == [UserID(rawValue: "user-1"), UserID(rawValue: "user-2")])
         #expect(steps == 2)
         // A first assignment through the group commit names its user, in one step (on PostgreSQL,
         // taken by the statement that records the group's first assignments ahead).
-        _ = try await store.assign([UserID(rawValue: "newcomer")], to: "checkout", in: path)
+        _ = try await store.assignments.assign([UserID(rawValue: "newcomer")], to: "checkout", in: path)
         #expect(try await next()?.users == [UserID(rawValue: "newcomer")])
         #expect(steps == 1)
         // More users than a step names (100): any user.
-        _ = try await store.assign(UserID.numbered(150), to: "checkout", in: path)
+        _ = try await store.assignments.assign(UserID.numbered(150), to: "checkout", in: path)
         #expect(try await next().map { $0.users == nil } == true)
         #expect(steps == 1)
         // A revision changes what everyone is served.
         _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: path, options: EditOptions(actor: "t"))
         #expect(try await next().map { $0.users == nil } == true)
         // A forget names nobody: the steps kept so far go, and the environment reads as wholly changed.
-        _ = try await store.setOverride("checkout", user: UserID(rawValue: "user-3"), variation: "Disabled", in: path)
+        _ = try await store.assignments.setOverride(
+            "checkout", user: UserID(rawValue: "user-3"), variation: "Disabled", in: path)
         let beforeForget = known
-        _ = try await store.forget(UserID(rawValue: "user-3"), in: path.tenant, actor: "t")
+        _ = try await store.assignments.forget(UserID(rawValue: "user-3"), in: path.tenant, actor: "t")
         let kept = try await store.read { db in
             try db.values(String.self, "SELECT coalesce(users, 'any') FROM environment_changes")
         }
@@ -197,7 +199,8 @@ struct ChangeEventTests {
         known = beforeForget
         #expect(try await next().map { $0.users == nil } == true)
         // A reader behind the steps the tick deleted reads the whole environment as changed.
-        _ = try await store.setOverride("checkout", user: UserID(rawValue: "user-4"), variation: "Disabled", in: path)
+        _ = try await store.assignments.setOverride(
+            "checkout", user: UserID(rawValue: "user-4"), variation: "Disabled", in: path)
         let pruned = try await store.prune(now: Date().addingTimeInterval(FeatureStore.changesKept + 60))
         #expect(pruned.changes >= 1)
         #expect(try await next().map { $0.users == nil } == true)

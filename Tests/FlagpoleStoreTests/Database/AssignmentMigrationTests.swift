@@ -38,7 +38,7 @@ struct AssignmentMigrationTests {
         #expect(after.pending.isEmpty)
         try await store.access.createTenant(TenantSlug(rawValue: "acme"))
         try await store.importText(#"{"features": [{"name": "t", "test-variations": ["A", "B"]}]}"#)
-        let summary = try await store.assign(UserID.numbered(10), to: "t", in: .acmeProduction)
+        let summary = try await store.assignments.assign(UserID.numbered(10), to: "t", in: .acmeProduction)
         #expect(summary.recorded == 10)
         #expect(try await store.allAssignmentEvents().count == 10)
         let tables = try await store.read { db in

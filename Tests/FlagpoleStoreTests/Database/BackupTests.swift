@@ -31,7 +31,8 @@ struct BackupTests {
         try await source.importText(ConcurrentWrites.document(0))
         try await source.importText(ConcurrentWrites.document(0), into: .globexProduction)
         // Some megabytes, so that copying takes a while; the writer leaves these users alone.
-        _ = try await source.assign(UserID.numbered(30_000, prefix: "settled"), to: "big", in: .acmeProduction)
+        _ = try await source.assignments.assign(
+            UserID.numbered(30_000, prefix: "settled"), to: "big", in: .acmeProduction)
         let (writes, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let progress = WriterProgress()
         let writer = Task {
@@ -167,7 +168,8 @@ struct BackupTests {
         let next = try await server.importText(
             #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [50, 50]}]}"#)
         #expect(next.status == .applied(revision: 4))
-        let summary = try await server.assign(UserID.numbered(5, prefix: "new"), to: "t", in: .acmeProduction)
+        let summary = try await server.assignments.assign(
+            UserID.numbered(5, prefix: "new"), to: "t", in: .acmeProduction)
         #expect(summary.recorded == 5)
         _ = try await server.access.createKey(for: .tenant(TenantSlug(rawValue: "acme")), role: .editor)
     }
@@ -185,7 +187,7 @@ struct BackupTests {
         try await target.importText(
             #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
         let user = UserID(rawValue: "restored-user")
-        let before = try await target.pinnedDocument(for: user, in: .acmeProduction)
+        let before = try await target.assignments.pinnedDocument(for: user, in: .acmeProduction)
         let generation = try await target.access.deliveryState(of: .acmeProduction).generation
         #expect(generation == 1)
 
@@ -195,7 +197,7 @@ struct BackupTests {
         #expect(
             try await source.access.deliveryState(of: .acmeProduction).generation == 0,
             "the backup's file is not touched")
-        let after = try await target.pinnedDocument(for: user, in: .acmeProduction)
+        let after = try await target.assignments.pinnedDocument(for: user, in: .acmeProduction)
         #expect(after.revision == before.revision - 1)
         #expect(after.bytes != before.bytes)
         #expect(after.bytes.starts(with: try await source.catalog.revision(of: .acmeProduction).document.prefix(20)))
@@ -289,13 +291,13 @@ struct BackupTests {
             try Fixtures.bytes("rwbutler-HEAD-Features.json"), into: .acmeProduction,
             options: ImportOptions(actor: "test"))
         let edit = EditOptions(actor: "test")
-        _ = try await store.assign(UserID.numbered(200), to: "Example A/B Test", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(200), to: "Example A/B Test", in: .acmeProduction)
         _ = try await store.catalog.setBiases([30, 70], of: "Example A/B Test", in: .acmeProduction, options: edit)
         _ = try await store.catalog.setEnabled(
             false, feature: "Example Feature Flag", in: .acmeProduction, options: edit)
-        _ = try await store.setOverride(
+        _ = try await store.assignments.setOverride(
             "Example A/B Test", user: UserID(rawValue: "qa"), variation: "Group B", in: .acmeProduction)
-        _ = try await store.setUnlocked(
+        _ = try await store.assignments.setUnlocked(
             true, feature: "Example Unlock Flag", user: UserID(rawValue: "buyer"), source: "p-1", actor: "test",
             in: .acmeProduction)
         try await store.importText(#"{"features": [{"name": "g", "enabled": true}]}"#, into: .globexProduction)
@@ -421,7 +423,8 @@ enum ConcurrentWrites {
     static func step(_ step: Int, on store: FeatureStore) async throws {
         try await store.importText(document(step))
         if step % 3 == 0 { try await store.importText(document(step), into: .globexProduction) }
-        _ = try await store.assign(UserID.numbered(20, prefix: "step-\(step)"), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(
+            UserID.numbered(20, prefix: "step-\(step)"), to: "t", in: .acmeProduction)
     }
 }
 

@@ -33,7 +33,7 @@ struct DatabaseCopyTests {
         try await store.access.createTenant(EnvironmentPath.acmeProduction.tenant)
         try await store.importText(Self.features)
         let userIDs = (0..<users).map { UserID(rawValue: "user-\($0)") }
-        _ = try await store.assign(userIDs, to: "Checkout", in: .acmeProduction)
+        _ = try await store.assignments.assign(userIDs, to: "Checkout", in: .acmeProduction)
         _ = try await store.catalog.setBiases(
             [50, 50], of: "Checkout", in: .acmeProduction, options: EditOptions(actor: "test"))
         let key = try await store.access.createKey(for: .tenant(EnvironmentPath.acmeProduction.tenant), role: .admin)
@@ -89,8 +89,8 @@ struct DatabaseCopyTests {
         for user in ["user-0", "user-7", "user-299"] {
             let context = FlagContext(user: UserID(rawValue: user))
             #expect(
-                try await copy.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant
-                    == original.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant)
+                try await copy.assignments.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant
+                    == original.assignments.evaluateFlag("Checkout", for: context, in: .acmeProduction).variant)
         }
         #expect(
             try await copy.experiments.results(of: "Checkout", in: .acmeProduction).jsonValue
@@ -109,7 +109,7 @@ struct DatabaseCopyTests {
         let writer = Task {
             for await _ in started { break }
             let users = (0..<200).map { UserID(rawValue: "during-\($0)") }
-            _ = try await store.assign(users, to: "Checkout", in: .acmeProduction)
+            _ = try await store.assignments.assign(users, to: "Checkout", in: .acmeProduction)
             landed.signal()
         }
         let report = try await FeatureStore.copy(from: .sqlite(path: source), to: postgres) { _, _ in
@@ -124,7 +124,9 @@ struct DatabaseCopyTests {
         try await writer.value
         let rows = Dictionary(uniqueKeysWithValues: report.tables.map { ($0.name, $0.rows) })
         #expect(rows["assignments"] == 10, "the copy holds none of the users written during it")
-        #expect(try await store.assignmentCounts(of: "Checkout", in: .acmeProduction).map(\.users).reduce(0, +) == 210)
+        #expect(
+            try await store.assignments.assignmentCounts(of: "Checkout", in: .acmeProduction).map(\.users).reduce(0, +)
+                == 210)
         guard case .postgres(let address) = postgres else { return }
         let firsts = try TestPostgres.psql(
             address.description, "SELECT count(*) FROM assignment_events WHERE reason = 'first'")

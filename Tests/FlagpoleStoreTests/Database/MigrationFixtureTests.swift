@@ -133,7 +133,7 @@ struct MigrationFixtureTests {
         let imported = try await store.catalog.importDocument(
             file, into: acme, options: ImportOptions(message: "after migrating", actor: "test"))
         #expect(imported.status == .applied(revision: latest + 1))
-        let summary = try await store.assign(
+        let summary = try await store.assignments.assign(
             UserID.numbered(10, prefix: "after-migration"), to: "Example A/B Test", in: acme)
         #expect(summary.recorded == 10)
         // The history's deltas (kept by triggers before 0006, by the store since) still add up

@@ -14,7 +14,7 @@ struct ReadersDuringWritesTests {
         let store = try await FeatureStore.makeOnFileWithTenants()
         try await store.importText(
             #"{"features": [{"name": "t", "test-variations": ["A", "B"], "test-biases": [10, 90]}]}"#)
-        _ = try await store.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
+        _ = try await store.assignments.assign(UserID.numbered(100), to: "t", in: .acmeProduction)
         let writing = DispatchSemaphore(value: 0)
         let readDone = DispatchSemaphore(value: 0)
 
@@ -40,13 +40,14 @@ struct ReadersDuringWritesTests {
             }
         }
 
-        let counts = try await store.assignmentCounts(of: "t", in: .acmeProduction)
+        let counts = try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction)
         readDone.signal()
         try await writer.value
 
         // The read saw the committed state, not the open transaction's.
         #expect(counts.first { $0.variation == "B" }.map(\.users) ?? 0 > 0)
         #expect(
-            try await store.assignmentCounts(of: "t", in: .acmeProduction).first { $0.variation == "B" }?.users == 0)
+            try await store.assignments.assignmentCounts(of: "t", in: .acmeProduction).first { $0.variation == "B" }?
+                .users == 0)
     }
 }

@@ -41,10 +41,12 @@ struct ExperimentResultsTests {
 
     /// The users of each variation, as the store recorded them.
     static func groups(_ users: [UserID], in store: FeatureStore) async throws -> [String: [String]] {
-        _ = try await store.assign(users, to: "Checkout", in: path)
+        _ = try await store.assignments.assign(users, to: "Checkout", in: path)
         var groups: [String: [String]] = [:]
         for user in users {
-            let assignment = try await store.evaluateFlag("Checkout", for: FlagContext(user: user), in: path).variant
+            let assignment = try await store.assignments.evaluateFlag(
+                "Checkout", for: FlagContext(user: user), in: path
+            ).variant
             groups[assignment, default: []].append(user.rawValue)
         }
         return groups
@@ -118,7 +120,7 @@ struct ExperimentResultsTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
         _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
-        _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
+        _ = try await store.assignments.assign(Self.users(50), to: "checkout", in: Self.path)
         #expect(
             try await store.experiments.results(of: "checkout", in: Self.path).epochs.map(\.control) == [
                 "Disabled", "Disabled",
@@ -142,7 +144,7 @@ struct ExperimentResultsTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
         _ = try await store.catalog.setBiases([10, 90], of: "checkout", in: Self.path, options: Self.options)
-        _ = try await store.assign(Self.users(50), to: "checkout", in: Self.path)
+        _ = try await store.assignments.assign(Self.users(50), to: "checkout", in: Self.path)
         let running = try await store.experiments.results(of: "checkout", in: Self.path)
         #expect(!running.isFinal)
         _ = try await store.catalog.rollOut("checkout", to: "Enabled", in: Self.path, options: Self.options)
@@ -173,7 +175,7 @@ struct ExperimentResultsTests {
     )
     func namedControl() async throws {
         let store = try await Self.store()
-        _ = try await store.assign(Self.users(40), to: "Checkout", in: Self.path)
+        _ = try await store.assignments.assign(Self.users(40), to: "Checkout", in: Self.path)
         let before = try await store.catalog.revision(of: Self.path).number
         #expect(try await store.experiments.results(of: "Checkout", in: Self.path).epochs.last?.control == "A")
         try await store.experiments.setControl(of: "Checkout", to: "B", in: Self.path, actor: "ada")
@@ -210,7 +212,8 @@ struct ExperimentResultsTests {
             [Self.event("1", user, "revenue", value: 100, at: Self.later())], in: Self.path)
         var revenue = try Self.goal(try await store.experiments.results(of: "Checkout", in: Self.path), "revenue")
         #expect(revenue.variations.first { $0.variation == "A" }?.events == 1)
-        _ = try await store.setOverride("Checkout", user: UserID(rawValue: user), variation: "B", in: Self.path)
+        _ = try await store.assignments.setOverride(
+            "Checkout", user: UserID(rawValue: user), variation: "B", in: Self.path)
         let results = try await store.experiments.results(of: "Checkout", in: Self.path)
         revenue = try Self.goal(results, "revenue")
         let a = try #require(revenue.variations.first { $0.variation == "A" })
@@ -253,7 +256,7 @@ struct ExperimentResultsTests {
         let groups = try await Self.groups(Self.users(10), in: store)
         let user = try #require(groups.values.first?.first)
         _ = try await store.experiments.record([Self.event("1", user, "purchase", at: Self.later())], in: Self.path)
-        let report = try await store.forget(UserID(rawValue: user), in: Self.path.tenant, actor: "test")
+        let report = try await store.assignments.forget(UserID(rawValue: user), in: Self.path.tenant, actor: "test")
         #expect(report.events == 2)
         let kept = try await store.read { db in try db.experiments.eventCount() }
         #expect(kept == 0)

@@ -16,7 +16,7 @@ struct WebhookStoreTests {
     func storeWithWebhooks() async throws -> (FeatureStore, json: CreatedWebhook, slack: CreatedWebhook) {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        _ = try await store.assign(UserID.numbered(200), to: "checkout", in: path)
+        _ = try await store.assignments.assign(UserID.numbered(200), to: "checkout", in: path)
         let json = try await store.outbound.createWebhook(
             try WebhookURL(validating: "https://hooks.example.com/flagpole/T0K3N"), format: .json,
             events: Self.rampEvents, in: path, actor: "cli:ada", now: start)

@@ -38,7 +38,7 @@ struct RampGuardTests {
         _ count: Int, prefix: String, crashing enabledEvery: Int, _ disabledEvery: Int, in store: FeatureStore
     ) async throws -> [String: Int] {
         let users = UserID.numbered(count, prefix: prefix)
-        _ = try await store.assign(users, to: "checkout", in: path)
+        _ = try await store.assignments.assign(users, to: "checkout", in: path)
         let assigned = try await store.recordedAssignments(of: "checkout")
         var seen: [String: Int] = [:]
         var events: [(index: Int, event: ReceivedEvent)] = []
@@ -172,7 +172,7 @@ struct RampGuardTests {
     func moversLeftOut() async throws {
         let store = try await store()
         let recorded = UserID.numbered(2_000, prefix: "old")
-        _ = try await store.assign(recorded, to: "checkout", in: path)
+        _ = try await store.assignments.assign(recorded, to: "checkout", in: path)
         _ = try await store.rollouts.createRamp(
             try request(steps: [10, 100], guards: ["crashes:+2pt"]), in: path, actor: "cli:ada", now: start)
         // Every user the step moved crashes (long-time users, say); new users crash alike everywhere.

@@ -25,7 +25,7 @@ struct RampTests {
     func storeWithUsers() async throws -> FeatureStore {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(Self.onOff)
-        _ = try await store.assign(UserID.numbered(2_000), to: "checkout", in: path)
+        _ = try await store.assignments.assign(UserID.numbered(2_000), to: "checkout", in: path)
         return store
     }
 
@@ -218,7 +218,7 @@ struct RampTests {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(
             #"{"features": [{"name": "m", "test-variations": ["A", "B", "C"], "test-biases": [40, 30, 30]}]}"#)
-        _ = try await store.assign(UserID.numbered(1_000), to: "m", in: path)
+        _ = try await store.assignments.assign(UserID.numbered(1_000), to: "m", in: path)
         let report = try await store.rollouts.createRamp(
             RampRequest(feature: "m", variation: "c", steps: [50, 80], hold: .duration(seconds: 3600)), in: path,
             actor: "test",

@@ -13,7 +13,7 @@ struct TriggerTests {
     func storeWithRamp() async throws -> FeatureStore {
         let store = try await FeatureStore.makeWithTenants()
         try await store.importText(RampTests.onOff)
-        _ = try await store.assign(UserID.numbered(500), to: "checkout", in: path)
+        _ = try await store.assignments.assign(UserID.numbered(500), to: "checkout", in: path)
         _ = try await store.rollouts.createRamp(
             RampRequest(feature: "checkout", variation: nil, steps: [10, 50, 100], hold: .duration(seconds: 3600)),
             in: path,

@@ -48,7 +48,7 @@ public struct Evaluation: Hashable, Sendable {
     }
 }
 
-extension FeatureStore {
+extension Assignments {
     /// Every feature of the current document as `user`'s app would show it, with the reason.
     /// Reads only, as a recorded user's pinned document does (the revision's plan and one
     /// statement): unlike fetching the pinned document, it records no first assignment.

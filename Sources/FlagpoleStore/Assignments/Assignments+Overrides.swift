@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Assignments {
     /// Forces a user into a variation of a test until cleared (QA), with an `override` event.
     /// Bias changes leave the user there, and the pinned export moves the user's point inside
     /// the variation's range.

@@ -14,7 +14,7 @@ public struct PinnedDocument: Hashable, Sendable {
     public var isRecorded: Bool
 }
 
-extension FeatureStore {
+extension Assignments {
     /// The document one user's app should fetch (see `FeaturesDocument.pinned`): every test
     /// pinned to the user's recorded group, every unlock flag in the user's unlock state.
     ///
@@ -85,7 +85,7 @@ extension FeatureStore {
     ) async throws -> UserDocumentRead {
         // With the plan kept, one statement: the user's snapshot.
         try await read(expectingOneStatement: true) { db in
-            if let plan = pinningPlans.plan(for: path) {
+            if let plan = store.pinningPlans.plan(for: path) {
                 let (isCurrent, state) = try db.assignments.userSnapshot(of: user, under: plan)
                 if isCurrent { return UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) }
             }
@@ -101,7 +101,7 @@ extension FeatureStore {
 
     /// The plan of the revision `head` names, built and kept unless it was already.
     func currentPlan(in db: Transaction, head: EnvironmentHead) throws -> PinningPlan {
-        if let plan = pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
+        if let plan = store.pinningPlans.plan(for: head.scope.path), plan.head == head { return plan }
         let features = try db.features.storedFeatures(in: head.scope).filter { !$0.isArchived }
         let configs = try head.revision.flatMap { try db.environments.configs(ofRevision: $0, in: head.scope) }
         let targeting = try TargetingDocument(
@@ -110,7 +110,7 @@ extension FeatureStore {
             head: head, document: try db.currentDocument(in: head.scope, features: features), features: features,
             configs: ConfigsDocument(stored: configs), targeting: targeting,
             segments: try targeting.segments.values.map { try Catalog.segment($0, in: head.scope, db: db) })
-        pinningPlans.keep(plan)
+        store.pinningPlans.keep(plan)
         return plan
     }
 
@@ -124,9 +124,9 @@ extension FeatureStore {
     public func readUserDocumentNow(
         for user: UserID, in path: EnvironmentPath, attributes: UserAttributes? = nil
     ) throws -> UserDocumentRead? {
-        guard let plan = pinningPlans.plan(for: path) else { return nil }
-        return try Self.translatingErrors {
-            try backend.readNow { connection -> UserDocumentRead? in
+        guard let plan = store.pinningPlans.plan(for: path) else { return nil }
+        return try FeatureStore.translatingErrors {
+            try store.backend.readNow { connection -> UserDocumentRead? in
                 let (isCurrent, state) = try Transaction(connection).assignments.userSnapshot(of: user, under: plan)
                 return isCurrent ? UserDocumentRead(user: user, plan: plan, state: state, attributes: attributes) : nil
             } ?? nil
@@ -184,7 +184,7 @@ extension FeatureStore {
                 assignment: test.firstAssignment(
                     of: context, segments: plan.segments, revision: plan.revision, isPinned: write.client == .app))
         }
-        groupCommit.write(
+        store.groupCommit.write(
             prerecording: firsts,
             { db in
                 guard try db.environments.isCurrent(plan.head) else { return nil }

@@ -1,7 +1,7 @@
 import FlagpoleCore
 import Foundation
 
-extension FeatureStore {
+extension Assignments {
     /// Puts users in a test's groups (its rules on their last attributes, else their points) and records the ones seen for the first
     /// time, with a `first` event each, all or none, through the group commit that also records
     /// the users of pinned documents. A user already recorded keeps their group (bias changes
@@ -22,7 +22,7 @@ extension FeatureStore {
             }
             return summary
         }
-        return try await writeInGroup { db in
+        return try await store.writeInGroup { db in
             let scope = try db.environments.scope(of: path)
             let stored = try db.features.stored(named: name, in: scope)
             guard stored.feature.isBucketed else { throw CoreError.notATest(feature: name, kind: stored.feature.kind) }
@@ -68,7 +68,7 @@ extension FeatureStore {
     private func assignDirectly(
         _ users: [UserID], to name: String, in path: EnvironmentPath
     ) async throws -> [(Assignment, isNew: Bool)]? {
-        var kept = pinningPlans.plan(for: path)
+        var kept = store.pinningPlans.plan(for: path)
         for _ in 0..<Self.readAttempts {
             let isKept = kept != nil
             let plan: PinningPlan
@@ -86,7 +86,7 @@ extension FeatureStore {
             // Without rules a user's group needs no read: on PostgreSQL the group commit records
             // them ahead, with the other writes' (see `AssignmentWriter.prerecord`).
             let firsts: [PendingFirst] =
-                if backend.prerecordsFirstAssignments, test.rules.isEmpty {
+                if store.backend.prerecordsFirstAssignments, test.rules.isEmpty {
                     users.map { user in
                         PendingFirst(
                             head: plan.head, featureID: test.featureID, user: user,
@@ -97,7 +97,7 @@ extension FeatureStore {
                 } else {
                     []
                 }
-            let recorded = try await writeInGroup(prerecording: firsts) {
+            let recorded = try await store.writeInGroup(prerecording: firsts) {
                 db -> [(assignment: RecordedAssignment, isNew: Bool)]? in
                 guard try db.environments.isCurrent(plan.head) else { return nil }
                 let writer = db.assignments.writer(in: plan.head.scope, revision: plan.revision, now: Date())

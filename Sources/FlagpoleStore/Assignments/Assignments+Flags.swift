@@ -18,7 +18,7 @@ public struct FlagContext: Hashable, Sendable {
     }
 }
 
-extension FeatureStore {
+extension Assignments {
     /// One flag, a feature or a config named `key` (a config first when both have the name),
     /// for `context`. A user's first assignment to the test the flag is (or follows) is recorded
     /// first, exactly as their pinned document records it.

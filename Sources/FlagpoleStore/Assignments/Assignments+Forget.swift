@@ -19,7 +19,7 @@ public struct ForgetReport: Hashable, Sendable {
     public var rowsDeleted: Int { assignments + assignmentEvents + unlocks + attributes + events }
 }
 
-extension FeatureStore {
+extension Assignments {
     /// Deletes everything the store recorded of `user` in every environment of `tenant` (their
     /// attributes, groups, overrides, unlocks and the history of all of them) in one transaction,
     /// and notes that a user was forgotten, by `actor`, without naming them: what a
