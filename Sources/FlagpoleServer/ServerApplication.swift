@@ -52,7 +52,7 @@ public struct ServerConfiguration: Sendable {
     /// The address people reach the server at (`serve --public-url`): webhook events link under it.
     public var publicURL: String?
     /// How long delivered and given-up webhook deliveries are kept (`serve --keep-deliveries-days`).
-    public var deliveriesKept = FeatureStore.deliveriesKept
+    public var deliveriesKept = Changes.deliveriesKept
     /// How often the fetches answered and the event batches refused are added to the store's
     /// counts: `serve`'s tick interval, at most 5 s.
     public var countsInterval: Duration = .seconds(5)

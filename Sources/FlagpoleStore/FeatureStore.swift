@@ -149,6 +149,9 @@ extension FeatureStore {
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
 
+    /// What writes changed.
+    public var changes: Changes { Changes(store: self) }
+
     /// Users' records.
     public var assignments: Assignments { Assignments(store: self) }
 

@@ -214,7 +214,7 @@ struct TickCommand: AsyncParsableCommand {
         let reports = try await store.rollouts.runDueRamps(now: clock.now, isDryRun: dryRun)
         // After the steps, so the news of those applied now goes out with this tick.
         let sent = dryRun ? [] : try await webhooks.sender.sendDue(from: store, now: { clock.now })
-        if !dryRun { _ = try await store.prune(now: clock.now, keepingDeliveries: webhooks.deliveriesKept) }
+        if !dryRun { _ = try await store.changes.prune(now: clock.now, keepingDeliveries: webhooks.deliveriesKept) }
         for failed in sent where failed.attempt.error != nil {
             Console.error(
                 "Webhook delivery \(failed.delivery.id) (\(failed.delivery.event)) to \(failed.delivery.url.shown) failed: \(failed.attempt.error!)"

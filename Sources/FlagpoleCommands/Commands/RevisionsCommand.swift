@@ -49,7 +49,7 @@ struct RevisionsCommand: AsyncParsableCommand {
 
     /// The audit feed: one JSON object per line with --json, else one line of text each.
     private func printFeed(of path: EnvironmentPath, since time: Date) async throws {
-        let events = try await database.openStore(.readOnly).revisionEvents(in: path, since: time)
+        let events = try await database.openStore(.readOnly).changes.revisionEvents(in: path, since: time)
         let lines = events.map { event in
             guard !output.json else { return JSONWriter(style: .compact).string(of: event.jsonValue) }
             guard case .object(let object) = event.jsonValue, case .string(let text)? = object["text"] else {

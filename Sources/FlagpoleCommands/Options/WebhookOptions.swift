@@ -20,7 +20,7 @@ struct WebhookOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp("Days delivered and given-up webhook deliveries are kept.", valueName: "days"))
-    var keepDeliveriesDays = Int(FeatureStore.deliveriesKept / 86_400)
+    var keepDeliveriesDays = Int(Changes.deliveriesKept / 86_400)
 
     func validate() throws {
         if let publicURL {

@@ -60,7 +60,7 @@ extension AdminAPI {
                 throw APIError.invalid(
                     "\"since\" must be a time: ISO 8601, e.g. \(TimeText.examples).", pointer: "/since")
             }
-            return .json(.array(try await store.revisionEvents(in: path, since: time).map(\.jsonValue)))
+            return .json(.array(try await store.changes.revisionEvents(in: path, since: time).map(\.jsonValue)))
         }
         return .json(.array(try await store.catalog.revisions(of: path).map(\.jsonValue)))
     }

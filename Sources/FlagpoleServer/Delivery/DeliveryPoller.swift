@@ -93,7 +93,7 @@ struct DeliveryPoller: Service {
         do {
             cache.setCurrent(try await store.access.deliveryStates())
             let known = knownChanges.sequences.withLock { $0 }
-            let changes = try await store.changes(since: known)
+            let changes = try await store.changes.since(known)
             knownChanges.sequences.withLock { known in
                 for change in changes { known[change.path] = change.sequence }
             }

@@ -29,7 +29,7 @@ struct TickService: Service {
         do {
             let reports = try await store.withLease("tick") {
                 let reports = try await store.rollouts.runDueRamps(now: clock.now)
-                _ = try await store.prune(now: clock.now, keepingDeliveries: deliveriesKept)
+                _ = try await store.changes.prune(now: clock.now, keepingDeliveries: deliveriesKept)
                 return reports
             }
             for report in reports {

@@ -82,7 +82,7 @@ struct ChangeEventTests {
         _ = try await store.catalog.setBiases([20, 80], of: "checkout", in: path, options: EditOptions(actor: "t"))
         _ = try await store.catalog.setEnabled(false, feature: "other", in: path, options: EditOptions(actor: "t"))
         let told = try await queued(store, webhook)
-        let fed = try await store.revisionEvents(in: path, since: .distantPast).map { event -> JSONObject in
+        let fed = try await store.changes.revisionEvents(in: path, since: .distantPast).map { event -> JSONObject in
             guard case .object(let object) = event.jsonValue else { return [:] }
             return object
         }
@@ -90,8 +90,8 @@ struct ChangeEventTests {
         // The same fields as the events, `at` aside (the feed reads it back at a millisecond).
         func withoutTime(_ object: JSONObject) -> JSONObject { JSONObject(object.members.filter { $0.key != "at" }) }
         #expect(fed.dropFirst().map(withoutTime) == told.map(withoutTime))
-        #expect(try await store.revisionEvents(in: path, since: .distantPast, limit: 1).count == 1)
-        #expect(try await store.revisionEvents(in: path, since: Date().addingTimeInterval(60)).isEmpty)
+        #expect(try await store.changes.revisionEvents(in: path, since: .distantPast, limit: 1).count == 1)
+        #expect(try await store.changes.revisionEvents(in: path, since: Date().addingTimeInterval(60)).isEmpty)
     }
 
     @Test("A dry run and a refused change tell nothing; a webhook hears only the events it chose")
@@ -157,12 +157,12 @@ struct ChangeEventTests {
     @Test("Each write takes one step of its environment's change sequence, naming the users a per-user write changed")
     func changeSequence() async throws {
         let (store, _) = try await store()
-        let start = try await store.changes(since: [:])
+        let start = try await store.changes.since([:])
         #expect(start.map(\.path) == [.acmeProduction, .globexProduction] && start.allSatisfy { $0.users == nil })
         var known = Dictionary(uniqueKeysWithValues: start.map { ($0.path, $0.sequence) })
         var steps: Int64 = 0
         func next() async throws -> EnvironmentChanges? {
-            let changes = try await store.changes(since: known)
+            let changes = try await store.changes.since(known)
             steps = changes.first.map { $0.sequence - (known[$0.path] ?? 0) } ?? 0
             for change in changes { known[change.path] = change.sequence }
             #expect(changes.count <= 1)
@@ -201,7 +201,7 @@ struct ChangeEventTests {
         // A reader behind the steps the tick deleted reads the whole environment as changed.
         _ = try await store.assignments.setOverride(
             "checkout", user: UserID(rawValue: "user-4"), variation: "Disabled", in: path)
-        let pruned = try await store.prune(now: Date().addingTimeInterval(FeatureStore.changesKept + 60))
+        let pruned = try await store.changes.prune(now: Date().addingTimeInterval(Changes.changesKept + 60))
         #expect(pruned.changes >= 1)
         #expect(try await next().map { $0.users == nil } == true)
     }
@@ -214,8 +214,8 @@ struct ChangeEventTests {
         let due = try await store.outbound.claimDueDeliveries(now: .distantFuture)
         try await store.outbound.recordDeliveryAttempt(
             due[0], DeliveryAttempt(status: 200, isWorthRetrying: false), now: start)
-        let later = Date().addingTimeInterval(FeatureStore.deliveriesKept + 86_400)
-        #expect(try await store.prune(now: later, keepingDeliveries: FeatureStore.deliveriesKept).deliveries == 1)
+        let later = Date().addingTimeInterval(Changes.deliveriesKept + 86_400)
+        #expect(try await store.changes.prune(now: later, keepingDeliveries: Changes.deliveriesKept).deliveries == 1)
         let left = try await store.outbound.webhooks(in: path).first { $0.id == webhook.id }!.deliveries
         #expect(left.map(\.state) == [.pending])
     }

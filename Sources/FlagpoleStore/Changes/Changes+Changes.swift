@@ -29,7 +29,7 @@ public struct PruneReport: Hashable, Sendable {
     public var changes = 0
 }
 
-extension FeatureStore {
+extension Changes {
     /// How long the steps of each change sequence are kept: a server further behind (stopped,
     /// cut off) reads its environments as wholly changed.
     public static let changesKept: TimeInterval = 3_600
@@ -39,7 +39,7 @@ extension FeatureStore {
 
     /// The environments whose change sequence moved past `known` (by path; an environment not in
     /// `known` is reported with `users` nil), each with the users changed since.
-    public func changes(since known: [EnvironmentPath: Int64]) async throws -> [EnvironmentChanges] {
+    public func since(_ known: [EnvironmentPath: Int64]) async throws -> [EnvironmentChanges] {
         try await read { db in
             try db.environments.changeSequences().compactMap { path, current -> EnvironmentChanges? in
                 let seen = known[path]
@@ -85,7 +85,7 @@ public struct RevisionEvent: Sendable {
     public var jsonValue: JSONValue
 }
 
-extension FeatureStore {
+extension Changes {
     /// The most revisions one reading of the audit feed returns.
     public static let revisionEventLimit = 1_000
 
