@@ -4,9 +4,11 @@ import Foundation
 
 /// The repository of tenants, environments, features and their history, on SQLite or PostgreSQL.
 ///
-/// Every public method is one read or one write transaction, so a failed operation writes
-/// nothing and readers never see half of a change. SQL stays inside this module: callers
-/// speak of imports, exports and revisions, never of rows, nor of which backend holds them.
+/// Its operations are its domains' services (`store.catalog`, `store.assignments`…, in the
+/// folders of the same names), each public method of which is one read or one write
+/// transaction, so a failed operation writes nothing and readers never see half of a change.
+/// SQL stays inside this module: callers speak of imports, exports and revisions, never of
+/// rows, nor of which backend holds them.
 public struct FeatureStore: Sendable {
     /// What differs between SQLite and PostgreSQL: everything above it is the same on both.
     let backend: any StoreBackend
@@ -146,26 +148,26 @@ public struct FeatureStore: Sendable {
 // MARK: Services
 
 extension FeatureStore {
+    /// Features, configs, targeting, revisions, import, export, edits, rollback, history.
+    public var catalog: Catalog { Catalog(store: self) }
+
+    /// Users' records: documents, evaluations, first assignments, overrides, unlocks, forgetting.
+    public var assignments: Assignments { Assignments(store: self) }
+
+    /// Goals, events, exposures and results.
+    public var experiments: Experiments { Experiments(store: self) }
+
     /// Ramps, their guards, and triggers.
     public var rollouts: Rollouts { Rollouts(store: self) }
 
-    /// What writes changed.
-    public var changes: Changes { Changes(store: self) }
-
-    /// Users' records.
-    public var assignments: Assignments { Assignments(store: self) }
-
-    /// Who may do what.
+    /// Tenants, environments' settings, keys, members and sessions.
     public var access: Access { Access(store: self) }
 
-    /// What leaves Flagpole and what it counts.
+    /// Webhooks, the publish log, fetch counts.
     public var outbound: Outbound { Outbound(store: self) }
 
-    /// Experiments.
-    public var experiments: Experiments { Experiments(store: self) }
-
-    /// The catalogue.
-    public var catalog: Catalog { Catalog(store: self) }
+    /// What writes changed: the change sequences and the audit feed.
+    public var changes: Changes { Changes(store: self) }
 }
 
 /// A domain's operations (`store.rollouts`…): each public method is one read or one write
