@@ -1,3 +1,4 @@
+import FlagpoleTestSupport
 import Foundation
 import Testing
 
@@ -6,24 +7,9 @@ import Testing
 /// holds the day after it was written as well as the day it was.
 @Suite("House rules hold")
 struct HouseRulesTests {
-    static let root: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     /// Every Swift file under `Sources/<folder>`, by its path under `Sources/`.
     static func sources(in folder: String = "") throws -> [(path: String, text: String)] {
-        let sources = root.appendingPathComponent("Sources")
-        let start = folder.isEmpty ? sources : sources.appendingPathComponent(folder)
-        let enumerator = FileManager.default.enumerator(at: start, includingPropertiesForKeys: nil)!
-        return try enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.map { url in
-            (String(url.path.dropFirst(sources.path.count + 1)), try String(contentsOf: url, encoding: .utf8))
-        }.sorted { $0.path < $1.path }
-    }
-
-    /// The lines of `text` that are not comments, with their numbers.
-    static func codeLines(_ text: String) -> [(number: Int, line: String)] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
-            line.drop { $0 == " " }.hasPrefix("//") ? nil : (index + 1, String(line))
-        }
+        try RepositorySources.swiftFiles(under: "Sources").filter { folder.isEmpty || $0.path.hasPrefix(folder + "/") }
     }
 
     /// A route registered with its handler written in place (`router.get("path") { … }`, or
@@ -35,7 +21,7 @@ struct HouseRulesTests {
     @Test("Every route's handler is a named method, in the server and the dashboard")
     func routeHandlersAreNamed() throws {
         for (path, text) in try Self.sources(in: "FlagpoleServer") {
-            for (number, line) in Self.codeLines(text) where line.contains(Self.inlineHandler) {
+            for (number, line) in RepositorySources.codeLines(text) where line.contains(Self.inlineHandler) {
                 Issue.record(
                     "\(path):\(number) registers a route with its handler in place; name it: \(line.trimmingCharacters(in: .whitespaces))"
                 )
@@ -64,7 +50,7 @@ struct HouseRulesTests {
     @Test("GRDB is imported under FlagpoleStore/Database/SQLite/ only")
     func grdbStaysInItsFolder() throws {
         for (path, text) in try Self.sources() where !path.hasPrefix(Self.sqliteFolder) {
-            for (number, line) in Self.codeLines(text) where line.hasPrefix("import GRDB") {
+            for (number, line) in RepositorySources.codeLines(text) where line.hasPrefix("import GRDB") {
                 Issue.record("\(path):\(number) imports GRDB outside \(Self.sqliteFolder)")
             }
         }
@@ -85,7 +71,7 @@ struct HouseRulesTests {
     /// The error enums `docs/ARCHITECTURE.md` names in its "Errors" entry, before the server's own.
     static func documentedErrors() throws -> Set<String> {
         let architecture = try String(
-            contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+            contentsOf: RepositorySources.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         let start = try #require(architecture.range(of: "- **Errors.**"))
         let end = try #require(
             architecture.range(of: "The server's own error types", range: start.upperBound..<architecture.endIndex))

@@ -1,3 +1,4 @@
+import FlagpoleTestSupport
 import Foundation
 import Testing
 
@@ -63,30 +64,15 @@ struct SQLHomeTests {
         "Database/SQLite/FeatureStore+SQLite.swift", "Database/PostgreSQL/PostgresSchema.swift",
     ]
 
-    static let storeSources: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/FlagpoleStore")
-
     /// Every Swift file of the store, by its path under `Sources/FlagpoleStore`.
     static func sources() throws -> [(path: String, text: String)] {
-        let enumerator = FileManager.default.enumerator(at: storeSources, includingPropertiesForKeys: nil)!
-        return try enumerator.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.map { url in
-            (String(url.path.dropFirst(storeSources.path.count + 1)), try String(contentsOf: url, encoding: .utf8))
-        }.sorted { $0.path < $1.path }
-    }
-
-    /// The lines of `text` that are code, doc comments and line comments left out.
-    static func codeLines(_ text: String) -> [(number: Int, line: String)] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
-            let trimmed = line.drop { $0 == " " }
-            return trimmed.hasPrefix("//") ? nil : (index + 1, String(line))
-        }
+        try RepositorySources.swiftFiles(under: "Sources/FlagpoleStore")
     }
 
     /// `(table, line)` for each statement of `text` that writes a table: INSERT INTO, UPDATE, DELETE FROM.
     static func writes(in text: String) -> [(table: String, line: Int)] {
         let pattern = try! Regex(#"(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:temp\.)?([a-z_]+)"#)
-        return codeLines(text).flatMap { number, line in
+        return RepositorySources.codeLines(text).flatMap { number, line in
             line.matches(of: pattern).map { (String($0.output[1].substring!), number) }
         }
     }
@@ -94,7 +80,7 @@ struct SQLHomeTests {
     /// `(table, line)` for each table a statement of `text` reads (FROM, JOIN).
     static func reads(in text: String) -> [(table: String, line: Int)] {
         let pattern = try! Regex(#"\b(?:FROM|JOIN)\s+([a-z_]+)"#)
-        return codeLines(text).flatMap { number, line in
+        return RepositorySources.codeLines(text).flatMap { number, line in
             line.matches(of: pattern).map { (String($0.output[1].substring!), number) }
                 .filter { homes[$0.0] != nil }
         }
@@ -144,7 +130,7 @@ struct SQLHomeTests {
             for (table, line) in Self.reads(in: text) {
                 Issue.record("\(path):\(line) reads \(table) outside the tables' homes")
             }
-            for (number, line) in Self.codeLines(text) where line.contains(recordQuery) {
+            for (number, line) in RepositorySources.codeLines(text) where line.contains(recordQuery) {
                 Issue.record(
                     "\(path):\(number) queries a record outside the tables' homes: \(line.trimmingCharacters(in: .whitespaces))"
                 )

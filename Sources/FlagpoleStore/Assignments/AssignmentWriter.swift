@@ -132,12 +132,9 @@ struct AssignmentWriter {
         var steps: [Int64: EnvironmentChange] = [:]
         for candidate in chunk {
             let scope = candidate.first.head.scope
-            steps[scope.id, default: EnvironmentChange(scope: scope)].users?.insert(candidate.first.user)
+            steps[scope.id, default: EnvironmentChange(scope: scope)].add(candidate.first.user)
         }
-        for var step in steps.values {
-            if step.users!.count > EnvironmentChange.userLimit { step.users = nil }
-            db.noteStepTaken(step)
-        }
+        for step in steps.values { db.noteStepTaken(step) }
     }
 
     /// Throws when a row `prerecord` inserted was taken by no write: the writes must record

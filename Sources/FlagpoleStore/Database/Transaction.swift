@@ -46,12 +46,7 @@ final class Transaction {
     /// Notes that this transaction changes what is on record for `user` in the environment of
     /// `scope` (an override, an unlock, a forget, kept attributes, a first assignment, a pin).
     func noteUserChange(_ user: UserID, in scope: EnvironmentScope) {
-        change(of: scope) { change in
-            guard change.users != nil else { return }
-            change.users!.insert(user)
-            // Past this many, a server drops the whole environment rather than read a long list.
-            if change.users!.count > EnvironmentChange.userLimit { change.users = nil }
-        }
+        change(of: scope) { $0.add(user) }
     }
 
     /// Notes that this transaction may change what is on record for any user of the environment
@@ -95,7 +90,7 @@ final class Transaction {
 
 /// What one transaction changed in one environment.
 struct EnvironmentChange {
-    /// More users than this in one change are written as "any user" (see `Transaction.noteUserChange`):
+    /// More users than this in one change are written as "any user" (see `add(_:)`):
     /// a group commit of apps' first fetches names a few dozen; a list much longer costs every
     /// server more to read than reading the environment again.
     static let userLimit = 100
@@ -105,6 +100,14 @@ struct EnvironmentChange {
     var isDelivery = false
     /// The users whose records changed; `nil`: any of them may have.
     var users: Set<UserID>? = []
+
+    /// Adds `user` to those the change names; past `userLimit`, it names any user: a server
+    /// drops the whole environment rather than read a long list.
+    mutating func add(_ user: UserID) {
+        guard users != nil else { return }
+        users!.insert(user)
+        if users!.count > Self.userLimit { users = nil }
+    }
 
     /// Whether a step naming this change tells everything one naming `other` would: the same
     /// environment, a delivery change if `other` is one, and every user `other` names.
